@@ -1846,10 +1846,10 @@ var File_groundcrew_grounding_v1_grounding_proto protoreflect.FileDescriptor
 
 const file_groundcrew_grounding_v1_grounding_proto_rawDesc = "" +
 	"\n" +
-	"'groundcrew/grounding/v1/grounding.proto\x12\x17groundcrew.grounding.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!groundcrew/search/v1/search.proto\"u\n" +
-	"\x12DeriveQueryRequest\x12_\n" +
-	"\x04text\x18\x01 \x01(\tBK\xbaHH\xba\x01=\n" +
-	"\x0etext.not_blank\x12\x16text must not be blank\x1a\x13this.matches('\\\\S')r\x06\x10\x01\x18\xa0\x9c\x01R\x04text\"Y\n" +
+	"'groundcrew/grounding/v1/grounding.proto\x12\x17groundcrew.grounding.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!groundcrew/search/v1/search.proto\"s\n" +
+	"\x12DeriveQueryRequest\x12]\n" +
+	"\x04text\x18\x01 \x01(\tBI\xbaHF\xba\x01=\n" +
+	"\x0etext.not_blank\x12\x16text must not be blank\x1a\x13this.matches('\\\\S')r\x04\x18\xa0\x9c\x01R\x04text\"Y\n" +
 	"\x13DeriveQueryResponse\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12\x14\n" +
 	"\x05terms\x18\x02 \x03(\tR\x05terms\x12\x16\n" +
@@ -1880,10 +1880,10 @@ const file_groundcrew_grounding_v1_grounding_proto_rawDesc = "" +
 	"\x0e_enable_searchB\x0e\n" +
 	"\f_max_resultsB\r\n" +
 	"\v_timeout_msB\x10\n" +
-	"\x0e_budget_tokens\"\xc3\x02\n" +
-	"\rGroundRequest\x12_\n" +
-	"\x04text\x18\x01 \x01(\tBK\xbaHH\xba\x01=\n" +
-	"\x0etext.not_blank\x12\x16text must not be blank\x1a\x13this.matches('\\\\S')r\x06\x10\x01\x18\xa0\x9c\x01R\x04text\x12G\n" +
+	"\x0e_budget_tokens\"\xc1\x02\n" +
+	"\rGroundRequest\x12]\n" +
+	"\x04text\x18\x01 \x01(\tBI\xbaHF\xba\x01=\n" +
+	"\x0etext.not_blank\x12\x16text must not be blank\x1a\x13this.matches('\\\\S')r\x04\x18\xa0\x9c\x01R\x04text\x12G\n" +
 	"\fround_config\x18\x02 \x01(\v2$.groundcrew.grounding.v1.RoundConfigR\vroundConfig\x12/\n" +
 	"\vmax_sources\x18\x03 \x01(\x05B\t\xbaH\x06\x1a\x04\x18\n" +
 	"(\x01H\x00R\n" +

@@ -1826,10 +1826,10 @@ var File_groundcrew_grounding_v1_research_proto protoreflect.FileDescriptor
 
 const file_groundcrew_grounding_v1_research_proto_rawDesc = "" +
 	"\n" +
-	"&groundcrew/grounding/v1/research.proto\x12\x17groundcrew.grounding.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8c\x03\n" +
-	"\x14StartResearchRequest\x12b\n" +
-	"\x05topic\x18\x01 \x01(\tBL\xbaHI\xba\x01?\n" +
-	"\x0ftopic.not_blank\x12\x17topic must not be blank\x1a\x13this.matches('\\\\S')r\x05\x10\x01\x18\xf4\x03R\x05topic\x12!\n" +
+	"&groundcrew/grounding/v1/research.proto\x12\x17groundcrew.grounding.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8a\x03\n" +
+	"\x14StartResearchRequest\x12`\n" +
+	"\x05topic\x18\x01 \x01(\tBJ\xbaHG\xba\x01?\n" +
+	"\x0ftopic.not_blank\x12\x17topic must not be blank\x1a\x13this.matches('\\\\S')r\x03\x18\xf4\x03R\x05topic\x12!\n" +
 	"\auser_id\x18\x02 \x01(\tB\b\xbaH\x05r\x03\xb0\x01\x01R\x06userId\x126\n" +
 	"\x0emax_iterations\x18\x03 \x01(\x05B\n" +
 	"\xbaH\a\x1a\x05\x18\xe8\a(\x01H\x00R\rmaxIterations\x88\x01\x01\x12I\n" +

@@ -1761,10 +1761,10 @@ const file_groundcrew_notifier_v1_notifier_proto_rawDesc = "" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x1d\n" +
 	"\n" +
 	"parse_mode\x18\x02 \x01(\tR\tparseMode\x127\n" +
-	"\x18disable_web_page_preview\x18\x03 \x01(\bR\x15disableWebPagePreview\"\xaa\x01\n" +
-	"\x12IngestAlertRequest\x12_\n" +
-	"\x04text\x18\x01 \x01(\tBK\xbaHH\xba\x01=\n" +
-	"\x0etext.not_blank\x12\x16text must not be blank\x1a\x13this.matches('\\\\S')r\x06\x10\x01\x18\xc0\x84=R\x04text\x123\n" +
+	"\x18disable_web_page_preview\x18\x03 \x01(\bR\x15disableWebPagePreview\"\xa8\x01\n" +
+	"\x12IngestAlertRequest\x12]\n" +
+	"\x04text\x18\x01 \x01(\tBI\xbaHF\xba\x01=\n" +
+	"\x0etext.not_blank\x12\x16text must not be blank\x1a\x13this.matches('\\\\S')r\x04\x18\xc0\x84=R\x04text\x123\n" +
 	"\bmetadata\x18\x02 \x01(\v2\x17.google.protobuf.StructR\bmetadata\"J\n" +
 	"\x13IngestAlertResponse\x123\n" +
 	"\x05alert\x18\x01 \x01(\v2\x1d.groundcrew.notifier.v1.AlertR\x05alert\"\xa1\x04\n" +
@@ -1866,11 +1866,11 @@ const file_groundcrew_notifier_v1_notifier_proto_rawDesc = "" +
 	"\x0ereceived_after\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\rreceivedAfter\"s\n" +
 	"\x12ListAlertsResponse\x125\n" +
 	"\x06alerts\x18\x01 \x03(\v2\x1d.groundcrew.notifier.v1.AlertR\x06alerts\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xa2\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xa0\x01\n" +
 	"\n" +
-	"AlertInput\x12_\n" +
-	"\x04text\x18\x01 \x01(\tBK\xbaHH\xba\x01=\n" +
-	"\x0etext.not_blank\x12\x16text must not be blank\x1a\x13this.matches('\\\\S')r\x06\x10\x01\x18\xc0\x84=R\x04text\x123\n" +
+	"AlertInput\x12]\n" +
+	"\x04text\x18\x01 \x01(\tBI\xbaHF\xba\x01=\n" +
+	"\x0etext.not_blank\x12\x16text must not be blank\x1a\x13this.matches('\\\\S')r\x04\x18\xc0\x84=R\x04text\x123\n" +
 	"\bmetadata\x18\x02 \x01(\v2\x17.google.protobuf.StructR\bmetadata\"\xc3\x01\n" +
 	"\x12EnrichmentCitation\x12\x14\n" +
 	"\x05title\x18\x01 \x01(\tR\x05title\x12\x18\n" +

@@ -766,10 +766,10 @@ var File_groundcrew_search_v1_search_proto protoreflect.FileDescriptor
 
 const file_groundcrew_search_v1_search_proto_rawDesc = "" +
 	"\n" +
-	"!groundcrew/search/v1/search.proto\x12\x14groundcrew.search.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa4\x03\n" +
-	"\rSearchRequest\x12b\n" +
-	"\x05query\x18\x01 \x01(\tBL\xbaHI\xba\x01?\n" +
-	"\x0fquery.not_blank\x12\x17query must not be blank\x1a\x13this.matches('\\\\S')r\x05\x10\x01\x18\xe8\aR\x05query\x12/\n" +
+	"!groundcrew/search/v1/search.proto\x12\x14groundcrew.search.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa2\x03\n" +
+	"\rSearchRequest\x12`\n" +
+	"\x05query\x18\x01 \x01(\tBJ\xbaHG\xba\x01?\n" +
+	"\x0fquery.not_blank\x12\x17query must not be blank\x1a\x13this.matches('\\\\S')r\x03\x18\xe8\aR\x05query\x12/\n" +
 	"\vmax_results\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18\n" +
 	"(\x00H\x00R\n" +
 	"maxResults\x88\x01\x01\x12>\n" +

@@ -1,0 +1,98 @@
+# groundcrew — the two commands are `make run` and `make test`.
+#
+# Every Go command runs per module with GOWORK=off, so each module's go.mod
+# is proven complete on its own (as Docker builds and other teams see it).
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+MODULES  := gen platform services/search services/grounding services/rag services/notifier gateway
+SERVICES := search grounding rag notifier
+BIN      := $(CURDIR)/bin
+BUF      := $(BIN)/buf
+GOTEST_FLAGS ?= -count=1
+# Compare protos against this for breaking changes (a buf input).
+BREAKING_AGAINST ?= .git\#branch=main,subdir=proto
+
+export GOWORK := off
+export GOFLAGS := -buildvcs=false
+
+.PHONY: help
+help: ## List the targets.
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
+
+.PHONY: run
+run: build ## Build and start all four services and the gateway on embedded defaults.
+	@scripts/run.sh
+
+.PHONY: test
+test: proto-check test-go ## Run every check and test (what CI runs).
+
+.PHONY: build
+build: ## Build every binary into bin/.
+	@mkdir -p $(BIN)
+	@for s in $(SERVICES); do echo "build $$s"; (cd services/$$s && go build -trimpath -o $(BIN)/$$s .); done
+	@echo "build gateway"; cd gateway && go build -trimpath -o $(BIN)/gateway .
+
+.PHONY: tools
+tools: $(BUF) ## Build the pinned code generators into bin/.
+$(BUF): tools/go.mod tools/go.sum
+	@mkdir -p $(BIN)
+	go -C tools build -o $(BIN)/ tool
+	@touch $(BUF)
+
+.PHONY: generate
+generate: tools ## Format the protos and regenerate gen/.
+	$(BUF) format -w
+	$(BUF) generate
+
+.PHONY: proto-check
+proto-check: proto-lint proto-breaking check-generate ## buf lint, format, breaking and generate-drift checks.
+
+.PHONY: proto-lint
+proto-lint: tools
+	$(BUF) lint
+	$(BUF) format --diff --exit-code
+
+.PHONY: proto-breaking
+proto-breaking: tools
+	@if git rev-parse --verify -q main >/dev/null && git cat-file -e main:proto 2>/dev/null; then \
+		echo "buf breaking against $(BREAKING_AGAINST)"; \
+		$(BUF) breaking proto --against '$(BREAKING_AGAINST)'; \
+	else \
+		echo "buf breaking: no main branch with proto/ to compare against; nothing to check"; \
+	fi
+
+.PHONY: check-generate
+check-generate: generate ## Fail when `make generate` changes gen/.
+	@if [ -n "$$(git status --porcelain -- gen proto)" ]; then \
+		echo "generated code is out of date; run 'make generate' and commit:"; \
+		git status --porcelain -- gen proto; git --no-pager diff --stat -- gen proto; exit 1; \
+	fi
+
+.PHONY: test-go
+test-go: ## go vet and go test in every module.
+	@fail=0; for m in $(MODULES); do \
+		echo "== $$m"; \
+		(cd $$m && go vet ./... && go test $(GOTEST_FLAGS) ./...) || fail=1; \
+	done; \
+	echo "== tools (compose and Dockerfile checks)"; \
+	(cd tools && go test $(GOTEST_FLAGS) ./...) || fail=1; \
+	exit $$fail
+
+.PHONY: fmt
+fmt: ## gofmt every module.
+	gofmt -w $$(git ls-files '*.go' | grep -v '^gen/')
+
+.PHONY: tidy
+tidy: ## go mod tidy in every module (not tools: buf as a tool breaks tidy there).
+	@for m in $(MODULES); do (cd $$m && go mod tidy); done
+
+.PHONY: bench
+bench: ## Run the Go benchmarks (figures go in BENCHMARKS.md).
+	@for m in $(MODULES); do (cd $$m && go test -run '^$$' -bench . -benchmem ./...); done
+
+.PHONY: clean
+clean: ## Remove built binaries (not data).
+	rm -rf $(BIN)

@@ -1,0 +1,79 @@
+// Package server is the groundcrew REST edge: a grpc-gateway v2 mux that
+// dials the four services, plus health, readiness, the merged OpenAPI
+// document, an API docs page, API-key auth, CORS, body and rate limits.
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/groundcrew/groundcrew/platform/config"
+)
+
+// Config is the gateway's configuration, read from the environment.
+type Config struct {
+	config.Common
+
+	// Addr is where the REST edge listens.
+	Addr string `env:"GATEWAY_ADDR" envDefault:":8080"`
+	// AdminAddr serves /metrics, /healthz and /readyz for the platform.
+	AdminAddr string `env:"GATEWAY_ADMIN_ADDR" envDefault:"127.0.0.1:9090"`
+
+	// SearchAddr, GroundingAddr, RagAddr and NotifierAddr are the backends'
+	// gRPC addresses.
+	SearchAddr    string `env:"SEARCH_ADDR" envDefault:"127.0.0.1:50051"`
+	GroundingAddr string `env:"GROUNDING_ADDR" envDefault:"127.0.0.1:50052"`
+	RagAddr       string `env:"RAG_ADDR" envDefault:"127.0.0.1:50053"`
+	NotifierAddr  string `env:"NOTIFIER_ADDR" envDefault:"127.0.0.1:50054"`
+
+	// APIKeys, when set, are required as `Authorization: Bearer <key>` on
+	// every /v1/ route except the Telegram webhook.
+	APIKeys []string `env:"GATEWAY_API_KEYS" envSeparator:"," secret:"true"`
+	// CORSOrigins are the browser origins allowed to call the API ("*" for
+	// any); empty allows none.
+	CORSOrigins []string `env:"GATEWAY_CORS_ORIGINS" envSeparator:","`
+	// BodyLimit is the largest request body accepted, in bytes.
+	BodyLimit int64 `env:"GATEWAY_BODY_LIMIT" envDefault:"1048576"`
+	// RateLimit is each client's sustained requests per second; 0 disables.
+	RateLimit float64 `env:"GATEWAY_RATE_LIMIT" envDefault:"100"`
+	// RateBurst is how many requests a client may send at once.
+	RateBurst int `env:"GATEWAY_RATE_BURST" envDefault:"200"`
+	// ForwardHeaders are extra request headers passed to the backends as gRPC
+	// metadata, on top of the built-in allow-list.
+	ForwardHeaders []string `env:"GATEWAY_FORWARD_HEADERS" envSeparator:","`
+	// BackendTimeout bounds a unary call when the client sets no
+	// Grpc-Timeout.
+	BackendTimeout time.Duration `env:"GATEWAY_BACKEND_TIMEOUT" envDefault:"60s"`
+	// ReadinessTimeout bounds each backend health check of /readyz.
+	ReadinessTimeout time.Duration `env:"GATEWAY_READINESS_TIMEOUT" envDefault:"2s"`
+}
+
+// Validate checks what types cannot.
+func (c Config) Validate() error {
+	errs := []error{c.Common.Validate()}
+	for name, addr := range map[string]string{
+		"GATEWAY_ADDR": c.Addr, "GATEWAY_ADMIN_ADDR": c.AdminAddr,
+		"SEARCH_ADDR": c.SearchAddr, "GROUNDING_ADDR": c.GroundingAddr,
+		"RAG_ADDR": c.RagAddr, "NOTIFIER_ADDR": c.NotifierAddr,
+	} {
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			errs = append(errs, fmt.Errorf("%s: must be host:port (e.g. 127.0.0.1:8080), got %q", name, addr))
+		}
+	}
+	if c.BodyLimit < 1024 {
+		errs = append(errs, fmt.Errorf("GATEWAY_BODY_LIMIT: must be at least 1024 bytes, got %d", c.BodyLimit))
+	}
+	if c.RateLimit < 0 || (c.RateLimit > 0 && c.RateBurst < 1) {
+		errs = append(errs, errors.New("GATEWAY_RATE_LIMIT must be >= 0 and GATEWAY_RATE_BURST >= 1 when limiting"))
+	}
+	for _, k := range c.APIKeys {
+		if strings.TrimSpace(k) == "" {
+			errs = append(errs, errors.New("GATEWAY_API_KEYS: contains an empty key"))
+			break
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,490 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/rs/cors"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+
+	"github.com/groundcrew/groundcrew/gateway/internal/apidocs"
+	"github.com/groundcrew/groundcrew/gateway/internal/codec"
+	"github.com/groundcrew/groundcrew/gateway/internal/edge"
+	"github.com/groundcrew/groundcrew/gen"
+	groundingv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/grounding/v1"
+	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
+	ragv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/rag/v1"
+	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
+	"github.com/groundcrew/groundcrew/platform/config"
+	"github.com/groundcrew/groundcrew/platform/telemetry"
+)
+
+// Backend is one service behind the gateway: its name, the gRPC services it
+// must report SERVING for readiness, and a connection to it.
+type Backend struct {
+	Name     string
+	Services []string
+	Conn     grpc.ClientConnInterface
+}
+
+// Backends are the four services the gateway fronts.
+type Backends struct {
+	Search, Grounding, Rag, Notifier Backend
+}
+
+func (b Backends) all() []Backend { return []Backend{b.Search, b.Grounding, b.Rag, b.Notifier} }
+
+// Dial opens a client connection to each backend. Connections are lazy: a
+// backend that is down makes its routes answer 503 and /readyz fail, not
+// the gateway's start.
+func Dial(cfg Config, tp trace.TracerProvider) (Backends, func() error, error) {
+	opts := []grpc.DialOption{
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithStatsHandler(otelgrpc.NewClientHandler(
+			otelgrpc.WithTracerProvider(tp),
+			otelgrpc.WithPropagators(telemetry.Propagator()),
+		)),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(32 << 20)),
+	}
+	var conns []*grpc.ClientConn
+	closeAll := func() error {
+		var errs []error
+		for _, c := range conns {
+			errs = append(errs, c.Close())
+		}
+		return errors.Join(errs...)
+	}
+	dial := func(name, addr string, services ...string) (Backend, error) {
+		conn, err := grpc.NewClient(addr, opts...)
+		if err != nil {
+			return Backend{}, fmt.Errorf("dialing %s at %s: %w", name, addr, err)
+		}
+		conns = append(conns, conn)
+		return Backend{Name: name, Services: services, Conn: conn}, nil
+	}
+	var b Backends
+	var err error
+	if b.Search, err = dial("search", cfg.SearchAddr, searchv1.SearchService_ServiceDesc.ServiceName); err != nil {
+		return Backends{}, closeAll, err
+	}
+	if b.Grounding, err = dial("grounding", cfg.GroundingAddr,
+		groundingv1.GroundingService_ServiceDesc.ServiceName, groundingv1.ResearchService_ServiceDesc.ServiceName); err != nil {
+		return Backends{}, closeAll, err
+	}
+	if b.Rag, err = dial("rag", cfg.RagAddr, ragv1.RagService_ServiceDesc.ServiceName); err != nil {
+		return Backends{}, closeAll, err
+	}
+	if b.Notifier, err = dial("notifier", cfg.NotifierAddr, notifierv1.NotifierService_ServiceDesc.ServiceName); err != nil {
+		return Backends{}, closeAll, err
+	}
+	return b, closeAll, nil
+}
+
+// forwardedHeaders are the request headers passed to the backends as gRPC
+// metadata. Everything else stays at the edge: in particular clients cannot
+// inject arbitrary metadata with Grpc-Metadata-* headers.
+var forwardedHeaders = []string{
+	"x-request-id",
+	"traceparent",
+	"tracestate",
+	"baggage",
+	"x-telegram-bot-api-secret-token",
+	"accept-language",
+}
+
+// Handler is the REST edge, ready to serve.
+type Handler struct {
+	http.Handler
+	readiness *readiness
+}
+
+// NewHandler builds the edge over the given backends. reg receives the
+// gateway's HTTP metrics; it may be nil.
+func NewHandler(ctx context.Context, cfg Config, b Backends, logger *slog.Logger, reg prometheus.Registerer, tp trace.TracerProvider) (*Handler, error) {
+	allowed := map[string]bool{}
+	for _, h := range append(append([]string{}, forwardedHeaders...), cfg.ForwardHeaders...) {
+		if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
+			allowed[h] = true
+		}
+	}
+	jsonCodec := codec.NewJSON()
+	metrics := newHTTPMetrics(reg)
+	mux := runtime.NewServeMux(
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, jsonCodec),
+		runtime.WithMarshalerOption(codec.SSEContentType, codec.NewSSE(jsonCodec)),
+		runtime.WithIncomingHeaderMatcher(func(key string) (string, bool) {
+			k := strings.ToLower(key)
+			return k, allowed[k]
+		}),
+		runtime.WithOutgoingHeaderMatcher(func(key string) (string, bool) {
+			if strings.EqualFold(key, "retry-after") {
+				return "Retry-After", true
+			}
+			return "", false
+		}),
+		runtime.WithOutgoingTrailerMatcher(func(string) (string, bool) { return "", false }),
+		runtime.WithErrorHandler(errorHandler(logger)),
+		runtime.WithStreamErrorHandler(streamErrorHandler(logger)),
+		// A process-wide setting in grpc-gateway; every mux here wants it.
+		runtime.SetQueryParameterParser(codec.QueryParser{}),
+		runtime.WithMiddlewares(metrics.middleware),
+		runtime.WithDisablePathLengthFallback(),
+	)
+	for _, reg := range []struct {
+		register func(context.Context, *runtime.ServeMux, grpc.ClientConnInterface) error
+		name     string
+	}{
+		{func(ctx context.Context, m *runtime.ServeMux, c grpc.ClientConnInterface) error {
+			return searchv1.RegisterSearchServiceHandlerClient(ctx, m, searchv1.NewSearchServiceClient(c))
+		}, "search"},
+		{func(ctx context.Context, m *runtime.ServeMux, c grpc.ClientConnInterface) error {
+			return groundingv1.RegisterGroundingServiceHandlerClient(ctx, m, groundingv1.NewGroundingServiceClient(c))
+		}, "grounding"},
+		{func(ctx context.Context, m *runtime.ServeMux, c grpc.ClientConnInterface) error {
+			return groundingv1.RegisterResearchServiceHandlerClient(ctx, m, groundingv1.NewResearchServiceClient(c))
+		}, "research"},
+		{func(ctx context.Context, m *runtime.ServeMux, c grpc.ClientConnInterface) error {
+			return ragv1.RegisterRagServiceHandlerClient(ctx, m, ragv1.NewRagServiceClient(c))
+		}, "rag"},
+		{func(ctx context.Context, m *runtime.ServeMux, c grpc.ClientConnInterface) error {
+			return notifierv1.RegisterNotifierServiceHandlerClient(ctx, m, notifierv1.NewNotifierServiceClient(c))
+		}, "notifier"},
+	} {
+		conn := map[string]grpc.ClientConnInterface{
+			"search": b.Search.Conn, "grounding": b.Grounding.Conn, "research": b.Grounding.Conn,
+			"rag": b.Rag.Conn, "notifier": b.Notifier.Conn,
+		}[reg.name]
+		if err := reg.register(ctx, mux, conn); err != nil {
+			return nil, fmt.Errorf("registering %s routes: %w", reg.name, err)
+		}
+	}
+
+	openapi, err := openAPIDocument(gen.OpenAPI)
+	if err != nil {
+		return nil, fmt.Errorf("preparing openapi.json: %w", err)
+	}
+
+	var api http.Handler = withTimeout(cfg.BackendTimeout, mux)
+	api = edge.BodyLimit(cfg.BodyLimit, api)
+	api = edge.Auth(cfg.APIKeys, protectedRoute, api)
+	if cfg.RateLimit > 0 {
+		api = edge.NewRateLimiter(cfg.RateLimit, cfg.RateBurst).Middleware(api)
+	}
+
+	rd := &readiness{backends: b.all(), timeout: cfg.ReadinessTimeout}
+	root := http.NewServeMux()
+	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+	})
+	root.Handle("GET /readyz", rd)
+	root.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(openapi)
+	})
+	root.Handle("GET /docs/", http.StripPrefix("/docs/", apidocs.Handler()))
+	root.Handle("GET /docs", http.RedirectHandler("/docs/", http.StatusMovedPermanently))
+	root.Handle("/", api)
+
+	var h http.Handler = root
+	if len(cfg.CORSOrigins) > 0 {
+		h = cors.New(cors.Options{
+			AllowedOrigins:   cfg.CORSOrigins,
+			AllowedMethods:   []string{http.MethodGet, http.MethodPost, http.MethodOptions},
+			AllowedHeaders:   []string{"Authorization", "Content-Type", "Accept", "X-Request-Id", "Grpc-Timeout"},
+			ExposedHeaders:   []string{"X-Request-Id", "Retry-After"},
+			AllowCredentials: false,
+			MaxAge:           600,
+		}).Handler(h)
+	}
+	h = otelhttp.NewHandler(h, "gateway",
+		otelhttp.WithTracerProvider(tp),
+		otelhttp.WithPropagators(telemetry.Propagator()),
+		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + r.URL.Path }),
+	)
+	h = edge.AccessLog(logger, h)
+	h = edge.RequestID(h)
+	h = edge.Recover(logger, h)
+	return &Handler{Handler: h, readiness: rd}, nil
+}
+
+// protectedRoute says which routes need an API key: every /v1/ route except
+// the Telegram webhook, which Telegram calls with its own secret header.
+func protectedRoute(r *http.Request) bool {
+	return strings.HasPrefix(r.URL.Path, "/v1/") && r.URL.Path != "/v1/telegram/webhook"
+}
+
+// withTimeout bounds unary calls when the client sent no Grpc-Timeout.
+// Streams (Server-Sent Events, watches) run until the client goes away.
+func withTimeout(d time.Duration, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if d <= 0 || r.Header.Get("Grpc-Timeout") != "" || isStream(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), d)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+func isStream(r *http.Request) bool {
+	return strings.HasSuffix(r.URL.Path, ":askStream") || strings.HasSuffix(r.URL.Path, ":watch") ||
+		strings.Contains(r.Header.Get("Accept"), codec.SSEContentType)
+}
+
+// sanitize keeps a backend's error text away from clients where it may hold
+// internals: Internal, Unknown and DataLoss become "internal error", and
+// transport failures become "<service> unavailable".
+func sanitize(ctx context.Context, logger *slog.Logger, r *http.Request, err error) error {
+	st := status.Convert(err)
+	switch st.Code() {
+	case codes.Internal, codes.Unknown, codes.DataLoss:
+		logger.ErrorContext(ctx, "backend error", "code", st.Code().String(), "error", st.Message(),
+			"path", r.URL.Path, "request_id", r.Header.Get(edge.RequestIDHeader))
+		return status.Error(st.Code(), "internal error")
+	case codes.Unavailable:
+		msg := st.Message()
+		if strings.Contains(msg, "connection") || strings.Contains(msg, "dial") || strings.Contains(msg, "transport") || strings.Contains(msg, "name resolver") {
+			logger.WarnContext(ctx, "backend unavailable", "error", msg, "path", r.URL.Path,
+				"request_id", r.Header.Get(edge.RequestIDHeader))
+			return status.Error(codes.Unavailable, "service unavailable: try again later")
+		}
+	}
+	return err
+}
+
+func errorHandler(logger *slog.Logger) runtime.ErrorHandlerFunc {
+	return func(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
+		runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, sanitize(ctx, logger, r, err))
+	}
+}
+
+func streamErrorHandler(logger *slog.Logger) runtime.StreamErrorHandlerFunc {
+	return func(ctx context.Context, err error) *status.Status {
+		st := status.Convert(err)
+		switch st.Code() {
+		case codes.Internal, codes.Unknown, codes.DataLoss:
+			logger.ErrorContext(ctx, "backend stream error", "code", st.Code().String(), "error", st.Message())
+			return status.New(st.Code(), "internal error")
+		}
+		return st
+	}
+}
+
+// readiness answers /readyz: ready when every backend reports SERVING for
+// every service it hosts.
+type readiness struct {
+	backends []Backend
+	timeout  time.Duration
+}
+
+type backendReport struct {
+	Status   string            `json:"status"`
+	Services map[string]string `json:"services"`
+}
+
+func (rd *readiness) check(ctx context.Context) (bool, map[string]backendReport) {
+	out := make(map[string]backendReport, len(rd.backends))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	ready := true
+	for _, b := range rd.backends {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rep := backendReport{Status: "SERVING", Services: map[string]string{}}
+			client := healthpb.NewHealthClient(b.Conn)
+			for _, svc := range b.Services {
+				cctx, cancel := context.WithTimeout(ctx, rd.timeout)
+				resp, err := client.Check(cctx, &healthpb.HealthCheckRequest{Service: svc})
+				cancel()
+				state := "UNREACHABLE"
+				if err == nil {
+					state = resp.GetStatus().String()
+				} else if status.Code(err) == codes.NotFound {
+					state = "SERVICE_UNKNOWN"
+				}
+				rep.Services[svc] = state
+				if state != "SERVING" {
+					rep.Status = state
+				}
+			}
+			mu.Lock()
+			out[b.Name] = rep
+			if rep.Status != "SERVING" {
+				ready = false
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return ready, out
+}
+
+func (rd *readiness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ready, backends := rd.check(r.Context())
+	body := struct {
+		Status   string                   `json:"status"`
+		Backends map[string]backendReport `json:"backends"`
+	}{Status: "ready", Backends: backends}
+	code := http.StatusOK
+	if !ready {
+		body.Status = "not ready"
+		code = http.StatusServiceUnavailable
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+// openAPIDocument adds what the generator cannot know to the merged
+// document: the gateway's own routes and the bearer-key security scheme.
+func openAPIDocument(generated []byte) ([]byte, error) {
+	var doc map[string]any
+	if err := json.Unmarshal(generated, &doc); err != nil {
+		return nil, err
+	}
+	doc["info"] = map[string]any{
+		"title":       "groundcrew API",
+		"version":     "v1",
+		"description": "Grounded answers, RAG, alert enrichment and delivery. Errors are google.rpc.Status JSON; bad input is HTTP 400 with field violations.",
+	}
+	doc["securityDefinitions"] = map[string]any{
+		"bearer": map[string]any{"type": "apiKey", "name": "Authorization", "in": "header",
+			"description": "`Bearer <key>`; required on /v1/ routes (except the Telegram webhook) when GATEWAY_API_KEYS is set."},
+	}
+	doc["security"] = []any{map[string]any{"bearer": []any{}}}
+	paths, _ := doc["paths"].(map[string]any)
+	if paths == nil {
+		paths = map[string]any{}
+		doc["paths"] = paths
+	}
+	probe := func(summary string) map[string]any {
+		return map[string]any{"get": map[string]any{
+			"summary": summary, "tags": []any{"Gateway"}, "security": []any{},
+			"responses": map[string]any{
+				"200": map[string]any{"description": "OK"},
+				"503": map[string]any{"description": "Not ready"},
+			},
+		}}
+	}
+	paths["/healthz"] = probe("Liveness: the gateway is up.")
+	paths["/readyz"] = probe("Readiness: every backend reports SERVING; the body names each.")
+	return json.MarshalIndent(doc, "", "  ")
+}
+
+// Run serves the REST edge on cfg.Addr and the admin endpoints on
+// cfg.AdminAddr until ctx is done, then shuts down within the grace period.
+func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
+	logger.Info("starting gateway", "config", config.LogValue(cfg))
+	if len(cfg.APIKeys) == 0 {
+		logger.Warn("GATEWAY_API_KEYS is not set: the API is open to anyone who can reach it")
+	}
+	tp, shutdownTracing, err := telemetry.Setup(ctx, cfg.ServiceName("gateway"), cfg.OTLPEndpoint, telemetry.WithLogger(logger))
+	if err != nil {
+		return fmt.Errorf("setting up tracing: %w", err)
+	}
+	defer func() { _ = shutdownTracing(context.Background()) }()
+
+	backends, closeConns, err := Dial(cfg, tp)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = closeConns() }()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	h, err := NewHandler(ctx, cfg, backends, logger, reg, tp)
+	if err != nil {
+		return err
+	}
+
+	lis, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("GATEWAY_ADDR %s: %w", cfg.Addr, err)
+	}
+	adminLis, err := net.Listen("tcp", cfg.AdminAddr)
+	if err != nil {
+		_ = lis.Close()
+		return fmt.Errorf("GATEWAY_ADMIN_ADDR %s: %w", cfg.AdminAddr, err)
+	}
+	srv := newHTTPServer(h, logger)
+	admin := http.NewServeMux()
+	admin.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	admin.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	admin.Handle("GET /readyz", h.readiness)
+	adminSrv := newHTTPServer(admin, logger)
+
+	logger.Info("gateway listening", "rest", "http://"+displayAddr(lis.Addr()), "admin", "http://"+displayAddr(adminLis.Addr()),
+		"docs", "http://"+displayAddr(lis.Addr())+"/docs/")
+
+	errc := make(chan error, 2)
+	go func() { errc <- serve(srv, lis) }()
+	go func() { errc <- serve(adminSrv, adminLis) }()
+
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+	}
+	logger.Info("gateway shutting down", "grace_period", cfg.GracePeriod)
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.GracePeriod)
+	defer cancel()
+	shutdownErr := errors.Join(srv.Shutdown(sctx), adminSrv.Shutdown(sctx))
+	if err != nil {
+		return err
+	}
+	return shutdownErr
+}
+
+func serve(srv *http.Server, lis net.Listener) error {
+	if err := srv.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// newHTTPServer sets every timeout, so slow clients (slowloris) cannot hold
+// connections. WriteTimeout is long enough for streamed answers.
+func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      5 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+}
+
+// displayAddr turns ":8080" or "[::]:8080" into "localhost:8080" for people.
+func displayAddr(a net.Addr) string {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	return net.JoinHostPort(host, port)
+}

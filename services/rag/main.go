@@ -1,0 +1,12 @@
+// Command rag is groundcrew's rag service. See package server.
+package main
+
+import (
+	"github.com/groundcrew/groundcrew/platform/config"
+	"github.com/groundcrew/groundcrew/platform/entrypoint"
+	"github.com/groundcrew/groundcrew/services/rag/server"
+)
+
+func main() {
+	entrypoint.Main("rag", func(c *server.Config) *config.Common { return &c.Common }, server.Run)
+}
