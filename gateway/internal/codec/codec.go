@@ -21,8 +21,10 @@ import (
 // JSON is protojson as the gateway speaks it: lowerCamelCase out, either
 // spelling in, unknown fields ignored (webhook senders add fields over time),
 // and enum values matched without regard to case. Strict protojson runs
-// first; the lenient pass only runs on input it rejected, so well-formed
-// requests pay nothing for it.
+// first, so well-formed requests pay nothing extra; only input it rejects
+// goes through [Normalize] and a second strict pass. (protojson's own
+// DiscardUnknown would also drop unknown enum names silently, turning
+// "engine": "bing" into the default engine; this does not.)
 type JSON struct {
 	runtime.JSONPb
 }
@@ -33,11 +35,11 @@ var _ runtime.Marshaler = (*JSON)(nil)
 func NewJSON() *JSON {
 	return &JSON{JSONPb: runtime.JSONPb{
 		MarshalOptions:   protojson.MarshalOptions{EmitUnpopulated: false},
-		UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: true},
+		UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
 	}}
 }
 
-// Unmarshal decodes data into v, retrying once with enum names normalised.
+// Unmarshal decodes data into v, retrying once on normalised input.
 func (j *JSON) Unmarshal(data []byte, v any) error {
 	err := j.JSONPb.Unmarshal(data, v)
 	if err == nil {
@@ -47,15 +49,15 @@ func (j *JSON) Unmarshal(data []byte, v any) error {
 	if !ok {
 		return err
 	}
-	fixed, changed := NormalizeEnums(data, msg.ProtoReflect().Descriptor())
-	if !changed {
+	fixed, nerr := Normalize(data, msg.ProtoReflect().Descriptor())
+	if nerr != nil {
+		return nerr
+	}
+	if fixed == nil {
 		return err
 	}
 	proto.Reset(msg)
-	if err2 := j.JSONPb.Unmarshal(fixed, v); err2 != nil {
-		return err
-	}
-	return nil
+	return j.JSONPb.Unmarshal(fixed, v)
 }
 
 // NewDecoder reads the whole body (the edge already bounds its size) and
@@ -74,100 +76,132 @@ func (j *JSON) NewDecoder(r io.Reader) runtime.Decoder {
 	})
 }
 
-// NormalizeEnums rewrites enum values in a JSON document so that protojson
-// accepts them: "local" and "Local" become "LOCAL", "needs-review" becomes
-// "NEEDS_REVIEW". It reports whether anything changed.
-func NormalizeEnums(data []byte, md protoreflect.MessageDescriptor) ([]byte, bool) {
+// Normalize rewrites a JSON document so that strict protojson accepts what
+// the gateway means to accept: enum values in any case ("local" and "Local"
+// become "LOCAL", "needs-review" becomes "NEEDS_REVIEW") and no fields the
+// message does not have. It returns nil when the document is not a JSON
+// object it can walk, and an error naming the field when an enum value
+// matches no name at all.
+func Normalize(data []byte, md protoreflect.MessageDescriptor) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var doc any
 	if err := dec.Decode(&doc); err != nil {
-		return data, false
+		return nil, nil
 	}
-	if !normalizeMessage(doc, md) {
-		return data, false
+	if _, ok := doc.(map[string]any); !ok {
+		return nil, nil
+	}
+	if err := normalizeMessage(doc, md, ""); err != nil {
+		return nil, err
 	}
 	out, err := json.Marshal(doc)
 	if err != nil {
-		return data, false
+		return nil, nil
 	}
-	return out, true
+	return out, nil
 }
 
-func normalizeMessage(node any, md protoreflect.MessageDescriptor) bool {
+func normalizeMessage(node any, md protoreflect.MessageDescriptor, path string) error {
 	obj, ok := node.(map[string]any)
 	if !ok || md == nil {
-		return false
+		return nil
 	}
-	changed := false
 	for key, val := range obj {
 		fd := findField(md, key)
 		if fd == nil {
+			delete(obj, key)
 			continue
 		}
-		if normalizeField(obj, key, val, fd) {
-			changed = true
+		if err := normalizeField(obj, key, val, fd, join(path, key)); err != nil {
+			return err
 		}
 	}
-	return changed
+	return nil
 }
 
-func normalizeField(obj map[string]any, key string, val any, fd protoreflect.FieldDescriptor) bool {
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func normalizeField(obj map[string]any, key string, val any, fd protoreflect.FieldDescriptor, path string) error {
 	switch {
 	case fd.IsMap():
 		m, ok := val.(map[string]any)
 		if !ok {
-			return false
+			return nil
 		}
-		changed := false
 		for k, v := range m {
-			if nv, ok := normalizeSingular(v, fd.MapValue()); ok {
-				m[k] = nv
-				changed = true
+			nv, err := normalizeSingular(v, fd.MapValue(), path+"["+k+"]")
+			if err != nil {
+				return err
 			}
+			m[k] = nv
 		}
-		return changed
 	case fd.IsList():
 		list, ok := val.([]any)
 		if !ok {
-			return false
+			return nil
 		}
-		changed := false
 		for i, v := range list {
-			if nv, ok := normalizeSingular(v, fd); ok {
-				list[i] = nv
-				changed = true
+			nv, err := normalizeSingular(v, fd, path)
+			if err != nil {
+				return err
 			}
+			list[i] = nv
 		}
-		return changed
 	default:
-		if nv, ok := normalizeSingular(val, fd); ok {
-			obj[key] = nv
-			return true
+		nv, err := normalizeSingular(val, fd, path)
+		if err != nil {
+			return err
 		}
-		return false
+		obj[key] = nv
 	}
+	return nil
 }
 
-// normalizeSingular returns the replacement for one value and whether it
-// changed; messages are rewritten in place.
-func normalizeSingular(val any, fd protoreflect.FieldDescriptor) (any, bool) {
+// normalizeSingular returns the replacement for one value; messages are
+// rewritten in place.
+func normalizeSingular(val any, fd protoreflect.FieldDescriptor, path string) (any, error) {
 	switch fd.Kind() {
 	case protoreflect.EnumKind:
 		s, ok := val.(string)
+		if !ok || fd.Enum().FullName() == "google.protobuf.NullValue" {
+			return val, nil
+		}
+		name, ok := EnumValueName(fd.Enum(), s)
 		if !ok {
-			return val, false
+			return nil, fmt.Errorf("invalid value %q for %s: want one of %s", s, path, enumNames(fd.Enum()))
 		}
-		if name, ok := EnumValueName(fd.Enum(), s); ok && name != s {
-			return name, true
-		}
+		return name, nil
 	case protoreflect.MessageKind, protoreflect.GroupKind:
-		if isWellKnown(fd.Message()) {
-			return val, false
+		if fd.Message().FullName() == "google.protobuf.Struct" {
+			if _, ok := val.(map[string]any); !ok && val != nil {
+				return nil, fmt.Errorf("%s must be a JSON object", path)
+			}
+			return val, nil
 		}
-		return val, normalizeMessage(val, fd.Message())
+		if isWellKnown(fd.Message()) {
+			return val, nil
+		}
+		return val, normalizeMessage(val, fd.Message(), path)
 	}
-	return val, false
+	return val, nil
+}
+
+func enumNames(ed protoreflect.EnumDescriptor) string {
+	var names []string
+	for i := range ed.Values().Len() {
+		v := ed.Values().Get(i)
+		if v.Number() == 0 {
+			continue
+		}
+		names = append(names, string(v.Name()))
+	}
+	return strings.Join(names, ", ")
 }
 
 // EnumValueName finds the enum value s names, ignoring case and treating '-'

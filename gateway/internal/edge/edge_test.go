@@ -1,0 +1,91 @@
+package edge
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRateLimiterRefills(t *testing.T) {
+	now := time.Unix(1000, 0)
+	l := NewRateLimiter(1, 2)
+	l.now = func() time.Time { return now }
+	for i, want := range []bool{true, true, false} {
+		if _, ok := l.allow("c"); ok != want {
+			t.Fatalf("request %d allowed = %v, want %v", i, ok, want)
+		}
+	}
+	wait, _ := l.allow("c")
+	if wait <= 0 || wait > time.Second {
+		t.Errorf("wait = %v, want (0, 1s]", wait)
+	}
+	now = now.Add(time.Second)
+	if _, ok := l.allow("c"); !ok {
+		t.Error("after 1s at 1 rps: not allowed, want allowed")
+	}
+}
+
+func TestRateLimiterForgetsIdleClients(t *testing.T) {
+	now := time.Unix(1000, 0)
+	l := NewRateLimiter(1, 1)
+	l.now = func() time.Time { return now }
+	for i := range 100 {
+		l.allow(strings.Repeat("x", i))
+	}
+	now = now.Add(10 * time.Minute)
+	l.allow("fresh")
+	if len(l.clients) != 1 {
+		t.Errorf("clients after idle sweep = %d, want 1", len(l.clients))
+	}
+}
+
+func TestBearer(t *testing.T) {
+	tests := []struct {
+		header string
+		want   string
+		ok     bool
+	}{
+		{"Bearer abc", "abc", true},
+		{"bearer  abc ", "abc", true},
+		{"Basic abc", "", false},
+		{"Bearer", "", false},
+		{"", "", false},
+	}
+	for _, tt := range tests {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.Header.Set("Authorization", tt.header)
+		got, ok := bearer(r)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("bearer(%q) = %q, %v; want %q, %v", tt.header, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestRequestIDRejectsJunk(t *testing.T) {
+	var seen string
+	h := RequestID(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { seen = r.Header.Get(RequestIDHeader) }))
+	for _, in := range []string{"", "has space", strings.Repeat("a", 200), "bad\x01"} {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.Header.Set(RequestIDHeader, in)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if seen == in || len(seen) != 32 || w.Header().Get(RequestIDHeader) != seen {
+			t.Errorf("request id %q: forwarded %q, echoed %q; want a fresh 32-hex id", in, seen, w.Header().Get(RequestIDHeader))
+		}
+	}
+}
+
+func TestRecoverHidesPanic(t *testing.T) {
+	h := Recover(discardLogger(), http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("db password hunter2") }))
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+	if w.Code != 500 || strings.Contains(w.Body.String(), "hunter2") {
+		t.Errorf("got %d %q, want 500 without the panic text", w.Code, w.Body.String())
+	}
+}
+
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
