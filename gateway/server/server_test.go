@@ -465,7 +465,7 @@ func TestOpenAPIListsEveryRoute(t *testing.T) {
 		"/v1/approvals": {"get"}, "/v1/approvals/{id}:decide": {"post"},
 		"/v1/collections/{collection}/documents": {"post"}, "/v1/collections/{collection}:retrieve": {"post"},
 		"/v1/collections/{collection}:ask": {"post"},
-		"/v1/alerts": {"post", "get"}, "/v1/alerts:alertmanager": {"post"}, "/v1/alerts/{id}": {"get"},
+		"/v1/alerts":                       {"post", "get"}, "/v1/alerts:alertmanager": {"post"}, "/v1/alerts/{id}": {"get"},
 		"/v1/notifications:format": {"post"}, "/v1/telegram/webhook": {"post"},
 	}
 	for path, methods := range want {
