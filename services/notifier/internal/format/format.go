@@ -1,0 +1,415 @@
+// Package format renders an alert, and the context grounding found for it,
+// as the Telegram message of the notifier's normative contract:
+//
+//	<original alert text>
+//
+//	--- Enriched Context ---
+//	Summary: <summary, ≤ 250 characters>
+//	Sources:
+//	- <title> — <snippet> — <url>
+//	- <title> — <url>
+//
+// The message is MarkdownV2 with every reserved character escaped, so what
+// the user sees after Telegram's entity parsing is exactly the text above
+// (Result.Plain), and it always fits Telegram's limit of 4096 UTF-16 code
+// units. When it would not fit, Format gives things up in a fixed order —
+// sources from the last, then summary length, then the alert text after its
+// first line, and the first line itself only when it alone is too long — and
+// lists every cut in Result.Cuts for the caller to log.
+package format
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"unicode"
+
+	"github.com/groundcrew/groundcrew/services/notifier/internal/markdownv2"
+)
+
+// ParseMode is the Telegram parse mode of every Message.
+const ParseMode = "MarkdownV2"
+
+// Defaults for Options; the field limits count characters (runes), Limit
+// counts UTF-16 code units as Telegram does.
+const (
+	DefaultMaxSources = 3
+	DefaultMaxTitle   = 80
+	DefaultMaxSnippet = 160
+	DefaultMaxSummary = 250
+	DefaultLimit      = 4096
+)
+
+// Fixed text of the contract.
+const (
+	// Header opens the enrichment block.
+	Header = "--- Enriched Context ---"
+	// EmptyAlert stands in for an alert text that is blank after cleaning:
+	// Telegram refuses an empty message and the alert must still arrive.
+	EmptyAlert = "(empty alert)"
+	// FailedNote starts the note FormatFailed appends.
+	FailedNote = "Enrichment unavailable"
+
+	summaryPrefix = "Summary: "
+	sourcesLine   = "Sources:"
+	sourcePrefix  = "- "
+	separator     = " — "
+	// maxReason caps the failure reason in the note, in characters.
+	maxReason = 120
+	// maxURL skips sources whose URL is longer than this many bytes: such a
+	// link is unusable in a chat and would crowd out everything else.
+	maxURL = 2048
+	// minSummary is the shortest shortened summary, in UTF-16 units, worth
+	// keeping; below it the whole enrichment block is dropped instead.
+	minSummary = 20
+	// minReasonRoom is the least room, in UTF-16 units, for a shortened
+	// failure reason; with less the note says only FailedNote.
+	minReasonRoom = 12
+)
+
+// Citation is one source grounding found for an alert.
+type Citation struct {
+	Title   string // shown as is; the URL's domain when empty
+	Snippet string // optional excerpt of the source
+	URL     string // must be an absolute http or https URL to be shown
+}
+
+// Enrichment is what grounding produced for an alert, in priority order.
+type Enrichment struct {
+	// Summary is grounding's short summary; empty means none.
+	Summary string
+	// Confidence is carried so that callers can pass grounding's result as
+	// it is; the contract has no place for it, so it is not rendered.
+	Confidence *float64
+	// Citations are the sources, most important first: when the message is
+	// too long, the last ones are dropped first.
+	Citations []Citation
+}
+
+// Options tunes Format; a zero field takes its Default.
+type Options struct {
+	MaxSources int // sources rendered at most
+	MaxTitle   int // characters per title, ellipsis included
+	MaxSnippet int // characters per snippet, ellipsis included
+	MaxSummary int // characters of the summary, ellipsis included
+	Limit      int // UTF-16 code units of the whole text after entity parsing
+}
+
+func (o Options) withDefaults() Options {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&o.MaxSources, DefaultMaxSources)
+	def(&o.MaxTitle, DefaultMaxTitle)
+	def(&o.MaxSnippet, DefaultMaxSnippet)
+	def(&o.MaxSummary, DefaultMaxSummary)
+	def(&o.Limit, DefaultLimit)
+	return o
+}
+
+// Message is a Telegram message ready for sendMessage.
+type Message struct {
+	Text                  string // MarkdownV2, everything escaped
+	ParseMode             string // always ParseMode
+	DisableWebPagePreview bool   // always true: a preview of the first source would bury the alert
+}
+
+// Result is a formatted message and what was given up to produce it.
+type Result struct {
+	Message Message
+	// Plain is the text the user sees: Message.Text after entity parsing.
+	Plain string
+	// DroppedSources counts citations not rendered, for any reason.
+	DroppedSources int
+	// Cuts says what was truncated, dropped or skipped, one entry per
+	// decision, for logging; it never contains the user's text.
+	Cuts []string
+}
+
+func (r *Result) cut(format string, args ...any) {
+	r.Cuts = append(r.Cuts, fmt.Sprintf(format, args...))
+}
+
+// Format renders alertText and its enrichment. With e == nil, or an
+// enrichment with neither a summary nor a usable source, the message is the
+// alert text alone.
+//
+// The alert text keeps its lines, empty ones included; it is cleaned of what
+// Telegram would change anyway (see cleanText) and trimmed. Summary, titles
+// and snippets are put on one line and cut to their limits at a word
+// boundary where possible, with "…". A source without a title shows its
+// URL's domain; a source whose URL is not http(s) is skipped; at most
+// MaxSources are shown.
+func Format(alertText string, e *Enrichment, opt Options) Result {
+	opt = opt.withDefaults()
+	var r Result
+	m := newMessage(alertText, &r)
+	if e != nil {
+		m.addEnrichment(e, opt, &r)
+	}
+	m.fit(opt.Limit, &r)
+	m.render(&r)
+	return r
+}
+
+// FormatFailed renders alertText for an alert whose enrichment failed: the
+// alert, a blank line and an italic one-line note "Enrichment unavailable:
+// <reason>" (the reason cut to 120 characters; no reason, no colon).
+func FormatFailed(alertText, reason string, opt Options) Result {
+	opt = opt.withDefaults()
+	var r Result
+	m := newMessage(alertText, &r)
+	m.note = FailedNote
+	if reason = oneLine(cleanText(reason)); reason != "" {
+		reason, _ = truncate(reason, maxReason, runes)
+		m.note += ": " + reason
+	}
+	m.fit(opt.Limit, &r)
+	m.render(&r)
+	return r
+}
+
+// message holds the parts of the plain text while Format decides what fits.
+type message struct {
+	alert   string
+	summary string
+	sources []string // complete "- …" lines
+	note    string
+}
+
+func newMessage(alertText string, r *Result) *message {
+	alert := strings.TrimSpace(cleanText(alertText))
+	if strings.TrimFunc(alert, isBlank) == "" {
+		alert = EmptyAlert
+		r.cut("alert text empty: sent %q", EmptyAlert)
+	}
+	return &message{alert: alert}
+}
+
+// isBlank matches what Telegram counts as nothing when it refuses an empty
+// message: white space and zero-width or direction marks.
+func isBlank(r rune) bool {
+	return unicode.IsSpace(r) || (r >= '\u200b' && r <= '\u200f') || r == '\u202e' || r == '\ufeff'
+}
+
+func (m *message) addEnrichment(e *Enrichment, opt Options, r *Result) {
+	summary := oneLine(cleanText(e.Summary))
+	summary, cut := truncate(summary, opt.MaxSummary, runes)
+	if cut {
+		r.cut("summary truncated to %d characters", opt.MaxSummary)
+	}
+	m.summary = summary
+	for i, c := range e.Citations {
+		n := i + 1
+		link, domain, ok := checkURL(c.URL)
+		if !ok {
+			r.DroppedSources++
+			r.cut("source %d skipped: URL is not an absolute http(s) URL of at most %d bytes", n, maxURL)
+			continue
+		}
+		if len(m.sources) == opt.MaxSources {
+			r.DroppedSources++
+			r.cut("source %d dropped: more than %d sources", n, opt.MaxSources)
+			continue
+		}
+		title := oneLine(cleanText(c.Title))
+		if title == "" {
+			title = domain
+		}
+		if title, cut = truncate(title, opt.MaxTitle, runes); cut {
+			r.cut("source %d title truncated to %d characters", n, opt.MaxTitle)
+		}
+		snippet := oneLine(cleanText(c.Snippet))
+		if snippet, cut = truncate(snippet, opt.MaxSnippet, runes); cut {
+			r.cut("source %d snippet truncated to %d characters", n, opt.MaxSnippet)
+		}
+		line := sourcePrefix + title + separator + link
+		if snippet != "" {
+			line = sourcePrefix + title + separator + snippet + separator + link
+		}
+		m.sources = append(m.sources, line)
+	}
+	if m.summary == "" && len(m.sources) == 0 {
+		r.cut("enrichment empty: sent the alert alone")
+	}
+}
+
+// checkURL accepts absolute http and https URLs and returns the form to show
+// and the domain to use when a source has no title. Credentials in the URL
+// are removed rather than posted to a chat.
+func checkURL(raw string) (link, domain string, ok bool) {
+	raw = strings.TrimSpace(cleanText(raw))
+	if raw == "" || len(raw) > maxURL {
+		return "", "", false
+	}
+	u, err := url.Parse(raw)
+	// url.Parse lowercases the scheme.
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+		return "", "", false
+	}
+	link = raw
+	// Re-encode only when needed: white space would end Telegram's
+	// automatic link early, and a password must not be shown.
+	if u.User != nil || strings.IndexFunc(raw, isSpaceOrControl) >= 0 {
+		u.User = nil
+		link = u.String()
+		if strings.IndexFunc(link, isSpaceOrControl) >= 0 {
+			// url.URL.String keeps the raw query as it came.
+			var b strings.Builder
+			for _, r := range link {
+				if isSpaceOrControl(r) {
+					b.WriteString(url.PathEscape(string(r)))
+				} else {
+					b.WriteRune(r)
+				}
+			}
+			link = b.String()
+		}
+	}
+	domain = strings.TrimPrefix(strings.ToLower(u.Hostname()), "www.")
+	return link, domain, true
+}
+
+func isSpaceOrControl(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }
+
+// Lengths of the fixed parts, in UTF-16 units (all ASCII).
+var (
+	blockFixed   = len("\n\n") + len(Header)
+	summaryFixed = len("\n") + len(summaryPrefix)
+	sourcesFixed = len("\n") + len(sourcesLine)
+	lineFixed    = len("\n")
+	noteFixed    = len("\n\n")
+)
+
+// len16 returns the length of the plain text in UTF-16 units.
+func (m *message) len16() int {
+	n := markdownv2.UTF16Len(m.alert)
+	if m.hasBlock() {
+		n += blockFixed
+		if m.summary != "" {
+			n += summaryFixed + markdownv2.UTF16Len(m.summary)
+		}
+		if len(m.sources) > 0 {
+			n += sourcesFixed
+			for _, s := range m.sources {
+				n += lineFixed + markdownv2.UTF16Len(s)
+			}
+		}
+	}
+	if m.note != "" {
+		n += noteFixed + markdownv2.UTF16Len(m.note)
+	}
+	return n
+}
+
+func (m *message) hasBlock() bool { return m.summary != "" || len(m.sources) > 0 }
+
+// fit gives things up, in the contract's order, until the plain text fits
+// limit UTF-16 units.
+func (m *message) fit(limit int, r *Result) {
+	total := m.len16()
+	if total <= limit {
+		return
+	}
+	for total > limit && len(m.sources) > 0 {
+		last := len(m.sources) - 1
+		m.sources = m.sources[:last]
+		r.DroppedSources++
+		r.cut("source %d dropped: message over %d UTF-16 units", last+1, limit)
+		total = m.len16()
+	}
+	if total > limit && m.summary != "" {
+		room := limit - (total - markdownv2.UTF16Len(m.summary))
+		if room >= minSummary {
+			m.summary, _ = truncate(m.summary, room, utf16s)
+			r.cut("summary shortened to %d UTF-16 units to fit the message limit", room)
+		} else {
+			m.summary = ""
+			r.cut("enrichment dropped to fit the message limit")
+		}
+		total = m.len16()
+	}
+	if total > limit && m.note != "" {
+		// The note is enrichment material too: it goes before alert text.
+		room := limit - (total - markdownv2.UTF16Len(m.note))
+		switch {
+		case room >= len(FailedNote)+minReasonRoom:
+			m.note, _ = truncate(m.note, room, utf16s)
+			r.cut("enrichment note shortened to fit the message limit")
+		case room >= len(FailedNote):
+			m.note = FailedNote
+			r.cut("enrichment note reason dropped to fit the message limit")
+		default:
+			m.note = ""
+			r.cut("enrichment note dropped to fit the message limit")
+		}
+		total = m.len16()
+	}
+	if total > limit {
+		m.truncateAlertBody(total, limit, r)
+		total = m.len16()
+	}
+	if total > limit {
+		// The last resort: the first line alone is over the limit.
+		m.alert, _ = truncate(m.alert, limit, utf16s)
+		r.cut("alert first line truncated to %d UTF-16 units", limit)
+	}
+}
+
+// truncateAlertBody shortens the alert text after its first line, which is
+// kept whole, so that the message fits if it can.
+func (m *message) truncateAlertBody(total, limit int, r *Result) {
+	first, body, found := strings.Cut(m.alert, "\n")
+	if !found {
+		return
+	}
+	firstLen := markdownv2.UTF16Len(first)
+	rest := total - markdownv2.UTF16Len(m.alert) // everything but the alert
+	room := limit - rest - firstLen - len("\n")
+	if room < 1 {
+		m.alert = first
+		r.cut("alert text after the first line dropped to fit the message limit")
+		return
+	}
+	body, _ = truncate(body, room, utf16s)
+	m.alert = first + "\n" + body
+	r.cut("alert text after the first line truncated to fit the message limit")
+}
+
+// render writes the plain text and its MarkdownV2 form into r.
+func (m *message) render(r *Result) {
+	var b strings.Builder
+	b.Grow(len(m.alert) + 64 + len(m.summary) + 200*len(m.sources))
+	b.WriteString(m.alert)
+	if m.hasBlock() {
+		b.WriteString("\n\n")
+		b.WriteString(Header)
+		if m.summary != "" {
+			b.WriteString("\n")
+			b.WriteString(summaryPrefix)
+			b.WriteString(m.summary)
+		}
+		if len(m.sources) > 0 {
+			b.WriteString("\n")
+			b.WriteString(sourcesLine)
+			for _, s := range m.sources {
+				b.WriteString("\n")
+				b.WriteString(s)
+			}
+		}
+	}
+	text := ""
+	if m.note != "" {
+		b.WriteString("\n\n")
+		// The note is italic: escaped text between '_' markers. It is never
+		// empty, so the markers cannot read as "__" (underline).
+		text = markdownv2.Escape(b.String()) + "_" + markdownv2.Escape(m.note) + "_"
+		b.WriteString(m.note)
+	} else {
+		text = markdownv2.Escape(b.String())
+	}
+	r.Plain = b.String()
+	r.Message = Message{Text: text, ParseMode: ParseMode, DisableWebPagePreview: true}
+}
