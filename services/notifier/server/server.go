@@ -72,6 +72,6 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		return err
 	}
 	defer cleanup()
-	notifierv1.RegisterNotifierServiceServer(srv, notifiergrpc.NewNotifierService())
+	notifierv1.RegisterNotifierServiceServer(srv, notifiergrpc.NewNotifierService(logger))
 	return srv.Run(ctx)
 }

@@ -1,20 +1,60 @@
-// Package notifiergrpc is the gRPC adapter of the notifier service: it converts
-// between the generated types and the domain, and alone maps domain errors
-// to gRPC codes.
+// Package notifiergrpc is the gRPC adapter of the notifier service: it
+// converts between the generated types and the domain, and alone maps domain
+// errors to gRPC codes.
 package notifiergrpc
 
 import (
+	"context"
+	"log/slog"
+
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/format"
 )
 
 // NotifierService implements notifierv1.NotifierServiceServer.
 type NotifierService struct {
 	notifierv1.UnimplementedNotifierServiceServer
+	logger *slog.Logger
+	format format.Options
 }
 
 var _ notifierv1.NotifierServiceServer = (*NotifierService)(nil)
 
 // NewNotifierService returns the NotifierService handlers.
-func NewNotifierService() *NotifierService {
-	return &NotifierService{}
+func NewNotifierService(logger *slog.Logger) *NotifierService {
+	return &NotifierService{logger: logger}
+}
+
+// FormatMessage renders the Telegram message for an alert and enrichment
+// (DESIGN.md's message contract) without sending it.
+func (s *NotifierService) FormatMessage(ctx context.Context, req *notifierv1.FormatMessageRequest) (*notifierv1.FormatMessageResponse, error) {
+	res := format.Format(req.GetAlert().GetText(), toEnrichment(req.GetEnrichment()), s.format)
+	if len(res.Cuts) > 0 {
+		// Cuts never contain user text, so they are safe to log.
+		s.logger.InfoContext(ctx, "message cut to fit Telegram's limits", "cuts", res.Cuts, "dropped_sources", res.DroppedSources)
+	}
+	return &notifierv1.FormatMessageResponse{
+		Message:        fromMessage(res.Message),
+		DroppedSources: int32(res.DroppedSources),
+		Truncations:    res.Cuts,
+	}, nil
+}
+
+func toEnrichment(e *notifierv1.Enrichment) *format.Enrichment {
+	if e == nil {
+		return nil
+	}
+	out := &format.Enrichment{Summary: e.GetSummary()}
+	if e.Confidence != nil {
+		c := e.GetConfidence()
+		out.Confidence = &c
+	}
+	for _, c := range e.GetCitations() {
+		out.Citations = append(out.Citations, format.Citation{Title: c.GetTitle(), Snippet: c.GetSnippet(), URL: c.GetUrl()})
+	}
+	return out
+}
+
+func fromMessage(m format.Message) *notifierv1.TelegramMessage {
+	return &notifierv1.TelegramMessage{Text: m.Text, ParseMode: m.ParseMode, DisableWebPagePreview: m.DisableWebPagePreview}
 }
