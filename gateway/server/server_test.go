@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -33,15 +34,17 @@ import (
 // fakeNotifier records what reached it.
 type fakeNotifier struct {
 	notifierv1.UnimplementedNotifierServiceServer
-	mu       sync.Mutex
-	lastMD   metadata.MD
-	lastList *notifierv1.ListAlertsRequest
+	mu        sync.Mutex
+	lastMD    metadata.MD
+	lastList  *notifierv1.ListAlertsRequest
+	lastTrace trace.TraceID
 }
 
 func (f *fakeNotifier) IngestAlert(ctx context.Context, req *notifierv1.IngestAlertRequest) (*notifierv1.IngestAlertResponse, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	f.mu.Lock()
 	f.lastMD = md
+	f.lastTrace = trace.SpanContextFromContext(ctx).TraceID()
 	f.mu.Unlock()
 	return &notifierv1.IngestAlertResponse{Alert: &notifierv1.Alert{
 		Id: "a1", Text: req.GetText(), Status: notifierv1.Alert_RECEIVED, ReceivedAt: timestamppb.New(time.Unix(1700000000, 0)),
@@ -549,5 +552,20 @@ func TestRequestIDGeneratedWhenAbsent(t *testing.T) {
 	buf.WriteString(got.body)
 	if !strings.Contains(buf.String(), "ok") {
 		t.Errorf("/healthz body = %q", got.body)
+	}
+}
+
+func TestTraceContextReachesBackend(t *testing.T) {
+	h := newHarness(t, testConfig())
+	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	got := do(t, "POST", h.url+"/v1/alerts", `{"text":"x"}`,
+		"traceparent", "00-"+traceID+"-00f067aa0ba902b7-01")
+	if got.code != 200 {
+		t.Fatalf("status %d: %s", got.code, got.body)
+	}
+	h.notifier.mu.Lock()
+	defer h.notifier.mu.Unlock()
+	if h.notifier.lastTrace.String() != traceID {
+		t.Errorf("backend span is in trace %s, want %s", h.notifier.lastTrace, traceID)
 	}
 }
