@@ -1627,6 +1627,209 @@ func (x *FormatMessageResponse) GetTruncations() []string {
 	return nil
 }
 
+// InlineButton is a button under a message; pressing it sends
+// callback_data back through the Telegram webhook.
+type InlineButton struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The label.
+	Text string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	// What the webhook receives when it is pressed (Telegram allows 64 bytes).
+	CallbackData  string `protobuf:"bytes,2,opt,name=callback_data,json=callbackData,proto3" json:"callback_data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InlineButton) Reset() {
+	*x = InlineButton{}
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InlineButton) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InlineButton) ProtoMessage() {}
+
+func (x *InlineButton) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InlineButton.ProtoReflect.Descriptor instead.
+func (*InlineButton) Descriptor() ([]byte, []int) {
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *InlineButton) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *InlineButton) GetCallbackData() string {
+	if x != nil {
+		return x.CallbackData
+	}
+	return ""
+}
+
+// SendMessageRequest is a message to deliver.
+type SendMessageRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Plain text (escaped for MarkdownV2 by the notifier), not blank.
+	Text string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	// The chat to post to; empty means the default chat (TELEGRAM_CHAT_ID).
+	ChatId string `protobuf:"bytes,2,opt,name=chat_id,json=chatId,proto3" json:"chat_id,omitempty"`
+	// Buttons shown under the message, in one row.
+	Buttons []*InlineButton `protobuf:"bytes,3,rep,name=buttons,proto3" json:"buttons,omitempty"`
+	// A key that makes retries of the same send deliver once.
+	IdempotencyKey string `protobuf:"bytes,4,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	// Who sends it (service name), for the log.
+	Sender        string `protobuf:"bytes,5,opt,name=sender,proto3" json:"sender,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SendMessageRequest) Reset() {
+	*x = SendMessageRequest{}
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SendMessageRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SendMessageRequest) ProtoMessage() {}
+
+func (x *SendMessageRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SendMessageRequest.ProtoReflect.Descriptor instead.
+func (*SendMessageRequest) Descriptor() ([]byte, []int) {
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *SendMessageRequest) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *SendMessageRequest) GetChatId() string {
+	if x != nil {
+		return x.ChatId
+	}
+	return ""
+}
+
+func (x *SendMessageRequest) GetButtons() []*InlineButton {
+	if x != nil {
+		return x.Buttons
+	}
+	return nil
+}
+
+func (x *SendMessageRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *SendMessageRequest) GetSender() string {
+	if x != nil {
+		return x.Sender
+	}
+	return ""
+}
+
+// SendMessageResponse says where the message went.
+type SendMessageResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The delivered message's id (a Telegram message id or a log id).
+	DeliveryId string `protobuf:"bytes,1,opt,name=delivery_id,json=deliveryId,proto3" json:"delivery_id,omitempty"`
+	// Where it went: a Telegram chat id, or "log".
+	Destination string `protobuf:"bytes,2,opt,name=destination,proto3" json:"destination,omitempty"`
+	// Whether an earlier send with the same idempotency_key already
+	// delivered it.
+	Duplicate     bool `protobuf:"varint,3,opt,name=duplicate,proto3" json:"duplicate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SendMessageResponse) Reset() {
+	*x = SendMessageResponse{}
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SendMessageResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SendMessageResponse) ProtoMessage() {}
+
+func (x *SendMessageResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SendMessageResponse.ProtoReflect.Descriptor instead.
+func (*SendMessageResponse) Descriptor() ([]byte, []int) {
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *SendMessageResponse) GetDeliveryId() string {
+	if x != nil {
+		return x.DeliveryId
+	}
+	return ""
+}
+
+func (x *SendMessageResponse) GetDestination() string {
+	if x != nil {
+		return x.Destination
+	}
+	return ""
+}
+
+func (x *SendMessageResponse) GetDuplicate() bool {
+	if x != nil {
+		return x.Duplicate
+	}
+	return false
+}
+
 // HandleTelegramUpdateRequest wraps a Telegram webhook update.
 type HandleTelegramUpdateRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1638,7 +1841,7 @@ type HandleTelegramUpdateRequest struct {
 
 func (x *HandleTelegramUpdateRequest) Reset() {
 	*x = HandleTelegramUpdateRequest{}
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[19]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1650,7 +1853,7 @@ func (x *HandleTelegramUpdateRequest) String() string {
 func (*HandleTelegramUpdateRequest) ProtoMessage() {}
 
 func (x *HandleTelegramUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[19]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1663,7 +1866,7 @@ func (x *HandleTelegramUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleTelegramUpdateRequest.ProtoReflect.Descriptor instead.
 func (*HandleTelegramUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{19}
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *HandleTelegramUpdateRequest) GetUpdate() *TelegramUpdate {
@@ -1684,7 +1887,7 @@ type HandleTelegramUpdateResponse struct {
 
 func (x *HandleTelegramUpdateResponse) Reset() {
 	*x = HandleTelegramUpdateResponse{}
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[20]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1696,7 +1899,7 @@ func (x *HandleTelegramUpdateResponse) String() string {
 func (*HandleTelegramUpdateResponse) ProtoMessage() {}
 
 func (x *HandleTelegramUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[20]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1709,7 +1912,7 @@ func (x *HandleTelegramUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleTelegramUpdateResponse.ProtoReflect.Descriptor instead.
 func (*HandleTelegramUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{20}
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *HandleTelegramUpdateResponse) GetOutcome() string {
@@ -1893,11 +2096,26 @@ const file_groundcrew_notifier_v1_notifier_proto_rawDesc = "" +
 	"\x15FormatMessageResponse\x12A\n" +
 	"\amessage\x18\x01 \x01(\v2'.groundcrew.notifier.v1.TelegramMessageR\amessage\x12'\n" +
 	"\x0fdropped_sources\x18\x02 \x01(\x05R\x0edroppedSources\x12 \n" +
-	"\vtruncations\x18\x03 \x03(\tR\vtruncations\"e\n" +
+	"\vtruncations\x18\x03 \x03(\tR\vtruncations\"]\n" +
+	"\fInlineButton\x12\x1d\n" +
+	"\x04text\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x04text\x12.\n" +
+	"\rcallback_data\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01(@R\fcallbackData\"\xb3\x02\n" +
+	"\x12SendMessageRequest\x12\\\n" +
+	"\x04text\x18\x01 \x01(\tBH\xbaHE\xba\x01=\n" +
+	"\x0etext.not_blank\x12\x16text must not be blank\x1a\x13this.matches('\\\\S')r\x03\x18\xa0\x1fR\x04text\x12 \n" +
+	"\achat_id\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06chatId\x12H\n" +
+	"\abuttons\x18\x03 \x03(\v2$.groundcrew.notifier.v1.InlineButtonB\b\xbaH\x05\x92\x01\x02\x10\bR\abuttons\x121\n" +
+	"\x0fidempotency_key\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x0eidempotencyKey\x12 \n" +
+	"\x06sender\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x06sender\"v\n" +
+	"\x13SendMessageResponse\x12\x1f\n" +
+	"\vdelivery_id\x18\x01 \x01(\tR\n" +
+	"deliveryId\x12 \n" +
+	"\vdestination\x18\x02 \x01(\tR\vdestination\x12\x1c\n" +
+	"\tduplicate\x18\x03 \x01(\bR\tduplicate\"e\n" +
 	"\x1bHandleTelegramUpdateRequest\x12F\n" +
 	"\x06update\x18\x01 \x01(\v2&.groundcrew.notifier.v1.TelegramUpdateB\x06\xbaH\x03\xc8\x01\x01R\x06update\"8\n" +
 	"\x1cHandleTelegramUpdateResponse\x12\x18\n" +
-	"\aoutcome\x18\x01 \x01(\tR\aoutcome2\xef\a\n" +
+	"\aoutcome\x18\x01 \x01(\tR\aoutcome2\xfb\b\n" +
 	"\x0fNotifierService\x12}\n" +
 	"\vIngestAlert\x12*.groundcrew.notifier.v1.IngestAlertRequest\x1a+.groundcrew.notifier.v1.IngestAlertResponse\"\x15\x82\xd3\xe4\x93\x02\x0f:\x01*\"\n" +
 	"/v1/alerts\x12\x9f\x01\n" +
@@ -1907,7 +2125,8 @@ const file_groundcrew_notifier_v1_notifier_proto_rawDesc = "" +
 	"\n" +
 	"ListAlerts\x12).groundcrew.notifier.v1.ListAlertsRequest\x1a*.groundcrew.notifier.v1.ListAlertsResponse\"\x12\x82\xd3\xe4\x93\x02\f\x12\n" +
 	"/v1/alerts\x12\x91\x01\n" +
-	"\rFormatMessage\x12,.groundcrew.notifier.v1.FormatMessageRequest\x1a-.groundcrew.notifier.v1.FormatMessageResponse\"#\x82\xd3\xe4\x93\x02\x1d:\x01*\"\x18/v1/notifications:format\x12\xa7\x01\n" +
+	"\rFormatMessage\x12,.groundcrew.notifier.v1.FormatMessageRequest\x1a-.groundcrew.notifier.v1.FormatMessageResponse\"#\x82\xd3\xe4\x93\x02\x1d:\x01*\"\x18/v1/notifications:format\x12\x89\x01\n" +
+	"\vSendMessage\x12*.groundcrew.notifier.v1.SendMessageRequest\x1a+.groundcrew.notifier.v1.SendMessageResponse\"!\x82\xd3\xe4\x93\x02\x1b:\x01*\"\x16/v1/notifications:send\x12\xa7\x01\n" +
 	"\x14HandleTelegramUpdate\x123.groundcrew.notifier.v1.HandleTelegramUpdateRequest\x1a4.groundcrew.notifier.v1.HandleTelegramUpdateResponse\"$\x82\xd3\xe4\x93\x02\x1e:\x06update\"\x14/v1/telegram/webhookBKZIgithub.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1;notifierv1b\x06proto3"
 
 var (
@@ -1923,7 +2142,7 @@ func file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP() []byte {
 }
 
 var file_groundcrew_notifier_v1_notifier_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_groundcrew_notifier_v1_notifier_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_groundcrew_notifier_v1_notifier_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_groundcrew_notifier_v1_notifier_proto_goTypes = []any{
 	(Alert_Status)(0),                    // 0: groundcrew.notifier.v1.Alert.Status
 	(*Alert)(nil),                        // 1: groundcrew.notifier.v1.Alert
@@ -1945,79 +2164,85 @@ var file_groundcrew_notifier_v1_notifier_proto_goTypes = []any{
 	(*Enrichment)(nil),                   // 17: groundcrew.notifier.v1.Enrichment
 	(*FormatMessageRequest)(nil),         // 18: groundcrew.notifier.v1.FormatMessageRequest
 	(*FormatMessageResponse)(nil),        // 19: groundcrew.notifier.v1.FormatMessageResponse
-	(*HandleTelegramUpdateRequest)(nil),  // 20: groundcrew.notifier.v1.HandleTelegramUpdateRequest
-	(*HandleTelegramUpdateResponse)(nil), // 21: groundcrew.notifier.v1.HandleTelegramUpdateResponse
-	nil,                                  // 22: groundcrew.notifier.v1.AlertmanagerAlert.LabelsEntry
-	nil,                                  // 23: groundcrew.notifier.v1.AlertmanagerAlert.AnnotationsEntry
-	nil,                                  // 24: groundcrew.notifier.v1.IngestAlertmanagerRequest.GroupLabelsEntry
-	nil,                                  // 25: groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonLabelsEntry
-	nil,                                  // 26: groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonAnnotationsEntry
-	nil,                                  // 27: groundcrew.notifier.v1.GrafanaAlert.LabelsEntry
-	nil,                                  // 28: groundcrew.notifier.v1.GrafanaAlert.AnnotationsEntry
-	nil,                                  // 29: groundcrew.notifier.v1.IngestGrafanaRequest.GroupLabelsEntry
-	nil,                                  // 30: groundcrew.notifier.v1.IngestGrafanaRequest.CommonLabelsEntry
-	nil,                                  // 31: groundcrew.notifier.v1.IngestGrafanaRequest.CommonAnnotationsEntry
-	(*timestamppb.Timestamp)(nil),        // 32: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),              // 33: google.protobuf.Struct
-	(*TelegramUpdate)(nil),               // 34: groundcrew.notifier.v1.TelegramUpdate
+	(*InlineButton)(nil),                 // 20: groundcrew.notifier.v1.InlineButton
+	(*SendMessageRequest)(nil),           // 21: groundcrew.notifier.v1.SendMessageRequest
+	(*SendMessageResponse)(nil),          // 22: groundcrew.notifier.v1.SendMessageResponse
+	(*HandleTelegramUpdateRequest)(nil),  // 23: groundcrew.notifier.v1.HandleTelegramUpdateRequest
+	(*HandleTelegramUpdateResponse)(nil), // 24: groundcrew.notifier.v1.HandleTelegramUpdateResponse
+	nil,                                  // 25: groundcrew.notifier.v1.AlertmanagerAlert.LabelsEntry
+	nil,                                  // 26: groundcrew.notifier.v1.AlertmanagerAlert.AnnotationsEntry
+	nil,                                  // 27: groundcrew.notifier.v1.IngestAlertmanagerRequest.GroupLabelsEntry
+	nil,                                  // 28: groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonLabelsEntry
+	nil,                                  // 29: groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonAnnotationsEntry
+	nil,                                  // 30: groundcrew.notifier.v1.GrafanaAlert.LabelsEntry
+	nil,                                  // 31: groundcrew.notifier.v1.GrafanaAlert.AnnotationsEntry
+	nil,                                  // 32: groundcrew.notifier.v1.IngestGrafanaRequest.GroupLabelsEntry
+	nil,                                  // 33: groundcrew.notifier.v1.IngestGrafanaRequest.CommonLabelsEntry
+	nil,                                  // 34: groundcrew.notifier.v1.IngestGrafanaRequest.CommonAnnotationsEntry
+	(*timestamppb.Timestamp)(nil),        // 35: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),              // 36: google.protobuf.Struct
+	(*TelegramUpdate)(nil),               // 37: groundcrew.notifier.v1.TelegramUpdate
 }
 var file_groundcrew_notifier_v1_notifier_proto_depIdxs = []int32{
-	32, // 0: groundcrew.notifier.v1.Alert.received_at:type_name -> google.protobuf.Timestamp
-	33, // 1: groundcrew.notifier.v1.Alert.metadata:type_name -> google.protobuf.Struct
+	35, // 0: groundcrew.notifier.v1.Alert.received_at:type_name -> google.protobuf.Timestamp
+	36, // 1: groundcrew.notifier.v1.Alert.metadata:type_name -> google.protobuf.Struct
 	0,  // 2: groundcrew.notifier.v1.Alert.status:type_name -> groundcrew.notifier.v1.Alert.Status
 	2,  // 3: groundcrew.notifier.v1.Alert.message:type_name -> groundcrew.notifier.v1.TelegramMessage
-	32, // 4: groundcrew.notifier.v1.Alert.update_time:type_name -> google.protobuf.Timestamp
-	32, // 5: groundcrew.notifier.v1.Alert.deliver_time:type_name -> google.protobuf.Timestamp
-	33, // 6: groundcrew.notifier.v1.IngestAlertRequest.metadata:type_name -> google.protobuf.Struct
+	35, // 4: groundcrew.notifier.v1.Alert.update_time:type_name -> google.protobuf.Timestamp
+	35, // 5: groundcrew.notifier.v1.Alert.deliver_time:type_name -> google.protobuf.Timestamp
+	36, // 6: groundcrew.notifier.v1.IngestAlertRequest.metadata:type_name -> google.protobuf.Struct
 	1,  // 7: groundcrew.notifier.v1.IngestAlertResponse.alert:type_name -> groundcrew.notifier.v1.Alert
-	22, // 8: groundcrew.notifier.v1.AlertmanagerAlert.labels:type_name -> groundcrew.notifier.v1.AlertmanagerAlert.LabelsEntry
-	23, // 9: groundcrew.notifier.v1.AlertmanagerAlert.annotations:type_name -> groundcrew.notifier.v1.AlertmanagerAlert.AnnotationsEntry
-	32, // 10: groundcrew.notifier.v1.AlertmanagerAlert.starts_at:type_name -> google.protobuf.Timestamp
-	32, // 11: groundcrew.notifier.v1.AlertmanagerAlert.ends_at:type_name -> google.protobuf.Timestamp
-	24, // 12: groundcrew.notifier.v1.IngestAlertmanagerRequest.group_labels:type_name -> groundcrew.notifier.v1.IngestAlertmanagerRequest.GroupLabelsEntry
-	25, // 13: groundcrew.notifier.v1.IngestAlertmanagerRequest.common_labels:type_name -> groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonLabelsEntry
-	26, // 14: groundcrew.notifier.v1.IngestAlertmanagerRequest.common_annotations:type_name -> groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonAnnotationsEntry
+	25, // 8: groundcrew.notifier.v1.AlertmanagerAlert.labels:type_name -> groundcrew.notifier.v1.AlertmanagerAlert.LabelsEntry
+	26, // 9: groundcrew.notifier.v1.AlertmanagerAlert.annotations:type_name -> groundcrew.notifier.v1.AlertmanagerAlert.AnnotationsEntry
+	35, // 10: groundcrew.notifier.v1.AlertmanagerAlert.starts_at:type_name -> google.protobuf.Timestamp
+	35, // 11: groundcrew.notifier.v1.AlertmanagerAlert.ends_at:type_name -> google.protobuf.Timestamp
+	27, // 12: groundcrew.notifier.v1.IngestAlertmanagerRequest.group_labels:type_name -> groundcrew.notifier.v1.IngestAlertmanagerRequest.GroupLabelsEntry
+	28, // 13: groundcrew.notifier.v1.IngestAlertmanagerRequest.common_labels:type_name -> groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonLabelsEntry
+	29, // 14: groundcrew.notifier.v1.IngestAlertmanagerRequest.common_annotations:type_name -> groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonAnnotationsEntry
 	5,  // 15: groundcrew.notifier.v1.IngestAlertmanagerRequest.alerts:type_name -> groundcrew.notifier.v1.AlertmanagerAlert
 	1,  // 16: groundcrew.notifier.v1.IngestAlertmanagerResponse.alerts:type_name -> groundcrew.notifier.v1.Alert
-	27, // 17: groundcrew.notifier.v1.GrafanaAlert.labels:type_name -> groundcrew.notifier.v1.GrafanaAlert.LabelsEntry
-	28, // 18: groundcrew.notifier.v1.GrafanaAlert.annotations:type_name -> groundcrew.notifier.v1.GrafanaAlert.AnnotationsEntry
-	32, // 19: groundcrew.notifier.v1.GrafanaAlert.starts_at:type_name -> google.protobuf.Timestamp
-	32, // 20: groundcrew.notifier.v1.GrafanaAlert.ends_at:type_name -> google.protobuf.Timestamp
-	33, // 21: groundcrew.notifier.v1.GrafanaAlert.values:type_name -> google.protobuf.Struct
+	30, // 17: groundcrew.notifier.v1.GrafanaAlert.labels:type_name -> groundcrew.notifier.v1.GrafanaAlert.LabelsEntry
+	31, // 18: groundcrew.notifier.v1.GrafanaAlert.annotations:type_name -> groundcrew.notifier.v1.GrafanaAlert.AnnotationsEntry
+	35, // 19: groundcrew.notifier.v1.GrafanaAlert.starts_at:type_name -> google.protobuf.Timestamp
+	35, // 20: groundcrew.notifier.v1.GrafanaAlert.ends_at:type_name -> google.protobuf.Timestamp
+	36, // 21: groundcrew.notifier.v1.GrafanaAlert.values:type_name -> google.protobuf.Struct
 	8,  // 22: groundcrew.notifier.v1.IngestGrafanaRequest.alerts:type_name -> groundcrew.notifier.v1.GrafanaAlert
-	29, // 23: groundcrew.notifier.v1.IngestGrafanaRequest.group_labels:type_name -> groundcrew.notifier.v1.IngestGrafanaRequest.GroupLabelsEntry
-	30, // 24: groundcrew.notifier.v1.IngestGrafanaRequest.common_labels:type_name -> groundcrew.notifier.v1.IngestGrafanaRequest.CommonLabelsEntry
-	31, // 25: groundcrew.notifier.v1.IngestGrafanaRequest.common_annotations:type_name -> groundcrew.notifier.v1.IngestGrafanaRequest.CommonAnnotationsEntry
+	32, // 23: groundcrew.notifier.v1.IngestGrafanaRequest.group_labels:type_name -> groundcrew.notifier.v1.IngestGrafanaRequest.GroupLabelsEntry
+	33, // 24: groundcrew.notifier.v1.IngestGrafanaRequest.common_labels:type_name -> groundcrew.notifier.v1.IngestGrafanaRequest.CommonLabelsEntry
+	34, // 25: groundcrew.notifier.v1.IngestGrafanaRequest.common_annotations:type_name -> groundcrew.notifier.v1.IngestGrafanaRequest.CommonAnnotationsEntry
 	1,  // 26: groundcrew.notifier.v1.IngestGrafanaResponse.alerts:type_name -> groundcrew.notifier.v1.Alert
 	1,  // 27: groundcrew.notifier.v1.GetAlertResponse.alert:type_name -> groundcrew.notifier.v1.Alert
 	0,  // 28: groundcrew.notifier.v1.ListAlertsRequest.status:type_name -> groundcrew.notifier.v1.Alert.Status
-	32, // 29: groundcrew.notifier.v1.ListAlertsRequest.received_after:type_name -> google.protobuf.Timestamp
+	35, // 29: groundcrew.notifier.v1.ListAlertsRequest.received_after:type_name -> google.protobuf.Timestamp
 	1,  // 30: groundcrew.notifier.v1.ListAlertsResponse.alerts:type_name -> groundcrew.notifier.v1.Alert
-	33, // 31: groundcrew.notifier.v1.AlertInput.metadata:type_name -> google.protobuf.Struct
+	36, // 31: groundcrew.notifier.v1.AlertInput.metadata:type_name -> google.protobuf.Struct
 	16, // 32: groundcrew.notifier.v1.Enrichment.citations:type_name -> groundcrew.notifier.v1.EnrichmentCitation
 	15, // 33: groundcrew.notifier.v1.FormatMessageRequest.alert:type_name -> groundcrew.notifier.v1.AlertInput
 	17, // 34: groundcrew.notifier.v1.FormatMessageRequest.enrichment:type_name -> groundcrew.notifier.v1.Enrichment
 	2,  // 35: groundcrew.notifier.v1.FormatMessageResponse.message:type_name -> groundcrew.notifier.v1.TelegramMessage
-	34, // 36: groundcrew.notifier.v1.HandleTelegramUpdateRequest.update:type_name -> groundcrew.notifier.v1.TelegramUpdate
-	3,  // 37: groundcrew.notifier.v1.NotifierService.IngestAlert:input_type -> groundcrew.notifier.v1.IngestAlertRequest
-	6,  // 38: groundcrew.notifier.v1.NotifierService.IngestAlertmanager:input_type -> groundcrew.notifier.v1.IngestAlertmanagerRequest
-	9,  // 39: groundcrew.notifier.v1.NotifierService.IngestGrafana:input_type -> groundcrew.notifier.v1.IngestGrafanaRequest
-	11, // 40: groundcrew.notifier.v1.NotifierService.GetAlert:input_type -> groundcrew.notifier.v1.GetAlertRequest
-	13, // 41: groundcrew.notifier.v1.NotifierService.ListAlerts:input_type -> groundcrew.notifier.v1.ListAlertsRequest
-	18, // 42: groundcrew.notifier.v1.NotifierService.FormatMessage:input_type -> groundcrew.notifier.v1.FormatMessageRequest
-	20, // 43: groundcrew.notifier.v1.NotifierService.HandleTelegramUpdate:input_type -> groundcrew.notifier.v1.HandleTelegramUpdateRequest
-	4,  // 44: groundcrew.notifier.v1.NotifierService.IngestAlert:output_type -> groundcrew.notifier.v1.IngestAlertResponse
-	7,  // 45: groundcrew.notifier.v1.NotifierService.IngestAlertmanager:output_type -> groundcrew.notifier.v1.IngestAlertmanagerResponse
-	10, // 46: groundcrew.notifier.v1.NotifierService.IngestGrafana:output_type -> groundcrew.notifier.v1.IngestGrafanaResponse
-	12, // 47: groundcrew.notifier.v1.NotifierService.GetAlert:output_type -> groundcrew.notifier.v1.GetAlertResponse
-	14, // 48: groundcrew.notifier.v1.NotifierService.ListAlerts:output_type -> groundcrew.notifier.v1.ListAlertsResponse
-	19, // 49: groundcrew.notifier.v1.NotifierService.FormatMessage:output_type -> groundcrew.notifier.v1.FormatMessageResponse
-	21, // 50: groundcrew.notifier.v1.NotifierService.HandleTelegramUpdate:output_type -> groundcrew.notifier.v1.HandleTelegramUpdateResponse
-	44, // [44:51] is the sub-list for method output_type
-	37, // [37:44] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	20, // 36: groundcrew.notifier.v1.SendMessageRequest.buttons:type_name -> groundcrew.notifier.v1.InlineButton
+	37, // 37: groundcrew.notifier.v1.HandleTelegramUpdateRequest.update:type_name -> groundcrew.notifier.v1.TelegramUpdate
+	3,  // 38: groundcrew.notifier.v1.NotifierService.IngestAlert:input_type -> groundcrew.notifier.v1.IngestAlertRequest
+	6,  // 39: groundcrew.notifier.v1.NotifierService.IngestAlertmanager:input_type -> groundcrew.notifier.v1.IngestAlertmanagerRequest
+	9,  // 40: groundcrew.notifier.v1.NotifierService.IngestGrafana:input_type -> groundcrew.notifier.v1.IngestGrafanaRequest
+	11, // 41: groundcrew.notifier.v1.NotifierService.GetAlert:input_type -> groundcrew.notifier.v1.GetAlertRequest
+	13, // 42: groundcrew.notifier.v1.NotifierService.ListAlerts:input_type -> groundcrew.notifier.v1.ListAlertsRequest
+	18, // 43: groundcrew.notifier.v1.NotifierService.FormatMessage:input_type -> groundcrew.notifier.v1.FormatMessageRequest
+	21, // 44: groundcrew.notifier.v1.NotifierService.SendMessage:input_type -> groundcrew.notifier.v1.SendMessageRequest
+	23, // 45: groundcrew.notifier.v1.NotifierService.HandleTelegramUpdate:input_type -> groundcrew.notifier.v1.HandleTelegramUpdateRequest
+	4,  // 46: groundcrew.notifier.v1.NotifierService.IngestAlert:output_type -> groundcrew.notifier.v1.IngestAlertResponse
+	7,  // 47: groundcrew.notifier.v1.NotifierService.IngestAlertmanager:output_type -> groundcrew.notifier.v1.IngestAlertmanagerResponse
+	10, // 48: groundcrew.notifier.v1.NotifierService.IngestGrafana:output_type -> groundcrew.notifier.v1.IngestGrafanaResponse
+	12, // 49: groundcrew.notifier.v1.NotifierService.GetAlert:output_type -> groundcrew.notifier.v1.GetAlertResponse
+	14, // 50: groundcrew.notifier.v1.NotifierService.ListAlerts:output_type -> groundcrew.notifier.v1.ListAlertsResponse
+	19, // 51: groundcrew.notifier.v1.NotifierService.FormatMessage:output_type -> groundcrew.notifier.v1.FormatMessageResponse
+	22, // 52: groundcrew.notifier.v1.NotifierService.SendMessage:output_type -> groundcrew.notifier.v1.SendMessageResponse
+	24, // 53: groundcrew.notifier.v1.NotifierService.HandleTelegramUpdate:output_type -> groundcrew.notifier.v1.HandleTelegramUpdateResponse
+	46, // [46:54] is the sub-list for method output_type
+	38, // [38:46] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_groundcrew_notifier_v1_notifier_proto_init() }
@@ -2033,7 +2258,7 @@ func file_groundcrew_notifier_v1_notifier_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_groundcrew_notifier_v1_notifier_proto_rawDesc), len(file_groundcrew_notifier_v1_notifier_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   31,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

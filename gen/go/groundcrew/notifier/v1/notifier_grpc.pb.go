@@ -25,6 +25,7 @@ const (
 	NotifierService_GetAlert_FullMethodName             = "/groundcrew.notifier.v1.NotifierService/GetAlert"
 	NotifierService_ListAlerts_FullMethodName           = "/groundcrew.notifier.v1.NotifierService/ListAlerts"
 	NotifierService_FormatMessage_FullMethodName        = "/groundcrew.notifier.v1.NotifierService/FormatMessage"
+	NotifierService_SendMessage_FullMethodName          = "/groundcrew.notifier.v1.NotifierService/SendMessage"
 	NotifierService_HandleTelegramUpdate_FullMethodName = "/groundcrew.notifier.v1.NotifierService/HandleTelegramUpdate"
 )
 
@@ -51,6 +52,10 @@ type NotifierServiceClient interface {
 	// FormatMessage renders the Telegram message for an alert and enrichment
 	// without sending it, for clients that send themselves.
 	FormatMessage(ctx context.Context, in *FormatMessageRequest, opts ...grpc.CallOption) (*FormatMessageResponse, error)
+	// SendMessage delivers a message that is not an alert (a research
+	// summary, an approval request with buttons) through the same durable
+	// pipeline, pacing and delivery log as alerts.
+	SendMessage(ctx context.Context, in *SendMessageRequest, opts ...grpc.CallOption) (*SendMessageResponse, error)
 	// HandleTelegramUpdate takes a Telegram bot webhook update. Callers must
 	// pass the X-Telegram-Bot-Api-Secret-Token header (gRPC metadata
 	// x-telegram-bot-api-secret-token) when TELEGRAM_WEBHOOK_SECRET is set.
@@ -125,6 +130,16 @@ func (c *notifierServiceClient) FormatMessage(ctx context.Context, in *FormatMes
 	return out, nil
 }
 
+func (c *notifierServiceClient) SendMessage(ctx context.Context, in *SendMessageRequest, opts ...grpc.CallOption) (*SendMessageResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SendMessageResponse)
+	err := c.cc.Invoke(ctx, NotifierService_SendMessage_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *notifierServiceClient) HandleTelegramUpdate(ctx context.Context, in *HandleTelegramUpdateRequest, opts ...grpc.CallOption) (*HandleTelegramUpdateResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(HandleTelegramUpdateResponse)
@@ -158,6 +173,10 @@ type NotifierServiceServer interface {
 	// FormatMessage renders the Telegram message for an alert and enrichment
 	// without sending it, for clients that send themselves.
 	FormatMessage(context.Context, *FormatMessageRequest) (*FormatMessageResponse, error)
+	// SendMessage delivers a message that is not an alert (a research
+	// summary, an approval request with buttons) through the same durable
+	// pipeline, pacing and delivery log as alerts.
+	SendMessage(context.Context, *SendMessageRequest) (*SendMessageResponse, error)
 	// HandleTelegramUpdate takes a Telegram bot webhook update. Callers must
 	// pass the X-Telegram-Bot-Api-Secret-Token header (gRPC metadata
 	// x-telegram-bot-api-secret-token) when TELEGRAM_WEBHOOK_SECRET is set.
@@ -189,6 +208,9 @@ func (UnimplementedNotifierServiceServer) ListAlerts(context.Context, *ListAlert
 }
 func (UnimplementedNotifierServiceServer) FormatMessage(context.Context, *FormatMessageRequest) (*FormatMessageResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method FormatMessage not implemented")
+}
+func (UnimplementedNotifierServiceServer) SendMessage(context.Context, *SendMessageRequest) (*SendMessageResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SendMessage not implemented")
 }
 func (UnimplementedNotifierServiceServer) HandleTelegramUpdate(context.Context, *HandleTelegramUpdateRequest) (*HandleTelegramUpdateResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method HandleTelegramUpdate not implemented")
@@ -322,6 +344,24 @@ func _NotifierService_FormatMessage_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _NotifierService_SendMessage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SendMessageRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NotifierServiceServer).SendMessage(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NotifierService_SendMessage_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NotifierServiceServer).SendMessage(ctx, req.(*SendMessageRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _NotifierService_HandleTelegramUpdate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(HandleTelegramUpdateRequest)
 	if err := dec(in); err != nil {
@@ -370,6 +410,10 @@ var NotifierService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "FormatMessage",
 			Handler:    _NotifierService_FormatMessage_Handler,
+		},
+		{
+			MethodName: "SendMessage",
+			Handler:    _NotifierService_SendMessage_Handler,
 		},
 		{
 			MethodName: "HandleTelegramUpdate",
