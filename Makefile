@@ -34,6 +34,7 @@ build: ## Build every binary into bin/.
 	@mkdir -p $(BIN)
 	@for s in $(SERVICES); do echo "build $$s"; (cd services/$$s && go build -trimpath -o $(BIN)/$$s .); done
 	@echo "build gateway"; cd gateway && go build -trimpath -o $(BIN)/gateway .
+	@echo "build search-index"; cd services/search && go build -trimpath -o $(BIN)/search-index ./cmd/search-index
 
 .PHONY: tools
 tools: $(BUF) ## Build the pinned code generators into bin/.

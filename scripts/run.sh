@@ -52,7 +52,9 @@ if [ -z "${ready:-}" ]; then
 	exit 1
 fi
 
-if [ -x scripts/seed.sh ]; then scripts/seed.sh "$gateway" || echo "seeding example documents failed; the services run anyway" >&2; fi
+# The example runbooks give the alert demo and grounded answers something to
+# find. Indexing again replaces them (documents are keyed by URL).
+bin/search-index -addr "$SEARCH_ADDR" examples/runbooks || echo "indexing the example runbooks failed; the services run anyway" >&2
 
 cat <<MSG
 
@@ -61,7 +63,8 @@ groundcrew is running (data in $DATA_DIR, logs in $DATA_DIR/logs).
   API docs     $gateway/docs/
   OpenAPI      $gateway/openapi.json
   Readiness    curl $gateway/readyz
-  Try it       curl -X POST $gateway/v1/alerts -d '{"text":"High error rate on checkout-api: 5xx > 10% for 5m"}'
+  Search       curl -X POST $gateway/v1/search -d '{"query":"checkout-api 5xx errors"}'
+  Alert        curl -X POST $gateway/v1/alerts -d '{"text":"High error rate on checkout-api: 5xx > 10% for 5m"}'
   gRPC         grpcurl -plaintext $SEARCH_ADDR list   (bin/grpcurl after 'make tools')
 
 Press Ctrl-C to stop.

@@ -7,12 +7,22 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"path/filepath"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
 	"github.com/groundcrew/groundcrew/platform/config"
 	"github.com/groundcrew/groundcrew/platform/entrypoint"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
+	"github.com/groundcrew/groundcrew/services/search/internal/brave"
+	"github.com/groundcrew/groundcrew/services/search/internal/exa"
+	"github.com/groundcrew/groundcrew/services/search/internal/localindex"
+	"github.com/groundcrew/groundcrew/services/search/internal/search"
 	"github.com/groundcrew/groundcrew/services/search/internal/searchgrpc"
+	"github.com/groundcrew/groundcrew/services/search/internal/searxng"
+	"github.com/groundcrew/groundcrew/services/search/internal/tavily"
 )
 
 // Config is the search service's configuration, read from the environment.
@@ -39,6 +49,16 @@ type Config struct {
 	// BraveAPIKey enables Brave Search.
 	BraveAPIKey  string `env:"BRAVE_API_KEY" secret:"true"`
 	BraveBaseURL string `env:"BRAVE_BASE_URL" envDefault:"https://api.search.brave.com"`
+
+	// EngineTimeout bounds one engine call, retries included.
+	EngineTimeout time.Duration `env:"SEARCH_ENGINE_TIMEOUT" envDefault:"8s"`
+	// Timeout bounds a whole search, fallbacks included, when the caller
+	// set no earlier deadline.
+	Timeout time.Duration `env:"SEARCH_TIMEOUT" envDefault:"20s"`
+	// CacheTTL and CacheSize bound the result cache (0 TTL: default,
+	// negative: off).
+	CacheTTL  time.Duration `env:"SEARCH_CACHE_TTL" envDefault:"60s"`
+	CacheSize int           `env:"SEARCH_CACHE_SIZE" envDefault:"1024"`
 }
 
 // Validate checks what types cannot.
@@ -66,12 +86,95 @@ func (c Config) GRPCListenAddr() string {
 // Run serves the search service until ctx is done.
 func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	logger.Info("starting", "config", config.LogValue(cfg))
+	indexDir := filepath.Join(cfg.DataDir, "search-index")
+	index, err := localindex.Open(indexDir, localindex.Options{})
+	if err != nil {
+		return fmt.Errorf("opening the local index in %s: %w", indexDir, err)
+	}
+	defer func() {
+		if err := index.Close(); err != nil {
+			logger.Error("closing the local index", "error", err)
+		}
+	}()
+	engines, err := webEngines(cfg)
+	if err != nil {
+		return err
+	}
+	names := []string{search.EngineLocal}
+	for _, e := range engines {
+		names = append(names, e.Name())
+	}
+	logger.Info("search engines", "configured", names, "auto_order", search.DefaultAutoOrder)
+	svc, err := search.NewService(search.Config{
+		Engines:       append(engines, index),
+		Indexer:       index,
+		CacheTTL:      cfg.CacheTTL,
+		CacheSize:     cfg.CacheSize,
+		EngineTimeout: cfg.EngineTimeout,
+		SearchTimeout: cfg.Timeout,
+		Logger:        logger,
+	})
+	if err != nil {
+		return fmt.Errorf("building the search service: %w", err)
+	}
+
 	srv, _, cleanup, err := entrypoint.NewServer(ctx, "search", cfg.Common,
 		grpcserver.Config{GRPCAddr: cfg.GRPCListenAddr(), AdminAddr: cfg.AdminAddr}, logger)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	searchv1.RegisterSearchServiceServer(srv, searchgrpc.NewSearchService())
+	registerMetrics(srv.Registry(), svc)
+	searchv1.RegisterSearchServiceServer(srv, searchgrpc.NewSearchService(svc, index, logger))
 	return srv.Run(ctx)
+}
+
+// webEngines builds the web engines whose configuration is present.
+func webEngines(cfg Config) ([]search.Engine, error) {
+	var out []search.Engine
+	if cfg.SearxngURL != "" {
+		c, err := searxng.New(searxng.Config{BaseURL: cfg.SearxngURL, Timeout: cfg.EngineTimeout})
+		if err != nil {
+			return nil, fmt.Errorf("SEARXNG_URL: %w", err)
+		}
+		out = append(out, c)
+	}
+	if cfg.ExaAPIKey != "" {
+		c, err := exa.New(exa.Config{APIKey: cfg.ExaAPIKey, BaseURL: cfg.ExaBaseURL, Timeout: cfg.EngineTimeout})
+		if err != nil {
+			return nil, fmt.Errorf("EXA_API_KEY/EXA_BASE_URL: %w", err)
+		}
+		out = append(out, c)
+	}
+	if cfg.TavilyAPIKey != "" {
+		c, err := tavily.New(tavily.Config{APIKey: cfg.TavilyAPIKey, BaseURL: cfg.TavilyBaseURL, Timeout: cfg.EngineTimeout})
+		if err != nil {
+			return nil, fmt.Errorf("TAVILY_API_KEY/TAVILY_BASE_URL: %w", err)
+		}
+		out = append(out, c)
+	}
+	if cfg.BraveAPIKey != "" {
+		c, err := brave.New(brave.Config{APIKey: cfg.BraveAPIKey, BaseURL: cfg.BraveBaseURL, Timeout: cfg.EngineTimeout})
+		if err != nil {
+			return nil, fmt.Errorf("BRAVE_API_KEY/BRAVE_BASE_URL: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// registerMetrics exposes the service's cache and engine counters.
+func registerMetrics(reg prometheus.Registerer, svc *search.Service) {
+	counter := func(name, help string, f func(search.Stats) uint64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
+			func() float64 { return float64(f(svc.Stats())) })
+	}
+	reg.MustRegister(
+		counter("search_cache_hits_total", "Searches answered from the result cache.", func(s search.Stats) uint64 { return s.CacheHits }),
+		counter("search_cache_misses_total", "Searches not answered from the result cache.", func(s search.Stats) uint64 { return s.CacheMisses }),
+		counter("search_engine_calls_total", "Searches that called engines (one per flight).", func(s search.Stats) uint64 { return s.EngineCalls }),
+		counter("search_coalesced_total", "Searches that shared an identical search's engine call.", func(s search.Stats) uint64 { return s.Coalesced }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "search_cache_entries", Help: "Responses in the result cache."},
+			func() float64 { return float64(svc.Stats().CacheEntries) }),
+	)
 }

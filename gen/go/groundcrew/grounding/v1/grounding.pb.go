@@ -1924,10 +1924,10 @@ const file_groundcrew_grounding_v1_grounding_proto_rawDesc = "" +
 	"\x06FAILED\x10\x03\x12\f\n" +
 	"\bAPPROVED\x10\x04\x12\f\n" +
 	"\bREJECTED\x10\x05B\r\n" +
-	"\v_confidence\"\xc1\x04\n" +
-	"\bCitation\x12}\n" +
-	"\x03url\x18\x01 \x01(\tBk\xbaHh\xba\x01`\n" +
-	"\burl.http\x12\x19url must be http or https\x1a9this.startsWith('http://') || this.startsWith('https://')r\x03\x88\x01\x01R\x03url\x12\x16\n" +
+	"\v_confidence\"\xa6\x04\n" +
+	"\bCitation\x12b\n" +
+	"\x03url\x18\x01 \x01(\tBP\xbaHM\xba\x01E\n" +
+	"\burl.http\x12\x19url must be http or https\x1a\x1ethis.matches('^(?i)https?://')r\x03\x88\x01\x01R\x03url\x12\x16\n" +
 	"\x06domain\x18\x02 \x01(\tR\x06domain\x12\x14\n" +
 	"\x05title\x18\x03 \x01(\tR\x05title\x12\"\n" +
 	"\asnippet\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\asnippet\x12+\n" +

@@ -2074,12 +2074,12 @@ const file_groundcrew_notifier_v1_notifier_proto_rawDesc = "" +
 	"AlertInput\x12]\n" +
 	"\x04text\x18\x01 \x01(\tBI\xbaHF\xba\x01=\n" +
 	"\x0etext.not_blank\x12\x16text must not be blank\x1a\x13this.matches('\\\\S')r\x04\x18\xc0\x84=R\x04text\x123\n" +
-	"\bmetadata\x18\x02 \x01(\v2\x17.google.protobuf.StructR\bmetadata\"\xc3\x01\n" +
+	"\bmetadata\x18\x02 \x01(\v2\x17.google.protobuf.StructR\bmetadata\"\xa8\x01\n" +
 	"\x12EnrichmentCitation\x12\x14\n" +
 	"\x05title\x18\x01 \x01(\tR\x05title\x12\x18\n" +
-	"\asnippet\x18\x02 \x01(\tR\asnippet\x12}\n" +
-	"\x03url\x18\x03 \x01(\tBk\xbaHh\xba\x01`\n" +
-	"\burl.http\x12\x19url must be http or https\x1a9this.startsWith('http://') || this.startsWith('https://')r\x03\x88\x01\x01R\x03url\"\xc7\x01\n" +
+	"\asnippet\x18\x02 \x01(\tR\asnippet\x12b\n" +
+	"\x03url\x18\x03 \x01(\tBP\xbaHM\xba\x01E\n" +
+	"\burl.http\x12\x19url must be http or https\x1a\x1ethis.matches('^(?i)https?://')r\x03\x88\x01\x01R\x03url\"\xc7\x01\n" +
 	"\n" +
 	"Enrichment\x12\x18\n" +
 	"\asummary\x18\x01 \x01(\tR\asummary\x12<\n" +

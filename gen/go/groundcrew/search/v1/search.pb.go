@@ -533,8 +533,10 @@ type IndexDocumentsResponse struct {
 	Replaced int32 `protobuf:"varint,2,opt,name=replaced,proto3" json:"replaced,omitempty"`
 	// Documents in the index after this call.
 	TotalDocuments int64 `protobuf:"varint,3,opt,name=total_documents,json=totalDocuments,proto3" json:"total_documents,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Documents that were not indexed, and why; the others were.
+	Rejected      []*DocumentRejection `protobuf:"bytes,4,rep,name=rejected,proto3" json:"rejected,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *IndexDocumentsResponse) Reset() {
@@ -588,6 +590,77 @@ func (x *IndexDocumentsResponse) GetTotalDocuments() int64 {
 	return 0
 }
 
+func (x *IndexDocumentsResponse) GetRejected() []*DocumentRejection {
+	if x != nil {
+		return x.Rejected
+	}
+	return nil
+}
+
+// DocumentRejection says why one document was not indexed.
+type DocumentRejection struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The document's position in the request, from 0.
+	Index int32 `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	// Its url.
+	Url string `protobuf:"bytes,2,opt,name=url,proto3" json:"url,omitempty"`
+	// Why it was rejected.
+	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DocumentRejection) Reset() {
+	*x = DocumentRejection{}
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DocumentRejection) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DocumentRejection) ProtoMessage() {}
+
+func (x *DocumentRejection) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DocumentRejection.ProtoReflect.Descriptor instead.
+func (*DocumentRejection) Descriptor() ([]byte, []int) {
+	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *DocumentRejection) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *DocumentRejection) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *DocumentRejection) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 // ListEnginesRequest asks for the engines.
 type ListEnginesRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -597,7 +670,7 @@ type ListEnginesRequest struct {
 
 func (x *ListEnginesRequest) Reset() {
 	*x = ListEnginesRequest{}
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[6]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -609,7 +682,7 @@ func (x *ListEnginesRequest) String() string {
 func (*ListEnginesRequest) ProtoMessage() {}
 
 func (x *ListEnginesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[6]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -622,7 +695,7 @@ func (x *ListEnginesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEnginesRequest.ProtoReflect.Descriptor instead.
 func (*ListEnginesRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{6}
+	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{7}
 }
 
 // ListEnginesResponse lists every engine.
@@ -636,7 +709,7 @@ type ListEnginesResponse struct {
 
 func (x *ListEnginesResponse) Reset() {
 	*x = ListEnginesResponse{}
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[7]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -648,7 +721,7 @@ func (x *ListEnginesResponse) String() string {
 func (*ListEnginesResponse) ProtoMessage() {}
 
 func (x *ListEnginesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[7]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -661,7 +734,7 @@ func (x *ListEnginesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEnginesResponse.ProtoReflect.Descriptor instead.
 func (*ListEnginesResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{7}
+	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListEnginesResponse) GetEngines() []*EngineStatus {
@@ -692,7 +765,7 @@ type EngineStatus struct {
 
 func (x *EngineStatus) Reset() {
 	*x = EngineStatus{}
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[8]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -704,7 +777,7 @@ func (x *EngineStatus) String() string {
 func (*EngineStatus) ProtoMessage() {}
 
 func (x *EngineStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[8]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -717,7 +790,7 @@ func (x *EngineStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EngineStatus.ProtoReflect.Descriptor instead.
 func (*EngineStatus) Descriptor() ([]byte, []int) {
-	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{8}
+	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *EngineStatus) GetEngine() Engine {
@@ -783,29 +856,34 @@ const file_groundcrew_search_v1_search_proto_rawDesc = "" +
 	"\x06engine\x18\x02 \x01(\x0e2\x1c.groundcrew.search.v1.EngineR\x06engine\x12'\n" +
 	"\x0fdropped_results\x18\x03 \x01(\x05R\x0edroppedResults\x12\x16\n" +
 	"\x06cached\x18\x04 \x01(\bR\x06cached\x12A\n" +
-	"\rfallback_from\x18\x05 \x03(\x0e2\x1c.groundcrew.search.v1.EngineR\ffallbackFrom\"\xc9\x02\n" +
+	"\rfallback_from\x18\x05 \x03(\x0e2\x1c.groundcrew.search.v1.EngineR\ffallbackFrom\"\xae\x02\n" +
 	"\fSearchResult\x12\x1d\n" +
 	"\x05title\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x05title\x12!\n" +
-	"\asnippet\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\asnippet\x12}\n" +
-	"\x03url\x18\x03 \x01(\tBk\xbaHh\xba\x01`\n" +
-	"\burl.http\x12\x19url must be http or https\x1a9this.startsWith('http://') || this.startsWith('https://')r\x03\x88\x01\x01R\x03url\x12#\n" +
+	"\asnippet\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\asnippet\x12b\n" +
+	"\x03url\x18\x03 \x01(\tBP\xbaHM\xba\x01E\n" +
+	"\burl.http\x12\x19url must be http or https\x1a\x1ethis.matches('^(?i)https?://')r\x03\x88\x01\x01R\x03url\x12#\n" +
 	"\rsource_domain\x18\x04 \x01(\tR\fsourceDomain\x12\x14\n" +
 	"\x05score\x18\x05 \x01(\x01R\x05score\x12=\n" +
-	"\fpublished_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\vpublishedAt\"\xba\x02\n" +
-	"\bDocument\x12\x80\x01\n" +
-	"\x03url\x18\x01 \x01(\tBn\xbaHk\xba\x01`\n" +
-	"\burl.http\x12\x19url must be http or https\x1a9this.startsWith('http://') || this.startsWith('https://')r\x06\x18\x80\x10\x88\x01\x01R\x03url\x12\x1e\n" +
+	"\fpublished_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\vpublishedAt\"\x9e\x02\n" +
+	"\bDocument\x12e\n" +
+	"\x03url\x18\x01 \x01(\tBS\xbaHP\xba\x01E\n" +
+	"\burl.http\x12\x19url must be http or https\x1a\x1ethis.matches('^(?i)https?://')r\x06\x18\x80\x10\x88\x01\x01R\x03url\x12\x1e\n" +
 	"\x05title\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\xf4\x03R\x05title\x12!\n" +
 	"\x04text\x18\x03 \x01(\tB\v\xbaH\br\x06\x10\x01\x18\x80\x89zH\x00R\x04text\x12!\n" +
 	"\x04html\x18\x04 \x01(\tB\v\xbaH\br\x06\x10\x01\x18\x80\x89zH\x00R\x04html\x123\n" +
 	"\bmetadata\x18\x05 \x01(\v2\x17.google.protobuf.StructR\bmetadataB\x10\n" +
 	"\acontent\x12\x05\xbaH\x02\b\x01\"b\n" +
 	"\x15IndexDocumentsRequest\x12I\n" +
-	"\tdocuments\x18\x01 \x03(\v2\x1e.groundcrew.search.v1.DocumentB\v\xbaH\b\x92\x01\x05\b\x01\x10\xf4\x03R\tdocuments\"w\n" +
+	"\tdocuments\x18\x01 \x03(\v2\x1e.groundcrew.search.v1.DocumentB\v\xbaH\b\x92\x01\x05\b\x01\x10\xf4\x03R\tdocuments\"\xbc\x01\n" +
 	"\x16IndexDocumentsResponse\x12\x18\n" +
 	"\aindexed\x18\x01 \x01(\x05R\aindexed\x12\x1a\n" +
 	"\breplaced\x18\x02 \x01(\x05R\breplaced\x12'\n" +
-	"\x0ftotal_documents\x18\x03 \x01(\x03R\x0etotalDocuments\"\x14\n" +
+	"\x0ftotal_documents\x18\x03 \x01(\x03R\x0etotalDocuments\x12C\n" +
+	"\brejected\x18\x04 \x03(\v2'.groundcrew.search.v1.DocumentRejectionR\brejected\"S\n" +
+	"\x11DocumentRejection\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x10\n" +
+	"\x03url\x18\x02 \x01(\tR\x03url\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"\x14\n" +
 	"\x12ListEnginesRequest\"S\n" +
 	"\x13ListEnginesResponse\x12<\n" +
 	"\aengines\x18\x01 \x03(\v2\".groundcrew.search.v1.EngineStatusR\aengines\"\xde\x01\n" +
@@ -847,7 +925,7 @@ func file_groundcrew_search_v1_search_proto_rawDescGZIP() []byte {
 }
 
 var file_groundcrew_search_v1_search_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_groundcrew_search_v1_search_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_groundcrew_search_v1_search_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_groundcrew_search_v1_search_proto_goTypes = []any{
 	(Engine)(0),                    // 0: groundcrew.search.v1.Engine
 	(*SearchRequest)(nil),          // 1: groundcrew.search.v1.SearchRequest
@@ -856,35 +934,37 @@ var file_groundcrew_search_v1_search_proto_goTypes = []any{
 	(*Document)(nil),               // 4: groundcrew.search.v1.Document
 	(*IndexDocumentsRequest)(nil),  // 5: groundcrew.search.v1.IndexDocumentsRequest
 	(*IndexDocumentsResponse)(nil), // 6: groundcrew.search.v1.IndexDocumentsResponse
-	(*ListEnginesRequest)(nil),     // 7: groundcrew.search.v1.ListEnginesRequest
-	(*ListEnginesResponse)(nil),    // 8: groundcrew.search.v1.ListEnginesResponse
-	(*EngineStatus)(nil),           // 9: groundcrew.search.v1.EngineStatus
-	(*durationpb.Duration)(nil),    // 10: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),  // 11: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),        // 12: google.protobuf.Struct
+	(*DocumentRejection)(nil),      // 7: groundcrew.search.v1.DocumentRejection
+	(*ListEnginesRequest)(nil),     // 8: groundcrew.search.v1.ListEnginesRequest
+	(*ListEnginesResponse)(nil),    // 9: groundcrew.search.v1.ListEnginesResponse
+	(*EngineStatus)(nil),           // 10: groundcrew.search.v1.EngineStatus
+	(*durationpb.Duration)(nil),    // 11: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),  // 12: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),        // 13: google.protobuf.Struct
 }
 var file_groundcrew_search_v1_search_proto_depIdxs = []int32{
 	0,  // 0: groundcrew.search.v1.SearchRequest.engine:type_name -> groundcrew.search.v1.Engine
-	10, // 1: groundcrew.search.v1.SearchRequest.max_age:type_name -> google.protobuf.Duration
+	11, // 1: groundcrew.search.v1.SearchRequest.max_age:type_name -> google.protobuf.Duration
 	3,  // 2: groundcrew.search.v1.SearchResponse.results:type_name -> groundcrew.search.v1.SearchResult
 	0,  // 3: groundcrew.search.v1.SearchResponse.engine:type_name -> groundcrew.search.v1.Engine
 	0,  // 4: groundcrew.search.v1.SearchResponse.fallback_from:type_name -> groundcrew.search.v1.Engine
-	11, // 5: groundcrew.search.v1.SearchResult.published_at:type_name -> google.protobuf.Timestamp
-	12, // 6: groundcrew.search.v1.Document.metadata:type_name -> google.protobuf.Struct
+	12, // 5: groundcrew.search.v1.SearchResult.published_at:type_name -> google.protobuf.Timestamp
+	13, // 6: groundcrew.search.v1.Document.metadata:type_name -> google.protobuf.Struct
 	4,  // 7: groundcrew.search.v1.IndexDocumentsRequest.documents:type_name -> groundcrew.search.v1.Document
-	9,  // 8: groundcrew.search.v1.ListEnginesResponse.engines:type_name -> groundcrew.search.v1.EngineStatus
-	0,  // 9: groundcrew.search.v1.EngineStatus.engine:type_name -> groundcrew.search.v1.Engine
-	1,  // 10: groundcrew.search.v1.SearchService.Search:input_type -> groundcrew.search.v1.SearchRequest
-	5,  // 11: groundcrew.search.v1.SearchService.IndexDocuments:input_type -> groundcrew.search.v1.IndexDocumentsRequest
-	7,  // 12: groundcrew.search.v1.SearchService.ListEngines:input_type -> groundcrew.search.v1.ListEnginesRequest
-	2,  // 13: groundcrew.search.v1.SearchService.Search:output_type -> groundcrew.search.v1.SearchResponse
-	6,  // 14: groundcrew.search.v1.SearchService.IndexDocuments:output_type -> groundcrew.search.v1.IndexDocumentsResponse
-	8,  // 15: groundcrew.search.v1.SearchService.ListEngines:output_type -> groundcrew.search.v1.ListEnginesResponse
-	13, // [13:16] is the sub-list for method output_type
-	10, // [10:13] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	7,  // 8: groundcrew.search.v1.IndexDocumentsResponse.rejected:type_name -> groundcrew.search.v1.DocumentRejection
+	10, // 9: groundcrew.search.v1.ListEnginesResponse.engines:type_name -> groundcrew.search.v1.EngineStatus
+	0,  // 10: groundcrew.search.v1.EngineStatus.engine:type_name -> groundcrew.search.v1.Engine
+	1,  // 11: groundcrew.search.v1.SearchService.Search:input_type -> groundcrew.search.v1.SearchRequest
+	5,  // 12: groundcrew.search.v1.SearchService.IndexDocuments:input_type -> groundcrew.search.v1.IndexDocumentsRequest
+	8,  // 13: groundcrew.search.v1.SearchService.ListEngines:input_type -> groundcrew.search.v1.ListEnginesRequest
+	2,  // 14: groundcrew.search.v1.SearchService.Search:output_type -> groundcrew.search.v1.SearchResponse
+	6,  // 15: groundcrew.search.v1.SearchService.IndexDocuments:output_type -> groundcrew.search.v1.IndexDocumentsResponse
+	9,  // 16: groundcrew.search.v1.SearchService.ListEngines:output_type -> groundcrew.search.v1.ListEnginesResponse
+	14, // [14:17] is the sub-list for method output_type
+	11, // [11:14] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_groundcrew_search_v1_search_proto_init() }
@@ -903,7 +983,7 @@ func file_groundcrew_search_v1_search_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_groundcrew_search_v1_search_proto_rawDesc), len(file_groundcrew_search_v1_search_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   9,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

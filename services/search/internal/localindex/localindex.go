@@ -1,0 +1,556 @@
+// Package localindex is the embedded search engine "local": a persistent
+// bleve full-text index of documents someone indexed, scored with BM25.
+//
+// Documents are keyed by canonical URL, so indexing a URL again replaces the
+// earlier version. HTML is reduced to its readable text before indexing.
+// Queries match title and text with the English analyzer (stemming, stop
+// words); a title match weighs twice a text match, and the whole query as a
+// phrase adds a further boost in either field, so pages that say exactly
+// what was asked, in their title especially, rank first. Snippets are the
+// passage of the text with the most distinct query terms, cut at word
+// boundaries.
+package localindex
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/mapping"
+	blevesearch "github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/query"
+	index "github.com/blevesearch/bleve_index_api"
+
+	"github.com/groundcrew/groundcrew/services/search/internal/htmltext"
+	"github.com/groundcrew/groundcrew/services/search/internal/search"
+)
+
+// Field boosts. BM25 already favours matches in short fields such as
+// titles; these boosts add intent: the title names what a page is about,
+// and a page containing the query as a phrase answers it more exactly than
+// one containing its words scattered.
+const (
+	titleBoost       = 2.0
+	textBoost        = 1.0
+	titlePhraseBoost = 4.0
+	textPhraseBoost  = 2.0
+)
+
+// Limits on indexed documents.
+const (
+	// MaxDocumentBytes bounds a document's text plus HTML.
+	MaxDocumentBytes = 8 << 20
+	// SnippetBytes is the target snippet length, ellipses excluded.
+	SnippetBytes = 300
+	// maxTitleRunes bounds a title derived from the text.
+	maxTitleRunes = 120
+)
+
+// Document field names in the index.
+const (
+	fieldURL       = "url"
+	fieldTitle     = "title"
+	fieldText      = "text"
+	fieldDomains   = "domains"
+	fieldDate      = "date"
+	fieldPublished = "published"
+	fieldMetadata  = "metadata"
+)
+
+var _ search.Engine = (*Index)(nil)
+var _ search.HealthChecker = (*Index)(nil)
+var _ search.DocumentIndexer = (*Index)(nil)
+
+// Options tune an Index; the zero value is usable.
+type Options struct {
+	// Now is the clock for indexing times and recency filters; nil means
+	// time.Now.
+	Now func() time.Time
+	// BatchSize is the number of documents written per index batch; 0 means
+	// 1000. Larger batches index faster (fewer segments to merge) and hold
+	// more memory.
+	BatchSize int
+}
+
+// Index is a persistent local search index. It is safe for concurrent use.
+type Index struct {
+	idx       bleve.Index
+	now       func() time.Time
+	batchSize int
+	// writeMu serialises Upsert and Delete so that "replaced" counts are
+	// exact.
+	writeMu sync.Mutex
+}
+
+// Open opens the index at dir, creating it (and its parent directories)
+// when it does not exist.
+func Open(dir string, opts Options) (*Index, error) {
+	var idx bleve.Index
+	_, err := os.Stat(filepath.Join(dir, "index_meta.json"))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// Create a new index, but never inside a directory holding
+		// something else.
+		if entries, rerr := os.ReadDir(dir); rerr == nil && len(entries) > 0 {
+			return nil, fmt.Errorf("opening local index: %s is not empty and holds no bleve index", dir)
+		}
+		idx, err = bleve.New(dir, newMapping())
+	case err == nil:
+		idx, err = bleve.Open(dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening local index %s: %w", dir, err)
+	}
+	ix := &Index{idx: idx, now: opts.Now, batchSize: opts.BatchSize}
+	if ix.now == nil {
+		ix.now = time.Now
+	}
+	if ix.batchSize <= 0 {
+		ix.batchSize = 1000
+	}
+	return ix, nil
+}
+
+func newMapping() mapping.IndexMapping {
+	text := func(store bool) *mapping.FieldMapping {
+		f := bleve.NewTextFieldMapping()
+		f.Analyzer = en.AnalyzerName
+		f.Store = store
+		f.IncludeTermVectors = true // for match locations (snippets, phrases)
+		f.IncludeInAll = false
+		f.DocValues = false
+		return f
+	}
+	kw := bleve.NewKeywordFieldMapping()
+	kw.Analyzer = keyword.Name
+	kw.Store = false
+	kw.IncludeInAll = false
+	kw.IncludeTermVectors = false
+	kw.DocValues = false
+
+	stored := bleve.NewTextFieldMapping()
+	stored.Index = false
+	stored.Store = true
+	stored.IncludeInAll = false
+	stored.IncludeTermVectors = false
+	stored.DocValues = false
+
+	date := bleve.NewDateTimeFieldMapping()
+	date.Store = false
+	date.IncludeInAll = false
+	date.DocValues = false
+
+	doc := bleve.NewDocumentStaticMapping()
+	doc.AddFieldMappingsAt(fieldURL, stored)
+	doc.AddFieldMappingsAt(fieldTitle, text(true))
+	doc.AddFieldMappingsAt(fieldText, text(true))
+	doc.AddFieldMappingsAt(fieldDomains, kw)
+	doc.AddFieldMappingsAt(fieldDate, date)
+	doc.AddFieldMappingsAt(fieldPublished, stored)
+	doc.AddFieldMappingsAt(fieldMetadata, stored)
+
+	m := bleve.NewIndexMapping()
+	m.DefaultMapping = doc
+	m.DefaultAnalyzer = en.AnalyzerName
+	m.ScoringModel = index.BM25Scoring
+	m.StoreDynamic = false
+	m.IndexDynamic = false
+	m.DocValuesDynamic = false
+	return m
+}
+
+// Name returns "local".
+func (ix *Index) Name() string { return search.EngineLocal }
+
+// Close flushes and closes the index.
+func (ix *Index) Close() error { return ix.idx.Close() }
+
+// Count returns the number of indexed documents.
+func (ix *Index) Count() (uint64, error) { return ix.idx.DocCount() }
+
+// Healthy reports whether the index can be read.
+func (ix *Index) Healthy(ctx context.Context) error {
+	if _, err := ix.idx.DocCount(); err != nil {
+		return fmt.Errorf("local index: %w", err)
+	}
+	return ctx.Err()
+}
+
+// Upsert indexes docs, each replacing any document with the same canonical
+// URL. Documents that cannot be indexed (bad URL, no text, too large) are
+// reported in the result and do not stop the others. An error means the
+// index itself failed; documents of earlier batches may have been written.
+func (ix *Index) Upsert(ctx context.Context, docs []search.Document) (search.IndexResult, error) {
+	ix.writeMu.Lock()
+	defer ix.writeMu.Unlock()
+
+	var res search.IndexResult
+	now := ix.now().UTC()
+	seen := make(map[string]bool, len(docs))
+	for start := 0; start < len(docs); start += ix.batchSize {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		chunk := docs[start:min(start+ix.batchSize, len(docs))]
+		type prepared struct {
+			id     string
+			fields map[string]any
+		}
+		var ready []prepared
+		for i, d := range chunk {
+			id, fields, err := prepare(d, now)
+			if err != nil {
+				res.Rejected = append(res.Rejected, search.Rejection{Index: start + i, URL: d.URL, Reason: err.Error()})
+				continue
+			}
+			ready = append(ready, prepared{id, fields})
+		}
+		if len(ready) == 0 {
+			continue
+		}
+		ids := make([]string, 0, len(ready))
+		for _, p := range ready {
+			if !seen[p.id] {
+				ids = append(ids, p.id)
+			}
+		}
+		existing, err := ix.existing(ctx, ids)
+		if err != nil {
+			return res, err
+		}
+		batch := ix.idx.NewBatch()
+		for _, p := range ready {
+			if seen[p.id] || existing[p.id] {
+				res.Replaced++
+			}
+			seen[p.id] = true
+			if err := batch.Index(p.id, p.fields); err != nil {
+				return res, fmt.Errorf("indexing %s: %w", p.id, err)
+			}
+		}
+		if err := ix.idx.Batch(batch); err != nil {
+			return res, fmt.Errorf("writing index batch: %w", err)
+		}
+		res.Indexed += len(ready)
+	}
+	return res, nil
+}
+
+// Delete removes the documents with the canonical forms of urls and returns
+// how many were present.
+func (ix *Index) Delete(ctx context.Context, urls []string) (int, error) {
+	ix.writeMu.Lock()
+	defer ix.writeMu.Unlock()
+	var ids []string
+	for _, u := range urls {
+		if id, err := search.CanonicalURL(u); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	existing, err := ix.existing(ctx, ids)
+	if err != nil {
+		return 0, err
+	}
+	batch := ix.idx.NewBatch()
+	for id := range existing {
+		batch.Delete(id)
+	}
+	if err := ix.idx.Batch(batch); err != nil {
+		return 0, fmt.Errorf("deleting from local index: %w", err)
+	}
+	return len(existing), nil
+}
+
+// existing returns which of ids are in the index.
+func (ix *Index) existing(ctx context.Context, ids []string) (map[string]bool, error) {
+	found := make(map[string]bool)
+	if len(ids) == 0 {
+		return found, nil
+	}
+	req := bleve.NewSearchRequestOptions(bleve.NewDocIDQuery(ids), len(ids), 0, false)
+	req.Score = "none"
+	res, err := ix.idx.SearchInContext(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("looking up existing documents: %w", err)
+	}
+	for _, h := range res.Hits {
+		found[h.ID] = true
+	}
+	return found, nil
+}
+
+// prepare validates d and returns its id and index fields.
+func prepare(d search.Document, now time.Time) (string, map[string]any, error) {
+	if len(d.Text)+len(d.HTML) > MaxDocumentBytes {
+		return "", nil, fmt.Errorf("document is %d bytes; the limit is %d", len(d.Text)+len(d.HTML), MaxDocumentBytes)
+	}
+	id, err := search.CanonicalURL(d.URL)
+	if err != nil {
+		return "", nil, fmt.Errorf("url: %w", err)
+	}
+	cleanURL, _ := search.CleanURL(d.URL)
+	domain, _ := search.Domain(d.URL)
+
+	text := normalizeText(d.Text)
+	title := d.Title
+	if text == "" && strings.TrimSpace(d.HTML) != "" {
+		page := htmltext.Extract(d.HTML)
+		text = page.Text
+		if strings.TrimSpace(title) == "" {
+			title = page.Title
+		}
+	}
+	if text == "" {
+		return "", nil, errors.New("document has no text (set text or html)")
+	}
+	title = strings.Join(strings.Fields(strings.ToValidUTF8(title, "")), " ")
+	if title == "" {
+		first, _, _ := strings.Cut(text, "\n")
+		title = search.Truncate(first, maxTitleRunes)
+	}
+
+	date := now
+	fields := map[string]any{
+		fieldURL:     cleanURL,
+		fieldTitle:   title,
+		fieldText:    text,
+		fieldDomains: domainSuffixes(domain),
+	}
+	if !d.PublishedAt.IsZero() {
+		date = d.PublishedAt.UTC()
+		fields[fieldPublished] = date.Format(time.RFC3339Nano)
+	}
+	fields[fieldDate] = date
+	if len(d.Metadata) > 0 {
+		b, err := json.Marshal(d.Metadata)
+		if err != nil {
+			return "", nil, fmt.Errorf("metadata: %w", err)
+		}
+		fields[fieldMetadata] = string(b)
+	}
+	return id, fields, nil
+}
+
+// normalizeText makes plain text valid UTF-8 with whitespace collapsed
+// within lines and empty lines removed.
+func normalizeText(s string) string {
+	s = strings.ToValidUTF8(s, "")
+	var out []string
+	for line := range strings.SplitSeq(s, "\n") {
+		if l := strings.Join(strings.Fields(line), " "); l != "" {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// domainSuffixes returns the domain and each parent domain, so that a
+// filter on "example.com" matches "docs.example.com" with one term lookup.
+func domainSuffixes(domain string) []string {
+	var out []string
+	for d := domain; d != ""; {
+		out = append(out, d)
+		_, rest, ok := strings.Cut(d, ".")
+		if !ok {
+			break
+		}
+		d = rest
+	}
+	return out
+}
+
+// Search runs q against the index. Domain and recency filters are applied
+// in the index, so q.MaxResults hits are returned when that many match.
+// Recency uses the publication date, or the indexing time for documents
+// without one.
+func (ix *Index) Search(ctx context.Context, q search.Query) ([]search.Result, error) {
+	n := q.MaxResults
+	if n <= 0 {
+		return nil, nil
+	}
+	req := bleve.NewSearchRequestOptions(ix.buildQuery(q), n, 0, false)
+	req.Fields = []string{fieldURL, fieldTitle, fieldText, fieldPublished}
+	req.IncludeLocations = true
+	res, err := ix.idx.SearchInContext(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("local index search: %w", err)
+	}
+	out := make([]search.Result, 0, len(res.Hits))
+	for _, h := range res.Hits {
+		r := search.Result{Score: h.Score}
+		r.URL, _ = h.Fields[fieldURL].(string)
+		r.Title, _ = h.Fields[fieldTitle].(string)
+		text, _ := h.Fields[fieldText].(string)
+		r.Snippet = snippet(text, spansOf(h.Locations[fieldText]), SnippetBytes)
+		r.SourceDomain, _ = search.Domain(r.URL)
+		if p, ok := h.Fields[fieldPublished].(string); ok {
+			r.PublishedAt, _ = time.Parse(time.RFC3339Nano, p)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func (ix *Index) buildQuery(q search.Query) query.Query {
+	match := func(field string, boost float64) query.Query {
+		m := bleve.NewMatchQuery(q.Text)
+		m.SetField(field)
+		m.SetBoost(boost)
+		return m
+	}
+	phrase := func(field string, boost float64) query.Query {
+		p := bleve.NewMatchPhraseQuery(q.Text)
+		p.SetField(field)
+		p.SetBoost(boost)
+		return p
+	}
+	relevance := bleve.NewDisjunctionQuery(match(fieldTitle, titleBoost), match(fieldText, textBoost))
+	if len(strings.Fields(q.Text)) > 1 {
+		relevance.AddQuery(phrase(fieldTitle, titlePhraseBoost), phrase(fieldText, textPhraseBoost))
+	}
+
+	b := bleve.NewBooleanQuery()
+	b.AddMust(relevance)
+	var filters []query.Query
+	if len(q.AllowedDomains) > 0 {
+		filters = append(filters, termsQuery(fieldDomains, q.AllowedDomains))
+	}
+	if q.MaxAge > 0 {
+		dr := bleve.NewDateRangeQuery(ix.now().Add(-q.MaxAge).UTC(), time.Time{})
+		dr.SetField(fieldDate)
+		filters = append(filters, dr)
+	}
+	switch len(filters) {
+	case 0:
+	case 1:
+		b.AddFilter(filters[0])
+	default:
+		b.AddFilter(bleve.NewConjunctionQuery(filters...))
+	}
+	if len(q.BlockedDomains) > 0 {
+		b.AddMustNot(termsQuery(fieldDomains, q.BlockedDomains))
+	}
+	return b
+}
+
+func termsQuery(field string, terms []string) query.Query {
+	d := bleve.NewDisjunctionQuery()
+	for _, t := range terms {
+		tq := bleve.NewTermQuery(t)
+		tq.SetField(field)
+		d.AddQuery(tq)
+	}
+	return d
+}
+
+// span is one matched term in the text, as byte offsets.
+type span struct {
+	start, end int
+	term       string
+}
+
+func spansOf(tlm blevesearch.TermLocationMap) []span {
+	var out []span
+	for term, locs := range tlm {
+		for _, l := range locs {
+			out = append(out, span{int(l.Start), int(l.End), term})
+		}
+	}
+	slices.SortFunc(out, func(a, b span) int { return a.start - b.start })
+	return slices.CompactFunc(out, func(a, b span) bool { return a.start == b.start })
+}
+
+// snippet returns the passage of about size bytes of text that holds the
+// most distinct matched terms (then the most matches), starting at a
+// sentence or word boundary and ending at a word boundary, whitespace
+// collapsed, with "…" where text was cut. Without matches it returns the
+// beginning of the text.
+func snippet(text string, spans []span, size int) string {
+	if len(text) <= size {
+		return oneLine(text)
+	}
+	first, last := 0, 0
+	if len(spans) > 0 {
+		bi, bj, best := 0, 0, -1
+		j := 0
+		counts := map[string]int{}
+		for i := range spans {
+			for j < len(spans) && spans[j].end-spans[i].start <= size {
+				counts[spans[j].term]++
+				j++
+			}
+			if j == i { // a single term longer than size
+				j = i + 1
+				counts[spans[i].term]++
+			}
+			if score := 4*len(counts) + (j - i); score > best {
+				bi, bj, best = i, j-1, score
+			}
+			if counts[spans[i].term]--; counts[spans[i].term] == 0 {
+				delete(counts, spans[i].term)
+			}
+		}
+		first, last = spans[bi].start, spans[bj].end
+	}
+
+	// Leave up to a third of the spare room before the first match, and
+	// start at a sentence or line start in that lead-in when there is one.
+	start := max(first-max(size-(last-first), 0)/3, 0)
+	if start > 0 {
+		lead := text[start:first]
+		if k := lastSentenceBreak(lead); k >= 0 {
+			start += k
+		} else if isSpace(text[start-1]) {
+			// Already at a word start.
+		} else if k := strings.IndexAny(lead, " \n\t"); k >= 0 {
+			start += k + 1
+		} else {
+			start = first
+		}
+	}
+	end := min(start+size, len(text))
+	if end < len(text) {
+		for end > start && !utf8.RuneStart(text[end]) {
+			end--
+		}
+		if k := strings.LastIndexAny(text[start:end], " \n\t"); k > 0 && start+k >= last {
+			end = start + k
+		}
+	}
+	s := oneLine(text[start:end])
+	if start > 0 {
+		s = "… " + s
+	}
+	if end < len(text) {
+		s += " …"
+	}
+	return s
+}
+
+// lastSentenceBreak returns the offset just after the last sentence end or
+// line break in s, or -1.
+func lastSentenceBreak(s string) int {
+	best := -1
+	for _, sep := range []string{". ", "! ", "? ", "\n"} {
+		if k := strings.LastIndex(s, sep); k >= 0 && k+len(sep) > best {
+			best = k + len(sep)
+		}
+	}
+	return best
+}
+
+func isSpace(b byte) bool { return b == ' ' || b == '\n' || b == '\t' }
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

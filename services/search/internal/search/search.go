@@ -1,0 +1,213 @@
+// Package search is the domain of the search service: the query and result
+// types, the Engine interface every backend implements, URL
+// canonicalisation, and the Service that validates a query, picks engines
+// (with fallback), cleans, filters and de-duplicates results, and caches
+// them. It imports no gRPC and no generated code; the gRPC adapter maps its
+// types and errors at the boundary.
+package search
+
+import (
+	"context"
+	"time"
+)
+
+// Engine names. EngineAuto is not an engine: it asks the Service to try the
+// configured engines in its auto order.
+const (
+	EngineAuto    = "auto"
+	EngineLocal   = "local"
+	EngineSearxng = "searxng"
+	EngineExa     = "exa"
+	EngineTavily  = "tavily"
+	EngineBrave   = "brave"
+)
+
+// DefaultAutoOrder is the order in which engine "auto" tries the configured
+// engines, moving to the next on error or timeout.
+//
+// Web answers are what auto is for (grounding alerts and LLM output in the
+// current web), so the web engines come first and the local index, which
+// only knows what someone indexed, is the last resort that still answers
+// when every web engine is down or unconfigured. Among the web engines:
+// SearXNG first because it is self-hosted, so it costs nothing per call and
+// has no vendor quota to burn on alert storms; then Exa and Tavily, whose
+// results carry query-relevant passages (highlights, content) that make
+// better evidence snippets; Brave last because its descriptions are short
+// and its free plan is limited to one request per second.
+var DefaultAutoOrder = []string{EngineSearxng, EngineExa, EngineTavily, EngineBrave, EngineLocal}
+
+// KnownEngines lists the engines this service can run.
+var KnownEngines = []string{EngineSearxng, EngineExa, EngineTavily, EngineBrave, EngineLocal}
+
+// EnvVar returns the environment variable that configures the named engine,
+// or "" for an unknown engine. The local engine is always available; its
+// index lives under DATA_DIR.
+func EnvVar(engine string) string {
+	switch engine {
+	case EngineSearxng:
+		return "SEARXNG_URL"
+	case EngineExa:
+		return "EXA_API_KEY"
+	case EngineTavily:
+		return "TAVILY_API_KEY"
+	case EngineBrave:
+		return "BRAVE_API_KEY"
+	case EngineLocal:
+		return "DATA_DIR"
+	}
+	return ""
+}
+
+// Limits on queries and index requests.
+const (
+	// MaxQueryChars is the longest query accepted, in characters (runes).
+	MaxQueryChars = 1000
+	// MaxResultsLimit is the largest MaxResults accepted.
+	MaxResultsLimit = 10
+	// MaxFetch is the most results asked of an engine in one call.
+	MaxFetch = 20
+	// MaxDocumentsPerCall bounds one IndexDocuments call.
+	MaxDocumentsPerCall = 1000
+	// MaxSnippetChars and MaxTitleChars bound returned text, in runes.
+	MaxSnippetChars = 400
+	MaxTitleChars   = 300
+)
+
+// Query is one search request.
+type Query struct {
+	// Text is what to search for: 1..MaxQueryChars characters, not blank.
+	Text string
+	// MaxResults is how many results are wanted, 0..MaxResultsLimit. Zero
+	// means none: the Service answers without calling any engine. Engines
+	// receive the number of results to fetch, which may exceed the number
+	// returned so that filtering and de-duplication still leave enough.
+	MaxResults int
+	// Engine is "auto" (or empty) or one engine name.
+	Engine string
+	// AllowedDomains, when not empty, keeps only results from these domains
+	// or their subdomains. BlockedDomains removes results from these domains
+	// or their subdomains, and wins over AllowedDomains.
+	AllowedDomains []string
+	BlockedDomains []string
+	// MaxAge, when positive, asks for results published within this long.
+	// Engines that support a recency filter apply it; afterwards results
+	// with a known publication date older than that are removed. Results
+	// with no known date are kept.
+	MaxAge time.Duration
+}
+
+// Result is one search hit as returned to callers. Every returned result has
+// a non-empty Title and Snippet, an http or https URL and the SourceDomain
+// of that URL.
+type Result struct {
+	Title   string
+	Snippet string
+	// URL is the result's address with tracking parameters, fragment and
+	// default port removed (see CleanURL).
+	URL string
+	// SourceDomain is the lower-case host without "www.".
+	SourceDomain string
+	// Score is the engine's relevance score; scales differ between engines,
+	// only the order within one response is meaningful.
+	Score float64
+	// PublishedAt is when the page was published, zero when unknown.
+	PublishedAt time.Time
+}
+
+// Response is the answer to one Query.
+type Response struct {
+	Results []Result
+	// Engine is the engine that answered; empty when none was called
+	// (MaxResults 0).
+	Engine string
+	// Dropped counts results removed because they were invalid (no title or
+	// snippet, or not an http/https URL). Filtered counts valid results
+	// removed by the domain or recency filters, and Duplicates those removed
+	// as duplicates by canonical URL.
+	Dropped    int
+	Filtered   int
+	Duplicates int
+	// Cached reports that the response came from the result cache.
+	Cached bool
+	// FallbackFrom lists the engines that failed, in order, before Engine
+	// answered.
+	FallbackFrom []string
+}
+
+// Engine is a search backend. Implementations must return promptly when ctx
+// is done, and may return results that the Service will still validate,
+// filter and trim.
+type Engine interface {
+	// Name is the engine's name as used in Query.Engine, e.g. "exa".
+	Name() string
+	// Search runs q. q.Text is already validated and whitespace-collapsed,
+	// q.AllowedDomains and q.BlockedDomains are normalised (see
+	// NormalizeDomain), and q.MaxResults is the number to fetch (1..MaxFetch).
+	Search(ctx context.Context, q Query) ([]Result, error)
+}
+
+// HealthChecker is implemented by engines that can check their backend
+// cheaply. Engines without it are judged by the outcome of their last call.
+type HealthChecker interface {
+	Healthy(ctx context.Context) error
+}
+
+// Document is a page to add to the local index.
+type Document struct {
+	// URL identifies the document: re-indexing the same canonical URL
+	// replaces it. Must be http or https.
+	URL string
+	// Title is optional when HTML carries a <title> or the text has a first
+	// line to use.
+	Title string
+	// Text is the document's plain text; HTML is used instead when Text is
+	// empty, its readable text extracted.
+	Text string
+	HTML string
+	// Metadata is stored with the document.
+	Metadata map[string]string
+	// PublishedAt, if set, is the publication date used by recency filters.
+	PublishedAt time.Time
+}
+
+// IndexResult counts the outcome of an IndexDocuments call.
+type IndexResult struct {
+	// Indexed is the number of documents written. Replaced is how many of
+	// them replaced a document with the same canonical URL (already in the
+	// index or earlier in the same call).
+	Indexed  int
+	Replaced int
+	// Rejected lists documents that were not indexed, and why.
+	Rejected []Rejection
+}
+
+// Rejection explains why one document of an IndexDocuments call was not
+// indexed.
+type Rejection struct {
+	// Index is the document's position in the request.
+	Index  int
+	URL    string
+	Reason string
+}
+
+// DocumentIndexer stores documents for the local engine.
+type DocumentIndexer interface {
+	Upsert(ctx context.Context, docs []Document) (IndexResult, error)
+}
+
+// EngineStatus describes one engine for ListEngines.
+type EngineStatus struct {
+	Name string
+	// Configured reports whether the engine can be used; when false, EnvVar
+	// names the variable to set.
+	Configured bool
+	EnvVar     string
+	// Healthy is the result of the engine's health check, or for engines
+	// without one, whether its last call succeeded (true before any call).
+	Healthy bool
+	// Detail explains an unconfigured or unhealthy engine.
+	Detail string
+	// AutoRank is the engine's 1-based position in the auto order among the
+	// configured engines, 0 when auto does not use it.
+	AutoRank int
+}

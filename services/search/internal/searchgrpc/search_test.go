@@ -1,0 +1,235 @@
+package searchgrpc
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
+	"github.com/groundcrew/groundcrew/platform/grpcserver"
+	"github.com/groundcrew/groundcrew/services/search/internal/localindex"
+	"github.com/groundcrew/groundcrew/services/search/internal/search"
+)
+
+// failingEngine stands in for a web engine whose backend is down.
+type failingEngine struct{ name string }
+
+func (f failingEngine) Name() string { return f.name }
+func (f failingEngine) Search(context.Context, search.Query) ([]search.Result, error) {
+	return nil, errors.New("Post \"https://secret-mirror.internal/search\": connection refused")
+}
+
+func newClient(t *testing.T, extra ...search.Engine) searchv1.SearchServiceClient {
+	t.Helper()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	index, err := localindex.Open(t.TempDir(), localindex.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = index.Close() })
+	svc, err := search.NewService(search.Config{Engines: append(extra, index), Indexer: index, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := grpcserver.New(grpcserver.Config{GRPCAddr: "127.0.0.1:0"}, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	searchv1.RegisterSearchServiceServer(srv, NewSearchService(svc, index, logger))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	<-srv.Ready()
+	conn, err := grpc.NewClient(srv.GRPCAddr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return searchv1.NewSearchServiceClient(conn)
+}
+
+func doc(url, title, text string) *searchv1.Document {
+	return &searchv1.Document{Url: url, Title: title, Content: &searchv1.Document_Text{Text: text}}
+}
+
+func TestIndexThenSearch(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	meta, _ := structpb.NewStruct(map[string]any{"team": "payments", "tier": 1})
+	idx, err := c.IndexDocuments(ctx, &searchv1.IndexDocumentsRequest{Documents: []*searchv1.Document{
+		doc("https://runbooks.example.com/checkout", "Checkout API 5xx runbook",
+			"When checkout-api returns 5xx errors, check the payments upstream first. Roll back the last deploy if errors started with it."),
+		doc("https://runbooks.example.com/postgres", "Postgres connection exhaustion",
+			"Too many connections: raise max_connections or add PgBouncer in front of the database."),
+		{Url: "https://runbooks.example.com/kafka", Content: &searchv1.Document_Html{Html: "<html><head><title>Kafka consumer lag</title></head><body><nav>menu</nav><p>Consumer lag grows when consumers are slower than producers; scale the consumer group.</p></body></html>"}, Metadata: meta},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if idx.GetIndexed() != 3 || idx.GetReplaced() != 0 || idx.GetTotalDocuments() != 3 {
+		t.Errorf("IndexDocuments = %v, want 3 indexed, 0 replaced, 3 total", idx)
+	}
+
+	// Re-indexing a URL (in another spelling) replaces it.
+	idx, err = c.IndexDocuments(ctx, &searchv1.IndexDocumentsRequest{Documents: []*searchv1.Document{
+		doc("HTTPS://runbooks.example.com:443/checkout/?utm_source=x#top", "Checkout API 5xx runbook",
+			"When checkout-api returns 5xx errors, check the payments upstream first and the error budget."),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if idx.GetReplaced() != 1 || idx.GetTotalDocuments() != 3 {
+		t.Errorf("re-index = %v, want 1 replaced, 3 total", idx)
+	}
+
+	resp, err := c.Search(ctx, &searchv1.SearchRequest{Query: "checkout-api 5xx errors", Engine: searchv1.Engine_LOCAL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.GetEngine() != searchv1.Engine_LOCAL || len(resp.GetResults()) == 0 {
+		t.Fatalf("Search = %v, want local results", resp)
+	}
+	top := resp.GetResults()[0]
+	if top.GetSourceDomain() != "runbooks.example.com" || !strings.Contains(top.GetUrl(), "/checkout") || !strings.Contains(strings.ToLower(top.GetSnippet()), "5xx") {
+		t.Errorf("top result = %v, want the checkout runbook with a snippet that matches", top)
+	}
+	seen := map[string]bool{}
+	for _, r := range resp.GetResults() {
+		if seen[r.GetUrl()] {
+			t.Errorf("duplicate url %s", r.GetUrl())
+		}
+		seen[r.GetUrl()] = true
+	}
+
+	// The HTML document was indexed by its readable text and <title>.
+	resp, err = c.Search(ctx, &searchv1.SearchRequest{Query: "consumer lag", MaxResults: proto.Int32(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.GetResults()) != 1 || resp.GetResults()[0].GetTitle() != "Kafka consumer lag" || strings.Contains(resp.GetResults()[0].GetSnippet(), "menu") {
+		t.Errorf("html search = %v, want the Kafka page without navigation text", resp.GetResults())
+	}
+}
+
+func TestMaxResults(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	var docs []*searchv1.Document
+	for i := range 8 {
+		docs = append(docs, doc("https://example.com/"+string(rune('a'+i)), "Disk full "+string(rune('A'+i)), "The disk is full on the host; free space by rotating logs."))
+	}
+	if _, err := c.IndexDocuments(ctx, &searchv1.IndexDocumentsRequest{Documents: docs}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		max  *int32
+		want int
+	}{{nil, DefaultMaxResults}, {proto.Int32(0), 0}, {proto.Int32(2), 2}, {proto.Int32(10), 8}} {
+		resp, err := c.Search(ctx, &searchv1.SearchRequest{Query: "disk full", MaxResults: tt.max})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.GetResults()) != tt.want {
+			t.Errorf("max_results %v: %d results, want %d", tt.max, len(resp.GetResults()), tt.want)
+		}
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	tests := []struct {
+		name  string
+		req   *searchv1.SearchRequest
+		code  codes.Code
+		field string
+		text  string
+	}{
+		{"empty", &searchv1.SearchRequest{}, codes.InvalidArgument, "query", ""},
+		{"blank", &searchv1.SearchRequest{Query: " \t\n"}, codes.InvalidArgument, "query", "blank"},
+		{"too long", &searchv1.SearchRequest{Query: strings.Repeat("a", 1001)}, codes.InvalidArgument, "query", "1000"},
+		{"max results 11", &searchv1.SearchRequest{Query: "q", MaxResults: proto.Int32(11)}, codes.InvalidArgument, "max_results", ""},
+		{"engine not configured", &searchv1.SearchRequest{Query: "q", Engine: searchv1.Engine_EXA}, codes.FailedPrecondition, "", "EXA_API_KEY"},
+		{"searxng not configured", &searchv1.SearchRequest{Query: "q", Engine: searchv1.Engine_SEARXNG}, codes.FailedPrecondition, "", "SEARXNG_URL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := c.Search(ctx, tt.req)
+			st := status.Convert(err)
+			if st.Code() != tt.code {
+				t.Fatalf("code = %v (%s), want %v", st.Code(), st.Message(), tt.code)
+			}
+			if !strings.Contains(st.Message(), tt.text) {
+				t.Errorf("message %q does not mention %q", st.Message(), tt.text)
+			}
+			if tt.field == "" {
+				return
+			}
+			found := false
+			for _, d := range st.Details() {
+				if br, ok := d.(*errdetails.BadRequest); ok {
+					for _, v := range br.GetFieldViolations() {
+						found = found || v.GetField() == tt.field
+					}
+				}
+			}
+			if !found {
+				t.Errorf("no field violation for %q in %v", tt.field, st.Details())
+			}
+		})
+	}
+}
+
+func TestEngineOutageNamesEngineNotItsError(t *testing.T) {
+	c := newClient(t, failingEngine{name: search.EngineExa})
+	_, err := c.Search(context.Background(), &searchv1.SearchRequest{Query: "q", Engine: searchv1.Engine_EXA})
+	st := status.Convert(err)
+	if st.Code() != codes.Unavailable || !strings.Contains(st.Message(), "exa") || !strings.Contains(st.Message(), "no fallback") {
+		t.Errorf("got %v %q, want Unavailable naming exa and that no fallback was tried", st.Code(), st.Message())
+	}
+	if strings.Contains(st.Message(), "secret-mirror") {
+		t.Errorf("message leaks the engine's error: %q", st.Message())
+	}
+
+	// Auto falls back to the local index and says so.
+	resp, err := c.Search(context.Background(), &searchv1.SearchRequest{Query: "q"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.GetEngine() != searchv1.Engine_LOCAL || len(resp.GetFallbackFrom()) != 1 || resp.GetFallbackFrom()[0] != searchv1.Engine_EXA {
+		t.Errorf("auto = engine %v fallback_from %v, want LOCAL after EXA", resp.GetEngine(), resp.GetFallbackFrom())
+	}
+}
+
+func TestListEngines(t *testing.T) {
+	c := newClient(t)
+	resp, err := c.ListEngines(context.Background(), &searchv1.ListEnginesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[searchv1.Engine]*searchv1.EngineStatus{}
+	for _, e := range resp.GetEngines() {
+		got[e.GetEngine()] = e
+	}
+	if len(got) != 5 {
+		t.Fatalf("engines = %v, want all five", resp.GetEngines())
+	}
+	if !got[searchv1.Engine_LOCAL].GetConfigured() || !got[searchv1.Engine_LOCAL].GetHealthy() {
+		t.Errorf("local = %v, want configured and healthy", got[searchv1.Engine_LOCAL])
+	}
+	if e := got[searchv1.Engine_BRAVE]; e.GetConfigured() || e.GetConfigVariable() != "BRAVE_API_KEY" {
+		t.Errorf("brave = %v, want unconfigured naming BRAVE_API_KEY", e)
+	}
+}

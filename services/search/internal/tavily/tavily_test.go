@@ -1,0 +1,134 @@
+package tavily_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/groundcrew/groundcrew/services/search/internal/enginehttp/enginetest"
+	"github.com/groundcrew/groundcrew/services/search/internal/search"
+	"github.com/groundcrew/groundcrew/services/search/internal/tavily"
+)
+
+func newClient(t *testing.T, srv *enginetest.Server, sl *enginetest.Sleeps) *tavily.Client {
+	t.Helper()
+	c, err := tavily.New(tavily.Config{APIKey: "tvly-test", BaseURL: srv.URL, Retry: enginetest.RetryClient(srv, sl)})
+	if err != nil {
+		t.Fatalf("New() error = %v", err)
+	}
+	return c
+}
+
+func TestSearch(t *testing.T) {
+	srv := enginetest.NewServer(t, enginetest.Reply{Fixture: "search_success.json"})
+	got, err := newClient(t, srv, &enginetest.Sleeps{}).Search(t.Context(), search.Query{
+		Text: "postgres disk full no space left on device", MaxResults: 8,
+		AllowedDomains: []string{"postgresql.org"}, BlockedDomains: []string{"pinterest.com"},
+		MaxAge: 3 * 24 * time.Hour,
+	})
+	if err != nil {
+		t.Fatalf("Search() error = %v", err)
+	}
+	want := []search.Result{
+		{
+			Title:   "PostgreSQL: Documentation: 17: 24.2. Disk Full Failure",
+			Snippet: "The most important disk monitoring task of a database administrator is to make sure the disk doesn't become full. A filled data disk will not result in data corruption, but it might prevent useful activity from occurring.",
+			URL:     "https://www.postgresql.org/docs/current/disk-full.html",
+			Score:   0.86005926,
+		},
+		{
+			Title:       "PostgreSQL: could not write to file: No space left on device",
+			Snippet:     "Check which tablespace is full with df -h and clean up WAL files only through pg_archivecleanup, never by deleting them by hand.",
+			URL:         "https://stackoverflow.com/questions/29865797/postgresql-no-space-left-on-device#answer-1",
+			Score:       0.7284,
+			PublishedAt: time.Date(2024, 5, 14, 8, 12, 0, 0, time.UTC),
+		},
+		{Snippet: "How to free disk space after deleting rows.", URL: "https://dba.stackexchange.com/questions/104145/", Score: 0.51},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Search() mismatch (-want +got):\n%s", diff)
+	}
+
+	req := srv.Request(0)
+	if req.Method != "POST" || req.Path != "/search" || req.Header.Get("Authorization") != "Bearer tvly-test" {
+		t.Errorf("request = %s %s with headers %v", req.Method, req.Path, req.Header)
+	}
+	var gotBody map[string]any
+	if err := json.Unmarshal(req.Body, &gotBody); err != nil {
+		t.Fatal(err)
+	}
+	wantBody := map[string]any{
+		"query": "postgres disk full no space left on device", "topic": "general", "search_depth": "basic",
+		"max_results": 8.0, "time_range": "week",
+		"include_domains": []any{"postgresql.org"}, "exclude_domains": []any{"pinterest.com"},
+		"include_answer": false, "include_raw_content": false, "include_images": false,
+	}
+	if diff := cmp.Diff(wantBody, gotBody); diff != "" {
+		t.Errorf("request body mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestSearchRetriesAfter429(t *testing.T) {
+	srv := enginetest.NewServer(t,
+		enginetest.Reply{Status: 429, Header: map[string]string{"Retry-After": "5"}, Fixture: "error_429.json"},
+		enginetest.Reply{Fixture: "search_success.json"},
+	)
+	sl := &enginetest.Sleeps{}
+	got, err := newClient(t, srv, sl).Search(t.Context(), search.Query{Text: "q", MaxResults: 3})
+	if err != nil {
+		t.Fatalf("Search() error = %v", err)
+	}
+	if len(got) != 3 || srv.Calls() != 2 {
+		t.Errorf("got %d results after %d calls, want 3 after 2", len(got), srv.Calls())
+	}
+	if diff := cmp.Diff([]time.Duration{5 * time.Second}, sl.Waits()); diff != "" {
+		t.Errorf("waits mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestSearchErrors(t *testing.T) {
+	tests := []struct {
+		name      string
+		reply     enginetest.Reply
+		wantCalls int
+		want      string
+	}{
+		{"500 retried then reported", enginetest.Reply{Status: 500, Fixture: "error_500.json"}, 3,
+			"tavily: HTTP 500 Internal Server Error: Internal Server Error"},
+		{"401 not retried", enginetest.Reply{Status: 401, Fixture: "error_401.json"}, 1,
+			"tavily: HTTP 401 Unauthorized: Unauthorized: missing or invalid API key. (check TAVILY_API_KEY)"},
+		{"432 plan limit not retried", enginetest.Reply{Status: 432, Fixture: "error_432.json"}, 1,
+			"tavily: HTTP 432: This request exceeds your plan's set usage limit. Please upgrade your plan or contact support@tavily.com (Tavily plan limit reached)"},
+		{"400 not retried", enginetest.Reply{Status: 400, Fixture: "error_400.json"}, 1,
+			"tavily: HTTP 400 Bad Request: Query is invalid."},
+		{"validation error", enginetest.Reply{Status: 422, Body: `{"detail":"max_results must be <= 20"}`}, 1,
+			"tavily: HTTP 422 Unprocessable Entity: max_results must be <= 20"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := enginetest.NewServer(t, tt.reply)
+			_, err := newClient(t, srv, &enginetest.Sleeps{}).Search(t.Context(), search.Query{Text: "q", MaxResults: 3})
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("Search() error = %v, want %q", err, tt.want)
+			}
+			if got := srv.Calls(); got != tt.wantCalls {
+				t.Errorf("server calls = %d, want %d", got, tt.wantCalls)
+			}
+		})
+	}
+}
+
+func TestSearchRespectsDeadline(t *testing.T) {
+	srv := enginetest.NewServer(t, enginetest.Reply{Hang: true})
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	_, err := newClient(t, srv, &enginetest.Sleeps{}).Search(ctx, search.Query{Text: "q", MaxResults: 3})
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "tavily: ") {
+		t.Errorf("Search() error = %v, want tavily: … context deadline exceeded", err)
+	}
+}
