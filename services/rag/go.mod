@@ -40,7 +40,6 @@ require (
 	go.opentelemetry.io/proto/otlp v1.11.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/exp v0.0.0-20261014143641-f0251eb4aa3e // indirect
-	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20261012220534-4341edf3f941 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261005182115-fad411399dd8 // indirect
@@ -50,7 +49,9 @@ require (
 
 require (
 	github.com/blevesearch/snowballstem v0.9.0
+	github.com/google/go-cmp v0.7.0
 	github.com/groundcrew/groundcrew/gen v0.0.0
 	github.com/groundcrew/groundcrew/platform v0.0.0
 	golang.org/x/net v0.62.0
+	golang.org/x/sys v0.49.0
 )

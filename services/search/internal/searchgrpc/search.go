@@ -265,4 +265,3 @@ func toMetadata(s *structpb.Struct) map[string]string {
 	}
 	return out
 }
-
