@@ -1,0 +1,279 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/groundcrew/groundcrew/services/rag/internal/answer"
+	"github.com/groundcrew/groundcrew/services/rag/internal/chunker"
+	"github.com/groundcrew/groundcrew/services/rag/internal/embedder"
+	"github.com/groundcrew/groundcrew/services/rag/internal/vectorindex"
+)
+
+// questionSet is the JSON question file.
+type questionSet struct {
+	Document struct {
+		URL   string `json:"url"`
+		Title string `json:"title"`
+	} `json:"document"`
+	InScope []struct {
+		Question string   `json:"question"`
+		Expected []string `json:"expected"`
+	} `json:"in_scope"`
+	OutOfScope []string `json:"out_of_scope"`
+	NearScope  []string `json:"near_scope"`
+}
+
+const collection = "eval"
+
+// rankDepth is how deep MRR looks.
+const rankDepth = 10
+
+func run(ctx context.Context, cfg config, stdout, stderr io.Writer) int {
+	if err := evaluate(ctx, cfg, stdout); err != nil {
+		if errors.Is(err, errTargets) {
+			return 2
+		}
+		fmt.Fprintln(stderr, "rag-eval:", err)
+		return 1
+	}
+	return 0
+}
+
+// errTargets reports that the scope check missed its targets; the report
+// has been printed.
+var errTargets = errors.New("scope targets missed")
+
+func evaluate(ctx context.Context, cfg config, out io.Writer) error {
+	var qs questionSet
+	raw, err := os.ReadFile(cfg.questionsPath)
+	if err != nil {
+		return fmt.Errorf("reading questions (run from services/rag or pass -questions): %w", err)
+	}
+	if err := json.Unmarshal(raw, &qs); err != nil {
+		return fmt.Errorf("parsing %s: %w", cfg.questionsPath, err)
+	}
+	spec, err := os.ReadFile(cfg.specPath)
+	if err != nil {
+		return fmt.Errorf("reading the document: %w", err)
+	}
+
+	dir := cfg.dir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "rag-eval-*"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+	}
+	emb := embedder.NewHashing(0)
+	store, err := vectorindex.Open(dir, emb, vectorindex.Options{})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+
+	// Ingest: chunking, embedding and the durable write, as the service
+	// does it.
+	start := time.Now()
+	chunks, err := chunker.HTML(string(spec), chunker.Options{})
+	if err != nil {
+		return err
+	}
+	title := qs.Document.Title
+	if title == "" {
+		title = chunker.HTMLTitle(string(spec))
+	}
+	res, err := store.Upsert(ctx, collection, vectorindex.Document{URL: qs.Document.URL, Title: title, Chunks: chunks})
+	if err != nil {
+		return err
+	}
+	ingest := time.Since(start)
+	start = time.Now()
+	cal, err := answer.Calibrate(ctx, store, collection)
+	if err != nil {
+		return err
+	}
+	if err := store.PutSettings(collection, vectorindex.Settings{CalibratedThreshold: cal.Threshold, CalibratedChunks: res.Chunks}); err != nil {
+		return err
+	}
+	calTime := time.Since(start)
+	fmt.Fprintf(out, "document: %s (%d bytes) -> %d chunks, ingested in %v (%.0f chunks/s); embedder %s\n",
+		cfg.specPath, len(spec), res.Chunks, ingest.Round(time.Millisecond), float64(res.Chunks)/ingest.Seconds(), emb.Name())
+	fmt.Fprintf(out, "scope calibration: %d pseudo-questions in %v, p10 %.3f, median %.3f -> threshold %.3f\n\n",
+		cal.Questions, calTime.Round(time.Millisecond), cal.P10, cal.Median, cal.Threshold)
+
+	// Retrieval quality per mode.
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "mode\thit@1\thit@5\tMRR@%d\tp50 latency\t\n", rankDepth)
+	var misses []string
+	for _, m := range []struct {
+		name string
+		mode vectorindex.Mode
+	}{{"embedder", vectorindex.ModeDense}, {"bm25", vectorindex.ModeBM25}, {"hybrid", vectorindex.ModeHybrid}} {
+		var hit1, hit5 int
+		var mrr float64
+		var lat []time.Duration
+		for _, q := range qs.InScope {
+			t := time.Now()
+			hits, err := store.Search(ctx, collection, vectorindex.Query{Text: q.Question, TopK: rankDepth, Mode: m.mode})
+			lat = append(lat, time.Since(t))
+			if err != nil {
+				return err
+			}
+			rank := firstMatch(hits, q.Expected)
+			switch {
+			case rank == 1:
+				hit1++
+				hit5++
+			case rank > 1 && rank <= 5:
+				hit5++
+			}
+			if rank > 0 {
+				mrr += 1 / float64(rank)
+			}
+			if cfg.verbose && m.mode == vectorindex.ModeHybrid && rank != 1 {
+				misses = append(misses, fmt.Sprintf("  rank %2d  %q want %v, got %s", rank, q.Question, q.Expected, top3(hits)))
+			}
+		}
+		n := float64(len(qs.InScope))
+		slices.Sort(lat)
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%v\t\n", m.name, float64(hit1)/n, float64(hit5)/n, mrr/n, lat[len(lat)/2].Round(time.Microsecond))
+	}
+	tw.Flush()
+	fmt.Fprintf(out, "(%d in-scope questions; a hit is a chunk whose deepest heading is an expected one)\n", len(qs.InScope))
+	if len(misses) > 0 {
+		fmt.Fprintln(out, "\nhybrid questions not answered by the first chunk:")
+		fmt.Fprintln(out, strings.Join(misses, "\n"))
+	}
+
+	// Scope check and answers.
+	asker := answer.NewAsker(store, answer.Options{})
+	answered, primaryRight := 0, 0
+	var wrong []string
+	for _, q := range qs.InScope {
+		r, err := asker.Ask(ctx, answer.Request{Collection: collection, Question: q.Question})
+		if err != nil {
+			return err
+		}
+		if r.IsOutOfScope {
+			wrong = append(wrong, fmt.Sprintf("  rejected in-scope %q: %s", q.Question, r.OutOfScopeReason))
+			continue
+		}
+		answered++
+		if firstMatch(primaryChunk(r), q.Expected) == 1 {
+			primaryRight++
+		}
+	}
+	flagged := func(list []string, kind string) (int, error) {
+		n := 0
+		for _, q := range list {
+			r, err := asker.Ask(ctx, answer.Request{Collection: collection, Question: q})
+			if err != nil {
+				return 0, err
+			}
+			if r.IsOutOfScope {
+				n++
+			} else {
+				wrong = append(wrong, fmt.Sprintf("  answered %s %q (best similarity %.3f)", kind, q, bestScore(r.MatchedChunks)))
+			}
+		}
+		return n, nil
+	}
+	out1, err := flagged(qs.OutOfScope, "unrelated")
+	if err != nil {
+		return err
+	}
+	near, err := flagged(qs.NearScope, "near-scope")
+	if err != nil {
+		return err
+	}
+	inRate := float64(answered) / float64(len(qs.InScope))
+	outRate := float64(out1) / float64(len(qs.OutOfScope))
+	fmt.Fprintf(out, "\nscope check (hybrid, top 5, threshold %.3f):\n", cal.Threshold)
+	fmt.Fprintf(out, "  in-scope answered        %3d/%-3d %5.1f %%  (target >= %.0f %%)\n", answered, len(qs.InScope), 100*inRate, 100*cfg.minAnswered)
+	fmt.Fprintf(out, "  unrelated flagged        %3d/%-3d %5.1f %%  (target >= %.0f %%)\n", out1, len(qs.OutOfScope), 100*outRate, 100*cfg.minFlagged)
+	if len(qs.NearScope) > 0 {
+		fmt.Fprintf(out, "  near-scope flagged       %3d/%-3d %5.1f %%  (programming, not Go; no target)\n", near, len(qs.NearScope), 100*float64(near)/float64(len(qs.NearScope)))
+	}
+	fmt.Fprintf(out, "  primary source in an expected section: %d/%d answered\n", primaryRight, answered)
+	if cfg.verbose && len(wrong) > 0 {
+		fmt.Fprintln(out, strings.Join(wrong, "\n"))
+	}
+
+	fmt.Fprintln(out, "\nexamples:")
+	for _, q := range []string{"What happens when you send on a closed channel?", "How do I bake sourdough bread?"} {
+		r, err := asker.Ask(ctx, answer.Request{Collection: collection, Question: q})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "Q: %s\n", q)
+		if r.IsOutOfScope {
+			fmt.Fprintf(out, "A: %s\n   (out of scope: %s)\n", r.Answer, r.OutOfScopeReason)
+			continue
+		}
+		fmt.Fprintf(out, "A: %s\n   %s, from %s\n   matched: %s\n", r.Answer, r.PrimarySource, headingOf(primaryChunk(r)), top3(r.MatchedChunks))
+	}
+
+	if inRate < cfg.minAnswered || outRate < cfg.minFlagged {
+		fmt.Fprintln(out, "\nFAIL: scope targets missed")
+		return errTargets
+	}
+	return nil
+}
+
+// firstMatch returns the 1-based rank of the first hit whose deepest
+// heading is expected, or 0.
+func firstMatch(hits []vectorindex.Hit, expected []string) int {
+	for i, h := range hits {
+		if len(h.HeadingPath) > 0 && slices.Contains(expected, h.HeadingPath[len(h.HeadingPath)-1]) {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// primaryChunk returns the matched chunk an answer relies on most, as a
+// one-element list, or nothing when out of scope.
+func primaryChunk(r answer.Result) []vectorindex.Hit {
+	if r.IsOutOfScope || len(r.Sources) == 0 {
+		return nil
+	}
+	p := r.Sources[r.Primary]
+	for _, h := range r.MatchedChunks {
+		if h.URL == p.URL && h.ChunkIndex == p.ChunkIndex {
+			return []vectorindex.Hit{h}
+		}
+	}
+	return nil
+}
+
+func headingOf(hits []vectorindex.Hit) string {
+	if len(hits) == 0 {
+		return "?"
+	}
+	return strings.Join(hits[0].HeadingPath, " > ")
+}
+
+func top3(hits []vectorindex.Hit) string {
+	var parts []string
+	for _, h := range hits[:min(3, len(hits))] {
+		parts = append(parts, fmt.Sprintf("%s (%.2f)", strings.Join(h.HeadingPath, " > "), h.Score))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func bestScore(hits []vectorindex.Hit) float64 {
+	best := 0.0
+	for _, h := range hits {
+		best = max(best, h.Score)
+	}
+	return best
+}

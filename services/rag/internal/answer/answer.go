@@ -1,0 +1,282 @@
+// Package answer answers a question about one collection: it checks that
+// the collection covers the question at all (the scope check), retrieves
+// chunks and writes an answer grounded only in them, naming the chunk it
+// relies on most. The offline answer writer is extractive: it quotes the
+// retrieved sentences that best match the question, each cited.
+package answer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/groundcrew/groundcrew/services/rag/internal/vectorindex"
+)
+
+// MaxQuestionLength is the longest question accepted, in characters
+// (flow 3 of DESIGN.md).
+const MaxQuestionLength = 2000
+
+// ErrInvalidQuestion means the question is blank or too long, or asks for
+// an invalid number of chunks.
+var ErrInvalidQuestion = errors.New("invalid question")
+
+// Searcher is what answering needs from a document store;
+// *vectorindex.Store implements it.
+type Searcher interface {
+	Search(ctx context.Context, collection string, q vectorindex.Query) ([]vectorindex.Hit, error)
+	Settings(collection string) (vectorindex.Settings, error)
+}
+
+// Generator writes an answer from retrieved chunks. [Extractive] is the
+// offline one; a language-model writer can take its place.
+type Generator interface {
+	Generate(ctx context.Context, question string, chunks []vectorindex.Hit) (Draft, error)
+}
+
+// Draft is a generator's answer.
+type Draft struct {
+	// Text is the answer, citing chunks as [n]: the n-th entry of Cited.
+	Text string
+	// Cited lists the chunks the answer draws on, as indexes into the
+	// chunks given, in the order their citation numbers count; empty means
+	// all chunks, in order.
+	Cited []int
+	// Primary is the index (into the chunks given) of the chunk the answer
+	// relies on most; it should be in Cited.
+	Primary int
+	// Model names the writer, e.g. "extractive".
+	Model string
+	// OutOfScope is set when the generator finds that the chunks do not
+	// answer the question; Reason then says why.
+	OutOfScope bool
+	// Reason says why the chunks do not answer the question.
+	Reason string
+}
+
+// Source is a chunk an answer draws on, by document and position.
+type Source struct {
+	// URL and Title are the chunk's document's.
+	URL   string
+	Title string
+	// ChunkIndex is the chunk's position in its document, from 0.
+	ChunkIndex int
+}
+
+// Result is the answer to a question, shaped like the Ask response.
+type Result struct {
+	// Answer is the answer text with [n] citations, or the collection's
+	// out-of-scope answer.
+	Answer string
+	// PrimarySource names the chunk the answer relies on most:
+	// "Source: Document X: [Title] (URL)", X its 1-based position in
+	// Sources. Empty when out of scope.
+	PrimarySource string
+	// Primary is that chunk's position in Sources (from 0).
+	Primary int
+	// Sources are the chunks the answer draws on, numbered from 1 in this
+	// order by the answer's [n] citations and by PrimarySource.
+	Sources []Source
+	// MatchedChunks are all chunks retrieved for the question, in rank
+	// order.
+	MatchedChunks []vectorindex.Hit
+	// IsOutOfScope is set when the collection does not cover the
+	// question.
+	IsOutOfScope bool
+	// OutOfScopeReason says which check failed and with what figures.
+	OutOfScopeReason string
+	// Success is true when an answer (possibly the out-of-scope answer)
+	// was produced; failures are returned as errors instead.
+	Success bool
+	// QueryTime is the time taken to answer.
+	QueryTime time.Duration
+	// Model names what wrote the answer ("extractive" offline); empty
+	// when the scope check answered.
+	Model string
+}
+
+// Stage is a step of answering, reported to [Request.Progress].
+type Stage int
+
+// Stages, in the order they happen.
+const (
+	StageRetrieving Stage = iota + 1
+	StageScopeCheck
+	StageAnswering
+)
+
+// Request is a question about a collection.
+type Request struct {
+	// Collection is the collection's name.
+	Collection string
+	// Question is 1..2000 characters, not blank.
+	Question string
+	// TopK is the number of chunks to answer from, 1..50; 0 means the
+	// Asker's default.
+	TopK int
+	// Progress, when set, is called as answering enters each stage, for
+	// streaming clients.
+	Progress func(Stage)
+}
+
+// Options tune an [Asker]; zero fields take defaults.
+type Options struct {
+	// TopK is the number of chunks retrieved and matched; default 5.
+	TopK int
+	// Mode is the retrieval ranking; default hybrid.
+	Mode vectorindex.Mode
+	// Scope tunes the scope check.
+	Scope ScopeOptions
+	// Generator writes answers; default [Extractive] with its defaults.
+	Generator Generator
+	// Now is the clock, for tests; default time.Now.
+	Now func() time.Time
+}
+
+// Asker answers questions about collections.
+type Asker struct {
+	s    Searcher
+	opts Options
+}
+
+// NewAsker returns an Asker over s.
+func NewAsker(s Searcher, opts Options) *Asker {
+	if opts.TopK <= 0 {
+		opts.TopK = vectorindex.DefaultTopK
+	}
+	if opts.Generator == nil {
+		opts.Generator = &Extractive{}
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	opts.Scope = opts.Scope.withDefaults()
+	return &Asker{s: s, opts: opts}
+}
+
+// ValidateQuestion checks the question limits: 1 to 2,000 characters and
+// not only white space.
+func ValidateQuestion(q string) error {
+	if strings.TrimSpace(q) == "" {
+		return fmt.Errorf("%w: the question is blank", ErrInvalidQuestion)
+	}
+	if n := utf8.RuneCountInString(q); n > MaxQuestionLength {
+		return fmt.Errorf("%w: the question has %d characters, at most %d are allowed", ErrInvalidQuestion, n, MaxQuestionLength)
+	}
+	return nil
+}
+
+// Ask answers a question from a collection: retrieval, the scope check,
+// then an answer grounded in the retrieved chunks. Errors wrap
+// [ErrInvalidQuestion] or the store's errors (vectorindex.ErrNotFound…).
+func (a *Asker) Ask(ctx context.Context, req Request) (Result, error) {
+	start := a.opts.Now()
+	question, collection := req.Question, req.Collection
+	if err := ValidateQuestion(question); err != nil {
+		return Result{}, err
+	}
+	topK := req.TopK
+	if topK == 0 {
+		topK = a.opts.TopK
+	}
+	if topK < 0 || topK > vectorindex.MaxTopK {
+		return Result{}, fmt.Errorf("%w: top_k %d is outside 1..%d", ErrInvalidQuestion, topK, vectorindex.MaxTopK)
+	}
+	progress := func(s Stage) {
+		if req.Progress != nil {
+			req.Progress(s)
+		}
+	}
+	settings, err := a.s.Settings(collection)
+	if err != nil {
+		return Result{}, err
+	}
+	progress(StageRetrieving)
+	hits, err := a.s.Search(ctx, collection, vectorindex.Query{Text: question, TopK: topK, Mode: a.opts.Mode})
+	if err != nil {
+		return Result{}, fmt.Errorf("retrieving chunks: %w", err)
+	}
+	progress(StageScopeCheck)
+	outOfScope := func(reason string) (Result, error) {
+		ans := settings.OutOfScopeAnswer
+		if ans == "" {
+			ans = vectorindex.DefaultOutOfScopeAnswer
+		}
+		return Result{
+			Answer:           ans,
+			IsOutOfScope:     true,
+			OutOfScopeReason: reason,
+			Success:          true,
+			QueryTime:        a.opts.Now().Sub(start),
+		}, nil
+	}
+
+	verdict := CheckScope(question, hits, a.opts.Scope.Threshold(settings), a.opts.Scope.MinCoverage)
+	if !verdict.InScope {
+		return outOfScope(verdict.Reason)
+	}
+	progress(StageAnswering)
+	draft, err := a.opts.Generator.Generate(ctx, question, hits)
+	if err != nil {
+		return Result{}, fmt.Errorf("writing the answer: %w", err)
+	}
+	if draft.OutOfScope {
+		reason := "the answering model found no answer in the retrieved chunks"
+		if draft.Reason != "" {
+			reason += ": " + draft.Reason
+		}
+		return outOfScope(reason)
+	}
+	cited := draft.Cited
+	if len(cited) == 0 {
+		cited = make([]int, len(hits))
+		for i := range cited {
+			cited[i] = i
+		}
+	}
+	sources := make([]Source, 0, len(cited))
+	primary := -1
+	for _, i := range cited {
+		if i < 0 || i >= len(hits) {
+			return Result{}, fmt.Errorf("the answer cites chunk %d of %d", i, len(hits))
+		}
+		if i == draft.Primary {
+			primary = len(sources)
+		}
+		sources = append(sources, SourceOf(hits[i]))
+	}
+	if primary < 0 {
+		// A primary chunk the answer does not cite would be a citation
+		// nobody can follow; fall back to the first cited one.
+		primary = 0
+	}
+	return Result{
+		Answer:        draft.Text,
+		PrimarySource: FormatSource(primary+1, sources[primary]),
+		Primary:       primary,
+		Sources:       sources,
+		MatchedChunks: hits,
+		Success:       true,
+		QueryTime:     a.opts.Now().Sub(start),
+		Model:         draft.Model,
+	}, nil
+}
+
+// SourceOf returns the source of a retrieved chunk.
+func SourceOf(h vectorindex.Hit) Source {
+	return Source{URL: h.URL, Title: h.Title, ChunkIndex: h.ChunkIndex}
+}
+
+// FormatSource renders the primary-source line: "Source: Document X:
+// [Title] (URL)", X being the 1-based position of the source in the
+// sources list. A document without a title shows its URL as the title.
+func FormatSource(x int, s Source) string {
+	title := strings.TrimSpace(s.Title)
+	if title == "" {
+		title = s.URL
+	}
+	return fmt.Sprintf("Source: Document %d: [%s] (%s)", x, title, s.URL)
+}

@@ -1,0 +1,352 @@
+package answer
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/groundcrew/groundcrew/services/rag/internal/chunker"
+	"github.com/groundcrew/groundcrew/services/rag/internal/embedder"
+	"github.com/groundcrew/groundcrew/services/rag/internal/vectorindex"
+)
+
+const specURL = "https://go.dev/ref/spec"
+
+// specStore is a store holding the Go specification, calibrated, shared
+// by the tests of this package (read-only).
+var specStore struct {
+	once sync.Once
+	dir  string
+	st   *vectorindex.Store
+	cal  Calibration
+	err  error
+}
+
+func goSpec(t *testing.T) *vectorindex.Store {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "doc", "go_spec.html"))
+	if err != nil {
+		t.Skipf("Go specification not available: %v", err)
+	}
+	s := &specStore
+	s.once.Do(func() {
+		ctx := context.Background()
+		cs, err := chunker.HTML(string(b), chunker.Options{})
+		if err != nil {
+			s.err = err
+			return
+		}
+		if s.dir, s.err = os.MkdirTemp("", "answer-test-*"); s.err != nil {
+			return
+		}
+		st, err := vectorindex.Open(s.dir, embedder.NewHashing(0), vectorindex.Options{NoSync: true})
+		if err != nil {
+			s.err = err
+			return
+		}
+		if _, err := st.Upsert(ctx, "gospec", vectorindex.Document{URL: specURL, Title: "The Go Programming Language Specification", Chunks: cs}); err != nil {
+			s.err = err
+			return
+		}
+		if s.cal, s.err = Calibrate(ctx, st, "gospec"); s.err != nil {
+			return
+		}
+		s.err = st.PutSettings("gospec", vectorindex.Settings{CalibratedThreshold: s.cal.Threshold})
+		s.st = st
+	})
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	return s.st
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if specStore.st != nil {
+		specStore.st.Close()
+	}
+	if specStore.dir != "" {
+		os.RemoveAll(specStore.dir)
+	}
+	os.Exit(code)
+}
+
+func TestCalibrate(t *testing.T) {
+	goSpec(t)
+	cal := specStore.cal
+	if cal.Questions < minCalibration || cal.Threshold <= 0 || cal.Threshold >= cal.P10 || cal.P10 > cal.Median {
+		t.Errorf("Calibrate() = %+v, want a positive threshold below the 10th percentile", cal)
+	}
+	again, err := Calibrate(context.Background(), specStore.st, "gospec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(cal, again); diff != "" {
+		t.Errorf("Calibrate() is not deterministic (-first +second):\n%s", diff)
+	}
+}
+
+func TestAskOutOfScope(t *testing.T) {
+	st := goSpec(t)
+	a := NewAsker(st, Options{})
+	for _, q := range []string{
+		"How do I bake sourdough bread?",
+		"Who won the FIFA World Cup in 2018?",
+		"What are the symptoms of the flu?",
+		"How do I knit a scarf as a beginner?",
+		"What is this?",
+	} {
+		t.Run(q, func(t *testing.T) {
+			r, err := a.Ask(context.Background(), Request{Collection: "gospec", Question: q})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := Result{Answer: vectorindex.DefaultOutOfScopeAnswer, IsOutOfScope: true, Success: true}
+			got := Result{Answer: r.Answer, IsOutOfScope: r.IsOutOfScope, Success: r.Success, PrimarySource: r.PrimarySource, Sources: r.Sources}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Ask() mismatch (-want +got):\n%s", diff)
+			}
+			if r.OutOfScopeReason == "" {
+				t.Error("out of scope without a reason")
+			}
+		})
+	}
+}
+
+func TestAskCustomOutOfScopeAnswer(t *testing.T) {
+	ctx := context.Background()
+	st, err := vectorindex.Open(t.TempDir(), embedder.NewHashing(0), vectorindex.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.PutSettings("zoo", vectorindex.Settings{OutOfScopeAnswer: "Ask me about penguins."}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Upsert(ctx, "zoo", vectorindex.Document{URL: "https://zoo", Title: "Zoo", Chunks: []chunker.Chunk{{Text: "Penguins live in Antarctica and eat krill."}}}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewAsker(st, Options{}).Ask(ctx, Request{Collection: "zoo", Question: "How do I tune a guitar?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([2]any{true, "Ask me about penguins."}, [2]any{r.IsOutOfScope, r.Answer}); diff != "" {
+		t.Errorf("Ask() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+var citation = regexp.MustCompile(`\[(\d+)\]`)
+
+func TestAskInScope(t *testing.T) {
+	st := goSpec(t)
+	tick := time.Unix(0, 0)
+	a := NewAsker(st, Options{Now: func() time.Time { tick = tick.Add(time.Millisecond); return tick }})
+	var stages []Stage
+	r, err := a.Ask(context.Background(), Request{
+		Collection: "gospec",
+		Question:   "What happens when you send on a closed channel?",
+		Progress:   func(s Stage) { stages = append(stages, s) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.IsOutOfScope || !r.Success {
+		t.Fatalf("Ask() = out of scope %v (%s), success %v; want an answer", r.IsOutOfScope, r.OutOfScopeReason, r.Success)
+	}
+	if diff := cmp.Diff([]Stage{StageRetrieving, StageScopeCheck, StageAnswering}, stages); diff != "" {
+		t.Errorf("stages mismatch (-want +got):\n%s", diff)
+	}
+	if r.QueryTime <= 0 || r.Model != ExtractiveModel {
+		t.Errorf("QueryTime = %v, Model = %q; want a positive duration and %q", r.QueryTime, r.Model, ExtractiveModel)
+	}
+	wantPrimary := "Source: Document " + strconv.Itoa(r.Primary+1) + ": [The Go Programming Language Specification] (https://go.dev/ref/spec)"
+	if r.PrimarySource != wantPrimary {
+		t.Errorf("PrimarySource = %q, want %q", r.PrimarySource, wantPrimary)
+	}
+	if !strings.Contains(r.Answer, "closed channel") || !strings.Contains(r.Answer, "panic") {
+		t.Errorf("Answer = %q, want the closed-channel panic rule", r.Answer)
+	}
+	primary := chunkOf(t, r, r.Sources[r.Primary])
+	if got := primary.HeadingPath[len(primary.HeadingPath)-1]; got != "Send statements" && got != "Close" {
+		t.Errorf("primary chunk is under %q, want Send statements or Close", primary.HeadingPath)
+	}
+}
+
+// chunkOf finds the matched chunk of a source.
+func chunkOf(t *testing.T, r Result, s Source) vectorindex.Hit {
+	t.Helper()
+	for _, h := range r.MatchedChunks {
+		if h.URL == s.URL && h.ChunkIndex == s.ChunkIndex {
+			return h
+		}
+	}
+	t.Fatalf("source %+v is not among the matched chunks", s)
+	return vectorindex.Hit{}
+}
+
+// TestExtractiveCitesItsChunks checks that every quoted sentence comes
+// verbatim from the chunk its citation names.
+func TestExtractiveCitesItsChunks(t *testing.T) {
+	st := goSpec(t)
+	a := NewAsker(st, Options{})
+	for _, q := range []string{
+		"In what order do deferred calls run when a function returns?",
+		"How do I remove an entry from a map?",
+		"What does append do when the slice is out of capacity?",
+		"Which case runs if several channels are ready in a select?",
+	} {
+		t.Run(q, func(t *testing.T) {
+			r, err := a.Ask(context.Background(), Request{Collection: "gospec", Question: q})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.IsOutOfScope {
+				t.Fatalf("out of scope: %s", r.OutOfScopeReason)
+			}
+			// The answer is groups of sentences, each closed by [n].
+			rest := r.Answer
+			groups := 0
+			for rest != "" {
+				loc := citation.FindStringSubmatchIndex(rest)
+				if loc == nil {
+					t.Fatalf("answer text %q after the last citation", rest)
+				}
+				quoted := strings.TrimSpace(rest[:loc[0]])
+				n, _ := strconv.Atoi(rest[loc[2]:loc[3]])
+				rest = strings.TrimSpace(rest[loc[1]:])
+				groups++
+				if n < 1 || n > len(r.Sources) {
+					t.Fatalf("citation [%d] with %d sources", n, len(r.Sources))
+				}
+				text := chunkOf(t, r, r.Sources[n-1]).Text
+				if !madeOf(quoted, sentences(text)) {
+					t.Errorf("%q cited as [%d] is not made of that chunk's sentences:\n%s", quoted, n, text)
+				}
+			}
+			if groups != len(r.Sources) {
+				t.Errorf("%d citation groups for %d sources; every source must be cited", groups, len(r.Sources))
+			}
+		})
+	}
+}
+
+// madeOf reports whether s is a sequence of the given sentences joined
+// by single spaces.
+func madeOf(s string, sentences []string) bool {
+	for s != "" {
+		best := ""
+		for _, c := range sentences {
+			if strings.HasPrefix(s, c) && len(c) > len(best) {
+				best = c
+			}
+		}
+		if best == "" {
+			return false
+		}
+		s = strings.TrimPrefix(strings.TrimPrefix(s, best), " ")
+	}
+	return true
+}
+
+func TestCheckScope(t *testing.T) {
+	hits := []vectorindex.Hit{
+		{HeadingPath: []string{"Channels"}, Text: "A send on a closed channel panics.", Score: 0.4},
+		{Text: "Receiving from a nil channel blocks forever.", Score: 0.2},
+	}
+	tests := []struct {
+		name     string
+		question string
+		hits     []vectorindex.Hit
+		in       bool
+		reason   string
+	}{
+		{"covered and similar", "send on closed channel", hits, true, ""},
+		{"terms across chunks count", "nil channel send", hits, true, ""},
+		{"no content words", "what is it?", hits, false, "no content words"},
+		{"nothing retrieved", "send", nil, false, "no chunk"},
+		{"mostly missing terms", "bake bread in a closed oven", hits, false, "4 terms"},
+		{"below threshold", "channel", []vectorindex.Hit{{Text: "channel", Score: 0.05}}, false, "below the collection's threshold 0.100"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := CheckScope(tt.question, tt.hits, 0.1, DefaultMinCoverage)
+			if v.InScope != tt.in || !strings.Contains(v.Reason, tt.reason) {
+				t.Errorf("CheckScope(%q) = %+v, want in scope %v with a reason containing %q", tt.question, v, tt.in, tt.reason)
+			}
+		})
+	}
+}
+
+func TestValidateQuestion(t *testing.T) {
+	tests := []struct {
+		q    string
+		want error
+	}{
+		{"ok?", nil},
+		{" \t\n", ErrInvalidQuestion},
+		{strings.Repeat("é", MaxQuestionLength), nil},
+		{strings.Repeat("a", MaxQuestionLength+1), ErrInvalidQuestion},
+	}
+	for _, tt := range tests {
+		if err := ValidateQuestion(tt.q); !errors.Is(err, tt.want) {
+			t.Errorf("ValidateQuestion(%.20q…) = %v, want %v", tt.q, err, tt.want)
+		}
+	}
+}
+
+func TestAskErrors(t *testing.T) {
+	st := goSpec(t)
+	a := NewAsker(st, Options{})
+	ctx := context.Background()
+	if _, err := a.Ask(ctx, Request{Collection: "nope", Question: "x"}); !errors.Is(err, vectorindex.ErrNotFound) {
+		t.Errorf("Ask(unknown collection) error = %v, want %v", err, vectorindex.ErrNotFound)
+	}
+	if _, err := a.Ask(ctx, Request{Collection: "gospec", Question: "x", TopK: 51}); !errors.Is(err, ErrInvalidQuestion) {
+		t.Errorf("Ask(top_k 51) error = %v, want %v", err, ErrInvalidQuestion)
+	}
+}
+
+func TestFormatSource(t *testing.T) {
+	tests := []struct {
+		x    int
+		s    Source
+		want string
+	}{
+		{1, Source{URL: "https://go.dev/ref/spec", Title: "The Go Spec"}, "Source: Document 1: [The Go Spec] (https://go.dev/ref/spec)"},
+		{3, Source{URL: "https://x"}, "Source: Document 3: [https://x] (https://x)"},
+	}
+	for _, tt := range tests {
+		if got := FormatSource(tt.x, tt.s); got != tt.want {
+			t.Errorf("FormatSource(%d, %+v) = %q, want %q", tt.x, tt.s, got, tt.want)
+		}
+	}
+}
+
+// fakeGenerator declares everything out of scope, like a model that finds
+// no answer in the chunks.
+type fakeGenerator struct{}
+
+func (fakeGenerator) Generate(context.Context, string, []vectorindex.Hit) (Draft, error) {
+	return Draft{OutOfScope: true, Reason: "not in the text"}, nil
+}
+
+func TestGeneratorOutOfScope(t *testing.T) {
+	st := goSpec(t)
+	r, err := NewAsker(st, Options{Generator: fakeGenerator{}}).Ask(context.Background(), Request{Collection: "gospec", Question: "How do I create a buffered channel?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.IsOutOfScope || !strings.Contains(r.OutOfScopeReason, "not in the text") {
+		t.Errorf("Ask() = out of scope %v, reason %q; want the generator's verdict", r.IsOutOfScope, r.OutOfScopeReason)
+	}
+}

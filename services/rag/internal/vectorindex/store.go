@@ -1,0 +1,743 @@
+// Package vectorindex is the rag service's embedded document store: one or
+// many collections, each persisted in its own append-only file under a
+// directory and held in memory as a BM25 inverted index plus an int8
+// vector matrix, searched lexically, densely, or both fused with
+// reciprocal rank fusion. It needs no server and no network; it is the
+// default backend when no Qdrant is configured.
+//
+// Similarity. Every hit's [Hit.Score] is the cosine similarity of the
+// query's and the chunk's embeddings, clamped to [0,1] (negative cosines,
+// meaning unrelated, become 0), whatever the ranking mode. The ranking
+// itself comes from the mode (BM25 order, dense order or the fused order),
+// so in hybrid and BM25 mode scores need not decrease down the list. One
+// scale for all modes is what makes [Query.MinScore] and the scope
+// threshold mean the same thing everywhere: "the embedding says this chunk
+// is at least this close". RRF scores are rank-based and BM25 scores are
+// unbounded and query-dependent, so neither can carry a threshold.
+package vectorindex
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/groundcrew/groundcrew/services/rag/internal/chunker"
+	"github.com/groundcrew/groundcrew/services/rag/internal/embedder"
+)
+
+// Embedder turns texts into unit-length vectors of a fixed dimension.
+type Embedder interface {
+	// Embed returns one vector per text, in order.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	// Dimensions is the length of every vector.
+	Dimensions() int
+	// Name identifies the model; vectors of different models are never
+	// mixed in one collection.
+	Name() string
+}
+
+// Errors returned by the store; test with errors.Is.
+var (
+	// ErrNotFound means the collection does not exist.
+	ErrNotFound = errors.New("collection not found")
+	// ErrInvalidName means a collection name is empty, too long or uses
+	// characters other than letters, digits, '.', '_' and '-'.
+	ErrInvalidName = errors.New("invalid collection name")
+	// ErrInvalidArgument means a query or document is malformed.
+	ErrInvalidArgument = errors.New("invalid argument")
+	// ErrEmbedderMismatch means the collection was built with another
+	// embedding model than the store's; re-ingest it or drop it.
+	ErrEmbedderMismatch = errors.New("collection was embedded with a different model")
+	// ErrClosed means the store has been closed.
+	ErrClosed = errors.New("store closed")
+)
+
+// Retrieval limits (flow 3 of DESIGN.md).
+const (
+	DefaultTopK = 5
+	MaxTopK     = 50
+)
+
+// DefaultOutOfScopeAnswer is the answer for questions a collection does
+// not cover, unless its settings say otherwise.
+const DefaultOutOfScopeAnswer = "sorry this content is not related to this book"
+
+// Settings describe a collection.
+type Settings struct {
+	// Description says what the collection is about, for people and for
+	// answering models.
+	Description string `json:"description,omitempty"`
+	// OutOfScopeAnswer replaces the answer to out-of-scope questions;
+	// empty means [DefaultOutOfScopeAnswer].
+	OutOfScopeAnswer string `json:"out_of_scope_answer,omitempty"`
+	// EmbeddingModel is the [Embedder.Name] the collection's vectors were
+	// made with. The store sets it when the collection is created.
+	EmbeddingModel string `json:"embedding_model,omitempty"`
+	// ScopeThreshold is the similarity below which a question is out of
+	// scope. Zero means use CalibratedThreshold.
+	ScopeThreshold float64 `json:"scope_threshold,omitempty"`
+	// CalibratedThreshold is the threshold learnt from the collection's
+	// own score distribution (see package answer), and CalibratedChunks
+	// the number of chunks it was learnt on.
+	CalibratedThreshold float64 `json:"calibrated_threshold,omitempty"`
+	CalibratedChunks    int     `json:"calibrated_chunks,omitempty"`
+	// Created is when the collection was created; set by the store.
+	Created time.Time `json:"created"`
+}
+
+// UpsertResult counts what an [Store.Upsert] stored.
+type UpsertResult struct {
+	// Documents and Chunks count what was stored.
+	Documents int
+	Chunks    int
+	// ReplacedChunks were stored under the same URLs before and are gone.
+	ReplacedChunks int
+}
+
+// Document is one source document, already chunked.
+type Document struct {
+	// URL identifies the document; ingesting a URL again replaces all of
+	// its chunks.
+	URL string
+	// Title names the document in answers' sources.
+	Title string
+	// Metadata are free-form labels that queries can filter on.
+	Metadata map[string]string
+	// Chunks are the document's pieces, as the chunker made them.
+	Chunks []chunker.Chunk
+}
+
+// Mode selects the ranking.
+type Mode int
+
+// Ranking modes.
+const (
+	// ModeHybrid fuses the BM25 and dense rankings with RRF (k = 60).
+	ModeHybrid Mode = iota
+	// ModeDense ranks by embedding cosine only.
+	ModeDense
+	// ModeBM25 ranks by BM25 (k1 = 1.2, b = 0.75) only.
+	ModeBM25
+)
+
+// String returns the mode's name as used in flags and reports.
+func (m Mode) String() string {
+	switch m {
+	case ModeHybrid:
+		return "hybrid"
+	case ModeDense:
+		return "dense"
+	case ModeBM25:
+		return "bm25"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// Filter restricts a search to some documents; zero fields match all.
+type Filter struct {
+	// URLs keeps documents whose URL is one of these.
+	URLs []string
+	// URLPrefix keeps documents whose URL starts with it.
+	URLPrefix string
+	// Metadata keeps documents having every one of these labels.
+	Metadata map[string]string
+}
+
+// Query is a search request.
+type Query struct {
+	// Text is the query, not blank.
+	Text string
+	// TopK is the number of hits wanted: 0 means [DefaultTopK], at most
+	// [MaxTopK].
+	TopK int
+	// MinScore drops hits whose Score is lower, in [0,1].
+	MinScore float64
+	// Mode is the ranking; the zero value is hybrid.
+	Mode Mode
+	// Filter restricts the documents searched.
+	Filter Filter
+}
+
+// Hit is a chunk returned by a search.
+type Hit struct {
+	// URL and Title are the chunk's document's.
+	URL   string
+	Title string
+	// ChunkIndex is the chunk's position in its document, from 0.
+	ChunkIndex int
+	// HeadingPath lists the headings above the chunk, outermost first.
+	HeadingPath []string
+	// Text is the chunk's text.
+	Text string
+	// Metadata are the document's labels.
+	Metadata map[string]string
+	// Score is the similarity in [0,1]: the cosine clamped at 0 (see the
+	// package comment).
+	Score float64
+	// Cosine is the raw embedding cosine, in [-1,1].
+	Cosine float64
+	// BM25 is the chunk's BM25 score for the query, 0 if no term matched.
+	BM25 float64
+}
+
+// Stats summarise a collection.
+type Stats struct {
+	// Documents and Chunks count what a search can return.
+	Documents int
+	Chunks    int
+	// LogBytes is the size of the collection's file on disk.
+	LogBytes int64
+}
+
+// Options tune a [Store].
+type Options struct {
+	// NoSync skips fsync after writes: faster, but a machine crash may
+	// lose the latest writes. Tests and benchmarks only.
+	NoSync bool
+}
+
+// Store holds the collections of one directory. It is safe for
+// concurrent use; searches run in parallel, writes to one collection are
+// serialised.
+type Store struct {
+	dir  string
+	emb  Embedder
+	opts Options
+
+	mu     sync.RWMutex
+	cols   map[string]*handle
+	closed bool
+}
+
+// handle is a collection with its lock and its log file.
+type handle struct {
+	mu   sync.RWMutex
+	col  *collection
+	path string
+	f    *os.File
+	size int64
+	err  error // set when the collection cannot be used with this store
+}
+
+// errIncomplete marks a collection file without a complete first record.
+var errIncomplete = errors.New("incomplete collection file")
+
+var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+const logExt = ".rag"
+
+// Open loads every collection stored in dir, creating dir if needed.
+// Collections embedded with another model than emb still load (so they can
+// be listed and dropped) but refuse searches and writes with
+// [ErrEmbedderMismatch].
+func Open(dir string, emb Embedder, opts Options) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating store directory: %w", err)
+	}
+	s := &Store{dir: dir, emb: emb, opts: opts, cols: map[string]*handle{}}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading store directory: %w", err)
+	}
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), logExt)
+		if !ok || e.IsDir() || !validName.MatchString(name) {
+			continue
+		}
+		h, err := s.load(name)
+		if errors.Is(err, errIncomplete) {
+			// The process died while creating the collection, before
+			// its settings were durable: it never existed.
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+				s.Close()
+				return nil, fmt.Errorf("removing incomplete collection %q: %w", name, err)
+			}
+			continue
+		}
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("loading collection %q: %w", name, err)
+		}
+		s.cols[name] = h
+	}
+	return s, nil
+}
+
+func (s *Store) load(name string) (*handle, error) {
+	path := filepath.Join(s.dir, name+logExt)
+	var c *collection
+	end, err := replay(path, func(p []byte) error {
+		d := &decoder{buf: p[1:]}
+		switch p[0] {
+		case opSettings:
+			r, err := decodeSettings(d)
+			if err != nil {
+				return err
+			}
+			if c == nil {
+				c = newCollection(name, r.Settings, r.Dimensions)
+			}
+			c.settings = r.Settings
+		case opUpsert:
+			if c == nil {
+				return errors.New("document before settings")
+			}
+			r, err := decodeUpsert(d)
+			if err != nil {
+				return err
+			}
+			for _, ch := range r.chunks {
+				if len(ch.vec) != c.dims {
+					return fmt.Errorf("vector of %d dimensions in a %d-dimension collection", len(ch.vec), c.dims)
+				}
+			}
+			c.remove(r.url)
+			c.add(r, int64(len(p)+8))
+		case opDelete:
+			if c == nil {
+				return errors.New("delete before settings")
+			}
+			c.remove(d.string())
+		default:
+			return fmt.Errorf("unknown record type %d", p[0])
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if c == nil {
+		return nil, errIncomplete
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	// Cut a torn tail left by a crash, so new frames follow good ones.
+	if err := f.Truncate(end); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := f.Seek(end, 0); err != nil {
+		f.Close()
+		return nil, err
+	}
+	h := &handle{col: c, path: path, f: f, size: end}
+	h.err = s.compatible(c)
+	return h, nil
+}
+
+func (s *Store) compatible(c *collection) error {
+	if c.settings.EmbeddingModel != s.emb.Name() || c.dims != s.emb.Dimensions() {
+		return fmt.Errorf("%w: collection %q uses %q (%d dimensions), the store embeds with %q (%d)",
+			ErrEmbedderMismatch, c.name, c.settings.EmbeddingModel, c.dims, s.emb.Name(), s.emb.Dimensions())
+	}
+	return nil
+}
+
+// Close releases the store's files. Further calls fail with [ErrClosed].
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var errs []error
+	for _, h := range s.cols {
+		h.mu.Lock()
+		if h.f != nil {
+			errs = append(errs, h.f.Close())
+			h.f = nil
+		}
+		h.mu.Unlock()
+	}
+	return errors.Join(errs...)
+}
+
+// Collections returns the names of all collections, sorted.
+func (s *Store) Collections() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return slices.Sorted(maps.Keys(s.cols))
+}
+
+func (s *Store) get(name string) (*handle, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	h, ok := s.cols[name]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrNotFound, name)
+	}
+	return h, nil
+}
+
+// getOrCreate returns the named collection, creating it with settings
+// when it does not exist.
+func (s *Store) getOrCreate(name string, settings Settings) (*handle, bool, error) {
+	if !validName.MatchString(name) {
+		return nil, false, fmt.Errorf("%w: %q", ErrInvalidName, name)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, false, ErrClosed
+	}
+	if h, ok := s.cols[name]; ok {
+		return h, false, nil
+	}
+	settings.EmbeddingModel = s.emb.Name()
+	settings.Created = time.Now().UTC().Truncate(time.Millisecond)
+	path := filepath.Join(s.dir, name+logExt)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, false, fmt.Errorf("creating collection %q: %w", name, err)
+	}
+	h := &handle{col: newCollection(name, settings, s.emb.Dimensions()), path: path, f: f}
+	payload, err := encodeSettings(settingsRecord{Settings: settings, Dimensions: s.emb.Dimensions()})
+	if err == nil {
+		err = h.write(s.opts, []byte(logMagic), payload)
+	}
+	if err == nil && !s.opts.NoSync {
+		err = syncDir(s.dir)
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, false, fmt.Errorf("creating collection %q: %w", name, err)
+	}
+	s.cols[name] = h
+	return h, true, nil
+}
+
+// write appends raw bytes (the magic) and frames, then syncs.
+func (h *handle) write(opts Options, magic []byte, payloads ...[]byte) error {
+	if h.f == nil {
+		return ErrClosed
+	}
+	buf := slices.Clone(magic)
+	for _, p := range payloads {
+		var b bytesWriter
+		if _, err := appendFrame(&b, p); err != nil {
+			return err
+		}
+		buf = append(buf, b...)
+	}
+	if _, err := h.f.Write(buf); err != nil {
+		// Leave the file as it was: a partial frame would be cut on the
+		// next open, but later appends would follow it.
+		_ = h.f.Truncate(h.size)
+		_, _ = h.f.Seek(h.size, 0)
+		return err
+	}
+	h.size += int64(len(buf))
+	if !opts.NoSync {
+		return h.f.Sync()
+	}
+	return nil
+}
+
+type bytesWriter []byte
+
+// Write appends p; it never fails.
+func (b *bytesWriter) Write(p []byte) (int, error) { *b = append(*b, p...); return len(p), nil }
+
+// PutSettings creates the collection with the given settings or updates
+// the settings of an existing one. EmbeddingModel and Created are the
+// store's to set and are ignored.
+func (s *Store) PutSettings(name string, settings Settings) error {
+	h, created, err := s.getOrCreate(name, settings)
+	if err != nil || created {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	settings.EmbeddingModel = h.col.settings.EmbeddingModel
+	settings.Created = h.col.settings.Created
+	payload, err := encodeSettings(settingsRecord{Settings: settings, Dimensions: h.col.dims})
+	if err != nil {
+		return err
+	}
+	if err := h.write(s.opts, nil, payload); err != nil {
+		return fmt.Errorf("saving settings of %q: %w", name, err)
+	}
+	h.col.settings = settings
+	return nil
+}
+
+// Settings returns a collection's settings.
+func (s *Store) Settings(name string) (Settings, error) {
+	h, err := s.get(name)
+	if err != nil {
+		return Settings{}, err
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.col.settings, nil
+}
+
+// Stats returns a collection's size.
+func (s *Store) Stats(name string) (Stats, error) {
+	h, err := s.get(name)
+	if err != nil {
+		return Stats{}, err
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return Stats{Documents: len(h.col.docs), Chunks: h.col.live, LogBytes: h.size}, nil
+}
+
+// Drop deletes a collection and its file.
+func (s *Store) Drop(name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	h, ok := s.cols[name]
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrNotFound, name)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.f != nil {
+		h.f.Close()
+		h.f = nil
+	}
+	delete(s.cols, name)
+	if err := os.Remove(h.path); err != nil {
+		return fmt.Errorf("dropping collection %q: %w", name, err)
+	}
+	return nil
+}
+
+// Upsert stores documents in a collection, creating the collection with
+// default settings if needed. Each document replaces every chunk
+// previously stored under its URL; a document without chunks just removes
+// them. Documents are written together: all of them or none.
+func (s *Store) Upsert(ctx context.Context, name string, docs ...Document) (UpsertResult, error) {
+	texts := []string{}
+	for _, d := range docs {
+		if strings.TrimSpace(d.URL) == "" {
+			return UpsertResult{}, fmt.Errorf("%w: document without URL", ErrInvalidArgument)
+		}
+		for _, c := range d.Chunks {
+			texts = append(texts, indexText(c.HeadingPath, c.Text))
+		}
+	}
+	h, _, err := s.getOrCreate(name, Settings{})
+	if err != nil {
+		return UpsertResult{}, err
+	}
+	if h.err != nil {
+		return UpsertResult{}, h.err
+	}
+	// Embed before locking: a remote embedder may take a while, and
+	// searches should not wait for it.
+	vecs, err := s.emb.Embed(ctx, texts)
+	if err != nil {
+		return UpsertResult{}, fmt.Errorf("embedding %d chunks: %w", len(texts), err)
+	}
+	if len(vecs) != len(texts) {
+		return UpsertResult{}, fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(texts))
+	}
+	records := make([]*upsertRecord, len(docs))
+	payloads := make([][]byte, len(docs))
+	k := 0
+	for i, d := range docs {
+		r := &upsertRecord{url: d.URL, title: d.Title, meta: maps.Clone(d.Metadata)}
+		for _, c := range d.Chunks {
+			if len(vecs[k]) != h.col.dims {
+				return UpsertResult{}, fmt.Errorf("embedder returned a %d-dimension vector, want %d", len(vecs[k]), h.col.dims)
+			}
+			q, scale := quantize(vecs[k])
+			k++
+			r.chunks = append(r.chunks, storedChunk{index: c.Index, headings: slices.Clone(c.HeadingPath), text: c.Text, scale: scale, vec: q})
+		}
+		records[i] = r
+		if len(r.chunks) == 0 {
+			payloads[i] = encodeDelete(r.url)
+		} else {
+			payloads[i] = encodeUpsert(r)
+		}
+	}
+
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.write(s.opts, nil, payloads...); err != nil {
+		return UpsertResult{}, fmt.Errorf("writing to collection %q: %w", name, err)
+	}
+	res := UpsertResult{Documents: len(records)}
+	for i, r := range records {
+		if d, ok := h.col.docs[r.url]; ok {
+			res.ReplacedChunks += len(d.rows)
+		}
+		h.col.remove(r.url)
+		h.col.add(r, int64(len(payloads[i])+8))
+		res.Chunks += len(r.chunks)
+	}
+	return res, s.maybeRewrite(h)
+}
+
+// Delete removes every chunk of a document. Deleting an unknown URL is
+// not an error.
+func (s *Store) Delete(ctx context.Context, name, url string) error {
+	h, err := s.get(name)
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.col.docs[url]; !ok {
+		return nil
+	}
+	if err := h.write(s.opts, nil, encodeDelete(url)); err != nil {
+		return fmt.Errorf("writing to collection %q: %w", name, err)
+	}
+	h.col.remove(url)
+	return s.maybeRewrite(h)
+}
+
+// rewriteMinBytes keeps small logs from being rewritten over and over.
+const rewriteMinBytes = 4 << 20
+
+// maybeRewrite replaces the log with a compact copy of the live state once
+// superseded records are more than half of it. The copy is written to a
+// temporary file, synced and renamed over the log, so a crash leaves
+// either the old or the new file, both complete.
+func (s *Store) maybeRewrite(h *handle) error {
+	live := h.col.liveBytes()
+	if h.size < rewriteMinBytes || h.size < 2*live {
+		return nil
+	}
+	tmp := h.path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("compacting %q: %w", h.col.name, err)
+	}
+	fail := func(err error) error {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("compacting %q: %w", h.col.name, err)
+	}
+	nh := &handle{f: f}
+	payload, err := encodeSettings(settingsRecord{Settings: h.col.settings, Dimensions: h.col.dims})
+	if err != nil {
+		return fail(err)
+	}
+	payloads := [][]byte{payload}
+	urls := slices.SortedFunc(maps.Keys(h.col.docs), cmp.Compare)
+	for _, u := range urls {
+		d := h.col.docs[u]
+		r := &upsertRecord{url: d.url, title: d.title, meta: d.meta}
+		for _, id := range d.rows {
+			row := &h.col.rows[id]
+			r.chunks = append(r.chunks, storedChunk{
+				index: int(row.chunkIndex), headings: row.headings, text: row.text,
+				scale: h.col.scales[id], vec: h.col.vecs[int(id)*h.col.dims : (int(id)+1)*h.col.dims],
+			})
+		}
+		payloads = append(payloads, encodeUpsert(r))
+	}
+	if err := nh.write(Options{}, []byte(logMagic), payloads...); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(tmp, h.path); err != nil {
+		return fail(err)
+	}
+	if err := syncDir(s.dir); err != nil {
+		f.Close()
+		return fmt.Errorf("compacting %q: %w", h.col.name, err)
+	}
+	h.f.Close()
+	h.f, h.size = f, nh.size
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// Search returns the chunks of a collection that best match q.
+func (s *Store) Search(ctx context.Context, name string, q Query) ([]Hit, error) {
+	if strings.TrimSpace(q.Text) == "" {
+		return nil, fmt.Errorf("%w: empty query", ErrInvalidArgument)
+	}
+	if q.TopK == 0 {
+		q.TopK = DefaultTopK
+	}
+	if q.TopK < 0 || q.TopK > MaxTopK {
+		return nil, fmt.Errorf("%w: top_k %d is outside 1..%d", ErrInvalidArgument, q.TopK, MaxTopK)
+	}
+	if q.MinScore < 0 || q.MinScore > 1 {
+		return nil, fmt.Errorf("%w: score threshold %v is outside [0,1]", ErrInvalidArgument, q.MinScore)
+	}
+	if q.Mode < ModeHybrid || q.Mode > ModeBM25 {
+		return nil, fmt.Errorf("%w: unknown mode %v", ErrInvalidArgument, q.Mode)
+	}
+	h, err := s.get(name)
+	if err != nil {
+		return nil, err
+	}
+	if h.err != nil {
+		return nil, h.err
+	}
+	vecs, err := s.emb.Embed(ctx, []string{q.Text})
+	if err != nil {
+		return nil, fmt.Errorf("embedding query: %w", err)
+	}
+	if len(vecs) != 1 || len(vecs[0]) != h.col.dims {
+		return nil, fmt.Errorf("embedder returned no usable query vector")
+	}
+	terms := queryTerms(embedder.Analyze(q.Text))
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.col.search(vecs[0], terms, q), nil
+}
+
+// Sample returns up to n chunks spread evenly over a collection, in
+// storage order; scope calibration draws its pseudo-queries from them.
+func (s *Store) Sample(ctx context.Context, name string, n int) ([]Hit, error) {
+	h, err := s.get(name)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	c := h.col
+	if n <= 0 || c.live == 0 {
+		return nil, nil
+	}
+	step := max(1, float64(c.live)/float64(n))
+	var out []Hit
+	seen, next := 0, 0.0
+	for id := range c.rows {
+		if !c.alive[id] {
+			continue
+		}
+		if float64(seen) >= next && len(out) < n {
+			r := &c.rows[id]
+			out = append(out, Hit{URL: r.doc.url, Title: r.doc.title, ChunkIndex: int(r.chunkIndex), HeadingPath: slices.Clone(r.headings), Text: r.text, Metadata: maps.Clone(r.doc.meta)})
+			next += step
+		}
+		seen++
+	}
+	return out, nil
+}
