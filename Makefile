@@ -96,6 +96,15 @@ tidy: ## go mod tidy in every module (not tools: buf as a tool breaks tidy there
 bench: ## Run the Go benchmarks (figures go in BENCHMARKS.md).
 	@for m in $(MODULES); do (cd $$m && go test -run '^$$' -bench . -benchmem ./...); done
 
+.PHONY: load-tools
+load-tools: ## Install the pinned load generators (ghz, hey) into bin/.
+	GOBIN=$(BIN) go install github.com/bojand/ghz/cmd/ghz@v0.120.0
+	GOBIN=$(BIN) go install github.com/rakyll/hey@v0.1.5
+
+.PHONY: load-gateway
+load-gateway: build load-tools ## REST through the gateway vs direct gRPC, side by side (BENCHMARKS.md).
+	@scripts/load-gateway.sh
+
 .PHONY: clean
 clean: ## Remove built binaries (not data).
 	rm -rf $(BIN)
