@@ -7,12 +7,24 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"time"
 
+	"golang.org/x/time/rate"
+
+	groundingv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/grounding/v1"
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
 	"github.com/groundcrew/groundcrew/platform/config"
 	"github.com/groundcrew/groundcrew/platform/entrypoint"
+	"github.com/groundcrew/groundcrew/platform/grpcclient"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
+	"github.com/groundcrew/groundcrew/platform/sqlstore"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/chat"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/deliverylog"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/grounding"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/notifiergrpc"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/pipeline"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/store"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/telegram"
 )
 
 // Config is the notifier service's configuration, read from the environment.
@@ -39,6 +51,40 @@ type Config struct {
 	DatabaseURL string `env:"DATABASE_URL" secret:"true"`
 	// GroundingAddr is the grounding service used for enrichment.
 	GroundingAddr string `env:"GROUNDING_ADDR" envDefault:"127.0.0.1:50052"`
+	// MaxSources is Ground's max_sources for enrichment (1..10).
+	MaxSources int `env:"GROUNDING_MAX_SOURCES" envDefault:"3"`
+
+	// Routes sends alerts to chats by label, e.g.
+	// "severity=critical:-100123,team=db&env=prod:-100456" (see
+	// telegram.ParseRoutes); unmatched alerts go to TELEGRAM_CHAT_ID.
+	Routes string `env:"NOTIFIER_ROUTES"`
+	// TelegramBotUsername is the bot's @username, for recognising mentions
+	// in groups; empty means asking Telegram (getMe) at start.
+	TelegramBotUsername string `env:"TELEGRAM_BOT_USERNAME"`
+	// RatePerChat and RateOverall pace Telegram sends, in messages a second.
+	RatePerChat float64 `env:"NOTIFIER_TELEGRAM_RATE_PER_CHAT" envDefault:"1"`
+	RateOverall float64 `env:"NOTIFIER_TELEGRAM_RATE_OVERALL" envDefault:"30"`
+
+	// DedupWindow is how long a repeat of an alert is recorded as a
+	// duplicate instead of delivered; 0 disables deduplication.
+	DedupWindow time.Duration `env:"NOTIFIER_DEDUP_WINDOW" envDefault:"10m"`
+	// EnrichTimeout bounds grounding's enrichment of one alert.
+	EnrichTimeout time.Duration `env:"NOTIFIER_ENRICH_TIMEOUT" envDefault:"20s"`
+	// JobTimeout bounds one run of an alert's job (enrich, pace, deliver);
+	// at least NOTIFIER_ENRICH_TIMEOUT + 10s.
+	JobTimeout time.Duration `env:"NOTIFIER_JOB_TIMEOUT" envDefault:"2m"`
+	// MaxAttempts is how many delivery attempts an alert gets before it is
+	// FAILED (retried with River's exponential backoff).
+	MaxAttempts int `env:"NOTIFIER_DELIVERY_MAX_ATTEMPTS" envDefault:"10"`
+	// Workers is how many alerts are processed at once.
+	Workers int `env:"NOTIFIER_WORKERS" envDefault:"10"`
+	// PollInterval is how often idle workers look for new jobs.
+	PollInterval time.Duration `env:"NOTIFIER_POLL_INTERVAL" envDefault:"200ms"`
+
+	// Persona is the chat agent's persona (system instruction).
+	Persona string `env:"NOTIFIER_PERSONA" envDefault:"You are groundcrew, a concise on-call assistant in a Telegram chat. Answer briefly and cite sources when you use them."`
+	// HistorySize is how many chat messages go to the model.
+	HistorySize int `env:"NOTIFIER_CHAT_HISTORY_SIZE" envDefault:"500"`
 }
 
 // Validate checks what types cannot.
@@ -52,6 +98,31 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: must be host:port, got %q", name, addr))
 		}
 	}
+	if _, err := telegram.ParseRoutes(c.Routes); err != nil {
+		errs = append(errs, fmt.Errorf("NOTIFIER_ROUTES: %w", err))
+	}
+	if c.TelegramChatID != "" && !telegram.ValidChatID(c.TelegramChatID) {
+		errs = append(errs, fmt.Errorf("TELEGRAM_CHAT_ID: must be a chat id such as -100123 or @channelname, got %q", c.TelegramChatID))
+	}
+	if c.MaxSources < 1 || c.MaxSources > 10 {
+		errs = append(errs, fmt.Errorf("GROUNDING_MAX_SOURCES: must be between 1 and 10, got %d", c.MaxSources))
+	}
+	if c.DedupWindow < 0 {
+		errs = append(errs, fmt.Errorf("NOTIFIER_DEDUP_WINDOW: must not be negative, got %s", c.DedupWindow))
+	}
+	for name, d := range map[string]time.Duration{"NOTIFIER_ENRICH_TIMEOUT": c.EnrichTimeout, "NOTIFIER_JOB_TIMEOUT": c.JobTimeout, "NOTIFIER_POLL_INTERVAL": c.PollInterval} {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s: must be positive, got %s", name, d))
+		}
+	}
+	for name, n := range map[string]int{"NOTIFIER_DELIVERY_MAX_ATTEMPTS": c.MaxAttempts, "NOTIFIER_WORKERS": c.Workers, "NOTIFIER_CHAT_HISTORY_SIZE": c.HistorySize} {
+		if n < 1 {
+			errs = append(errs, fmt.Errorf("%s: must be at least 1, got %d", name, n))
+		}
+	}
+	if c.RatePerChat <= 0 || c.RateOverall <= 0 {
+		errs = append(errs, errors.New("NOTIFIER_TELEGRAM_RATE_PER_CHAT and NOTIFIER_TELEGRAM_RATE_OVERALL: must be positive"))
+	}
 	return errors.Join(errs...)
 }
 
@@ -63,15 +134,125 @@ func (c Config) GRPCListenAddr() string {
 	return c.Addr
 }
 
-// Run serves the notifier service until ctx is done.
+// Run serves the notifier service until ctx is done: it opens and migrates
+// the store, starts the alert pipeline, dials grounding and serves gRPC;
+// on shutdown it drains gRPC first, then stops the pipeline within the
+// grace period (jobs cut short run again after the next start).
 func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	logger.Info("starting", "config", config.LogValue(cfg))
-	srv, _, cleanup, err := entrypoint.NewServer(ctx, "notifier", cfg.Common,
+	srv, tp, cleanup, err := entrypoint.NewServer(ctx, "notifier", cfg.Common,
 		grpcserver.Config{GRPCAddr: cfg.GRPCListenAddr(), AdminAddr: cfg.AdminAddr}, logger)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	notifierv1.RegisterNotifierServiceServer(srv, notifiergrpc.NewNotifierService(logger))
+
+	db, err := sqlstore.Open(ctx, cfg.DatabaseURL, cfg.DataDir, "notifier", logger)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = db.Close() }()
+	if err := store.Migrate(ctx, db); err != nil {
+		return err
+	}
+	st := store.New(db)
+
+	conn, err := grpcclient.Dial(cfg.GroundingAddr, tp)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Close() }()
+	ground := grounding.New(groundingv1.NewGroundingServiceClient(conn), cfg.MaxSources)
+
+	deliverer, replier, botUsername, err := delivery(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+
+	p, err := pipeline.New(ctx, pipeline.Deps{
+		Store: st, Enricher: ground, Deliverer: deliverer,
+		Metrics: pipeline.NewMetrics(srv.Registry()), Logger: logger,
+	}, pipeline.Config{
+		DedupWindow:   dedupWindow(cfg.DedupWindow),
+		EnrichTimeout: cfg.EnrichTimeout,
+		JobTimeout:    cfg.JobTimeout,
+		MaxAttempts:   cfg.MaxAttempts,
+		Workers:       cfg.Workers,
+		PollInterval:  cfg.PollInterval,
+	})
+	if err != nil {
+		return err
+	}
+	if err := p.Start(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		grace := cfg.GracePeriod
+		if grace <= 0 {
+			grace = grpcserver.DefaultGracePeriod
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), grace)
+		defer cancel()
+		if err := p.Stop(sctx); err != nil {
+			logger.Error("stopping the alert pipeline", "error", err)
+		}
+	}()
+
+	agent := chat.New(chat.Config{
+		BotID: telegram.BotID(cfg.TelegramBotToken), BotUsername: botUsername,
+		Persona: cfg.Persona, HistorySize: cfg.HistorySize,
+	}, st, ground, replier, logger)
+	if cfg.TelegramWebhookSecret == "" {
+		logger.Warn("TELEGRAM_WEBHOOK_SECRET is unset: Telegram webhook updates are not authenticated")
+	}
+	notifierv1.RegisterNotifierServiceServer(srv, notifiergrpc.NewNotifierService(logger, notifiergrpc.Deps{
+		Alerts: p, Updates: agent, WebhookSecret: cfg.TelegramWebhookSecret,
+	}))
 	return srv.Run(ctx)
+}
+
+// dedupWindow maps the configuration's 0 (off) to the pipeline's negative.
+func dedupWindow(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
+// delivery picks Telegram when a bot token is set, otherwise the delivery
+// log, and says which in one start-up line.
+func delivery(ctx context.Context, cfg Config, logger *slog.Logger) (pipeline.Deliverer, chat.Replier, string, error) {
+	if cfg.TelegramBotToken == "" {
+		logger.Info("delivery: log (TELEGRAM_BOT_TOKEN unset; messages are stored and logged, not sent)")
+		return &deliverylog.Deliverer{Logger: logger}, &deliverylog.Replier{Logger: logger}, cfg.TelegramBotUsername, nil
+	}
+	routes, err := telegram.ParseRoutes(cfg.Routes)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("NOTIFIER_ROUTES: %w", err)
+	}
+	client, err := telegram.New(cfg.TelegramBotToken, telegram.Options{
+		APIURL: cfg.TelegramAPIURL,
+		// Start does not depend on Telegram being reachable; sends retry.
+		SkipGetMe: true,
+		PerChat:   rate.Limit(cfg.RatePerChat),
+		Overall:   rate.Limit(cfg.RateOverall),
+	})
+	if err != nil {
+		return nil, nil, "", err
+	}
+	username := cfg.TelegramBotUsername
+	if username == "" {
+		gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		username, err = client.Username(gctx)
+		cancel()
+		if err != nil {
+			logger.Warn("could not ask Telegram for the bot's username; group mentions by @name are not recognised until TELEGRAM_BOT_USERNAME is set", "error", err)
+		}
+	}
+	if cfg.TelegramChatID == "" && routes == nil {
+		logger.Warn("TELEGRAM_CHAT_ID and NOTIFIER_ROUTES are unset: alerts have nowhere to go and will fail")
+	}
+	logger.Info("delivery: telegram", "api_url", cfg.TelegramAPIURL, "default_chat", cfg.TelegramChatID, "routes", len(routes), "bot_username", username)
+	return &telegram.Deliverer{Client: client, Router: telegram.Router{Routes: routes, Default: cfg.TelegramChatID}, Logger: logger},
+		&telegram.Replier{Client: client}, username, nil
 }

@@ -8,21 +8,49 @@ import (
 	"log/slog"
 
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/chat"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/format"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/store"
 )
+
+// Alerts is the alert intake and store the handlers use (the pipeline).
+type Alerts interface {
+	Ingest(ctx context.Context, alerts []alert.Alert) ([]*alert.Alert, error)
+	Get(ctx context.Context, id string) (*alert.Alert, error)
+	List(ctx context.Context, q store.ListQuery) ([]*alert.Alert, string, error)
+}
+
+// Updates handles Telegram bot updates (the chat agent).
+type Updates interface {
+	Handle(ctx context.Context, u chat.Update) (string, error)
+}
+
+// Deps are what the handlers serve; a nil one makes its RPCs answer
+// Unimplemented.
+type Deps struct {
+	Alerts  Alerts
+	Updates Updates
+	// WebhookSecret is TELEGRAM_WEBHOOK_SECRET; when set, HandleTelegramUpdate
+	// requires it in the x-telegram-bot-api-secret-token metadata.
+	WebhookSecret string
+}
 
 // NotifierService implements notifierv1.NotifierServiceServer.
 type NotifierService struct {
 	notifierv1.UnimplementedNotifierServiceServer
-	logger *slog.Logger
-	format format.Options
+	logger  *slog.Logger
+	format  format.Options
+	alerts  Alerts
+	updates Updates
+	secret  string
 }
 
 var _ notifierv1.NotifierServiceServer = (*NotifierService)(nil)
 
 // NewNotifierService returns the NotifierService handlers.
-func NewNotifierService(logger *slog.Logger) *NotifierService {
-	return &NotifierService{logger: logger}
+func NewNotifierService(logger *slog.Logger, deps Deps) *NotifierService {
+	return &NotifierService{logger: logger, alerts: deps.Alerts, updates: deps.Updates, secret: deps.WebhookSecret}
 }
 
 // FormatMessage renders the Telegram message for an alert and enrichment

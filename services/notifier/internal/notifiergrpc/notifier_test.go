@@ -20,7 +20,7 @@ func newClient(t *testing.T) notifierv1.NotifierServiceClient {
 	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	srv := grpc.NewServer()
-	notifierv1.RegisterNotifierServiceServer(srv, NewNotifierService(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	notifierv1.RegisterNotifierServiceServer(srv, NewNotifierService(slog.New(slog.NewTextHandler(io.Discard, nil)), Deps{}))
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
 	conn, err := grpc.NewClient("passthrough:///bufnet",

@@ -1,0 +1,379 @@
+// Package chat is the Telegram chat agent (DESIGN.md flow 5): each update
+// is handled once (by update_id); its message is stored in the chat's
+// conversation history, with media rendered to short text; the agent decides
+// whether to answer (private chats always; groups when the bot is mentioned
+// or replied to; never channels, edits or its own messages); and when it
+// answers, it asks a Converser for a reply from the chronological history
+// with the target message last and sends it as a reply to the target.
+package chat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf16"
+)
+
+// Outcomes of Handle.
+const (
+	Replied   = "replied"   // the agent answered
+	Stored    = "stored"    // stored in the history, no answer needed
+	Duplicate = "duplicate" // the update was handled before
+	Ignored   = "ignored"   // nothing to store (callback queries, empty updates)
+)
+
+// DefaultHistorySize is how many messages go to the model.
+const DefaultHistorySize = 500
+
+// ConverseRequest asks for the agent's reply to a target message.
+type ConverseRequest struct {
+	Persona, ModelNotes string
+	Group               bool
+	History             []Message // chronological, target included
+	TargetID            int64
+	ConversationID      string
+	HistorySize         int
+	Now                 time.Time
+}
+
+// Converser writes the agent's reply.
+type Converser interface {
+	Converse(ctx context.Context, req ConverseRequest) (string, error)
+}
+
+// Replier sends the agent's reply to a chat as a reply to a message and
+// returns the sent message's id (0 when it made none, e.g. offline).
+type Replier interface {
+	Reply(ctx context.Context, chatID, replyTo int64, text string) (int64, error)
+}
+
+// Store keeps conversations and handled updates.
+type Store interface {
+	UpdateOutcome(ctx context.Context, updateID int64) (string, bool, error)
+	RecordUpdate(ctx context.Context, updateID int64, outcome string, at time.Time) (bool, error)
+	SaveChatMessage(ctx context.Context, m Message) error
+	SaveChatMessageIfAbsent(ctx context.Context, m Message) error
+	ChatHistory(ctx context.Context, chatID int64, limit int) ([]Message, error)
+}
+
+// Config describes the bot.
+type Config struct {
+	BotID       int64  // the bot's user id (the token's prefix)
+	BotUsername string // without '@'; mentions are recognised by it
+	Persona     string // the agent's persona for the system instruction
+	HistorySize int    // messages sent to the model; 0 means DefaultHistorySize
+}
+
+// Service handles Telegram updates.
+type Service struct {
+	cfg       Config
+	store     Store
+	converser Converser
+	replier   Replier
+	logger    *slog.Logger
+	now       func() time.Time
+}
+
+// New returns a Service.
+func New(cfg Config, store Store, converser Converser, replier Replier, logger *slog.Logger) *Service {
+	if cfg.HistorySize <= 0 {
+		cfg.HistorySize = DefaultHistorySize
+	}
+	cfg.BotUsername = strings.TrimPrefix(cfg.BotUsername, "@")
+	return &Service{cfg: cfg, store: store, converser: converser, replier: replier, logger: logger, now: time.Now}
+}
+
+// User is a Telegram user.
+type User struct {
+	ID                            int64
+	IsBot                         bool
+	FirstName, LastName, Username string
+}
+
+// Chat is a Telegram chat.
+type Chat struct {
+	ID    int64
+	Type  string // private, group, supergroup, channel
+	Title string
+}
+
+// Entity is a Telegram message entity; offsets are UTF-16 code units.
+type Entity struct {
+	Type           string
+	Offset, Length int
+	User           *User // for text_mention
+}
+
+// Incoming is a Telegram message as an update carries it.
+type Incoming struct {
+	MessageID       int64
+	From            *User
+	SenderChat      *Chat
+	Chat            Chat
+	Date            time.Time
+	Text            string
+	Caption         string
+	Entities        []Entity
+	CaptionEntities []Entity
+	Media           []Media
+	ReplyTo         *Incoming
+}
+
+// Update is a Telegram update.
+type Update struct {
+	ID       int64
+	Message  *Incoming
+	Edited   bool // Message is an edited_message
+	Channel  bool // Message is a channel_post
+	Callback bool // a callback_query (not handled)
+}
+
+// ErrInvalid is returned for an update that cannot be handled as given.
+var ErrInvalid = errors.New("invalid update")
+
+// Handle handles one update and says what was done. Handling is idempotent
+// by update id: an update handled before returns Duplicate.
+func (s *Service) Handle(ctx context.Context, u Update) (string, error) {
+	if u.ID <= 0 {
+		return "", fmt.Errorf("%w: update_id must be positive", ErrInvalid)
+	}
+	if outcome, ok, err := s.store.UpdateOutcome(ctx, u.ID); err != nil {
+		return "", err
+	} else if ok {
+		s.logger.DebugContext(ctx, "telegram update already handled", "update_id", u.ID, "outcome", outcome)
+		return Duplicate, nil
+	}
+	outcome, err := s.handle(ctx, u)
+	if err != nil {
+		// Not recorded: Telegram retries a failed webhook, and the retry
+		// should do the work.
+		return "", err
+	}
+	if first, err := s.store.RecordUpdate(ctx, u.ID, outcome, s.now()); err != nil {
+		return "", err
+	} else if !first {
+		return Duplicate, nil
+	}
+	return outcome, nil
+}
+
+func (s *Service) handle(ctx context.Context, u Update) (string, error) {
+	in := u.Message
+	if u.Callback || in == nil {
+		return Ignored, nil
+	}
+	if in.Chat.ID == 0 || in.MessageID == 0 {
+		return "", fmt.Errorf("%w: message without chat or message id", ErrInvalid)
+	}
+	if in.ReplyTo != nil {
+		// The replied-to message may predate what the bot has seen (privacy
+		// mode); keep it as context without overwriting a stored copy.
+		if err := s.store.SaveChatMessageIfAbsent(ctx, s.toMessage(in.ReplyTo, in.Chat)); err != nil {
+			return "", err
+		}
+	}
+	msg := s.toMessage(in, in.Chat)
+	if err := s.store.SaveChatMessage(ctx, msg); err != nil {
+		return "", err
+	}
+	if u.Edited || u.Channel || msg.IsAgent || (in.From != nil && in.From.IsBot) || !s.shouldAnswer(in) {
+		return Stored, nil
+	}
+
+	target := in.MessageID
+	if s.group(in.Chat) && in.ReplyTo != nil && !s.fromBot(in.ReplyTo) && s.onlyMention(in) {
+		// "@bot" alone in reply to someone: the question is the earlier
+		// message.
+		target = in.ReplyTo.MessageID
+	}
+	history, err := s.store.ChatHistory(ctx, in.Chat.ID, s.cfg.HistorySize)
+	if err != nil {
+		return "", err
+	}
+	history = ensureTarget(history, target, msg)
+	reply, err := s.converser.Converse(ctx, ConverseRequest{
+		Persona:        s.cfg.Persona,
+		Group:          s.group(in.Chat),
+		History:        history,
+		TargetID:       target,
+		ConversationID: "telegram:" + strconv.FormatInt(in.Chat.ID, 10),
+		HistorySize:    s.cfg.HistorySize,
+		Now:            s.now(),
+	})
+	if err != nil {
+		return "", fmt.Errorf("writing a reply in chat %d: %w", in.Chat.ID, err)
+	}
+	reply = strings.TrimSpace(reply)
+	if reply == "" {
+		s.logger.WarnContext(ctx, "the agent wrote an empty reply; nothing sent", "chat_id", in.Chat.ID)
+		return Stored, nil
+	}
+	reply = cutUTF16(reply, 4096)
+	id, err := s.replier.Reply(ctx, in.Chat.ID, target, reply)
+	if err != nil {
+		return "", fmt.Errorf("sending a reply in chat %d: %w", in.Chat.ID, err)
+	}
+	if id == 0 {
+		// Offline replies have no Telegram id; a negative local one keeps
+		// them in the history without clashing with real ids.
+		id = -s.now().UnixMicro()
+	}
+	own := Message{
+		ChatID: in.Chat.ID, ChatType: in.Chat.Type, MessageID: id, Speaker: s.botName(), SpeakerID: strconv.FormatInt(s.cfg.BotID, 10),
+		IsAgent: true, ReplyToID: target, Parts: []Part{{Text: reply}}, SentAt: s.now().UTC(),
+	}
+	if err := s.store.SaveChatMessage(ctx, own); err != nil {
+		return "", err
+	}
+	return Replied, nil
+}
+
+// ensureTarget keeps the target in the history even when the history holds
+// more recent messages than the limit allows (a reply to an old message).
+func ensureTarget(history []Message, target int64, msg Message) []Message {
+	for _, m := range history {
+		if m.MessageID == target {
+			return history
+		}
+	}
+	if target == msg.MessageID {
+		return append(history, msg)
+	}
+	return history
+}
+
+func (s *Service) botName() string {
+	if s.cfg.BotUsername != "" {
+		return s.cfg.BotUsername
+	}
+	return "agent"
+}
+
+func (s *Service) group(c Chat) bool { return c.Type == "group" || c.Type == "supergroup" }
+
+func (s *Service) fromBot(m *Incoming) bool {
+	return m.From != nil && s.cfg.BotID != 0 && m.From.ID == s.cfg.BotID
+}
+
+// shouldAnswer: private chats always; groups when the bot is mentioned
+// (by @username, a text mention or a /command@bot) or replied to.
+func (s *Service) shouldAnswer(in *Incoming) bool {
+	switch in.Chat.Type {
+	case "private":
+		return true
+	case "group", "supergroup":
+		if in.ReplyTo != nil && s.fromBot(in.ReplyTo) {
+			return true
+		}
+		return s.mentioned(in.Text, in.Entities) || s.mentioned(in.Caption, in.CaptionEntities)
+	}
+	return false
+}
+
+func (s *Service) mentioned(text string, entities []Entity) bool {
+	for _, e := range entities {
+		switch e.Type {
+		case "text_mention":
+			if e.User != nil && s.cfg.BotID != 0 && e.User.ID == s.cfg.BotID {
+				return true
+			}
+		case "mention":
+			if s.cfg.BotUsername != "" && strings.EqualFold(sliceUTF16(text, e.Offset, e.Length), "@"+s.cfg.BotUsername) {
+				return true
+			}
+		case "bot_command":
+			cmd := sliceUTF16(text, e.Offset, e.Length)
+			if _, bot, ok := strings.Cut(cmd, "@"); ok && s.cfg.BotUsername != "" && strings.EqualFold(bot, s.cfg.BotUsername) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// onlyMention reports whether the message is nothing but mentions of the
+// bot.
+func (s *Service) onlyMention(in *Incoming) bool {
+	if len(in.Media) > 0 || s.cfg.BotUsername == "" {
+		return false
+	}
+	rest := strings.ReplaceAll(strings.ToLower(in.Text), "@"+strings.ToLower(s.cfg.BotUsername), "")
+	return strings.TrimSpace(rest) == ""
+}
+
+// toMessage turns an incoming Telegram message into a stored one: media
+// parts first (rendered), then the text or caption.
+func (s *Service) toMessage(in *Incoming, c Chat) Message {
+	m := Message{
+		ChatID: c.ID, ChatType: c.Type, MessageID: in.MessageID, SentAt: in.Date.UTC(),
+	}
+	switch {
+	case in.From != nil:
+		m.Speaker = displayName(in.From)
+		m.SpeakerID = strconv.FormatInt(in.From.ID, 10)
+		m.IsAgent = s.cfg.BotID != 0 && in.From.ID == s.cfg.BotID
+	case in.SenderChat != nil:
+		m.Speaker = in.SenderChat.Title
+		m.SpeakerID = strconv.FormatInt(in.SenderChat.ID, 10)
+	}
+	if in.ReplyTo != nil {
+		m.ReplyToID = in.ReplyTo.MessageID
+	}
+	for _, md := range in.Media {
+		m.Parts = append(m.Parts, Part{MediaKind: md.kind(), Text: Render(md), UniqueID: md.UniqueID})
+	}
+	for _, t := range []string{in.Text, in.Caption} {
+		if strings.TrimSpace(t) != "" {
+			m.Parts = append(m.Parts, Part{Text: cutRunes(t, 20000)})
+		}
+	}
+	if len(m.Parts) == 0 {
+		// A kind of message this agent does not know (a service message,
+		// a new media type): kept as a placeholder.
+		m.Parts = []Part{{MediaKind: "unknown", Text: "[a message of a kind not shown here]"}}
+	}
+	return m
+}
+
+func displayName(u *User) string {
+	name := strings.TrimSpace(u.FirstName + " " + u.LastName)
+	if name == "" && u.Username != "" {
+		name = "@" + u.Username
+	}
+	if name == "" {
+		name = "user " + strconv.FormatInt(u.ID, 10)
+	}
+	return name
+}
+
+func sliceUTF16(s string, off, n int) string {
+	u := utf16.Encode([]rune(s))
+	if off < 0 || n < 0 || off+n > len(u) {
+		return ""
+	}
+	return string(utf16.Decode(u[off : off+n]))
+}
+
+func cutUTF16(s string, limit int) string {
+	u := utf16.Encode([]rune(s))
+	if len(u) <= limit {
+		return s
+	}
+	u = u[:limit-1]
+	if n := len(u); n > 0 && utf16.IsSurrogate(rune(u[n-1])) {
+		u = u[:n-1]
+	}
+	return string(utf16.Decode(u)) + "…"
+}
+
+func cutRunes(s string, limit int) string {
+	r := []rune(s)
+	if len(r) <= limit {
+		return s
+	}
+	return string(r[:limit-1]) + "…"
+}

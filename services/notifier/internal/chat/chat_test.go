@@ -1,0 +1,125 @@
+package chat
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+)
+
+func TestRender(t *testing.T) {
+	tests := []struct {
+		m    Media
+		want string
+	}{
+		{Media{Kind: "photo", Width: 1280, Height: 720}, "[photo 1280×720]"},
+		{Media{Kind: "sticker", Emoji: "🔥", SetName: "HotCherry", Animated: true}, "[animated sticker 🔥 from set HotCherry]"},
+		{Media{Kind: "sticker", VideoSticker: true}, "[video sticker]"},
+		{Media{Kind: "voice", Duration: 7}, "[voice message, 7 s]"},
+		{Media{Kind: "audio", Performer: "Daft Punk", Title: "Aerodynamic", Duration: 212}, "[audio: Daft Punk – Aerodynamic, 212 s]"},
+		{Media{Kind: "audio", FileName: "call.mp3"}, "[audio: call.mp3]"},
+		{Media{Kind: "video", Width: 1920, Height: 1080, Duration: 12}, "[video 1920×1080, 12 s]"},
+		{Media{Kind: "video_note", Duration: 9}, "[round video message, 9 s]"},
+		{Media{Kind: "animation", Width: 320, Height: 240, Duration: 3}, "[GIF 320×240, 3 s]"},
+		{Media{Kind: "document", FileName: "postmortem.pdf", MimeType: "application/pdf", Size: 123456}, "[document postmortem.pdf (application/pdf, 120 KB)]"},
+		{Media{Kind: "location", Latitude: 52.52, Longitude: 13.405}, "[location 52.52000, 13.40500]"},
+		{Media{Kind: "venue", Title: "Data centre FRA-2", Address: "Hanauer Landstraße 300"}, "[venue: Data centre FRA-2, Hanauer Landstraße 300]"},
+		{Media{Kind: "contact", Name: "Ana Silva"}, "[contact: Ana Silva]"},
+		{Media{Kind: "poll", Question: "Roll back?"}, "[poll: Roll back?]"},
+		{Media{Kind: "dice", Emoji: "🎲", Value: 4}, "[dice 🎲 rolled 4]"},
+		{Media{Kind: "giveaway"}, "[giveaway]"},
+		{Media{}, "[unsupported media]"},
+	}
+	for _, tt := range tests {
+		if got := Render(tt.m); got != tt.want {
+			t.Errorf("Render(%+v) = %q, want %q", tt.m, got, tt.want)
+		}
+	}
+}
+
+func TestShouldAnswer(t *testing.T) {
+	s := New(Config{BotID: 42, BotUsername: "@groundcrew_bot"}, nil, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	group := Chat{ID: -1, Type: "supergroup"}
+	bot := &User{ID: 42, IsBot: true}
+	tests := []struct {
+		name string
+		in   Incoming
+		want bool
+	}{
+		{"private", Incoming{Chat: Chat{ID: 5, Type: "private"}, Text: "hi"}, true},
+		{"group chatter", Incoming{Chat: group, Text: "hi all"}, false},
+		{"mention", Incoming{Chat: group, Text: "ping @GroundCrew_Bot", Entities: []Entity{{Type: "mention", Offset: 5, Length: 15}}}, true},
+		{"mention after emoji", Incoming{Chat: group, Text: "🔥 @groundcrew_bot", Entities: []Entity{{Type: "mention", Offset: 3, Length: 15}}}, true},
+		{"other mention", Incoming{Chat: group, Text: "@someone_else", Entities: []Entity{{Type: "mention", Offset: 0, Length: 13}}}, false},
+		{"text mention", Incoming{Chat: group, Text: "Crew?", Entities: []Entity{{Type: "text_mention", Offset: 0, Length: 4, User: bot}}}, true},
+		{"command", Incoming{Chat: group, Text: "/status@groundcrew_bot", Entities: []Entity{{Type: "bot_command", Offset: 0, Length: 22}}}, true},
+		{"reply to bot", Incoming{Chat: group, Text: "and now?", ReplyTo: &Incoming{From: bot}}, true},
+		{"channel", Incoming{Chat: Chat{ID: -2, Type: "channel"}, Text: "@groundcrew_bot"}, false},
+		{"bad entity", Incoming{Chat: group, Text: "x", Entities: []Entity{{Type: "mention", Offset: 5, Length: 15}}}, false},
+	}
+	for _, tt := range tests {
+		if got := s.shouldAnswer(&tt.in); got != tt.want {
+			t.Errorf("%s: shouldAnswer = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+type memStore struct {
+	msgs    map[int64]Message
+	updates map[int64]string
+}
+
+func (m *memStore) UpdateOutcome(_ context.Context, id int64) (string, bool, error) {
+	o, ok := m.updates[id]
+	return o, ok, nil
+}
+
+func (m *memStore) RecordUpdate(_ context.Context, id int64, o string, _ time.Time) (bool, error) {
+	if _, ok := m.updates[id]; ok {
+		return false, nil
+	}
+	m.updates[id] = o
+	return true, nil
+}
+
+func (m *memStore) SaveChatMessage(_ context.Context, msg Message) error {
+	m.msgs[msg.MessageID] = msg
+	return nil
+}
+
+func (m *memStore) SaveChatMessageIfAbsent(_ context.Context, msg Message) error {
+	if _, ok := m.msgs[msg.MessageID]; !ok {
+		m.msgs[msg.MessageID] = msg
+	}
+	return nil
+}
+
+func (m *memStore) ChatHistory(context.Context, int64, int) ([]Message, error) {
+	var out []Message
+	for _, msg := range m.msgs {
+		out = append(out, msg)
+	}
+	return out, nil
+}
+
+type failingConverser struct{}
+
+func (failingConverser) Converse(context.Context, ConverseRequest) (string, error) {
+	return "", context.DeadlineExceeded
+}
+
+func TestFailedReplyIsRetried(t *testing.T) {
+	st := &memStore{msgs: map[int64]Message{}, updates: map[int64]string{}}
+	s := New(Config{BotID: 42}, st, failingConverser{}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	u := Update{ID: 9, Message: &Incoming{MessageID: 1, Chat: Chat{ID: 5, Type: "private"}, Text: "hi"}}
+	if _, err := s.Handle(context.Background(), u); err == nil {
+		t.Fatal("no error when the reply could not be written")
+	}
+	if _, ok := st.updates[9]; ok {
+		t.Error("a failed update was recorded as handled; Telegram's retry would be dropped")
+	}
+	if _, err := s.Handle(context.Background(), Update{ID: 0}); err == nil {
+		t.Error("update_id 0 accepted")
+	}
+}

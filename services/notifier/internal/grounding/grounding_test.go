@@ -1,0 +1,147 @@
+package grounding
+
+import (
+	"context"
+	"errors"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	groundingv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/grounding/v1"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/chat"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/format"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/pipeline"
+)
+
+type fakeGrounding struct {
+	groundingv1.UnimplementedGroundingServiceServer
+	ground   *groundingv1.GroundRequest
+	converse *groundingv1.ConverseRequest
+	msg      *groundingv1.AnnotatedMessage
+	err      error
+}
+
+func (f *fakeGrounding) DeriveQuery(_ context.Context, req *groundingv1.DeriveQueryRequest) (*groundingv1.DeriveQueryResponse, error) {
+	return &groundingv1.DeriveQueryResponse{Query: "checkout-api 5xx"}, nil
+}
+
+func (f *fakeGrounding) Ground(_ context.Context, req *groundingv1.GroundRequest) (*groundingv1.GroundResponse, error) {
+	f.ground = req
+	if f.err != nil {
+		return nil, f.err
+	}
+	return &groundingv1.GroundResponse{Message: f.msg}, nil
+}
+
+func (f *fakeGrounding) Converse(_ context.Context, req *groundingv1.ConverseRequest) (*groundingv1.ConverseResponse, error) {
+	f.converse = req
+	return &groundingv1.ConverseResponse{Text: "It means the container keeps crashing."}, nil
+}
+
+func newClient(t *testing.T, f *fakeGrounding) *Client {
+	t.Helper()
+	lis := bufconn.Listen(1 << 20)
+	srv := grpc.NewServer()
+	groundingv1.RegisterGroundingServiceServer(srv, f)
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(context.Context, string) (net.Conn, error) { return lis.Dial() }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return New(groundingv1.NewGroundingServiceClient(conn), 3)
+}
+
+func TestEnrich(t *testing.T) {
+	conf := 0.7
+	f := &fakeGrounding{msg: &groundingv1.AnnotatedMessage{
+		Id: "m1", Summary: "Payments upstream failing.", Confidence: &conf, Status: groundingv1.AnnotatedMessage_PROCESSED,
+		Citations: []*groundingv1.Citation{
+			{Url: "https://runbooks.example.com/checkout", Title: "Runbook", Snippet: "Check payments."},
+			{Url: "https://runbooks.example.com/checkout", Title: "Runbook", Snippet: "Again."},
+			{Url: "https://status.example.com/", Title: "Status"},
+		},
+	}}
+	got, err := newClient(t, f).Enrich(context.Background(), "High error rate on checkout-api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := pipeline.Enrichment{MessageID: "m1", Enrichment: format.Enrichment{
+		Summary: "Payments upstream failing.", Confidence: &conf,
+		Citations: []format.Citation{
+			{Title: "Runbook", Snippet: "Check payments.", URL: "https://runbooks.example.com/checkout"},
+			{Title: "Status", URL: "https://status.example.com/"},
+		},
+	}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("enrichment (-want +got):\n%s", diff)
+	}
+	wantReq := &groundingv1.GroundRequest{Text: "High error rate on checkout-api", Query: "checkout-api 5xx", MaxSources: proto.Int32(3), CreatedBy: "notifier"}
+	if diff := cmp.Diff(wantReq, f.ground, protocmp.Transform()); diff != "" {
+		t.Errorf("Ground request (-want +got):\n%s", diff)
+	}
+}
+
+func TestEnrichErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		f    *fakeGrounding
+		want string
+	}{
+		{"unavailable", &fakeGrounding{err: status.Error(codes.Unavailable, "connection refused 10.0.0.3")}, "grounding service unavailable"},
+		{"invalid", &fakeGrounding{err: status.Error(codes.InvalidArgument, "text too long")}, "grounding ground failed (InvalidArgument)"},
+		{"failed message", &fakeGrounding{msg: &groundingv1.AnnotatedMessage{Id: "m", Status: groundingv1.AnnotatedMessage_FAILED, Error: "model quota"}}, "grounding ground failed (Unknown)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := newClient(t, tt.f).Enrich(context.Background(), "x")
+			e, ok := errors.AsType[*Error](err)
+			if !ok || e.Public() != tt.want {
+				t.Fatalf("err = %v, want public text %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestConverse(t *testing.T) {
+	f := &fakeGrounding{}
+	sent := time.Date(2025, 3, 14, 10, 0, 0, 0, time.UTC)
+	reply, err := newClient(t, f).Converse(context.Background(), chat.ConverseRequest{
+		Persona: "p", Group: true, TargetID: 2, ConversationID: "telegram:-1", HistorySize: 500, Now: sent,
+		History: []chat.Message{
+			{MessageID: 1, Speaker: "Ana", SpeakerID: "7", SentAt: sent, Parts: []chat.Part{{MediaKind: "photo", Text: "[photo 1×1]", UniqueID: "u1"}, {Text: "look"}}},
+			{MessageID: 2, Speaker: "bot", IsAgent: true, ReplyToID: 1, SentAt: sent, Parts: []chat.Part{{Text: "ok"}}},
+		},
+	})
+	if err != nil || reply != "It means the container keeps crashing." {
+		t.Fatalf("reply %q, %v", reply, err)
+	}
+	ts := timestamppb.New(sent)
+	want := &groundingv1.ConverseRequest{
+		Persona: "p", ChatType: groundingv1.ChatType_GROUP, TargetMessageId: "2", ConversationId: "telegram:-1",
+		HistorySize: proto.Int32(500), CurrentTime: ts,
+		History: []*groundingv1.ChatMsg{
+			{Id: "1", Speaker: "Ana", SpeakerId: "7", SendTime: ts, Parts: []*groundingv1.ChatPart{
+				{Part: &groundingv1.ChatPart_Media{Media: &groundingv1.Media{MediaKind: "photo", RenderedText: "[photo 1×1]", UniqueId: "u1"}}},
+				{Part: &groundingv1.ChatPart_Text{Text: "look"}},
+			}},
+			{Id: "2", Speaker: "bot", IsAgent: true, ReplyToId: "1", SendTime: ts, Parts: []*groundingv1.ChatPart{{Part: &groundingv1.ChatPart_Text{Text: "ok"}}}},
+		},
+	}
+	if diff := cmp.Diff(want, f.converse, protocmp.Transform()); diff != "" {
+		t.Errorf("Converse request (-want +got):\n%s", diff)
+	}
+}

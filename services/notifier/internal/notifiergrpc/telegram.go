@@ -1,0 +1,170 @@
+package notifiergrpc
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
+	"github.com/groundcrew/groundcrew/platform/grpcserver"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/chat"
+)
+
+// SecretTokenKey is the metadata key the gateway forwards Telegram's
+// X-Telegram-Bot-Api-Secret-Token header as.
+const SecretTokenKey = "x-telegram-bot-api-secret-token"
+
+// HandleTelegramUpdate verifies the webhook secret and hands the update to
+// the chat agent.
+func (s *NotifierService) HandleTelegramUpdate(ctx context.Context, req *notifierv1.HandleTelegramUpdateRequest) (*notifierv1.HandleTelegramUpdateResponse, error) {
+	if err := s.checkSecret(ctx); err != nil {
+		return nil, err
+	}
+	if s.updates == nil {
+		return nil, status.Error(codes.Unimplemented, "the Telegram chat agent is not configured")
+	}
+	outcome, err := s.updates.Handle(ctx, toUpdate(req.GetUpdate()))
+	if err != nil {
+		if errors.Is(err, chat.ErrInvalid) {
+			return nil, grpcserver.FieldViolations(grpcserver.FieldViolation{Field: "update", Description: "must carry a message with a chat and message id and a positive update_id"})
+		}
+		return nil, grpcserver.InternalError(ctx, s.logger, err, "handling Telegram update")
+	}
+	return &notifierv1.HandleTelegramUpdateResponse{Outcome: outcome}, nil
+}
+
+// checkSecret compares the secret token in constant time.
+func (s *NotifierService) checkSecret(ctx context.Context) error {
+	if s.secret == "" {
+		return nil
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	got := md.Get(SecretTokenKey)
+	if len(got) != 1 || subtle.ConstantTimeCompare([]byte(got[0]), []byte(s.secret)) != 1 {
+		return status.Error(codes.Unauthenticated, "missing or wrong Telegram webhook secret token")
+	}
+	return nil
+}
+
+func toUpdate(u *notifierv1.TelegramUpdate) chat.Update {
+	out := chat.Update{ID: u.GetUpdateId()}
+	switch {
+	case u.GetMessage() != nil:
+		out.Message = toIncoming(u.GetMessage())
+	case u.GetEditedMessage() != nil:
+		out.Message, out.Edited = toIncoming(u.GetEditedMessage()), true
+	case u.GetChannelPost() != nil:
+		out.Message, out.Channel = toIncoming(u.GetChannelPost()), true
+	case u.GetCallbackQuery() != nil:
+		out.Callback = true
+	}
+	return out
+}
+
+func toIncoming(m *notifierv1.TelegramChatMessage) *chat.Incoming {
+	if m == nil {
+		return nil
+	}
+	in := &chat.Incoming{
+		MessageID:       m.GetMessageId(),
+		From:            toUser(m.GetFrom()),
+		Chat:            toChat(m.GetChat()),
+		Text:            m.GetText(),
+		Caption:         m.GetCaption(),
+		Entities:        toEntities(m.GetEntities()),
+		CaptionEntities: toEntities(m.GetCaptionEntities()),
+		ReplyTo:         toIncoming(m.GetReplyToMessage()),
+		Media:           toMedia(m),
+	}
+	if m.GetDate() > 0 {
+		in.Date = time.Unix(m.GetDate(), 0).UTC()
+	}
+	if m.GetSenderChat() != nil {
+		c := toChat(m.GetSenderChat())
+		in.SenderChat = &c
+	}
+	return in
+}
+
+func toUser(u *notifierv1.TelegramUser) *chat.User {
+	if u == nil {
+		return nil
+	}
+	return &chat.User{ID: u.GetId(), IsBot: u.GetIsBot(), FirstName: u.GetFirstName(), LastName: u.GetLastName(), Username: u.GetUsername()}
+}
+
+func toChat(c *notifierv1.TelegramChat) chat.Chat {
+	title := c.GetTitle()
+	if title == "" {
+		title = c.GetFirstName()
+	}
+	return chat.Chat{ID: c.GetId(), Type: c.GetType(), Title: title}
+}
+
+func toEntities(es []*notifierv1.TelegramMessageEntity) []chat.Entity {
+	out := make([]chat.Entity, 0, len(es))
+	for _, e := range es {
+		out = append(out, chat.Entity{Type: e.GetType(), Offset: int(e.GetOffset()), Length: int(e.GetLength()), User: toUser(e.GetUser())})
+	}
+	return out
+}
+
+func toFileMedia(kind string, f *notifierv1.TelegramFile) chat.Media {
+	return chat.Media{
+		Kind: kind, UniqueID: f.GetFileUniqueId(), Width: int(f.GetWidth()), Height: int(f.GetHeight()),
+		Duration: int(f.GetDuration()), Size: f.GetFileSize(), MimeType: f.GetMimeType(), FileName: f.GetFileName(),
+		Performer: f.GetPerformer(), Title: f.GetTitle(),
+	}
+}
+
+func toMedia(m *notifierv1.TelegramChatMessage) []chat.Media {
+	var out []chat.Media
+	if ps := m.GetPhoto(); len(ps) > 0 {
+		// Sizes come smallest first; the largest describes the photo.
+		out = append(out, toFileMedia("photo", ps[len(ps)-1]))
+	}
+	if s := m.GetSticker(); s != nil {
+		out = append(out, chat.Media{Kind: "sticker", UniqueID: s.GetFileUniqueId(), Emoji: s.GetEmoji(), SetName: s.GetSetName(),
+			Animated: s.GetIsAnimated(), VideoSticker: s.GetIsVideo()})
+	}
+	files := []struct {
+		kind string
+		f    *notifierv1.TelegramFile
+	}{
+		{"voice", m.GetVoice()}, {"audio", m.GetAudio()}, {"video", m.GetVideo()},
+		{"video_note", m.GetVideoNote()}, {"animation", m.GetAnimation()},
+	}
+	for _, f := range files {
+		if f.f != nil {
+			out = append(out, toFileMedia(f.kind, f.f))
+		}
+	}
+	// Telegram sends an animation also as a document; describe it once.
+	if d := m.GetDocument(); d != nil && m.GetAnimation() == nil {
+		out = append(out, toFileMedia("document", d))
+	}
+	if v := m.GetVenue(); v != nil {
+		out = append(out, chat.Media{Kind: "venue", Title: v.GetTitle(), Address: v.GetAddress()})
+	} else if l := m.GetLocation(); l != nil {
+		out = append(out, chat.Media{Kind: "location", Latitude: l.GetLatitude(), Longitude: l.GetLongitude()})
+	}
+	if c := m.GetContact(); c != nil {
+		name := c.GetFirstName()
+		if c.GetLastName() != "" {
+			name += " " + c.GetLastName()
+		}
+		out = append(out, chat.Media{Kind: "contact", Name: name})
+	}
+	if p := m.GetPoll(); p != nil {
+		out = append(out, chat.Media{Kind: "poll", Question: p.GetQuestion()})
+	}
+	if d := m.GetDice(); d != nil {
+		out = append(out, chat.Media{Kind: "dice", Emoji: d.GetEmoji(), Value: int(d.GetValue())})
+	}
+	return out
+}

@@ -1,0 +1,354 @@
+// Package pipeline is the notifier's durable alert pipeline (DESIGN.md flow
+// 1). Ingest stores alerts and, in the same database transaction, inserts a
+// River job per alert to deliver; it answers once that transaction commits,
+// so an accepted alert survives any crash. The job enriches the alert through
+// an Enricher (bounded by a deadline; a failure or timeout delivers the
+// original alert with a one-line note), formats it with internal/format,
+// and delivers it through a Deliverer, storing each step's result on the
+// alert: RECEIVED → ENRICHING → DELIVERING → DELIVERED or FAILED. Resolved
+// alerts are delivered as resolutions, without enrichment.
+//
+// Delivery is at least once. River may run a job again after a crash; the
+// job skips an alert already DELIVERED and reuses a message already
+// rendered, so the only window for a second Telegram message is a crash
+// between Telegram's answer and the status update that follows it.
+//
+// Repeats are recorded, not delivered: an alert whose source, fingerprint
+// and status match an alert received within the dedup window (one that is
+// neither a duplicate itself nor FAILED) is stored as DUPLICATE with
+// duplicate_of set, and no job is inserted for it.
+package pipeline
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/groundcrew/groundcrew/platform/sqlstore"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/format"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/store"
+)
+
+// Enrichment is what an Enricher found for an alert.
+type Enrichment struct {
+	format.Enrichment
+	// MessageID is grounding's id of the stored answer, for audit.
+	MessageID string
+}
+
+// Enricher finds context for an alert's text.
+type Enricher interface {
+	Enrich(ctx context.Context, text string) (Enrichment, error)
+}
+
+// Receipt says where an alert was delivered.
+type Receipt struct {
+	Destination string   // a Telegram chat id, or "log"
+	MessageIDs  []string // the delivered messages' ids
+}
+
+// Deliverer sends an alert's rendered message (Alert.Message) to where its
+// labels route it. Errors may implement
+//
+//	RetryAfter() time.Duration // the receiver asked to wait (Telegram 429)
+//	Permanent() bool           // retrying cannot help (chat not found, …)
+//	Public() string            // a description safe to show on the alert
+type Deliverer interface {
+	Deliver(ctx context.Context, a *alert.Alert) (Receipt, error)
+}
+
+// Config tunes a Pipeline; zero fields take the defaults below.
+type Config struct {
+	// DedupWindow is how far back a repeat is looked for; negative disables
+	// deduplication.
+	DedupWindow time.Duration
+	// EnrichTimeout bounds enrichment of one alert.
+	EnrichTimeout time.Duration
+	// JobTimeout bounds one run of a job (enrichment, pacing and delivery).
+	JobTimeout time.Duration
+	// MaxAttempts is how many times delivery is tried before the alert is
+	// FAILED.
+	MaxAttempts int
+	// Workers is how many alerts are processed at once.
+	Workers int
+	// PollInterval is how often idle workers look for new jobs (SQLite has
+	// no LISTEN/NOTIFY, so jobs are polled).
+	PollInterval time.Duration
+	// RescueAfter is when a job still running is taken for crashed and run
+	// again (PostgreSQL; on SQLite, jobs left running are rescued at start).
+	RescueAfter time.Duration
+	// RetryPolicy decides when a failed delivery is retried; nil is River's
+	// default exponential backoff.
+	RetryPolicy river.ClientRetryPolicy
+	// Format tunes the message formatter.
+	Format format.Options
+}
+
+// Defaults for Config.
+const (
+	DefaultDedupWindow   = 10 * time.Minute
+	DefaultEnrichTimeout = 20 * time.Second
+	DefaultJobTimeout    = 2 * time.Minute
+	DefaultMaxAttempts   = 10
+	DefaultWorkers       = 10
+	DefaultPollInterval  = 200 * time.Millisecond
+)
+
+func (c Config) withDefaults() Config {
+	if c.DedupWindow == 0 {
+		c.DedupWindow = DefaultDedupWindow
+	}
+	if c.EnrichTimeout <= 0 {
+		c.EnrichTimeout = DefaultEnrichTimeout
+	}
+	if c.JobTimeout <= 0 {
+		c.JobTimeout = DefaultJobTimeout
+	}
+	if c.JobTimeout < c.EnrichTimeout+10*time.Second {
+		c.JobTimeout = c.EnrichTimeout + 10*time.Second
+	}
+	if c.MaxAttempts <= 0 {
+		c.MaxAttempts = DefaultMaxAttempts
+	}
+	if c.Workers <= 0 {
+		c.Workers = DefaultWorkers
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = DefaultPollInterval
+	}
+	if c.RescueAfter <= c.JobTimeout {
+		c.RescueAfter = c.JobTimeout + time.Minute
+	}
+	return c
+}
+
+// Pipeline takes alerts in and runs the durable jobs that deliver them.
+type Pipeline struct {
+	cfg       Config
+	store     *store.Store
+	db        *sqlstore.DB
+	river     *river.Client[*sql.Tx]
+	enricher  Enricher
+	deliverer Deliverer
+	metrics   *Metrics
+	logger    *slog.Logger
+	now       func() time.Time
+}
+
+// Deps are what a Pipeline works with.
+type Deps struct {
+	Store     *store.Store
+	Enricher  Enricher
+	Deliverer Deliverer
+	Metrics   *Metrics // nil: not recorded
+	Logger    *slog.Logger
+}
+
+// New migrates River's tables in the store's database and builds a
+// Pipeline. Call Start to work jobs and Stop before closing the database.
+func New(ctx context.Context, deps Deps, cfg Config) (*Pipeline, error) {
+	cfg = cfg.withDefaults()
+	if deps.Metrics == nil {
+		deps.Metrics = NewMetrics(nil)
+	}
+	p := &Pipeline{
+		cfg:       cfg,
+		store:     deps.Store,
+		db:        deps.Store.DB(),
+		enricher:  deps.Enricher,
+		deliverer: deps.Deliverer,
+		metrics:   deps.Metrics,
+		logger:    deps.Logger,
+		now:       time.Now,
+	}
+	var driver riverdriver.Driver[*sql.Tx]
+	switch p.db.Dialect {
+	case sqlstore.SQLite:
+		driver = riversqlite.New(p.db.DB)
+	case sqlstore.Postgres:
+		// River's database/sql driver shares the store's pool, so an alert
+		// and its job are written in one *sql.Tx on PostgreSQL too.
+		driver = riverdatabasesql.New(p.db.DB)
+	default:
+		return nil, fmt.Errorf("pipeline: unsupported database dialect %q", p.db.Dialect)
+	}
+	migrator, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: quiet(deps.Logger)})
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: preparing job queue migrations: %w", err)
+	}
+	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return nil, fmt.Errorf("pipeline: migrating job queue tables: %w", err)
+	}
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &deliverWorker{p: p})
+	client, err := river.NewClient(driver, &river.Config{
+		Logger:               quiet(deps.Logger),
+		PollOnly:             true,
+		FetchPollInterval:    cfg.PollInterval,
+		FetchCooldown:        min(cfg.PollInterval, 100*time.Millisecond),
+		JobTimeout:           cfg.JobTimeout,
+		RescueStuckJobsAfter: cfg.RescueAfter,
+		MaxAttempts:          cfg.MaxAttempts,
+		RetryPolicy:          cfg.RetryPolicy,
+		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}},
+		Workers:              workers,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: creating job client: %w", err)
+	}
+	p.river = client
+	return p, nil
+}
+
+// quiet passes River's own warnings and errors on; its info lines are noise
+// in a service log.
+func quiet(l *slog.Logger) *slog.Logger {
+	return slog.New(levelFilter{l.Handler(), slog.LevelWarn}).With("component", "river")
+}
+
+type levelFilter struct {
+	slog.Handler
+	min slog.Level
+}
+
+// Enabled drops records below the filter's level.
+func (f levelFilter) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= f.min && f.Handler.Enabled(ctx, l)
+}
+
+// WithAttrs keeps the filter on the derived handler.
+func (f levelFilter) WithAttrs(as []slog.Attr) slog.Handler {
+	return levelFilter{f.Handler.WithAttrs(as), f.min}
+}
+
+// WithGroup keeps the filter on the derived handler.
+func (f levelFilter) WithGroup(name string) slog.Handler {
+	return levelFilter{f.Handler.WithGroup(name), f.min}
+}
+
+// Start rescues the jobs a crash left running (SQLite) and starts working
+// jobs. ctx bounds start-up only; Stop ends the work.
+func (p *Pipeline) Start(ctx context.Context) error {
+	if p.db.Dialect == sqlstore.SQLite {
+		// The SQLite database belongs to this one process, so a job marked
+		// running at start was orphaned by a crash: make it available now
+		// instead of waiting for River's stuck-job rescuer.
+		res, err := p.db.ExecContext(ctx, `UPDATE river_job SET state = 'available', scheduled_at = datetime('now', 'subsec')
+			WHERE state = 'running'`)
+		if err != nil {
+			return fmt.Errorf("pipeline: rescuing interrupted jobs: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			p.logger.InfoContext(ctx, "resuming jobs interrupted by a stop", "jobs", n)
+		}
+	}
+	// River stops its work when the Start context ends; the pipeline runs
+	// until Stop.
+	if err := p.river.Start(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("pipeline: starting job client: %w", err)
+	}
+	return nil
+}
+
+// Stop lets running jobs finish until ctx is done, then cancels them (a
+// cancelled job runs again after the next start).
+func (p *Pipeline) Stop(ctx context.Context) error {
+	err := p.river.Stop(ctx)
+	if err == nil {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err2 := p.river.StopAndCancel(cctx); err2 != nil {
+		return fmt.Errorf("pipeline: stopping job client: %w", errors.Join(err, err2))
+	}
+	return nil
+}
+
+// deliverArgs is the job that takes one alert through the pipeline.
+type deliverArgs struct {
+	AlertID string `json:"alert_id"`
+}
+
+// Kind names the job in River's tables.
+func (deliverArgs) Kind() string { return "notifier_deliver_alert" }
+
+// Ingest stores alerts (as built by package alert) and queues their
+// delivery, all in one transaction, and returns them as stored: with ids,
+// RECEIVED, or DUPLICATE and duplicate_of.
+func (p *Pipeline) Ingest(ctx context.Context, alerts []alert.Alert) ([]*alert.Alert, error) {
+	now := p.now().UTC().Truncate(time.Microsecond)
+	out := make([]*alert.Alert, 0, len(alerts))
+	for i := range alerts {
+		a := alerts[i]
+		id, err := uuid.NewV7()
+		if err != nil {
+			return nil, fmt.Errorf("making an alert id: %w", err)
+		}
+		a.ID = id.String()
+		a.Status = alert.StatusReceived
+		a.ReceivedAt, a.UpdatedAt = now, now
+		out = append(out, &a)
+	}
+	tx, err := p.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("starting intake transaction: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+
+	var jobs []river.InsertManyParams
+	for _, a := range out {
+		if p.cfg.DedupWindow > 0 {
+			orig, err := p.store.FindOriginal(ctx, tx, a, now.Add(-p.cfg.DedupWindow))
+			if err != nil {
+				return nil, err
+			}
+			if orig != "" {
+				a.Status, a.DuplicateOf = alert.StatusDuplicate, orig
+			}
+		}
+		if err := p.store.InsertAlert(ctx, tx, a); err != nil {
+			return nil, err
+		}
+		if a.Status == alert.StatusReceived {
+			jobs = append(jobs, river.InsertManyParams{Args: deliverArgs{AlertID: a.ID}})
+		}
+	}
+	if len(jobs) > 0 {
+		if _, err := p.river.InsertManyTx(ctx, tx, jobs); err != nil {
+			return nil, fmt.Errorf("queueing delivery of %d alerts: %w", len(jobs), err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("committing intake transaction: %w", err)
+	}
+	for _, a := range out {
+		p.metrics.accepted.WithLabelValues(a.Source).Inc()
+		if a.Status == alert.StatusDuplicate {
+			p.metrics.deduplicated.WithLabelValues(a.Source).Inc()
+			p.logger.InfoContext(ctx, "alert is a repeat; recorded, not delivered", "alert_id", a.ID, "duplicate_of", a.DuplicateOf)
+		}
+	}
+	return out, nil
+}
+
+// Get returns a stored alert; a missing id gives store.ErrNotFound.
+func (p *Pipeline) Get(ctx context.Context, id string) (*alert.Alert, error) {
+	return p.store.GetAlert(ctx, id)
+}
+
+// List returns one page of stored alerts, newest first.
+func (p *Pipeline) List(ctx context.Context, q store.ListQuery) ([]*alert.Alert, string, error) {
+	return p.store.ListAlerts(ctx, q)
+}

@@ -1,0 +1,208 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/format"
+)
+
+// deliverWorker runs deliverArgs jobs.
+type deliverWorker struct {
+	river.WorkerDefaults[deliverArgs]
+	p *Pipeline
+}
+
+// Work takes one alert from where it stands to DELIVERED or FAILED. Every
+// step's result is saved before the next starts, so a run after a crash
+// resumes instead of starting over.
+func (w *deliverWorker) Work(ctx context.Context, job *river.Job[deliverArgs]) error {
+	p := w.p
+	a, err := p.store.GetAlert(ctx, job.Args.AlertID)
+	if err != nil {
+		return fmt.Errorf("loading alert for delivery: %w", err)
+	}
+	switch a.Status {
+	case alert.StatusDelivered, alert.StatusDuplicate, alert.StatusFailed:
+		// Already done: River runs a job again after a crash.
+		return nil
+	}
+	log := p.logger.With("alert_id", a.ID)
+
+	if a.Message == nil {
+		if err := p.render(ctx, a); err != nil {
+			return err
+		}
+	}
+
+	a.Attempts++
+	a.Status = alert.StatusDelivering
+	a.UpdatedAt = p.now().UTC()
+	// The attempt is saved before sending so that a crash during the send
+	// still counts it.
+	if err := p.store.SaveProgress(ctx, a); err != nil {
+		return err
+	}
+	receipt, err := p.deliverer.Deliver(ctx, a)
+	a.UpdatedAt = p.now().UTC()
+	if err != nil {
+		a.Error = publicError(err)
+		p.metrics.deliveryErrors.WithLabelValues(errorCode(err)).Inc()
+		var ra interface{ RetryAfter() time.Duration }
+		if errors.As(err, &ra) {
+			// A rate limit is no failure of the alert: wait as asked, without
+			// using up an attempt.
+			log.WarnContext(ctx, "delivery rate limited; waiting", "retry_after", ra.RetryAfter().String())
+			if serr := p.store.SaveProgress(ctx, a); serr != nil {
+				return serr
+			}
+			return river.JobSnooze(ra.RetryAfter())
+		}
+		var perm interface{ Permanent() bool }
+		final := (errors.As(err, &perm) && perm.Permanent()) || job.Attempt >= job.MaxAttempts
+		if final {
+			a.Status = alert.StatusFailed
+			p.metrics.failed.WithLabelValues(a.Source).Inc()
+			log.ErrorContext(ctx, "delivery failed for good", "attempts", a.Attempts, "error", err)
+		} else {
+			log.WarnContext(ctx, "delivery failed; will retry", "attempt", job.Attempt, "max_attempts", job.MaxAttempts, "error", err)
+		}
+		if serr := p.store.SaveProgress(ctx, a); serr != nil {
+			return errors.Join(err, serr)
+		}
+		if final {
+			return river.JobCancel(err)
+		}
+		return err
+	}
+	a.Status = alert.StatusDelivered
+	a.Error = ""
+	a.Destination = receipt.Destination
+	a.DeliveryIDs = append(a.DeliveryIDs, receipt.MessageIDs...)
+	a.DeliveredAt = a.UpdatedAt
+	if err := p.store.SaveProgress(ctx, a); err != nil {
+		return err
+	}
+	p.metrics.delivered.WithLabelValues(a.Source, destinationKind(receipt.Destination)).Inc()
+	log.InfoContext(ctx, "alert delivered", "destination", receipt.Destination, "message_ids", receipt.MessageIDs)
+	return nil
+}
+
+// render enriches (unless the alert is a resolution) and formats a, and
+// saves the message.
+func (p *Pipeline) render(ctx context.Context, a *alert.Alert) error {
+	var res format.Result
+	if a.Resolved() {
+		res = format.Format(a.Text, nil, p.cfg.Format)
+	} else {
+		a.Status = alert.StatusEnriching
+		a.UpdatedAt = p.now().UTC()
+		if err := p.store.SaveProgress(ctx, a); err != nil {
+			return err
+		}
+		e, err := p.enrich(ctx, a.Text)
+		if err != nil {
+			if ctx.Err() != nil {
+				// The job itself is ending (shutdown): retry it rather than
+				// deliver without enrichment.
+				return fmt.Errorf("enriching alert %s: %w", a.ID, err)
+			}
+			a.EnrichmentError = p.enrichReason(err)
+			p.logger.WarnContext(ctx, "enrichment failed; delivering the alert without it", "alert_id", a.ID, "error", err)
+			res = format.FormatFailed(a.Text, a.EnrichmentError, p.cfg.Format)
+		} else {
+			a.GroundingMessageID = e.MessageID
+			res = format.Format(a.Text, &e.Enrichment, p.cfg.Format)
+		}
+	}
+	if len(res.Cuts) > 0 {
+		// Cuts never contain the alert's text.
+		p.logger.InfoContext(ctx, "message cut to fit Telegram's limits", "alert_id", a.ID, "cuts", res.Cuts, "dropped_sources", res.DroppedSources)
+	}
+	a.Message = &alert.Message{
+		Text:                  res.Message.Text,
+		Plain:                 res.Plain,
+		ParseMode:             res.Message.ParseMode,
+		DisableWebPagePreview: res.Message.DisableWebPagePreview,
+	}
+	a.Status = alert.StatusDelivering
+	a.UpdatedAt = p.now().UTC()
+	return p.store.SaveProgress(ctx, a)
+}
+
+func (p *Pipeline) enrich(ctx context.Context, text string) (Enrichment, error) {
+	if p.enricher == nil {
+		return Enrichment{}, errNoEnricher
+	}
+	ectx, cancel := context.WithTimeout(ctx, p.cfg.EnrichTimeout)
+	defer cancel()
+	start := p.now()
+	e, err := p.enricher.Enrich(ectx, text)
+	outcome := "ok"
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || (err != nil && ectx.Err() != nil):
+		outcome = "timeout"
+		err = fmt.Errorf("%w: %w", errEnrichTimeout, err)
+	case err != nil:
+		outcome = "error"
+	}
+	p.metrics.enrichSeconds.WithLabelValues(outcome).Observe(p.now().Sub(start).Seconds())
+	return e, err
+}
+
+var (
+	errNoEnricher    = errors.New("no enricher configured")
+	errEnrichTimeout = errors.New("enrichment timed out")
+)
+
+// enrichReason is the one-line reason shown in the message; it never
+// carries an internal error text.
+func (p *Pipeline) enrichReason(err error) string {
+	switch {
+	case errors.Is(err, errEnrichTimeout):
+		return fmt.Sprintf("timed out after %s", p.cfg.EnrichTimeout)
+	case errors.Is(err, errNoEnricher):
+		return "not configured"
+	}
+	var pub interface{ Public() string }
+	if errors.As(err, &pub) {
+		return pub.Public()
+	}
+	return "grounding failed"
+}
+
+// publicError is the error text stored on an alert.
+func publicError(err error) string {
+	var pub interface{ Public() string }
+	if errors.As(err, &pub) {
+		return pub.Public()
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "delivery timed out"
+	}
+	return "delivery failed"
+}
+
+// errorCode labels the delivery-errors metric.
+func errorCode(err error) string {
+	var c interface{ Code() string }
+	if errors.As(err, &c) {
+		return c.Code()
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "timeout"
+	}
+	return "other"
+}
+
+func destinationKind(d string) string {
+	if d == "log" {
+		return "log"
+	}
+	return "telegram"
+}

@@ -1,0 +1,301 @@
+// Package store keeps the notifier's state in SQL (SQLite by default,
+// PostgreSQL with DATABASE_URL, through platform/sqlstore): alerts with
+// every pipeline step's result, and the Telegram chat agent's conversation
+// history and handled updates. The schema is in migrations/ (goose); times
+// are stored as Unix microseconds, JSON as text, so one set of statements
+// serves both databases.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/groundcrew/groundcrew/platform/sqlstore"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// ErrNotFound is returned for an alert id that is not stored.
+var ErrNotFound = errors.New("not found")
+
+// ErrBadPageToken is returned for a page token this store did not issue.
+var ErrBadPageToken = errors.New("invalid page token")
+
+// Migrate applies the notifier's schema migrations to db.
+func Migrate(ctx context.Context, db *sqlstore.DB) error {
+	return sqlstore.Migrate(ctx, db, migrations, "migrations")
+}
+
+// Querier is what both *sql.DB and *sql.Tx offer, so the intake can write
+// an alert in the transaction that also inserts its job.
+type Querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// Store reads and writes the notifier's tables.
+type Store struct {
+	db *sqlstore.DB
+}
+
+// New returns a Store over db, which must be migrated.
+func New(db *sqlstore.DB) *Store {
+	return &Store{db: db}
+}
+
+// DB is the underlying database, for transactions that span the store and
+// the job queue.
+func (s *Store) DB() *sqlstore.DB { return s.db }
+
+func micros(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMicro()
+}
+
+func fromMicros(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMicro(v).UTC()
+}
+
+const alertColumns = `id, source, text, text_truncated, metadata, labels, alert_status, fingerprint,
+	status, attempts, error, message_text, message_plain, message_parse_mode, message_disable_preview,
+	duplicate_of, grounding_message_id, enrichment_error, delivery_ids, destination,
+	received_at, updated_at, delivered_at`
+
+// InsertAlert stores a new alert through q.
+func (s *Store) InsertAlert(ctx context.Context, q Querier, a *alert.Alert) error {
+	md, err := json.Marshal(nonNilMap(a.Metadata))
+	if err != nil {
+		return fmt.Errorf("encoding metadata of alert %s: %w", a.ID, err)
+	}
+	labels, err := json.Marshal(nonNilLabels(a.Labels))
+	if err != nil {
+		return fmt.Errorf("encoding labels of alert %s: %w", a.ID, err)
+	}
+	ids, err := json.Marshal(nonNilSlice(a.DeliveryIDs))
+	if err != nil {
+		return fmt.Errorf("encoding delivery ids of alert %s: %w", a.ID, err)
+	}
+	var m alert.Message
+	if a.Message != nil {
+		m = *a.Message
+	}
+	_, err = q.ExecContext(ctx, `INSERT INTO notifier_alerts (`+alertColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`,
+		a.ID, a.Source, a.Text, a.TextTruncated, string(md), string(labels), a.AlertStatus, a.Fingerprint,
+		string(a.Status), a.Attempts, a.Error, m.Text, m.Plain, m.ParseMode, m.DisableWebPagePreview,
+		a.DuplicateOf, a.GroundingMessageID, a.EnrichmentError, string(ids), a.Destination,
+		micros(a.ReceivedAt), micros(a.UpdatedAt), micros(a.DeliveredAt))
+	if err != nil {
+		return fmt.Errorf("inserting alert %s: %w", a.ID, err)
+	}
+	return nil
+}
+
+// FindOriginal returns the id of the earliest alert received at or after
+// since with a's dedup key that is itself no duplicate and did not fail, or
+// "" when there is none.
+func (s *Store) FindOriginal(ctx context.Context, q Querier, a *alert.Alert, since time.Time) (string, error) {
+	var id string
+	err := q.QueryRowContext(ctx, `SELECT id FROM notifier_alerts
+		WHERE fingerprint = $1 AND source = $2 AND alert_status = $3 AND received_at >= $4
+		  AND status <> $5 AND status <> $6
+		ORDER BY received_at, id LIMIT 1`,
+		a.Fingerprint, a.Source, a.AlertStatus, micros(since), string(alert.StatusDuplicate), string(alert.StatusFailed)).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("looking for an earlier copy of alert %s: %w", a.ID, err)
+	}
+	return id, nil
+}
+
+// SaveProgress writes the fields the pipeline changes: status, attempts,
+// error, message, enrichment and delivery results, and the update and
+// delivery times.
+func (s *Store) SaveProgress(ctx context.Context, a *alert.Alert) error {
+	ids, err := json.Marshal(nonNilSlice(a.DeliveryIDs))
+	if err != nil {
+		return fmt.Errorf("encoding delivery ids of alert %s: %w", a.ID, err)
+	}
+	var m alert.Message
+	if a.Message != nil {
+		m = *a.Message
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE notifier_alerts SET
+		status = $2, attempts = $3, error = $4, message_text = $5, message_plain = $6,
+		message_parse_mode = $7, message_disable_preview = $8, grounding_message_id = $9,
+		enrichment_error = $10, delivery_ids = $11, destination = $12, updated_at = $13, delivered_at = $14
+		WHERE id = $1`,
+		a.ID, string(a.Status), a.Attempts, a.Error, m.Text, m.Plain, m.ParseMode, m.DisableWebPagePreview,
+		a.GroundingMessageID, a.EnrichmentError, string(ids), a.Destination, micros(a.UpdatedAt), micros(a.DeliveredAt))
+	if err != nil {
+		return fmt.Errorf("saving alert %s: %w", a.ID, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("saving alert %s: %w", a.ID, ErrNotFound)
+	}
+	return nil
+}
+
+// GetAlert returns the alert with id, or ErrNotFound.
+func (s *Store) GetAlert(ctx context.Context, id string) (*alert.Alert, error) {
+	row := s.db.QueryRowContext(ctx, `SELECT `+alertColumns+` FROM notifier_alerts WHERE id = $1`, id)
+	a, err := scanAlert(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("alert %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading alert %q: %w", id, err)
+	}
+	return a, nil
+}
+
+// ListQuery filters and pages ListAlerts.
+type ListQuery struct {
+	Status        alert.Status // empty: any
+	ReceivedAfter time.Time    // zero: any
+	PageSize      int          // 1..100
+	PageToken     string       // from the previous page
+}
+
+// ListAlerts returns one page of alerts, newest first, and the token of the
+// next page ("" on the last).
+func (s *Store) ListAlerts(ctx context.Context, q ListQuery) ([]*alert.Alert, string, error) {
+	var (
+		where []string
+		args  []any
+	)
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if q.Status != "" {
+		where = append(where, "status = "+arg(string(q.Status)))
+	}
+	if !q.ReceivedAfter.IsZero() {
+		where = append(where, "received_at >= "+arg(micros(q.ReceivedAfter)))
+	}
+	if q.PageToken != "" {
+		at, id, err := decodeToken(q.PageToken)
+		if err != nil {
+			return nil, "", err
+		}
+		a1, a2, a3 := arg(at), arg(at), arg(id)
+		where = append(where, "(received_at < "+a1+" OR (received_at = "+a2+" AND id < "+a3+"))")
+	}
+	query := `SELECT ` + alertColumns + ` FROM notifier_alerts`
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	query += " ORDER BY received_at DESC, id DESC LIMIT " + arg(q.PageSize+1)
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("listing alerts: %w", err)
+	}
+	defer rows.Close()
+	var out []*alert.Alert
+	for rows.Next() {
+		a, err := scanAlert(rows)
+		if err != nil {
+			return nil, "", fmt.Errorf("listing alerts: %w", err)
+		}
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("listing alerts: %w", err)
+	}
+	next := ""
+	if len(out) > q.PageSize {
+		out = out[:q.PageSize]
+		last := out[len(out)-1]
+		next = encodeToken(micros(last.ReceivedAt), last.ID)
+	}
+	return out, next, nil
+}
+
+func encodeToken(at int64, id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(at, 10) + ":" + id))
+}
+
+func decodeToken(tok string) (int64, string, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil {
+		return 0, "", ErrBadPageToken
+	}
+	at, id, ok := strings.Cut(string(raw), ":")
+	v, err := strconv.ParseInt(at, 10, 64)
+	if !ok || err != nil || id == "" {
+		return 0, "", ErrBadPageToken
+	}
+	return v, id, nil
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanAlert(r scanner) (*alert.Alert, error) {
+	var (
+		a                        alert.Alert
+		m                        alert.Message
+		status, md, labels, ids  string
+		received, updated, deliv int64
+	)
+	if err := r.Scan(&a.ID, &a.Source, &a.Text, &a.TextTruncated, &md, &labels, &a.AlertStatus, &a.Fingerprint,
+		&status, &a.Attempts, &a.Error, &m.Text, &m.Plain, &m.ParseMode, &m.DisableWebPagePreview,
+		&a.DuplicateOf, &a.GroundingMessageID, &a.EnrichmentError, &ids, &a.Destination,
+		&received, &updated, &deliv); err != nil {
+		return nil, err
+	}
+	a.Status = alert.Status(status)
+	if err := json.Unmarshal([]byte(md), &a.Metadata); err != nil {
+		return nil, fmt.Errorf("decoding metadata of alert %s: %w", a.ID, err)
+	}
+	if err := json.Unmarshal([]byte(labels), &a.Labels); err != nil {
+		return nil, fmt.Errorf("decoding labels of alert %s: %w", a.ID, err)
+	}
+	if err := json.Unmarshal([]byte(ids), &a.DeliveryIDs); err != nil {
+		return nil, fmt.Errorf("decoding delivery ids of alert %s: %w", a.ID, err)
+	}
+	if m.Text != "" {
+		a.Message = &m
+	}
+	a.ReceivedAt, a.UpdatedAt, a.DeliveredAt = fromMicros(received), fromMicros(updated), fromMicros(deliv)
+	return &a, nil
+}
+
+func nonNilMap(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+func nonNilLabels(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+func nonNilSlice(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

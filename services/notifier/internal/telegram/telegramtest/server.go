@@ -1,0 +1,202 @@
+// Package telegramtest is a local stand-in for the Telegram Bot API for
+// tests: an HTTP server that speaks the wire format github.com/go-telegram/bot
+// uses (multipart form posts to /bot<token>/<method>, JSON answers
+// {"ok":…,"result":…} or {"ok":false,"error_code":…,"description":…,
+// "parameters":{"retry_after":…}}) and records every sendMessage.
+package telegramtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Sent is one sendMessage call as the server parsed it.
+type Sent struct {
+	Token              string
+	ChatID             string
+	Text               string
+	ParseMode          string
+	LinkPreviewOptions map[string]any // decoded link_preview_options
+	ReplyParameters    map[string]any // decoded reply_parameters
+	MessageID          int64          // the id answered; 0 when refused
+}
+
+// Reply is how the server answers one sendMessage call.
+type Reply struct {
+	// Status is the HTTP status; 0 means 200, or ErrorCode when set.
+	Status int
+	// ErrorCode makes the answer an error ({"ok":false,…}).
+	ErrorCode   int
+	Description string
+	RetryAfter  int // parameters.retry_after
+}
+
+// TooManyRequests is Telegram's 429 answer.
+func TooManyRequests(retryAfter int) Reply {
+	return Reply{ErrorCode: 429, Description: fmt.Sprintf("Too Many Requests: retry after %d", retryAfter), RetryAfter: retryAfter}
+}
+
+// CantParseEntities is Telegram's 400 answer to malformed MarkdownV2.
+func CantParseEntities() Reply {
+	return Reply{ErrorCode: 400, Description: "Bad Request: can't parse entities: Character '.' is reserved and must be escaped with the preceding '\\'"}
+}
+
+// Server is a fake Bot API server. Set Handle before the first call to
+// script answers; by default every sendMessage succeeds.
+type Server struct {
+	*httptest.Server
+
+	mu     sync.Mutex
+	sent   []Sent
+	nextID int64
+	// Handle picks the answer to a parsed sendMessage; nil answers ok.
+	handle func(Sent) Reply
+	notify chan struct{}
+}
+
+// NewServer starts a server on a loopback :0 listener and closes it when
+// the test ends (via cleanup, e.g. t.Cleanup).
+func NewServer(cleanup func(func())) *Server {
+	s := &Server{nextID: 100, notify: make(chan struct{}, 1)}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	cleanup(s.Close)
+	return s
+}
+
+// Handle sets the function that scripts answers.
+func (s *Server) Handle(f func(Sent) Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.handle = f
+}
+
+// Sent returns the sendMessage calls received so far, refused ones
+// included.
+func (s *Server) Sent() []Sent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Sent(nil), s.sent...)
+}
+
+// Delivered returns the accepted sendMessage calls.
+func (s *Server) Delivered() []Sent {
+	var out []Sent
+	for _, m := range s.Sent() {
+		if m.MessageID != 0 {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// WaitDelivered waits until at least n messages were accepted, or the
+// deadline passes, and returns the accepted messages.
+func (s *Server) WaitDelivered(n int, timeout time.Duration) []Sent {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		if got := s.Delivered(); len(got) >= n {
+			return got
+		}
+		select {
+		case <-s.notify:
+		case <-deadline.C:
+			return s.Delivered()
+		}
+	}
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	// Paths are /bot<token>/<method>.
+	rest, ok := strings.CutPrefix(r.URL.Path, "/bot")
+	token, method, ok2 := strings.Cut(rest, "/")
+	if !ok || !ok2 || r.Method != http.MethodPost {
+		writeJSON(w, http.StatusNotFound, map[string]any{"ok": false, "error_code": 404, "description": "Not Found"})
+		return
+	}
+	switch method {
+	case "getMe":
+		id, _, _ := strings.Cut(token, ":")
+		n, _ := strconv.ParseInt(id, 10, 64)
+		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "result": map[string]any{"id": n, "is_bot": true, "first_name": "Groundcrew", "username": "groundcrew_bot"}})
+	case "sendMessage":
+		s.sendMessage(w, r, token)
+	default:
+		writeJSON(w, http.StatusNotFound, map[string]any{"ok": false, "error_code": 404, "description": "Not Found: method not found"})
+	}
+}
+
+func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request, token string) {
+	if err := r.ParseMultipartForm(1 << 20); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"ok": false, "error_code": 400, "description": "Bad Request: " + err.Error()})
+		return
+	}
+	m := Sent{
+		Token:     token,
+		ChatID:    r.FormValue("chat_id"),
+		Text:      r.FormValue("text"),
+		ParseMode: r.FormValue("parse_mode"),
+	}
+	if v := r.FormValue("link_preview_options"); v != "" {
+		_ = json.Unmarshal([]byte(v), &m.LinkPreviewOptions)
+	}
+	if v := r.FormValue("reply_parameters"); v != "" {
+		_ = json.Unmarshal([]byte(v), &m.ReplyParameters)
+	}
+	if m.ChatID == "" || m.Text == "" {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"ok": false, "error_code": 400, "description": "Bad Request: message text is empty"})
+		return
+	}
+	s.mu.Lock()
+	var reply Reply
+	if s.handle != nil {
+		reply = s.handle(m)
+	}
+	if reply.ErrorCode == 0 {
+		s.nextID++
+		m.MessageID = s.nextID
+	}
+	s.sent = append(s.sent, m)
+	s.mu.Unlock()
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+
+	if reply.ErrorCode != 0 {
+		body := map[string]any{"ok": false, "error_code": reply.ErrorCode, "description": reply.Description}
+		if reply.RetryAfter > 0 {
+			body["parameters"] = map[string]any{"retry_after": reply.RetryAfter}
+		}
+		writeJSON(w, cmpOr(reply.Status, reply.ErrorCode), body)
+		return
+	}
+	chatID, _ := strconv.ParseInt(m.ChatID, 10, 64)
+	result := map[string]any{
+		"message_id": m.MessageID,
+		"date":       time.Now().Unix(),
+		"chat":       map[string]any{"id": chatID, "type": "supergroup", "title": "Alerts"},
+		"from":       map[string]any{"id": 1, "is_bot": true, "first_name": "Groundcrew", "username": "groundcrew_bot"},
+		"text":       m.Text,
+	}
+	writeJSON(w, cmpOr(reply.Status, http.StatusOK), map[string]any{"ok": true, "result": result})
+}
+
+func cmpOr(a, b int) int {
+	if a != 0 {
+		return a
+	}
+	return b
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,185 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
+	"github.com/groundcrew/groundcrew/platform/config"
+	"github.com/groundcrew/groundcrew/services/notifier/server"
+)
+
+// syncBuffer collects JSON log lines from the service under test.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// records returns the log records so far.
+func (b *syncBuffer) records() []map[string]any {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []map[string]any
+	for _, line := range strings.Split(b.buf.String(), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) == nil {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+func (b *syncBuffer) find(msg string) map[string]any {
+	for _, r := range b.records() {
+		if r["msg"] == msg {
+			return r
+		}
+	}
+	return nil
+}
+
+// closedAddr is a loopback address nothing listens on.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	_ = lis.Close()
+	return addr
+}
+
+func TestRunOfflineDeliversToLog(t *testing.T) {
+	cfg, err := config.Load[server.Config](config.MapLookup(map[string]string{
+		"DATA_DIR":               t.TempDir(),
+		"NOTIFIER_LISTEN_ADDR":   "127.0.0.1:0",
+		"NOTIFIER_ADMIN_ADDR":    "127.0.0.1:0",
+		"GROUNDING_ADDR":         closedAddr(t),
+		"NOTIFIER_POLL_INTERVAL": "20ms",
+		"GRACE_PERIOD":           "2s",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	logger := slog.New(slog.NewJSONHandler(logs, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- server.Run(ctx, cfg, logger) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Error("Run did not return after cancel")
+		}
+	})
+
+	var serving map[string]any
+	deadline := time.Now().Add(30 * time.Second)
+	for serving == nil {
+		select {
+		case err := <-done:
+			t.Fatalf("Run returned early: %v\n%v", err, logs.records())
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not serving: %v", logs.records())
+		}
+		serving = logs.find("serving")
+	}
+	if logs.find("delivery: log (TELEGRAM_BOT_TOKEN unset; messages are stored and logged, not sent)") == nil {
+		t.Error("no start-up line saying delivery goes to the log")
+	}
+
+	c := dial(t, serving["grpc_addr"].(string))
+	resp, err := c.IngestAlert(ctx, &notifierv1.IngestAlertRequest{Text: "High error rate on checkout-api: 5xx > 10% for 5m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a *notifierv1.Alert
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.Now().Add(20 * time.Second); ; <-tick.C {
+		got, err := c.GetAlert(ctx, &notifierv1.GetAlertRequest{Id: resp.GetAlert().GetId()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a = got.GetAlert(); a.GetStatus() == notifierv1.Alert_DELIVERED || time.Now().After(deadline) {
+			break
+		}
+	}
+	if a.GetStatus() != notifierv1.Alert_DELIVERED || a.GetDestination() != "log" || a.GetEnrichmentError() != "grounding service unavailable" {
+		t.Fatalf("alert %v", a)
+	}
+	if !strings.Contains(a.GetMessage().GetText(), "_Enrichment unavailable: grounding service unavailable_") {
+		t.Errorf("message %q lacks the enrichment note", a.GetMessage().GetText())
+	}
+
+	// The domain metrics are on the admin server's /metrics.
+	res, err := http.Get("http://" + serving["admin_addr"].(string) + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	for _, want := range []string{
+		`notifier_alerts_accepted_total{source="generic"} 1`,
+		`notifier_alerts_delivered_total{destination="log",source="generic"} 1`,
+		`notifier_enrichment_duration_seconds_count{outcome="error"} 1`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+}
+
+func TestConfigValidation(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want string // substring of the error; "" means valid
+	}{
+		{"defaults", nil, ""},
+		{"routes", map[string]string{"NOTIFIER_ROUTES": "severity=critical:-100123,team=db&env=prod:@db_alerts"}, ""},
+		{"bad route", map[string]string{"NOTIFIER_ROUTES": "severity=critical"}, "NOTIFIER_ROUTES"},
+		{"bad chat", map[string]string{"TELEGRAM_CHAT_ID": "alerts"}, "TELEGRAM_CHAT_ID"},
+		{"bad sources", map[string]string{"GROUNDING_MAX_SOURCES": "0"}, "GROUNDING_MAX_SOURCES"},
+		{"bad window", map[string]string{"NOTIFIER_DEDUP_WINDOW": "-1m"}, "NOTIFIER_DEDUP_WINDOW"},
+		{"bad timeout", map[string]string{"NOTIFIER_ENRICH_TIMEOUT": "0s"}, "NOTIFIER_ENRICH_TIMEOUT"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := map[string]string{"DATA_DIR": t.TempDir()}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			_, err := config.Load[server.Config](config.MapLookup(env))
+			if tt.want == "" && err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Fatalf("err = %v, want one naming %s", err, tt.want)
+			}
+		})
+	}
+}
