@@ -2,22 +2,35 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
+	"path/filepath"
+	"sync"
+	"time"
 
 	groundingv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/grounding/v1"
+	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
 	"github.com/groundcrew/groundcrew/platform/config"
 	"github.com/groundcrew/groundcrew/platform/entrypoint"
+	"github.com/groundcrew/groundcrew/platform/grpcclient"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
+	"github.com/groundcrew/groundcrew/platform/sqlstore"
+	"github.com/groundcrew/groundcrew/services/grounding/internal/gemini"
+	"github.com/groundcrew/groundcrew/services/grounding/internal/grounding"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/groundinggrpc"
+	"github.com/groundcrew/groundcrew/services/grounding/internal/searchclient"
+	"github.com/groundcrew/groundcrew/services/grounding/internal/store"
 )
 
 // Config is the grounding service's configuration, read from the environment.
 type Config struct {
 	config.Common
+	ResearchConfig
 
 	// Addr is where other services dial grounding; it listens there too unless
 	// ListenAddr says otherwise.
@@ -36,8 +49,15 @@ type Config struct {
 	// DatabaseURL selects Postgres (postgres://…); empty means SQLite under
 	// DATA_DIR.
 	DatabaseURL string `env:"DATABASE_URL" secret:"true"`
-	// MaxSources is how many sources a grounded answer keeps.
+	// MaxSources is how many sources a grounded answer keeps (1..10).
 	MaxSources int `env:"GROUNDING_MAX_SOURCES" envDefault:"3"`
+	// RoundTimeout bounds a Ground round whose request sets no timeout_ms.
+	RoundTimeout time.Duration `env:"GROUNDING_ROUND_TIMEOUT" envDefault:"30s"`
+	// ArtifactRetention is how long raw provider responses are kept under
+	// DATA_DIR/artifacts; the messages themselves are kept.
+	ArtifactRetention time.Duration `env:"GROUNDING_ARTIFACT_RETENTION" envDefault:"4320h"`
+	// RetentionInterval is how often the artifact retention job runs.
+	RetentionInterval time.Duration `env:"GROUNDING_RETENTION_INTERVAL" envDefault:"1h"`
 	// SearchAddr, RagAddr and NotifierAddr are the services grounding calls.
 	SearchAddr   string `env:"SEARCH_ADDR" envDefault:"127.0.0.1:50051"`
 	RagAddr      string `env:"RAG_ADDR" envDefault:"127.0.0.1:50053"`
@@ -55,6 +75,23 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: must be host:port, got %q", name, addr))
 		}
 	}
+	if c.MaxSources < 1 || c.MaxSources > 10 {
+		errs = append(errs, fmt.Errorf("GROUNDING_MAX_SOURCES: must be between 1 and 10, got %d", c.MaxSources))
+	}
+	for name, d := range map[string]time.Duration{
+		"GROUNDING_ROUND_TIMEOUT": c.RoundTimeout, "GROUNDING_ARTIFACT_RETENTION": c.ArtifactRetention,
+		"GROUNDING_RETENTION_INTERVAL": c.RetentionInterval,
+	} {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s: must be a positive duration, got %s", name, d))
+		}
+	}
+	if c.GeminiBaseURL != "" {
+		if u, err := url.Parse(c.GeminiBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("GOOGLE_GEMINI_BASE_URL: must be an http(s) URL, got %q", c.GeminiBaseURL))
+		}
+	}
+	errs = append(errs, c.ResearchConfig.ValidateResearch())
 	return errors.Join(errs...)
 }
 
@@ -68,14 +105,88 @@ func (c Config) GRPCListenAddr() string {
 
 // Run serves the grounding service until ctx is done.
 func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
+	return run(ctx, cfg, logger, nil)
+}
+
+// run is Run; ready, when not nil, is called with the server once it
+// listens (tests use it to find the address).
+func run(ctx context.Context, cfg Config, logger *slog.Logger, ready func(*grpcserver.Server)) error {
 	logger.Info("starting", "config", config.LogValue(cfg))
-	srv, _, cleanup, err := entrypoint.NewServer(ctx, "grounding", cfg.Common,
+	srv, tp, cleanup, err := entrypoint.NewServer(ctx, "grounding", cfg.Common,
 		grpcserver.Config{GRPCAddr: cfg.GRPCListenAddr(), AdminAddr: cfg.AdminAddr}, logger)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	groundingv1.RegisterGroundingServiceServer(srv, groundinggrpc.NewGroundingService())
-	groundingv1.RegisterResearchServiceServer(srv, groundinggrpc.NewResearchService())
+
+	db, err := sqlstore.Open(ctx, cfg.DatabaseURL, cfg.DataDir, "grounding", logger)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = db.Close() }()
+	if err := store.Migrate(ctx, db); err != nil {
+		return err
+	}
+	artifacts, err := store.NewArtifacts(filepath.Join(cfg.DataDir, "artifacts"), cfg.GeminiAPIKey)
+	if err != nil {
+		return err
+	}
+	st := store.New(db, artifacts)
+
+	searchConn, err := grpcclient.Dial(cfg.SearchAddr, tp)
+	if err != nil {
+		return fmt.Errorf("SEARCH_ADDR: %w", err)
+	}
+	defer func() { _ = searchConn.Close() }()
+
+	metrics, err := grounding.NewMetrics(srv.Registry())
+	if err != nil {
+		return fmt.Errorf("registering metrics: %w", err)
+	}
+	var model grounding.Model
+	if cfg.GeminiAPIKey != "" {
+		model, err = gemini.New(ctx, gemini.Config{
+			APIKey: cfg.GeminiAPIKey, Model: cfg.GeminiModel, BaseURL: cfg.GeminiBaseURL,
+			OnAttemptError: metrics.ProviderAttemptFailed, Logger: logger.With("component", "gemini"),
+		})
+		if err != nil {
+			return err
+		}
+		logger.Info("grounding with Gemini", "model", cfg.GeminiModel, "base_url", cmp.Or(cfg.GeminiBaseURL, "Google's endpoint"))
+	} else {
+		logger.Info("GEMINI_API_KEY is not set: grounding with the offline extractive summariser over search evidence", "method", grounding.MethodExtractive)
+	}
+	svc, err := grounding.New(grounding.Options{
+		Searcher: searchclient.New(searchv1.NewSearchServiceClient(searchConn)), Model: model, Store: st,
+		Logger: logger, Metrics: metrics, MaxSources: cfg.MaxSources, RoundTimeout: cfg.RoundTimeout,
+	})
+	if err != nil {
+		return err
+	}
+
+	groundingv1.RegisterGroundingServiceServer(srv, groundinggrpc.NewGroundingService(svc, logger))
+	stopResearch, err := startResearch(ctx, cfg, logger, srv, tp)
+	if err != nil {
+		return fmt.Errorf("starting research: %w", err)
+	}
+	defer stopResearch()
+
+	// The retention job stops before the database closes (defers run last
+	// in, first out).
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	jobCtx, stopJobs := context.WithCancel(ctx)
+	defer stopJobs()
+	retention := &store.Retention{Store: st, MaxAge: cfg.ArtifactRetention, Interval: cfg.RetentionInterval, Logger: logger}
+	wg.Go(func() { retention.Run(jobCtx) })
+	if ready != nil {
+		wg.Go(func() {
+			select {
+			case <-srv.Ready():
+				ready(srv)
+			case <-jobCtx.Done():
+			}
+		})
+	}
 	return srv.Run(ctx)
 }

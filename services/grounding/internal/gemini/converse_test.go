@@ -1,0 +1,80 @@
+package gemini_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/groundcrew/groundcrew/services/grounding/internal/grounding"
+)
+
+func at(min int) time.Time { return time.Date(2026, 5, 4, 9, min, 0, 0, time.UTC) }
+
+func text(s string) grounding.ChatPart { return grounding.ChatPart{Text: s} }
+
+func media(kind, rendered string) grounding.ChatPart {
+	return grounding.ChatPart{Media: &grounding.Media{Kind: kind, RenderedText: rendered, UniqueID: "uid-" + kind}}
+}
+
+// TestConverseGolden checks the exact generateContent request a Converse
+// call sends (DESIGN flow 5) against testdata/converse_*.golden.
+func TestConverseGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		req  grounding.ConverseRequest
+	}{
+		{
+			name: "private",
+			req: grounding.ConverseRequest{
+				Persona:     "You are Ground Control, the on-call team's assistant.",
+				ModelNotes:  "Answer in the language of the question. Never reveal secrets.",
+				ChatType:    grounding.ChatPrivate,
+				CurrentTime: time.Date(2026, 5, 4, 9, 45, 0, 0, time.UTC),
+				// Given out of order: sent by time.
+				History: []grounding.ChatMsg{
+					{ID: "3", Speaker: "Ana", SpeakerID: "42", SendTime: at(3), Parts: []grounding.ChatPart{
+						text("And this one? 这是什么错误 😅"), media("photo", "a screenshot of a Grafana panel, CPU at 100%"), media("hologram", "ignored"),
+					}},
+					{ID: "1", Speaker: "Ana", SpeakerID: "42", SendTime: at(1), Parts: []grounding.ChatPart{text("Hi! What does OOMKilled mean?")}},
+					{ID: "2", IsAgent: true, SendTime: at(2), Parts: []grounding.ChatPart{text("The kernel killed the container because it used more memory than its limit.")}},
+				},
+				TargetID: "3",
+			},
+		},
+		{
+			name: "group",
+			req: grounding.ConverseRequest{
+				Persona:     "You are Ground Control.",
+				ChatType:    grounding.ChatGroup,
+				CurrentTime: time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC),
+				HistorySize: 4,
+				History: []grounding.ChatMsg{
+					{ID: "10", Speaker: "Ben", SpeakerID: "7", SendTime: at(10), Parts: []grounding.ChatPart{text("dropped: too old for history_size 4")}},
+					{ID: "11", IsAgent: true, SendTime: at(11), Parts: []grounding.ChatPart{text("Deploy 42 finished.")}},
+					{ID: "12", Speaker: "Ben", SpeakerID: "7", SendTime: at(12), Parts: []grounding.ChatPart{text("Why is checkout slow since the deploy?")}},
+					{ID: "13", Speaker: "Chen", SpeakerID: "8", SendTime: at(13), ReplyToID: "12", Parts: []grounding.ChatPart{media("voice", ""), text("same here")}},
+					{ID: "14", Speaker: "Dee", SpeakerID: "9", SendTime: at(14), Parts: []grounding.ChatPart{media("sticker", "thumbs up")}},
+				},
+				// An earlier message, replied to in the group: it goes last.
+				TargetID: "12",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeGemini(t, ok("Here is what I know.", ""))
+			svc := service(t, newClient(t, f, &waits{}, nil), nil)
+			reply, err := svc.Converse(t.Context(), tt.req)
+			if err != nil {
+				t.Fatalf("Converse: %v", err)
+			}
+			if reply.Text != "Here is what I know." || reply.Model != testModel || reply.ReplyToID != tt.req.TargetID {
+				t.Errorf("reply = %+v", reply)
+			}
+			reqs := f.requests()
+			if len(reqs) != 1 {
+				t.Fatalf("%d requests, want 1", len(reqs))
+			}
+			checkGolden(t, "converse_"+tt.name, reqs[0])
+		})
+	}
+}

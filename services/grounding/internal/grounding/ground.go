@@ -1,0 +1,395 @@
+package grounding
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/groundcrew/groundcrew/services/grounding/internal/extractive"
+	"github.com/groundcrew/groundcrew/services/grounding/internal/queryextract"
+)
+
+// Prompt limits. The answer is asked to stay short enough for a chat
+// message; the input text is capped because the notifier truncates alerts
+// at 4000 characters anyway and the first lines decide the answer.
+const (
+	answerMaxChars      = 700
+	promptInputMaxChars = 4000
+	charsPerToken       = 4
+	maxResponseTokens   = 1024
+	minResponseTokens   = 16
+	minSourceChars      = 40
+)
+
+var groundTemperature = 0.2
+
+// Ground runs one grounding round and stores its message, whatever the
+// outcome: a provider failure yields a stored StatusFailed message, not an
+// error. Errors are returned only when the message could not be stored.
+func (s *Service) Ground(ctx context.Context, req GroundRequest) (*Message, error) {
+	start := s.now()
+	timeout := req.Round.Timeout
+	if timeout <= 0 {
+		timeout = s.roundTimeout
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	m := &Message{ID: s.newID(), InputText: req.Text, CreatedBy: req.CreatedBy, Engine: req.Round.Engine, Model: s.Method()}
+	raw, err := s.round(rctx, req, m)
+	if err != nil {
+		s.logger.WarnContext(ctx, "grounding round failed", "message_id", m.ID, "error", err)
+		m.Status = StatusFailed
+		m.Error = providerErrorText(err)
+		m.Text, m.Summary, m.Citations, m.Confidence = "", "", nil, nil
+		if pe, ok := errors.AsType[*ProviderError](err); ok && len(pe.Raw) > 0 {
+			raw = pe.Raw
+		}
+	}
+	m.CreateTime = s.clock()
+	// The round may have used up its deadline (or the caller left); the
+	// outcome is still stored for audit and for the caller's retry.
+	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer scancel()
+	if err := s.store.Create(sctx, m, raw); err != nil {
+		return nil, fmt.Errorf("storing message: %w", err)
+	}
+	s.metrics.ObserveRound(m.Engine, m.Status, m.Model, s.now().Sub(start))
+	return m, nil
+}
+
+// round fills m and returns the raw artifact. An error is a provider
+// failure.
+func (s *Service) round(ctx context.Context, req GroundRequest, m *Message) ([]byte, error) {
+	rc := req.Round
+	maxResults := DefaultMaxResults
+	if rc.MaxResults != nil {
+		maxResults = max(*rc.MaxResults, 0)
+	}
+	search := (rc.EnableSearch == nil || *rc.EnableSearch) && maxResults > 0
+	maxSources := req.MaxSources
+	if maxSources <= 0 {
+		maxSources = s.maxSources
+	}
+	engine := rc.Engine
+	if search && (engine == EngineAuto || engine == EngineNative) {
+		if s.model != nil {
+			m.Engine = EngineNative
+			return s.groundNative(ctx, req, m, maxSources)
+		}
+		// No model with native search: the search service's own order.
+		engine = EngineAuto
+	}
+	m.Engine = engine
+
+	query := strings.TrimSpace(req.Query)
+	if query == "" {
+		query = deriveOffline(req.Text).Query
+	}
+	m.Context.Query = query
+
+	var evidence []SearchResult
+	note := ""
+	if search {
+		resp, err := s.search.Search(ctx, SearchRequest{Query: query, MaxResults: maxResults, Engine: engine})
+		switch {
+		case err != nil:
+			s.logger.WarnContext(ctx, "search failed; answering without evidence", "error", err)
+			note = "search failed; no evidence"
+		case len(resp.Results) == 0:
+			note = "search found no evidence"
+		default:
+			evidence = resp.Results[:min(len(resp.Results), maxSources)]
+			if engine == EngineAuto {
+				m.Engine = resp.Engine
+			}
+		}
+	}
+	m.Context.Results = evidence
+	m.Context.Timestamp = s.clock()
+
+	plan := planBudget(rc.ContextScale, rc.BudgetTokens)
+	if s.model == nil {
+		return s.groundOffline(m, query, evidence, plan, search, note)
+	}
+	return s.groundWithModel(ctx, m, req.Text, evidence, plan, search, note)
+}
+
+// budget is how much text a round may put in the prompt and the answer.
+type budget struct {
+	perSource, total int
+	// tokens is the whole budget (0: none); responseTokens the share kept
+	// for the answer (0: the model's default).
+	tokens, responseTokens int
+}
+
+func planBudget(scale ContextScale, tokens int) budget {
+	per, total := scale.Budget()
+	b := budget{perSource: per, total: total, tokens: tokens}
+	if tokens > 0 {
+		b.responseTokens = max(min(tokens/4, maxResponseTokens), minResponseTokens)
+	}
+	return b
+}
+
+// fit trims the evidence texts so that fixedChars of instructions and input
+// plus the evidence stay within the budget.
+func (b budget) fit(results []SearchResult, fixedChars int) []string {
+	total := b.total
+	if b.tokens > 0 {
+		total = min(total, max(0, (b.tokens-b.responseTokens)*charsPerToken-fixedChars))
+	}
+	texts := make([]string, len(results))
+	if len(results) == 0 {
+		return texts
+	}
+	share := max(total/len(results), 0)
+	per := min(b.perSource, share)
+	for i, r := range results {
+		if per < minSourceChars {
+			// Too little room to say anything: the title and URL remain.
+			continue
+		}
+		texts[i] = extractive.TrimSummary(r.Snippet, per, 0)
+	}
+	return texts
+}
+
+// answerChars is the answer's character budget.
+func (b budget) answerChars() int {
+	if b.responseTokens > 0 {
+		return min(answerMaxChars, b.responseTokens*charsPerToken)
+	}
+	return answerMaxChars
+}
+
+// groundOffline writes the answer with the extractive summariser.
+func (s *Service) groundOffline(m *Message, query string, evidence []SearchResult, plan budget, search bool, note string) ([]byte, error) {
+	texts := plan.fit(evidence, 0)
+	if !search {
+		// From the text alone: the input's own most relevant sentences.
+		m.Text = extractive.TrimSummary(m.InputText, plan.answerChars(), extractive.DefaultMaxSentences)
+		m.Summary = extractive.TrimSummary(m.InputText, SummaryMaxChars, SummaryMaxSentences)
+		m.Status = StatusProcessed
+		return artifactJSON(map[string]any{"method": MethodExtractive, "query": query, "search": false, "text": m.Text}), nil
+	}
+	sources := make([]extractive.Source, len(evidence))
+	for i, r := range evidence {
+		sources[i] = extractive.Source{ID: i + 1, URL: r.URL, Title: r.Title, Text: texts[i]}
+	}
+	res := extractive.Summarize(query, sources, extractive.Options{MaxChars: plan.answerChars()})
+	m.Text = res.Text
+	m.Summary = extractive.TrimSummary(res.Summary, SummaryMaxChars, SummaryMaxSentences)
+	m.Confidence = res.Confidence
+	for _, c := range res.Citations {
+		r := evidence[c.SourceID-1]
+		snip, trunc := capSnippet(c.Snippet)
+		m.Citations = append(m.Citations, Citation{
+			URL: r.URL, Domain: domainOf(r), Title: r.Title, Snippet: snip, SnippetTruncated: trunc,
+			StartIndex: c.StartIndex, EndIndex: c.EndIndex, ConfidenceScore: c.Confidence,
+			FetchTime: m.Context.Timestamp, SourceIndex: c.SourceID,
+		})
+	}
+	m.Status = StatusProcessed
+	switch {
+	case len(evidence) == 0:
+		m.Status, m.Error = StatusNeedsReview, note
+		m.Confidence = nil
+	case len(m.Citations) == 0:
+		m.Status, m.Error = StatusNeedsReview, "no evidence matched the query"
+	case m.Confidence != nil && *m.Confidence < LowConfidence:
+		m.Status, m.Error = StatusNeedsReview, "low confidence"
+	}
+	return artifactJSON(map[string]any{
+		"method": MethodExtractive, "query": query, "evidence": evidence, "result": res,
+	}), nil
+}
+
+const (
+	systemEvidence = "You write short, factual answers for on-call engineers, using only the numbered sources given. " +
+		"After each sentence, cite the sources that support it by their numbers in square brackets, for example [1] or [1][3]. " +
+		"Cite only the numbers listed. Write at most 4 sentences and at most 600 characters, plain text without Markdown. " +
+		"If the sources do not answer, say so in one sentence without citations."
+	systemTextOnly = "You write short, factual answers for on-call engineers. Explain what the text below is about and what " +
+		"usually causes it, in at most 4 sentences and at most 600 characters, plain text without Markdown. " +
+		"Do not invent specifics; say when you are unsure."
+	systemNative = "You write short, factual answers for on-call engineers. Search the web for current information about " +
+		"the text below and explain what it is about and what usually causes it, in at most 4 sentences and at most " +
+		"600 characters, plain text without Markdown."
+)
+
+// groundWithModel asks the model for an answer citing the evidence by
+// number.
+func (s *Service) groundWithModel(ctx context.Context, m *Message, text string, evidence []SearchResult, plan budget, search bool, note string) ([]byte, error) {
+	input := extractive.TrimSummary(text, promptInputMaxChars, 0)
+	p := Prompt{MaxOutputTokens: plan.responseTokens, Temperature: &groundTemperature}
+	var user strings.Builder
+	user.WriteString("Alert or question:\n")
+	user.WriteString(input)
+	if len(evidence) == 0 {
+		p.System = systemTextOnly
+	} else {
+		p.System = systemEvidence
+		fixed := utf8.RuneCountInString(systemEvidence) + utf8.RuneCountInString(input) + 40
+		for i, r := range evidence {
+			fixed += utf8.RuneCountInString(sourceHeader(i, r))
+		}
+		texts := plan.fit(evidence, fixed)
+		user.WriteString("\n\nSources:\n")
+		for i, r := range evidence {
+			user.WriteString(sourceHeader(i, r))
+			if texts[i] != "" {
+				user.WriteString(texts[i])
+				user.WriteByte('\n')
+			}
+		}
+	}
+	p.Turns = []Turn{{Role: RoleUser, Parts: []string{user.String()}}}
+	gen, err := s.model.Generate(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if len(evidence) == 0 {
+		m.Text = strings.TrimSpace(gen.Text)
+		m.Summary = extractive.TrimSummary(m.Text, SummaryMaxChars, SummaryMaxSentences)
+		m.Status = StatusProcessed
+		if search {
+			m.Status, m.Error = StatusNeedsReview, note
+		}
+		return gen.Raw, nil
+	}
+	ans := citeMarkers(gen.Text, evidence, m.Context.Timestamp)
+	m.Text, m.Citations = ans.text, ans.citations
+	m.Summary = extractive.TrimSummary(stripMarkers(ans.text), SummaryMaxChars, SummaryMaxSentences)
+	m.Confidence = ans.confidence
+	m.Status = judge(ans)
+	m.Error = reviewReason(ans)
+	return gen.Raw, nil
+}
+
+// sourceHeader introduces evidence i in the prompt.
+func sourceHeader(i int, r SearchResult) string {
+	return fmt.Sprintf("\n[%d] %s — %s\n%s\n", i+1, r.Title, domainOf(r), r.URL)
+}
+
+// groundNative asks the model to search the web itself.
+func (s *Service) groundNative(ctx context.Context, req GroundRequest, m *Message, maxSources int) ([]byte, error) {
+	plan := planBudget(req.Round.ContextScale, req.Round.BudgetTokens)
+	p := Prompt{
+		System:          systemNative,
+		Turns:           []Turn{{Role: RoleUser, Parts: []string{extractive.TrimSummary(req.Text, promptInputMaxChars, 0)}}},
+		WebSearch:       true,
+		MaxOutputTokens: plan.responseTokens,
+		Temperature:     &groundTemperature,
+	}
+	gen, err := s.model.Generate(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	m.Context.Timestamp = s.clock()
+	m.Context.Query = strings.Join(gen.SearchQueries, "; ")
+	if m.Context.Query == "" {
+		m.Context.Query = strings.TrimSpace(req.Query)
+	}
+	ans := citeNative(gen, maxSources, m.Context.Timestamp)
+	m.Text, m.Citations, m.Context.Results = ans.text, ans.citations, ans.results
+	m.Summary = extractive.TrimSummary(m.Text, SummaryMaxChars, SummaryMaxSentences)
+	m.Confidence = ans.confidence
+	m.Status = judge(ans)
+	m.Error = reviewReason(ans)
+	return gen.Raw, nil
+}
+
+// judge decides a generated answer's status.
+func judge(a answer) Status {
+	if a.dropped > 0 || len(a.citations) == 0 || (a.confidence != nil && *a.confidence < LowConfidence) {
+		return StatusNeedsReview
+	}
+	return StatusProcessed
+}
+
+// reviewReason says why judge asked for review ("" when it did not).
+func reviewReason(a answer) string {
+	var why []string
+	if a.dropped > 0 {
+		why = append(why, strconv.Itoa(a.dropped)+" citation(s) to sources not in the evidence dropped")
+	}
+	if len(a.citations) == 0 {
+		why = append(why, "no citations")
+	}
+	if a.confidence != nil && *a.confidence < LowConfidence {
+		why = append(why, "low confidence")
+	}
+	return strings.Join(why, "; ")
+}
+
+// DeriveQuery derives a web-search query from text: with a model, one
+// structured-output call, falling back to the offline keyword extractor
+// when the call fails or returns nothing usable.
+func (s *Service) DeriveQuery(ctx context.Context, text string) DerivedQuery {
+	if s.model != nil {
+		q, err := s.model.DeriveQuery(ctx, text)
+		q.Query = strings.Join(strings.Fields(q.Query), " ")
+		if err == nil && q.Query != "" && utf8.RuneCountInString(q.Query) <= 1000 {
+			q.Method = "gemini"
+			return q
+		}
+		s.logger.WarnContext(ctx, "model query derivation failed; using keywords", "error", err)
+	}
+	return deriveOffline(text)
+}
+
+// deriveOffline runs the keyword extractor; when the text holds nothing
+// searchable it falls back to the text's first words.
+func deriveOffline(text string) DerivedQuery {
+	q := queryextract.Derive(text)
+	if q.Text == "" {
+		first := strings.Join(strings.Fields(text), " ")
+		first = extractive.TrimSummary(first, queryextract.DefaultMaxChars, 1)
+		first = strings.TrimSuffix(first, extractive.Ellipsis)
+		return DerivedQuery{Query: first, Terms: strings.Fields(first), Method: "keywords"}
+	}
+	return DerivedQuery{Query: q.Text, Terms: q.Terms, Method: "keywords"}
+}
+
+// capSnippet cuts s to MaxSnippetChars at a word boundary.
+func capSnippet(s string) (string, bool) {
+	if utf8.RuneCountInString(s) <= MaxSnippetChars {
+		return s, false
+	}
+	return extractive.TrimSummary(s, MaxSnippetChars, 0), true
+}
+
+// domainOf is the result's domain, from its URL when the search service
+// gave none.
+func domainOf(r SearchResult) string {
+	if r.SourceDomain != "" {
+		return r.SourceDomain
+	}
+	return hostDomain(r.URL)
+}
+
+// hostDomain is the lower-case host of u without "www.".
+func hostDomain(u string) string {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimPrefix(strings.ToLower(pu.Hostname()), "www.")
+}
+
+// artifactJSON encodes the offline method's record of a round. The values
+// are plain data that always encode; should one not, the round goes on
+// without an artifact.
+func artifactJSON(v any) []byte {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil
+	}
+	return b
+}

@@ -1,0 +1,182 @@
+package grounding
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Searcher collects evidence (the search service).
+type Searcher interface {
+	Search(ctx context.Context, req SearchRequest) (SearchResponse, error)
+}
+
+// SearchRequest is one evidence search.
+type SearchRequest struct {
+	Query      string
+	MaxResults int
+	// Engine is EngineAuto, EngineExa or EngineLocal.
+	Engine Engine
+}
+
+// SearchResponse holds ranked results and the engine that answered
+// (EngineAuto when it was neither Exa nor the local index).
+type SearchResponse struct {
+	Results []SearchResult
+	Engine  Engine
+}
+
+// Model is a language model provider (Gemini).
+type Model interface {
+	// Name is the model's name, recorded on messages.
+	Name() string
+	// Generate runs one prompt. An error means the provider failed after
+	// its own retries; a *ProviderError says how.
+	Generate(ctx context.Context, p Prompt) (*Generation, error)
+	// DeriveQuery asks the model for a web-search query for alert text.
+	DeriveQuery(ctx context.Context, text string) (DerivedQuery, error)
+}
+
+// Role is who said a turn of a prompt.
+type Role string
+
+// Roles: the model's own messages are RoleModel, everyone else's RoleUser.
+const (
+	// RoleUser is everyone but the model.
+	RoleUser Role = "user"
+	// RoleModel is the model (the agent) itself.
+	RoleModel Role = "model"
+)
+
+// Prompt is a provider-neutral model request.
+type Prompt struct {
+	// System is the system instruction.
+	System string
+	// Turns alternate between RoleUser and RoleModel, starting with
+	// RoleUser.
+	Turns []Turn
+	// WebSearch enables the provider's own web search tool.
+	WebSearch bool
+	// MaxOutputTokens caps the response; 0 means the model's default.
+	MaxOutputTokens int
+	// Temperature, when set, overrides the model's default.
+	Temperature *float64
+}
+
+// Turn is one content of a prompt: ordered text parts.
+type Turn struct {
+	Role  Role
+	Parts []string
+}
+
+// Generation is a model's answer.
+type Generation struct {
+	// Text is the answer text (thought parts excluded).
+	Text string
+	// Chunks are the web sources of native grounding, in the provider's
+	// order.
+	Chunks []WebChunk
+	// Supports tie spans of Text to Chunks.
+	Supports []Support
+	// SearchQueries are the queries the provider's search ran.
+	SearchQueries []string
+	// Raw is the provider's response body, for the audit artifact.
+	Raw []byte
+	// PromptTokens and OutputTokens are the provider's usage counts.
+	PromptTokens, OutputTokens int
+}
+
+// WebChunk is a web source of native grounding.
+type WebChunk struct {
+	URI, Title string
+}
+
+// Support says that a span of Generation.Text is supported by chunks.
+type Support struct {
+	// Start and End are the half-open character span in Generation.Text.
+	Start, End int
+	// Text is the span's text as the provider reported it.
+	Text string
+	// Chunks are indexes into Generation.Chunks (possibly out of range when
+	// the provider errs).
+	Chunks []int
+	// Scores, when not empty, has one confidence per chunk.
+	Scores []float64
+}
+
+// DerivedQuery is a web-search query derived from text.
+type DerivedQuery struct {
+	Query string
+	Terms []string
+	// Method is "gemini" or "keywords".
+	Method string
+}
+
+// ProviderError is a model provider's failure after retries. Its Error
+// text is safe to show to clients: it holds the HTTP code and status
+// name, never the provider's message.
+type ProviderError struct {
+	// Code is the HTTP status (0 for a transport failure or a timeout).
+	Code int
+	// Status is the provider's status name, e.g. RESOURCE_EXHAUSTED.
+	Status string
+	// Attempts is how many requests were made.
+	Attempts int
+	// Raw is the provider's last error body, for the audit artifact.
+	Raw []byte
+	// Err is the underlying error, for logs.
+	Err error
+}
+
+// Error implements error.
+func (e *ProviderError) Error() string {
+	what := "unreachable"
+	switch {
+	case errors.Is(e.Err, context.DeadlineExceeded):
+		what = "timed out"
+	case e.Code != 0 && e.Status != "":
+		what = fmt.Sprintf("answered %d %s", e.Code, e.Status)
+	case e.Code != 0:
+		what = fmt.Sprintf("answered %d", e.Code)
+	case e.Err != nil && errors.Is(e.Err, ErrNoAnswer):
+		what = "returned no answer"
+	}
+	return fmt.Sprintf("model provider %s after %d attempt(s)", what, max(e.Attempts, 1))
+}
+
+// Unwrap returns the underlying error.
+func (e *ProviderError) Unwrap() error { return e.Err }
+
+// ErrNoAnswer: the model returned no usable text (blocked or empty).
+var ErrNoAnswer = errors.New("model returned no answer")
+
+// Store persists messages and their raw provider artifacts.
+type Store interface {
+	// Create stores m (its ID and CreateTime already set) with its
+	// citations, writing raw (when not nil) as the artifact and setting
+	// m.ArtifactPath.
+	Create(ctx context.Context, m *Message, raw []byte) error
+	// Get returns the message with its citations and last review, or
+	// ErrNotFound.
+	Get(ctx context.Context, id string) (*Message, error)
+	// List returns one page, newest first, and the next page token.
+	List(ctx context.Context, f ListFilter) ([]*Message, string, error)
+	// SetReview records r and moves the message from r.PreviousStatus to
+	// to; ErrConflict when its status is no longer r.PreviousStatus.
+	SetReview(ctx context.Context, id string, to Status, r Review) error
+}
+
+// ListFilter selects and pages messages.
+type ListFilter struct {
+	// PageSize is 1..100.
+	PageSize  int
+	PageToken string
+	// Status filters when not StatusUnspecified.
+	Status Status
+	// Domain keeps messages citing this domain.
+	Domain string
+	// CreatedAfter (inclusive) and CreatedBefore (exclusive) filter when
+	// not zero.
+	CreatedAfter, CreatedBefore time.Time
+}

@@ -1,0 +1,387 @@
+package groundinggrpc_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/riverqueue/river/rivertype"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/testing/protocmp"
+
+	groundingv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/grounding/v1"
+	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
+	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
+	"github.com/groundcrew/groundcrew/platform/sqlstore"
+	"github.com/groundcrew/groundcrew/services/grounding/internal/groundinggrpc"
+	"github.com/groundcrew/groundcrew/services/grounding/internal/research"
+	"github.com/groundcrew/groundcrew/services/grounding/internal/researchstore"
+)
+
+const userID = "0b0e7a4c-3f9d-4c55-9a43-7a0f1f0f6b21"
+
+var discard = slog.New(slog.DiscardHandler)
+
+// fakeSearch is a search service with a fixed corpus: every query gets the
+// pages whose text shares a word with it.
+type fakeSearch struct {
+	searchv1.UnimplementedSearchServiceServer
+}
+
+var corpus = []*searchv1.SearchResult{
+	{Title: "Kubernetes operators", Url: "https://kubernetes.io/docs/concepts/extend-kubernetes/operator/", Snippet: "Kubernetes operators are software extensions that work by running a controller loop over custom resources."},
+	{Title: "Operator benefits", Url: "https://redhat.com/topics/containers/what-is-a-kubernetes-operator", Snippet: "Kubernetes operators improve reliability; the benefit is automated day-2 operations."},
+	{Title: "Operator risks", Url: "https://cncf.io/blog/operator-risks", Snippet: "Kubernetes operators carry risks: a faulty operator can fail and cause outages, a real limitation."},
+	{Title: "Operator best practices", Url: "https://sdk.operatorframework.io/docs/best-practices/", Snippet: "Best practices: kubernetes operators should be idempotent and we recommend small controllers."},
+	{Title: "Operator internals", Url: "https://blog.example.org/operators", Snippet: "How kubernetes operators work: the process watches resources and the design reconciles state; benefits include automation."},
+}
+
+func (fakeSearch) Search(_ context.Context, req *searchv1.SearchRequest) (*searchv1.SearchResponse, error) {
+	words := strings.Fields(strings.ToLower(req.GetQuery()))
+	resp := &searchv1.SearchResponse{Engine: searchv1.Engine_LOCAL}
+	for _, r := range corpus {
+		text := strings.ToLower(r.GetTitle() + " " + r.GetSnippet())
+		for _, w := range words {
+			if strings.Contains(text, w) {
+				resp.Results = append(resp.Results, r)
+				break
+			}
+		}
+		if len(resp.Results) == int(req.GetMaxResults()) {
+			break
+		}
+	}
+	return resp, nil
+}
+
+type fakeNotifier struct {
+	notifierv1.UnimplementedNotifierServiceServer
+	mu   sync.Mutex
+	sent []*notifierv1.SendMessageRequest
+}
+
+func (f *fakeNotifier) SendMessage(_ context.Context, req *notifierv1.SendMessageRequest) (*notifierv1.SendMessageResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sent = append(f.sent, req)
+	return &notifierv1.SendMessageResponse{DeliveryId: fmt.Sprint(len(f.sent)), Destination: "log"}, nil
+}
+
+func (f *fakeNotifier) messages() []*notifierv1.SendMessageRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]*notifierv1.SendMessageRequest(nil), f.sent...)
+}
+
+type retryNow struct{}
+
+func (retryNow) NextRetry(*rivertype.JobRow) time.Time { return time.Now() }
+
+// serve starts srv on a bufconn listener and returns a client connection.
+func serve(t *testing.T, register func(*grpc.Server)) *grpc.ClientConn {
+	t.Helper()
+	lis := bufconn.Listen(1 << 20)
+	srv := grpc.NewServer()
+	register(srv)
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return conn
+}
+
+type env struct {
+	client   groundingv1.ResearchServiceClient
+	notifier *fakeNotifier
+}
+
+// newEnv runs the research service with its durable workers on a SQLite
+// store, against fake search and notifier services, all over gRPC.
+func newEnv(t *testing.T, cfg research.Config) *env {
+	t.Helper()
+	n := &fakeNotifier{}
+	backends := serve(t, func(s *grpc.Server) {
+		searchv1.RegisterSearchServiceServer(s, fakeSearch{})
+		notifierv1.RegisterNotifierServiceServer(s, n)
+	})
+	db, err := sqlstore.Open(t.Context(), "", filepath.Join(t.TempDir(), "data"), "research", discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	st, err := researchstore.Open(t.Context(), db, discard, researchstore.Options{PollInterval: 20 * time.Millisecond, RetryPolicy: retryNow{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := research.New(research.Deps{
+		Store:    st,
+		Searcher: groundinggrpc.SearchEvidence{Client: searchv1.NewSearchServiceClient(backends)},
+		Notifier: groundinggrpc.NotifierMessages{Client: notifierv1.NewNotifierServiceClient(backends)},
+		Logger:   discard,
+	}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Start(t.Context(), svc); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = st.Stop(ctx)
+	})
+	conn := serve(t, func(s *grpc.Server) {
+		groundingv1.RegisterResearchServiceServer(s, groundinggrpc.NewResearch(svc, discard))
+	})
+	return &env{client: groundingv1.NewResearchServiceClient(conn), notifier: n}
+}
+
+// watchToEnd starts a run and returns every state WatchResearch streamed.
+func (e *env) watchToEnd(t *testing.T, req *groundingv1.StartResearchRequest) []*groundingv1.ResearchState {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	started, err := e.client.StartResearch(ctx, req)
+	if err != nil {
+		t.Fatalf("StartResearch: %v", err)
+	}
+	stream, err := e.client.WatchResearch(ctx, &groundingv1.WatchResearchRequest{Id: started.GetRun().GetId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var states []*groundingv1.ResearchState
+	for {
+		resp, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return states
+		}
+		if err != nil {
+			t.Fatalf("WatchResearch: %v", err)
+		}
+		states = append(states, resp.GetRun())
+	}
+}
+
+func TestResearchOverGRPC(t *testing.T) {
+	e := newEnv(t, research.Config{})
+	states := e.watchToEnd(t, &groundingv1.StartResearchRequest{Topic: "Kubernetes operators", UserId: userID, MaxIterations: new(int32(1000))})
+	final := states[len(states)-1]
+	if final.GetStatus() != groundingv1.ResearchState_FINISHED {
+		t.Fatalf("last watched state = %s (%s), want FINISHED", final.GetStatus(), final.GetError())
+	}
+	if final.GetMaxIterations() != 5 || final.GetIterationCount() < 1 || final.GetIterationCount() > 5 {
+		t.Errorf("max_iterations=%d iteration_count=%d", final.GetMaxIterations(), final.GetIterationCount())
+	}
+	urls := map[string]bool{}
+	for _, r := range corpus {
+		urls[r.GetUrl()] = true
+	}
+	for _, s := range final.GetSources() {
+		if !urls[s.GetUrl()] {
+			t.Errorf("source %s is not from the search service", s.GetUrl())
+		}
+	}
+	rep := final.GetReport()
+	if len(final.GetSources()) != len(corpus) || rep.GetExecutiveSummary() == "" || !strings.Contains(rep.GetFindingsMarkdown(), "[1]") ||
+		rep.GetQuality().GetQualityScore() != final.GetQualityScore() || rep.GetIterations() != final.GetIterationCount() {
+		t.Errorf("final run = %v", final)
+	}
+	if states[0].GetStatus() != groundingv1.ResearchState_PLANNING {
+		t.Errorf("first watched state = %s, want PLANNING", states[0].GetStatus())
+	}
+
+	got, err := e.client.GetResearch(t.Context(), &groundingv1.GetResearchRequest{Id: final.GetId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(final, got.GetRun(), protocmp.Transform(), protocmp.IgnoreFields(&groundingv1.ResearchState{}, "planned_actions", "update_time")); diff != "" {
+		t.Errorf("GetResearch differs from the last watched state (-watched +got):\n%s", diff)
+	}
+	acts := got.GetRun().GetPlannedActions()
+	if len(acts) != 1 || acts[0].GetActionType() != "send_summary" || acts[0].GetRiskLevel() != groundingv1.RiskLevel_REVERSIBLE_WITH_DELAY ||
+		acts[0].GetStatus() != groundingv1.PlannedAction_AWAITING_APPROVAL {
+		t.Errorf("planned actions = %v", acts)
+	}
+}
+
+func TestApprovalsOverGRPC(t *testing.T) {
+	for _, tt := range []struct {
+		decision   groundingv1.DecideApprovalRequest_Decision
+		wantStatus groundingv1.ApprovalRequest_Status
+		wantAction groundingv1.PlannedAction_Status
+		wantSends  int
+	}{
+		{groundingv1.DecideApprovalRequest_APPROVE, groundingv1.ApprovalRequest_APPROVED, groundingv1.PlannedAction_EXECUTED, 2},
+		{groundingv1.DecideApprovalRequest_REJECT, groundingv1.ApprovalRequest_REJECTED, groundingv1.PlannedAction_SKIPPED, 1},
+	} {
+		t.Run(tt.decision.String(), func(t *testing.T) {
+			e := newEnv(t, research.Config{})
+			states := e.watchToEnd(t, &groundingv1.StartResearchRequest{Topic: "Kubernetes operators", UserId: userID})
+			runID := states[0].GetId()
+
+			list, err := e.client.ListApprovals(t.Context(), &groundingv1.ListApprovalsRequest{Status: groundingv1.ApprovalRequest_PENDING})
+			if err != nil || len(list.GetApprovals()) != 1 {
+				t.Fatalf("ListApprovals(PENDING) = %v, %v; want one", list, err)
+			}
+			a := list.GetApprovals()[0]
+			if a.GetRunId() != runID || a.GetRequester() != userID ||
+				a.GetTimeoutAt().AsTime().Sub(a.GetRequestedAt().AsTime()) != 5*time.Minute {
+				t.Errorf("approval = %v", a)
+			}
+			// The approval is posted with buttons whose data the notifier's
+			// webhook turns back into a DecideApproval.
+			waitFor(t, "the approval post", func() bool { return len(e.notifier.messages()) == 1 })
+			post := e.notifier.messages()[0]
+			wantButtons := []*notifierv1.InlineButton{
+				{Text: "Approve", CallbackData: "approval:" + a.GetId() + ":approve"},
+				{Text: "Reject", CallbackData: "approval:" + a.GetId() + ":reject"},
+			}
+			if diff := cmp.Diff(wantButtons, post.GetButtons(), protocmp.Transform()); diff != "" {
+				t.Errorf("buttons (-want +got):\n%s", diff)
+			}
+
+			dec, err := e.client.DecideApproval(t.Context(), &groundingv1.DecideApprovalRequest{
+				Id: a.GetId(), Decision: tt.decision, DecidedBy: "telegram:42", Comment: "looks right",
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := dec.GetApproval().GetDecision()
+			by := d.GetApprovedBy() + d.GetRejectedBy()
+			if dec.GetApproval().GetStatus() != tt.wantStatus || by != "telegram:42" || d.GetComment() != "looks right" || d.GetDurationSeconds() < 0 {
+				t.Errorf("decided approval = %v", dec.GetApproval())
+			}
+			waitFor(t, "the action to settle", func() bool {
+				got, err := e.client.GetResearch(t.Context(), &groundingv1.GetResearchRequest{Id: runID})
+				return err == nil && got.GetRun().GetPlannedActions()[0].GetStatus() == tt.wantAction
+			})
+			if n := len(e.notifier.messages()); n != tt.wantSends {
+				t.Errorf("%d messages sent, want %d", n, tt.wantSends)
+			}
+
+			_, err = e.client.DecideApproval(t.Context(), &groundingv1.DecideApprovalRequest{
+				Id: a.GetId(), Decision: groundingv1.DecideApprovalRequest_APPROVE, DecidedBy: "telegram:43",
+			})
+			if status.Code(err) != codes.FailedPrecondition {
+				t.Errorf("second decision: %v, want FailedPrecondition", err)
+			}
+			pending, err := e.client.ListApprovals(t.Context(), &groundingv1.ListApprovalsRequest{Status: groundingv1.ApprovalRequest_PENDING})
+			if err != nil || len(pending.GetApprovals()) != 0 {
+				t.Errorf("pending after the decision = %v, %v", pending, err)
+			}
+		})
+	}
+}
+
+func TestResearchErrorsOverGRPC(t *testing.T) {
+	e := newEnv(t, research.Config{})
+	ctx := t.Context()
+	tests := []struct {
+		name string
+		call func() error
+		want codes.Code
+	}{
+		{"unknown run", func() error {
+			_, err := e.client.GetResearch(ctx, &groundingv1.GetResearchRequest{Id: "nope"})
+			return err
+		}, codes.NotFound},
+		{"watch unknown run", func() error {
+			s, err := e.client.WatchResearch(ctx, &groundingv1.WatchResearchRequest{Id: "nope"})
+			if err != nil {
+				return err
+			}
+			_, err = s.Recv()
+			return err
+		}, codes.NotFound},
+		{"user id not a uuid", func() error {
+			_, err := e.client.StartResearch(ctx, &groundingv1.StartResearchRequest{Topic: "x", UserId: "bob"})
+			return err
+		}, codes.InvalidArgument},
+		{"blank topic", func() error {
+			_, err := e.client.StartResearch(ctx, &groundingv1.StartResearchRequest{Topic: "  ", UserId: userID})
+			return err
+		}, codes.InvalidArgument},
+		{"threshold above 1", func() error {
+			_, err := e.client.StartResearch(ctx, &groundingv1.StartResearchRequest{Topic: "x", UserId: userID, QualityThreshold: new(1.5)})
+			return err
+		}, codes.InvalidArgument},
+		{"bad page token", func() error {
+			_, err := e.client.ListResearch(ctx, &groundingv1.ListResearchRequest{UserId: userID, PageToken: "!!"})
+			return err
+		}, codes.InvalidArgument},
+		{"unknown approval", func() error {
+			_, err := e.client.DecideApproval(ctx, &groundingv1.DecideApprovalRequest{Id: "nope", Decision: groundingv1.DecideApprovalRequest_REJECT, DecidedBy: "x"})
+			return err
+		}, codes.NotFound},
+		{"no decision", func() error {
+			_, err := e.client.DecideApproval(ctx, &groundingv1.DecideApprovalRequest{Id: "nope", DecidedBy: "x"})
+			return err
+		}, codes.InvalidArgument},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := status.Code(tt.call()); got != tt.want {
+				t.Errorf("code = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestListResearchPages(t *testing.T) {
+	e := newEnv(t, research.Config{})
+	var want []string
+	for i := range 3 {
+		resp, err := e.client.StartResearch(t.Context(), &groundingv1.StartResearchRequest{Topic: fmt.Sprintf("topic %d", i), UserId: userID, MaxIterations: new(int32(1))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append([]string{resp.GetRun().GetId()}, want...)
+	}
+	var got []string
+	tok := ""
+	for range 4 {
+		resp, err := e.client.ListResearch(t.Context(), &groundingv1.ListResearchRequest{UserId: userID, PageSize: 2, PageToken: tok})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range resp.GetRuns() {
+			got = append(got, r.GetId())
+		}
+		if tok = resp.GetNextPageToken(); tok == "" {
+			break
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("listed runs (-want +got):\n%s", diff)
+	}
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,253 @@
+package research
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/groundcrew/groundcrew/services/grounding/internal/extractive"
+)
+
+// limitedSources: fewer sources or domains than this and a reader is told
+// the report leans on too little.
+const (
+	limitedSourceCount = 3
+	limitedDomainCount = 2
+)
+
+// buildReport writes the report of a run whose last critique is in run:
+// an extractive executive summary over all evidence, one Markdown section
+// per sub-question with the sentences that answer it and [n] citations into
+// Sources, and the quality indicators.
+func buildReport(run *Run, now time.Time) Report {
+	ext := make([]extractive.Source, len(run.Sources))
+	domains := map[string]bool{}
+	for i, s := range run.Sources {
+		// Titles stay out of the text: a bare title ("How operators work")
+		// scores well against the query but tells the reader nothing.
+		text := s.Snippet
+		if strings.TrimSpace(text) == "" {
+			text = s.Title
+		}
+		ext[i] = extractive.Source{ID: i + 1, URL: s.URL, Title: s.Title, Text: text}
+		domains[domainOf(s.URL)] = true
+	}
+	subj := subject(run.Topic)
+	score := 0.0
+	if run.QualityScore != nil {
+		score = *run.QualityScore
+	}
+
+	summary := extractive.Summarize(searchQuery(subj), ext, extractive.Options{}).Summary
+	if summary == "" {
+		summary = "No evidence that answers this topic was found."
+	}
+	summary += fmt.Sprintf(" (Quality score %.2f after %d %s; %d %s from %d %s.)",
+		score, run.IterationCount, plural(run.IterationCount, "iteration", "iterations"),
+		len(run.Sources), plural(len(run.Sources), "source", "sources"),
+		len(domains), plural(len(domains), "domain", "domains"))
+
+	var md strings.Builder
+	fmt.Fprintf(&md, "# %s\n", subj)
+	for _, q := range run.Plan {
+		fmt.Fprintf(&md, "\n## %s\n\n", q)
+		res := extractive.Summarize(searchQuery(q), ext, extractive.Options{MaxChars: 600, MaxSentences: 4})
+		if res.Text == "" {
+			md.WriteString("_No evidence found for this question._\n")
+			continue
+		}
+		md.WriteString(res.Text + "\n")
+	}
+	if len(run.Sources) > 0 {
+		md.WriteString("\n## Sources\n\n")
+		for i, s := range run.Sources {
+			fmt.Fprintf(&md, "%d. [%s](%s)\n", i+1, markdownText(s.Title), s.URL)
+		}
+	}
+
+	var warnings []string
+	if score < run.QualityThreshold {
+		warnings = append(warnings, fmt.Sprintf("quality score %.2f is below the threshold %.2f after %d of %d iterations",
+			score, run.QualityThreshold, run.IterationCount, run.MaxIterations))
+	}
+	limited := len(run.Sources) < limitedSourceCount || len(domains) < limitedDomainCount
+	if limited {
+		warnings = append(warnings, fmt.Sprintf("only %d sources from %d domains", len(run.Sources), len(domains)))
+	}
+	if run.Critique != nil && len(run.Critique.Gaps) > 0 {
+		warnings = append(warnings, "too little evidence for: "+strings.Join(run.Critique.Gaps, "; "))
+	}
+	return Report{
+		ExecutiveSummary: summary,
+		FindingsMarkdown: md.String(),
+		Sources:          append([]Source(nil), run.Sources...),
+		Iterations:       run.IterationCount,
+		GeneratedAt:      now,
+		Quality:          QualityIndicators{Score: score, Warnings: warnings, LimitedSources: limited},
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// markdownText keeps a title from breaking a Markdown link.
+func markdownText(s string) string {
+	return strings.NewReplacer("[", "(", "]", ")", "\n", " ").Replace(s)
+}
+
+// reportMetadata is the audit record of a report, free of personal data.
+func reportMetadata(run *Run, r Report) ReportMetadata {
+	refs := make([]SourceRef, len(r.Sources))
+	for i, s := range r.Sources {
+		refs[i] = SourceRef{Title: RedactPersonalData(s.Title), URL: redactURL(s.URL)}
+	}
+	return ReportMetadata{
+		Type:           ReportMetadataType,
+		Topic:          RedactPersonalData(run.Topic),
+		UserID:         run.UserID,
+		Sources:        refs,
+		IterationCount: run.IterationCount,
+		Timestamp:      r.GeneratedAt,
+	}
+}
+
+// Redaction patterns. Names cannot be recognised reliably without a model;
+// these catch the forms a topic usually carries them in: a title before a
+// name ("Dr. Jane Doe"), a common given name followed by a capitalised word
+// ("Maria Garcia"), and chat handles. Over-redacting a product name that
+// happens to look like a person's is the safer mistake.
+var (
+	emailRe     = regexp.MustCompile(`(?i)[a-z0-9._%+\-]+@[a-z0-9.\-]+\.[a-z]{2,}`)
+	handleRe    = regexp.MustCompile(`(^|[\s(])@[A-Za-z0-9_]{3,32}\b`)
+	phoneRe     = regexp.MustCompile(`\+?\d[\d\s().\-]{7,}\d`)
+	honorificRe = regexp.MustCompile(`\b(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Dame|Herr|Frau|Mme|Mlle|Sr|Sra)\.?\s+\p{Lu}[\p{L}'\-]+(?:\s+\p{Lu}[\p{L}'\-]+){0,2}`)
+	notPhoneRe  = regexp.MustCompile(`^\d{4}\s*-\s*\d{4}$|^\d{4}-\d{2}-\d{2}$`)
+	capWordRe   = regexp.MustCompile(`\p{Lu}[\p{L}'\-]*`)
+)
+
+// givenNames are common given names across languages; a capitalised word
+// after one is taken for a surname.
+var givenNames = func() map[string]bool {
+	m := map[string]bool{}
+	for _, n := range strings.Fields(`James John Robert Michael William David Richard Joseph Thomas Charles Christopher Daniel
+		Matthew Anthony Mark Donald Steven Paul Andrew Joshua Kenneth Kevin Brian George Timothy Ronald Edward Jason Jeffrey Ryan
+		Jacob Gary Nicholas Eric Jonathan Stephen Larry Justin Scott Brandon Benjamin Samuel Gregory Alexander Frank Patrick
+		Raymond Jack Dennis Jerry Tyler Aaron Jose Adam Nathan Henry Peter Zachary Douglas Harold Carl Arthur Gerald Roger
+		Keith Jeremy Lawrence Terry Sean Christian Albert Joe Ethan Austin Jesse Willie Billy Bryan Bruce Jordan Ralph Roy Noah
+		Dylan Eugene Wayne Alan Juan Louis Russell Gabriel Randy Philip Harry Vincent Bobby Johnny Logan Tom Tim Bob Bill Mike
+		Mary Patricia Jennifer Linda Elizabeth Barbara Susan Jessica Sarah Karen Lisa Nancy Betty Sandra Margaret Ashley Kimberly
+		Emily Donna Michelle Carol Amanda Melissa Deborah Stephanie Dorothy Rebecca Sharon Laura Cynthia Amy Kathleen Angela
+		Shirley Brenda Emma Anna Pamela Nicole Samantha Katherine Christine Helen Debra Rachel Carolyn Janet Maria Catherine
+		Heather Diane Olivia Julie Joyce Victoria Ruth Virginia Lauren Kelly Christina Joan Evelyn Judith Andrea Hannah Megan
+		Cheryl Jacqueline Martha Madison Teresa Gloria Sara Janice Ann Kathryn Abigail Sophia Frances Jean Alice Judy Isabella
+		Julia Grace Amber Denise Danielle Marilyn Beverly Charlotte Natalie Theresa Diana Brittany Doris Kayla Alexis Lori Marie
+		Jane Kate Lucy Anne Eva Elena Sofia Lena Clara Laura Ines Marta Carmen Lucia Paula Ana Pedro Carlos Luis Miguel Javier
+		Antonio Manuel Francisco Jorge Pablo Diego Alejandro Fernando Ricardo Roberto Andrea Giovanni Giuseppe Marco Luca Matteo
+		Francesco Alessandro Lorenzo Hans Klaus Jürgen Stefan Wolfgang Andreas Thomas Uwe Dieter Markus Sabine Petra Ursula
+		Monika Claudia Anja Katrin Pierre Jean Jacques Michel Philippe Alain Nicolas François Sophie Camille Chloé Léa Manon
+		Ivan Sergei Dmitri Olga Natalia Irina Tatiana Anastasia Mohammed Muhammad Ahmed Ali Omar Fatima Aisha Wei Li Ming
+		Hiroshi Takashi Yuki Kenji Raj Rahul Priya Amit Anil Sunita Linus Ada Grace Alan Guido Bjarne Ken Dennis Larry Sergey
+		Elon Jeff Satya Sundar Tim Bill Steve Mark Sam`) {
+		m[n] = true
+	}
+	return m
+}()
+
+// RedactPersonalData replaces e-mail addresses with "[email]", chat handles
+// with "[handle]", phone numbers with "[phone]", and names (see the
+// patterns above) with "[name]". It is applied to everything a report's
+// metadata takes from user input or from the web.
+func RedactPersonalData(s string) string {
+	s = emailRe.ReplaceAllString(s, "[email]")
+	s = handleRe.ReplaceAllString(s, "$1[handle]")
+	s = phoneRe.ReplaceAllStringFunc(s, func(m string) string {
+		// Year ranges and dates ("2019-2024", "2024-01-15") are not phone
+		// numbers; other runs of seven digits or more are.
+		if notPhoneRe.MatchString(m) {
+			return m
+		}
+		digits := 0
+		for _, r := range m {
+			if r >= '0' && r <= '9' {
+				digits++
+			}
+		}
+		if digits < 7 {
+			return m
+		}
+		return "[phone]"
+	})
+	s = honorificRe.ReplaceAllString(s, "[name]")
+	return redactNames(s)
+}
+
+// redactNames replaces a common given name followed by one or two
+// capitalised words ("Maria Garcia", "John Ronald Tolkien") with "[name]".
+func redactNames(s string) string {
+	locs := capWordRe.FindAllStringIndex(s, -1)
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(locs); i++ {
+		start, end := locs[i][0], locs[i][1]
+		if !givenNames[s[start:end]] {
+			continue
+		}
+		j := i
+		// Only words separated by plain spaces belong to the same name.
+		for j+1 < len(locs) && j-i < 2 && strings.TrimSpace(s[locs[j][1]:locs[j+1][0]]) == "" && locs[j+1][0] > locs[j][1] {
+			j++
+		}
+		if j == i {
+			continue
+		}
+		b.WriteString(s[last:start])
+		b.WriteString("[name]")
+		last = locs[j][1]
+		i = j
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// redactURL drops what can identify a person in a URL: credentials, the
+// query and the fragment; e-mail addresses left in the path are redacted.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return RedactPersonalData(raw)
+	}
+	if u.Scheme == "mailto" {
+		return "mailto:[email]"
+	}
+	u.User, u.RawQuery, u.Fragment, u.RawFragment = nil, "", "", ""
+	u.ForceQuery = false
+	out, _ := url.PathUnescape(u.String())
+	if emailRe.MatchString(out) {
+		return emailRe.ReplaceAllString(out, "[email]")
+	}
+	return u.String()
+}
+
+// summaryMessage is the chat message of the send_summary action.
+func summaryMessage(run *Run) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Research: %s\n\n%s\n", run.Topic, run.Report.ExecutiveSummary)
+	if n := len(run.Report.Sources); n > 0 {
+		b.WriteString("\nSources:\n")
+		for i, s := range run.Report.Sources {
+			if i == 5 {
+				b.WriteString("… and " + strconv.Itoa(n-5) + " more\n")
+				break
+			}
+			fmt.Fprintf(&b, "[%d] %s — %s\n", i+1, truncateRunes(s.Title, 80), s.URL)
+		}
+	}
+	return truncateRunes(strings.TrimSpace(b.String()), 3900)
+}

@@ -1,0 +1,782 @@
+package research
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+)
+
+// Config tunes a Service; zero fields take the defaults.
+type Config struct {
+	// ApprovalTimeout is how long an approval waits for a decision
+	// (default DefaultApprovalTimeout).
+	ApprovalTimeout time.Duration
+	// SummaryRisk is the risk level of send_summary (default
+	// ReversibleWithDelay: a posted message can be deleted, but only after
+	// the chat may have read it, so a person decides).
+	SummaryRisk RiskLevel
+	// ResultsPerQuestion is how many search results each sub-question asks
+	// for (default 5).
+	ResultsPerQuestion int
+	// PassagesPerQuestion is how many collection passages each sub-question
+	// asks for when the run names a collection (default 3).
+	PassagesPerQuestion int
+	// WatchPoll is how often Watch re-reads a run whose changes happen in
+	// another process (default 1s).
+	WatchPoll time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	if c.ApprovalTimeout <= 0 {
+		c.ApprovalTimeout = DefaultApprovalTimeout
+	}
+	if c.SummaryRisk == "" {
+		c.SummaryRisk = ReversibleWithDelay
+	}
+	if c.ResultsPerQuestion <= 0 {
+		c.ResultsPerQuestion = 5
+	}
+	if c.PassagesPerQuestion <= 0 {
+		c.PassagesPerQuestion = 3
+	}
+	if c.WatchPoll <= 0 {
+		c.WatchPoll = time.Second
+	}
+	return c
+}
+
+// Deps are what a Service works with. Retriever may be nil (runs naming a
+// collection then fail at the research step); Notifier may be nil (actions
+// then fail with a clear result); Planner and Critic default to the offline
+// ones and Clock to the system clock.
+type Deps struct {
+	Store     Store
+	Searcher  Searcher
+	Retriever Retriever
+	Notifier  Notifier
+	Planner   Planner
+	Critic    Critic
+	Clock     Clock
+	Logger    *slog.Logger
+}
+
+// Service runs research: it starts runs, executes their jobs, and takes
+// approval decisions.
+type Service struct {
+	cfg  Config
+	deps Deps
+	log  *slog.Logger
+
+	mu       sync.Mutex
+	watchers map[string][]chan struct{}
+}
+
+// New builds a Service.
+func New(deps Deps, cfg Config) (*Service, error) {
+	if deps.Store == nil || deps.Searcher == nil {
+		return nil, errors.New("research: a store and a searcher are required")
+	}
+	if deps.Planner == nil {
+		deps.Planner = OfflinePlanner{}
+	}
+	if deps.Critic == nil {
+		deps.Critic = OfflineCritic{}
+	}
+	if deps.Clock == nil {
+		deps.Clock = SystemClock{}
+	}
+	if deps.Logger == nil {
+		deps.Logger = slog.New(slog.DiscardHandler)
+	}
+	cfg = cfg.withDefaults()
+	if _, err := ParseRiskLevel(string(cfg.SummaryRisk)); err != nil {
+		return nil, fmt.Errorf("research: summary action: %w", err)
+	}
+	return &Service{cfg: cfg, deps: deps, log: deps.Logger, watchers: map[string][]chan struct{}{}}, nil
+}
+
+// StartParams describe a run to start.
+type StartParams struct {
+	Topic  string
+	UserID string
+	// MaxIterations nil means MaxIterations; more than MaxIterations is
+	// capped.
+	MaxIterations *int
+	// QualityThreshold nil means DefaultQualityThreshold.
+	QualityThreshold *float64
+	Collection       string
+}
+
+// Start validates p, stores a new run and queues its plan step. It returns
+// the run as stored, before any step ran.
+func (s *Service) Start(ctx context.Context, p StartParams) (*Run, error) {
+	topic := strings.TrimSpace(p.Topic)
+	switch n := utf8.RuneCountInString(p.Topic); {
+	case topic == "":
+		return nil, &InvalidError{Field: "topic", Reason: "must not be blank"}
+	case n > MaxTopicChars:
+		return nil, &InvalidError{Field: "topic", Reason: fmt.Sprintf("must be at most %d characters, got %d", MaxTopicChars, n)}
+	}
+	if u, err := uuid.Parse(p.UserID); err != nil || len(p.UserID) != 36 || u.String() != strings.ToLower(p.UserID) {
+		return nil, &InvalidError{Field: "user_id", Reason: "must be a UUID"}
+	}
+	maxIter := MaxIterations
+	if p.MaxIterations != nil {
+		if *p.MaxIterations < 1 {
+			return nil, &InvalidError{Field: "max_iterations", Reason: "must be at least 1"}
+		}
+		maxIter = min(*p.MaxIterations, MaxIterations)
+	}
+	threshold := DefaultQualityThreshold
+	if p.QualityThreshold != nil {
+		t := *p.QualityThreshold
+		if math.IsNaN(t) || t < 0 || t > 1 {
+			return nil, &InvalidError{Field: "quality_threshold", Reason: "must be between 0 and 1"}
+		}
+		threshold = t
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return nil, fmt.Errorf("making a run id: %w", err)
+	}
+	now := s.now()
+	run := &Run{
+		ID:               id.String(),
+		Topic:            topic,
+		UserID:           strings.ToLower(p.UserID),
+		Collection:       p.Collection,
+		Step:             StepPlan,
+		Status:           StepPlan.status(),
+		MaxIterations:    maxIter,
+		QualityThreshold: threshold,
+		Plan:             []string{},
+		Sources:          []Source{},
+		CreatedAt:        now,
+		UpdatedAt:        now,
+	}
+	if err := s.deps.Store.CreateRun(ctx, run, []Job{{Kind: JobStep, RunID: run.ID, Seq: 0}}); err != nil {
+		return nil, fmt.Errorf("storing new run: %w", err)
+	}
+	s.log.InfoContext(ctx, "research run started", "run_id", run.ID, "max_iterations", maxIter, "quality_threshold", threshold)
+	return run, nil
+}
+
+// Get returns a run.
+func (s *Service) Get(ctx context.Context, id string) (*Run, error) {
+	return s.deps.Store.GetRun(ctx, id)
+}
+
+// List returns a user's runs, newest first, and the next page token.
+func (s *Service) List(ctx context.Context, userID string, page Page) ([]*Run, string, error) {
+	return s.deps.Store.ListRuns(ctx, strings.ToLower(userID), page)
+}
+
+// GetApproval returns an approval request.
+func (s *Service) GetApproval(ctx context.Context, id string) (*Approval, error) {
+	return s.deps.Store.GetApproval(ctx, id)
+}
+
+// ListApprovals returns approval requests, newest first, and the next page
+// token.
+func (s *Service) ListApprovals(ctx context.Context, f ApprovalFilter, page Page) ([]*Approval, string, error) {
+	return s.deps.Store.ListApprovals(ctx, f, page)
+}
+
+// Watch calls fn with the run now and after each change, until the run is
+// finished or failed (then it returns nil), fn fails, or ctx ends. Changes
+// made in this process arrive at once; changes made by another replica's
+// workers are seen within Config.WatchPoll.
+func (s *Service) Watch(ctx context.Context, id string, fn func(*Run) error) error {
+	ch := make(chan struct{}, 1)
+	s.subscribe(id, ch)
+	defer s.unsubscribe(id, ch)
+	ticker := time.NewTicker(s.cfg.WatchPoll)
+	defer ticker.Stop()
+	lastSeq, lastStatus := -1, Status("")
+	for {
+		run, err := s.deps.Store.GetRun(ctx, id)
+		if err != nil {
+			return err
+		}
+		if run.Seq != lastSeq || run.Status != lastStatus {
+			lastSeq, lastStatus = run.Seq, run.Status
+			if err := fn(run); err != nil {
+				return err
+			}
+		}
+		if run.Status.Terminal() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ch:
+		case <-ticker.C:
+		}
+	}
+}
+
+func (s *Service) subscribe(id string, ch chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.watchers[id] = append(s.watchers[id], ch)
+}
+
+func (s *Service) unsubscribe(id string, ch chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.watchers[id] = slices.DeleteFunc(s.watchers[id], func(c chan struct{}) bool { return c == ch })
+	if len(s.watchers[id]) == 0 {
+		delete(s.watchers, id)
+	}
+}
+
+// notify wakes the run's watchers; a watcher that is busy already has a
+// wake-up pending and re-reads the latest state anyway.
+func (s *Service) notify(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ch := range s.watchers[id] {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (s *Service) now() time.Time { return s.deps.Clock.Now().UTC() }
+
+// update is Store.Update followed by a wake-up of the run's watchers.
+func (s *Service) update(ctx context.Context, runID string, fn func(*Change) error) error {
+	if err := s.deps.Store.Update(ctx, runID, fn); err != nil {
+		return err
+	}
+	s.notify(runID)
+	return nil
+}
+
+// HandleJob executes one job. It is safe to run a job more than once: a job
+// whose work is already committed does nothing. An error asks the queue to
+// retry; on the last attempt the run or action is marked failed instead.
+func (s *Service) HandleJob(ctx context.Context, job Job) error {
+	switch job.Kind {
+	case JobStep:
+		return s.handleStep(ctx, job)
+	case JobPostApproval:
+		return s.postApproval(ctx, job)
+	case JobExecute:
+		return s.execute(ctx, job)
+	case JobTimeout:
+		return s.expire(ctx, job)
+	default:
+		return fmt.Errorf("research: unknown job kind %q", job.Kind)
+	}
+}
+
+// lastAttempt reports whether a failing job will not be retried.
+func lastAttempt(job Job) bool { return job.MaxAttempts > 0 && job.Attempt >= job.MaxAttempts }
+
+// handleStep executes the run's next step if job was queued for it.
+func (s *Service) handleStep(ctx context.Context, job Job) error {
+	run, err := s.deps.Store.GetRun(ctx, job.RunID)
+	if err != nil {
+		return fmt.Errorf("loading run %s: %w", job.RunID, err)
+	}
+	if run.Status.Terminal() || run.Seq != job.Seq {
+		return nil // a replay of a committed step
+	}
+	log := s.log.With("run_id", run.ID, "step", run.Step, "iteration", run.IterationCount)
+	next, err := s.runStep(ctx, run)
+	if err != nil {
+		if !lastAttempt(job) || ctx.Err() != nil {
+			log.WarnContext(ctx, "research step failed; will retry", "attempt", job.Attempt, "error", err)
+			return fmt.Errorf("research step %s of run %s: %w", run.Step, run.ID, err)
+		}
+		log.ErrorContext(ctx, "research step failed for good; run failed", "error", err)
+		return s.fail(ctx, job, publicStepError(run.Step))
+	}
+	err = s.update(ctx, run.ID, func(c *Change) error {
+		if c.Run.Seq != job.Seq || c.Run.Status.Terminal() {
+			return ErrNoChange // another worker committed this step meanwhile
+		}
+		next(c)
+		c.Run.Seq++
+		c.Run.Status = c.Run.Step.status()
+		c.Run.UpdatedAt = s.now()
+		if c.Run.Step != StepDone {
+			c.Jobs = append(c.Jobs, Job{Kind: JobStep, RunID: c.Run.ID, Seq: c.Run.Seq})
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("saving research step %s of run %s: %w", run.Step, run.ID, err)
+	}
+	log.DebugContext(ctx, "research step done")
+	return nil
+}
+
+// fail marks the run failed with a reason fit for the caller.
+func (s *Service) fail(ctx context.Context, job Job, reason string) error {
+	return s.update(ctx, job.RunID, func(c *Change) error {
+		if c.Run.Seq != job.Seq || c.Run.Status.Terminal() {
+			return ErrNoChange
+		}
+		c.Run.Status, c.Run.Step, c.Run.Error = StatusFailed, StepDone, reason
+		c.Run.Seq++
+		c.Run.UpdatedAt = s.now()
+		return nil
+	})
+}
+
+func publicStepError(step Step) string {
+	switch step {
+	case StepResearch:
+		return "evidence search failed repeatedly; the search service may be unavailable"
+	case StepPlan, StepRefine:
+		return "planning sub-questions failed"
+	case StepCritique:
+		return "critiquing the evidence failed"
+	default:
+		return "writing the report failed"
+	}
+}
+
+// runStep does the step's work outside any transaction and returns how to
+// apply the result to the locked run.
+func (s *Service) runStep(ctx context.Context, run *Run) (func(*Change), error) {
+	switch run.Step {
+	case StepPlan:
+		plan, err := s.deps.Planner.Plan(ctx, run.Topic)
+		if err != nil {
+			return nil, fmt.Errorf("planning: %w", err)
+		}
+		return func(c *Change) {
+			c.Run.Plan, c.Run.Pending, c.Run.Step = plan, plan, StepResearch
+		}, nil
+
+	case StepResearch:
+		found, err := s.research(ctx, run)
+		if err != nil {
+			return nil, err
+		}
+		return func(c *Change) {
+			c.Run.Sources = mergeSources(c.Run.Sources, found)
+			c.Run.Pending, c.Run.Step = nil, StepCritique
+		}, nil
+
+	case StepCritique:
+		cr, err := s.deps.Critic.Critique(ctx, run.Topic, run.Plan, run.Sources)
+		if err != nil {
+			return nil, fmt.Errorf("critiquing: %w", err)
+		}
+		cr.Score = math.Max(0, math.Min(1, cr.Score))
+		return func(c *Change) {
+			c.Run.Critique = &cr
+			score := cr.Score
+			c.Run.QualityScore = &score
+			// A round is research plus critique; the cap is checked here,
+			// so iteration_count can never pass max_iterations.
+			c.Run.IterationCount = min(c.Run.IterationCount+1, c.Run.MaxIterations)
+			if score >= c.Run.QualityThreshold || c.Run.IterationCount >= c.Run.MaxIterations {
+				c.Run.Step = StepFinish
+			} else {
+				c.Run.Step = StepRefine
+			}
+		}, nil
+
+	case StepRefine:
+		sharpened := map[string]int{}
+		for k, v := range run.Sharpened {
+			sharpened[k] = v
+		}
+		crit := Critique{}
+		if run.Critique != nil {
+			crit = *run.Critique
+		}
+		plan, pending, err := s.deps.Planner.Refine(ctx, run.Topic, run.Plan, crit, sharpened)
+		if err != nil {
+			return nil, fmt.Errorf("refining: %w", err)
+		}
+		return func(c *Change) {
+			c.Run.Plan, c.Run.Pending, c.Run.Sharpened, c.Run.Step = plan, pending, sharpened, StepResearch
+		}, nil
+
+	case StepFinish:
+		return func(c *Change) { s.finish(c) }, nil
+	}
+	return nil, fmt.Errorf("unknown step %q", run.Step)
+}
+
+// research collects evidence for the pending sub-questions: search always,
+// the run's collection when it names one. A sub-question whose lookups fail
+// is skipped with a warning; the step fails only when every lookup failed,
+// since then retrying is the only way to get evidence.
+func (s *Service) research(ctx context.Context, run *Run) ([]Source, error) {
+	var (
+		found    []Source
+		errs     []error
+		attempts int
+	)
+	now := s.now()
+	add := func(q string, ev []Evidence) {
+		for _, e := range ev {
+			if strings.TrimSpace(e.URL) == "" {
+				continue
+			}
+			title := strings.TrimSpace(e.Title)
+			if title == "" {
+				title = domainOf(e.URL)
+			}
+			found = append(found, Source{
+				Title:       title,
+				URL:         strings.TrimSpace(e.URL),
+				Snippet:     truncateRunes(strings.TrimSpace(e.Snippet), MaxSnippetChars),
+				RetrievedAt: now,
+				SubQuestion: q,
+			})
+		}
+	}
+	for _, q := range run.Pending {
+		query := searchQuery(q)
+		attempts++
+		ev, err := s.deps.Searcher.Search(ctx, query, s.cfg.ResultsPerQuestion)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("searching %q: %w", query, err))
+			s.log.WarnContext(ctx, "evidence search failed for a sub-question", "run_id", run.ID, "error", err)
+		} else {
+			add(q, ev)
+		}
+		if run.Collection == "" {
+			continue
+		}
+		attempts++
+		if s.deps.Retriever == nil {
+			errs = append(errs, errors.New("no document collection service configured"))
+			continue
+		}
+		ev, err = s.deps.Retriever.Retrieve(ctx, run.Collection, query, s.cfg.PassagesPerQuestion)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("retrieving %q from %s: %w", query, run.Collection, err))
+			s.log.WarnContext(ctx, "collection retrieval failed for a sub-question", "run_id", run.ID, "error", err)
+			continue
+		}
+		add(q, ev)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if attempts > 0 && len(errs) == attempts {
+		return nil, errors.Join(errs...)
+	}
+	return found, nil
+}
+
+// mergeSources appends the new sources whose URL is not known yet, in
+// order, keeping the first of duplicates.
+func mergeSources(have, found []Source) []Source {
+	seen := make(map[string]bool, len(have)+len(found))
+	out := slices.Clone(have)
+	for _, s := range have {
+		seen[urlKey(s.URL)] = true
+	}
+	for _, s := range found {
+		k := urlKey(s.URL)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, s)
+	}
+	return out
+}
+
+// finish writes and stores the report, finishes the run and proposes its
+// actions: send_summary runs at once when reversible, otherwise it waits
+// for an approval that is posted to the chat and expires at timeout_at.
+func (s *Service) finish(c *Change) {
+	now := s.now()
+	run := c.Run
+	report := buildReport(run, now)
+	run.Report = &report
+	run.Step = StepDone
+	c.Report = &ReportRecord{RunID: run.ID, Report: report, Metadata: reportMetadata(run, report)}
+
+	action := Action{
+		ID:          uuid.NewString(),
+		Type:        ActionSendSummary,
+		Description: "Post the executive summary of the research report to the team chat.",
+		Risk:        s.cfg.SummaryRisk,
+	}
+	if !action.Risk.NeedsApproval() {
+		action.Status = ActionQueued
+		c.Jobs = append(c.Jobs, Job{Kind: JobExecute, RunID: run.ID, ActionID: action.ID})
+	} else {
+		a := &Approval{
+			ID:          uuid.NewString(),
+			RunID:       run.ID,
+			ActionID:    action.ID,
+			ActionType:  action.Type,
+			Description: action.Description,
+			Risk:        action.Risk,
+			Requester:   run.UserID,
+			RequestedAt: now,
+			TimeoutAt:   now.Add(s.cfg.ApprovalTimeout),
+			Status:      ApprovalPending,
+		}
+		action.Status, action.ApprovalID = ActionAwaitingApproval, a.ID
+		c.Approvals = append(c.Approvals, a)
+		c.Jobs = append(c.Jobs,
+			Job{Kind: JobPostApproval, RunID: run.ID, ApprovalID: a.ID},
+			Job{Kind: JobTimeout, RunID: run.ID, ApprovalID: a.ID, NotBefore: a.TimeoutAt},
+		)
+	}
+	run.Actions = append(run.Actions, action)
+}
+
+// DecideParams are a person's answer to an approval request.
+type DecideParams struct {
+	ApprovalID string
+	Approve    bool
+	DecidedBy  string
+	Comment    string
+}
+
+// Decide records a decision on a pending approval: approve queues the
+// action, reject skips it. A decision on an approval that is not pending
+// (decided, or escalated by the timeout) fails with ErrAlreadyDecided.
+func (s *Service) Decide(ctx context.Context, p DecideParams) (*Approval, error) {
+	if strings.TrimSpace(p.DecidedBy) == "" {
+		return nil, &InvalidError{Field: "decided_by", Reason: "must not be blank"}
+	}
+	a, err := s.deps.Store.GetApproval(ctx, p.ApprovalID)
+	if err != nil {
+		return nil, err
+	}
+	var decided *Approval
+	err = s.update(ctx, a.RunID, func(c *Change) error {
+		appr, action := find(c, p.ApprovalID)
+		if appr == nil {
+			return fmt.Errorf("approval %s: %w", p.ApprovalID, ErrNotFound)
+		}
+		if appr.Status != ApprovalPending {
+			return fmt.Errorf("approval %s is %s: %w", appr.ID, appr.Status, ErrAlreadyDecided)
+		}
+		now := s.now()
+		d := &Decision{Comment: p.Comment, DurationSeconds: math.Max(0, now.Sub(appr.RequestedAt).Seconds()), DecidedAt: now}
+		if p.Approve {
+			appr.Status, d.ApprovedBy = ApprovalApproved, p.DecidedBy
+			if action != nil {
+				action.Status, action.Result = ActionApproved, "approved by "+p.DecidedBy
+				c.Jobs = append(c.Jobs, Job{Kind: JobExecute, RunID: c.Run.ID, ActionID: action.ID})
+			}
+		} else {
+			appr.Status, d.RejectedBy = ApprovalRejected, p.DecidedBy
+			if action != nil {
+				action.Status, action.Result = ActionSkipped, "rejected by "+p.DecidedBy
+			}
+		}
+		appr.Decision = d
+		c.Run.UpdatedAt = now
+		decided = appr
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.log.InfoContext(ctx, "approval decided", "approval_id", decided.ID, "run_id", decided.RunID, "status", decided.Status)
+	return decided, nil
+}
+
+// find returns the change's approval with that id and the action it
+// guards.
+func find(c *Change, approvalID string) (*Approval, *Action) {
+	for _, a := range c.Approvals {
+		if a.ID != approvalID {
+			continue
+		}
+		for i := range c.Run.Actions {
+			if c.Run.Actions[i].ID == a.ActionID {
+				return a, &c.Run.Actions[i]
+			}
+		}
+		return a, nil
+	}
+	return nil, nil
+}
+
+// expire escalates an approval still pending at its timeout and skips its
+// action. Before the timeout it asks to be run again then.
+func (s *Service) expire(ctx context.Context, job Job) error {
+	var (
+		wait      time.Duration
+		escalated *Approval
+	)
+	err := s.update(ctx, job.RunID, func(c *Change) error {
+		appr, action := find(c, job.ApprovalID)
+		if appr == nil || appr.Status != ApprovalPending {
+			return ErrNoChange
+		}
+		now := s.now()
+		if now.Before(appr.TimeoutAt) {
+			wait = appr.TimeoutAt.Sub(now)
+			return ErrNoChange
+		}
+		appr.Status = ApprovalEscalated
+		appr.Decision = &Decision{Reason: ReasonApprovalTimeout, DurationSeconds: now.Sub(appr.RequestedAt).Seconds(), DecidedAt: now}
+		if action != nil {
+			action.Status = ActionSkipped
+			action.Result = fmt.Sprintf("skipped: nobody decided within %s (%s)", appr.TimeoutAt.Sub(appr.RequestedAt), ReasonApprovalTimeout)
+		}
+		c.Run.UpdatedAt = now
+		escalated = appr
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("escalating approval %s: %w", job.ApprovalID, err)
+	}
+	if wait > 0 {
+		return &NotDueError{Wait: wait}
+	}
+	if escalated != nil {
+		s.log.WarnContext(ctx, "approval timed out; action skipped",
+			"approval_id", escalated.ID, "run_id", escalated.RunID, "action_type", escalated.ActionType,
+			"reason", ReasonApprovalTimeout, "waited_seconds", escalated.Decision.DurationSeconds)
+	}
+	return nil
+}
+
+// CallbackData is what an approval's chat buttons send back: the notifier's
+// webhook parses it and calls DecideApproval with the pressing user as
+// decided_by. The format is "approval:<approval id>:approve" or
+// "approval:<approval id>:reject" (53 or 52 bytes with a UUID, within
+// Telegram's 64).
+func CallbackData(approvalID string, approve bool) string {
+	if approve {
+		return "approval:" + approvalID + ":approve"
+	}
+	return "approval:" + approvalID + ":reject"
+}
+
+// ParseCallbackData is the inverse of CallbackData.
+func ParseCallbackData(data string) (approvalID string, approve bool, ok bool) {
+	rest, found := strings.CutPrefix(data, "approval:")
+	if !found {
+		return "", false, false
+	}
+	i := strings.LastIndexByte(rest, ':')
+	if i <= 0 {
+		return "", false, false
+	}
+	switch rest[i+1:] {
+	case "approve":
+		return rest[:i], true, true
+	case "reject":
+		return rest[:i], false, true
+	}
+	return "", false, false
+}
+
+// postApproval posts a pending approval to the chat with Approve and Reject
+// buttons. A failure is retried; when retries run out the approval stays
+// pending (it can still be decided through the API) and times out as usual.
+func (s *Service) postApproval(ctx context.Context, job Job) error {
+	a, err := s.deps.Store.GetApproval(ctx, job.ApprovalID)
+	if err != nil {
+		return fmt.Errorf("loading approval %s: %w", job.ApprovalID, err)
+	}
+	if a.Status != ApprovalPending {
+		return nil
+	}
+	run, err := s.deps.Store.GetRun(ctx, a.RunID)
+	if err != nil {
+		return fmt.Errorf("loading run %s: %w", a.RunID, err)
+	}
+	if s.deps.Notifier == nil {
+		s.log.WarnContext(ctx, "no notifier configured; approval not posted", "approval_id", a.ID)
+		return nil
+	}
+	msg := Message{
+		Text: truncateRunes(fmt.Sprintf("Approval needed (%s): %s\nResearch: %s\nTimes out at %s; without a decision the action is skipped.",
+			strings.ReplaceAll(string(a.Risk), "_", " "), a.Description, run.Topic, a.TimeoutAt.Format(time.RFC1123)), 3900),
+		Buttons: []Button{
+			{Text: "Approve", Data: CallbackData(a.ID, true)},
+			{Text: "Reject", Data: CallbackData(a.ID, false)},
+		},
+		IdempotencyKey: "research-approval:" + a.ID,
+	}
+	if _, err := s.deps.Notifier.Send(ctx, msg); err != nil {
+		if lastAttempt(job) {
+			s.log.ErrorContext(ctx, "posting approval failed for good; it can still be decided through the API", "approval_id", a.ID, "error", err)
+			return nil
+		}
+		return fmt.Errorf("posting approval %s: %w", a.ID, err)
+	}
+	s.log.InfoContext(ctx, "approval posted", "approval_id", a.ID, "run_id", a.RunID)
+	return nil
+}
+
+// execute runs an approved or reversible action once: the notifier's
+// idempotency key makes a retried send deliver a single message.
+func (s *Service) execute(ctx context.Context, job Job) error {
+	run, err := s.deps.Store.GetRun(ctx, job.RunID)
+	if err != nil {
+		return fmt.Errorf("loading run %s: %w", job.RunID, err)
+	}
+	var action *Action
+	for i := range run.Actions {
+		if run.Actions[i].ID == job.ActionID {
+			action = &run.Actions[i]
+		}
+	}
+	if action == nil || (action.Status != ActionApproved && action.Status != ActionQueued) {
+		return nil
+	}
+	var (
+		status = ActionExecuted
+		result string
+	)
+	switch {
+	case action.Type != ActionSendSummary:
+		status, result = ActionFailed, "unknown action type "+action.Type
+	case s.deps.Notifier == nil:
+		status, result = ActionFailed, "no notifier configured"
+	case run.Report == nil:
+		status, result = ActionFailed, "the run has no report"
+	default:
+		id, err := s.deps.Notifier.Send(ctx, Message{Text: summaryMessage(run), IdempotencyKey: "research-action:" + action.ID})
+		if err != nil {
+			if !lastAttempt(job) {
+				return fmt.Errorf("sending summary of run %s: %w", run.ID, err)
+			}
+			s.log.ErrorContext(ctx, "sending summary failed for good", "run_id", run.ID, "error", err)
+			status, result = ActionFailed, "sending failed: the notifier was unavailable"
+		} else {
+			result = "summary sent (delivery " + id + ")"
+		}
+	}
+	err = s.update(ctx, run.ID, func(c *Change) error {
+		for i := range c.Run.Actions {
+			a := &c.Run.Actions[i]
+			if a.ID == job.ActionID && (a.Status == ActionApproved || a.Status == ActionQueued) {
+				a.Status, a.Result = status, result
+				c.Run.UpdatedAt = s.now()
+				return nil
+			}
+		}
+		return ErrNoChange
+	})
+	if err != nil {
+		return fmt.Errorf("saving action result of run %s: %w", run.ID, err)
+	}
+	s.log.InfoContext(ctx, "action done", "run_id", run.ID, "action_type", action.Type, "status", status)
+	return nil
+}

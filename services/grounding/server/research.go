@@ -1,0 +1,161 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/grpc"
+
+	groundingv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/grounding/v1"
+	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
+	ragv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/rag/v1"
+	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
+	"github.com/groundcrew/groundcrew/platform/grpcclient"
+	"github.com/groundcrew/groundcrew/platform/grpcserver"
+	"github.com/groundcrew/groundcrew/platform/sqlstore"
+	"github.com/groundcrew/groundcrew/services/grounding/internal/groundinggrpc"
+	"github.com/groundcrew/groundcrew/services/grounding/internal/research"
+	"github.com/groundcrew/groundcrew/services/grounding/internal/researchstore"
+)
+
+// ResearchConfig is the research workflow's part of Config, embedded in it.
+// (The type is exported because platform/config skips unexported embedded
+// structs, whose variables would then be silently ignored.)
+type ResearchConfig struct {
+	// ResearchApprovalTimeout is how long an approval waits for a person
+	// before it escalates and its action is skipped.
+	ResearchApprovalTimeout time.Duration `env:"RESEARCH_APPROVAL_TIMEOUT" envDefault:"5m"`
+	// ResearchSummaryRisk is the risk level of the send_summary action:
+	// reversible (posted at once), reversible_with_delay or irreversible
+	// (both wait for an approval). A posted message can be deleted, but only
+	// after the chat may have read it, hence the default.
+	ResearchSummaryRisk string `env:"RESEARCH_SUMMARY_RISK" envDefault:"reversible_with_delay"`
+	// ResearchChatID is the chat research summaries and approvals go to;
+	// empty means the notifier's default chat.
+	ResearchChatID string `env:"RESEARCH_CHAT_ID"`
+	// ResearchWorkers is how many research jobs run at once.
+	ResearchWorkers int `env:"RESEARCH_WORKERS" envDefault:"4"`
+	// ResearchPollInterval is how often idle research workers look for jobs.
+	ResearchPollInterval time.Duration `env:"RESEARCH_POLL_INTERVAL" envDefault:"200ms"`
+}
+
+// defaultResearchConfig matches the envDefault tags above.
+var defaultResearchConfig = ResearchConfig{
+	ResearchApprovalTimeout: research.DefaultApprovalTimeout,
+	ResearchSummaryRisk:     string(research.ReversibleWithDelay),
+	ResearchWorkers:         4,
+	ResearchPollInterval:    200 * time.Millisecond,
+}
+
+// ValidateResearch checks what the types cannot; Config.Validate should
+// include it.
+func (c ResearchConfig) ValidateResearch() error {
+	var errs []error
+	if c.ResearchApprovalTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("RESEARCH_APPROVAL_TIMEOUT: must be positive, got %s", c.ResearchApprovalTimeout))
+	}
+	if _, err := research.ParseRiskLevel(c.ResearchSummaryRisk); err != nil {
+		errs = append(errs, fmt.Errorf("RESEARCH_SUMMARY_RISK: %w", err))
+	}
+	if c.ResearchWorkers < 1 {
+		errs = append(errs, fmt.Errorf("RESEARCH_WORKERS: must be at least 1, got %d", c.ResearchWorkers))
+	}
+	if c.ResearchPollInterval <= 0 {
+		errs = append(errs, fmt.Errorf("RESEARCH_POLL_INTERVAL: must be positive, got %s", c.ResearchPollInterval))
+	}
+	return errors.Join(errs...)
+}
+
+// startResearch registers ResearchService on srv and starts its durable workers; stop ends them.
+func startResearch(ctx context.Context, cfg Config, logger *slog.Logger, srv *grpcserver.Server, tp trace.TracerProvider) (stop func(), err error) {
+	return startResearchWith(ctx, cfg, cfg.ResearchConfig, logger, srv, tp)
+}
+
+// startResearchWith is startResearch with the research settings given
+// explicitly, for tests.
+func startResearchWith(ctx context.Context, cfg Config, rc ResearchConfig, logger *slog.Logger, srv grpc.ServiceRegistrar, tp trace.TracerProvider) (stop func(), err error) {
+	if err := rc.ValidateResearch(); err != nil {
+		return nil, err
+	}
+	logger = logger.With("component", "research")
+	var cleanups []func()
+	cleanup := func() {
+		for i := len(cleanups) - 1; i >= 0; i-- {
+			cleanups[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			cleanup()
+		}
+	}()
+
+	db, err := sqlstore.Open(ctx, cfg.DatabaseURL, cfg.DataDir, "research", logger)
+	if err != nil {
+		return nil, fmt.Errorf("opening research database: %w", err)
+	}
+	cleanups = append(cleanups, func() { _ = db.Close() })
+	store, err := researchstore.Open(ctx, db, logger, researchstore.Options{
+		Workers:      rc.ResearchWorkers,
+		PollInterval: rc.ResearchPollInterval,
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	dial := func(name, addr string) (*grpc.ClientConn, error) {
+		conn, err := grpcclient.Dial(addr, tp)
+		if err != nil {
+			return nil, fmt.Errorf("%s service: %w", name, err)
+		}
+		cleanups = append(cleanups, func() { _ = conn.Close() })
+		return conn, nil
+	}
+	searchConn, err := dial("search", cfg.SearchAddr)
+	if err != nil {
+		return nil, err
+	}
+	ragConn, err := dial("rag", cfg.RagAddr)
+	if err != nil {
+		return nil, err
+	}
+	notifierConn, err := dial("notifier", cfg.NotifierAddr)
+	if err != nil {
+		return nil, err
+	}
+
+	svc, err := research.New(research.Deps{
+		Store:     store,
+		Searcher:  groundinggrpc.SearchEvidence{Client: searchv1.NewSearchServiceClient(searchConn)},
+		Retriever: groundinggrpc.RagPassages{Client: ragv1.NewRagServiceClient(ragConn)},
+		Notifier:  groundinggrpc.NotifierMessages{Client: notifierv1.NewNotifierServiceClient(notifierConn), ChatID: rc.ResearchChatID},
+		Logger:    logger,
+	}, research.Config{
+		ApprovalTimeout: rc.ResearchApprovalTimeout,
+		SummaryRisk:     research.RiskLevel(rc.ResearchSummaryRisk),
+	})
+	if err != nil {
+		return nil, err
+	}
+	groundingv1.RegisterResearchServiceServer(srv, groundinggrpc.NewResearch(svc, logger))
+	if err := store.Start(ctx, svc); err != nil {
+		return nil, err
+	}
+	logger.InfoContext(ctx, "research workers started", "planner", "offline", "critic", "offline",
+		"approval_timeout", rc.ResearchApprovalTimeout.String(), "summary_risk", rc.ResearchSummaryRisk)
+
+	return func() {
+		// Running steps get the grace period to commit; a step cut short
+		// runs again from its last committed state after the next start.
+		sctx, cancel := context.WithTimeout(context.Background(), max(cfg.GracePeriod, time.Second))
+		defer cancel()
+		if err := store.Stop(sctx); err != nil {
+			logger.Warn("stopping research workers", "error", err)
+		}
+		cleanup()
+	}, nil
+}
