@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"time"
+
+	"google.golang.org/grpc"
 
 	ragv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/rag/v1"
 	"github.com/groundcrew/groundcrew/platform/config"
@@ -29,14 +32,37 @@ type Config struct {
 	AdminAddr string `env:"RAG_ADMIN_ADDR" envDefault:"127.0.0.1:9093"`
 
 	// GroqAPIKey enables Groq answers; without it the offline extractive
-	// answerer answers.
+	// answerer answers. When Groq fails before writing any text, the
+	// extractive answerer answers instead.
 	GroqAPIKey  string `env:"GROQ_API_KEY" secret:"true"`
 	GroqModel   string `env:"GROQ_MODEL" envDefault:"llama-3.3-70b-versatile"`
 	GroqBaseURL string `env:"GROQ_BASE_URL" envDefault:"https://api.groq.com/openai/v1"`
+	// GroqMaxRetries is how often a rate-limited (429, honouring
+	// Retry-After) or failed Groq request is retried.
+	GroqMaxRetries int `env:"GROQ_MAX_RETRIES" envDefault:"2"`
+	// GroqTimeout bounds each Groq request.
+	GroqTimeout time.Duration `env:"GROQ_TIMEOUT" envDefault:"60s"`
+
 	// EmbeddingsProvider is local (default), gemini or openai.
 	EmbeddingsProvider string `env:"EMBEDDINGS_PROVIDER" envDefault:"local"`
-	EmbeddingsBaseURL  string `env:"EMBEDDINGS_BASE_URL"`
-	// QdrantURL selects Qdrant; empty means the embedded index under DATA_DIR.
+	// EmbeddingsBaseURL is the provider's API root: required for openai
+	// (e.g. http://localhost:11434/v1), optional for gemini.
+	EmbeddingsBaseURL string `env:"EMBEDDINGS_BASE_URL"`
+	// EmbeddingsModel defaults to gemini-embedding-001 (gemini) or
+	// text-embedding-3-small (openai).
+	EmbeddingsModel string `env:"EMBEDDINGS_MODEL"`
+	// EmbeddingsDimensions is the vector size: gemini's
+	// OutputDimensionality (default 768); for openai it is sent as
+	// dimensions when set and otherwise learnt from the server.
+	EmbeddingsDimensions int `env:"EMBEDDINGS_DIMENSIONS"`
+	// EmbeddingsAPIKey authenticates to the embeddings provider; for
+	// gemini, GEMINI_API_KEY is used when it is empty.
+	EmbeddingsAPIKey string `env:"EMBEDDINGS_API_KEY" secret:"true"`
+	GeminiAPIKey     string `env:"GEMINI_API_KEY" secret:"true"`
+
+	// QdrantURL selects Qdrant (its gRPC endpoint, e.g.
+	// http://localhost:6334); empty means the embedded index under
+	// DATA_DIR.
 	QdrantURL    string `env:"QDRANT_URL"`
 	QdrantAPIKey string `env:"QDRANT_API_KEY" secret:"true"`
 }
@@ -52,6 +78,22 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: must be host:port, got %q", name, addr))
 		}
 	}
+	switch c.EmbeddingsProvider {
+	case "local":
+	case "gemini":
+		if c.EmbeddingsAPIKey == "" && c.GeminiAPIKey == "" {
+			errs = append(errs, errors.New("EMBEDDINGS_PROVIDER=gemini needs EMBEDDINGS_API_KEY or GEMINI_API_KEY"))
+		}
+	case "openai":
+		if c.EmbeddingsBaseURL == "" {
+			errs = append(errs, errors.New("EMBEDDINGS_PROVIDER=openai needs EMBEDDINGS_BASE_URL (e.g. http://localhost:11434/v1)"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("EMBEDDINGS_PROVIDER: must be local, gemini or openai, got %q", c.EmbeddingsProvider))
+	}
+	if c.EmbeddingsDimensions < 0 {
+		errs = append(errs, fmt.Errorf("EMBEDDINGS_DIMENSIONS: must not be negative, got %d", c.EmbeddingsDimensions))
+	}
 	return errors.Join(errs...)
 }
 
@@ -63,15 +105,33 @@ func (c Config) GRPCListenAddr() string {
 	return c.Addr
 }
 
+// maxRequestBytes bounds one gRPC request. An ingest batch carries whole
+// documents (the Go specification is 300 kB of HTML); gRPC's default of
+// 4 MiB would reject ordinary batches, and rag-ingest keeps its batches
+// well under this.
+const maxRequestBytes = 64 << 20
+
 // Run serves the rag service until ctx is done.
 func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	logger.Info("starting", "config", config.LogValue(cfg))
+	b, err := newBackends(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	logger.Info("rag backends", "store", b.storeDesc, "embedder", b.embedderDesc, "answerer", b.answererDesc)
+
 	srv, _, cleanup, err := entrypoint.NewServer(ctx, "rag", cfg.Common,
-		grpcserver.Config{GRPCAddr: cfg.GRPCListenAddr(), AdminAddr: cfg.AdminAddr}, logger)
+		grpcserver.Config{GRPCAddr: cfg.GRPCListenAddr(), AdminAddr: cfg.AdminAddr}, logger,
+		grpcserver.WithServerOptions(grpc.MaxRecvMsgSize(maxRequestBytes)))
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	ragv1.RegisterRagServiceServer(srv, raggrpc.NewRagService())
+	ragv1.RegisterRagServiceServer(srv, raggrpc.NewRagService(b.lib, b.store, raggrpc.Options{
+		Generator:      b.generator,
+		EmbeddingModel: b.embedder.Name(),
+		Logger:         logger,
+	}))
 	return srv.Run(ctx)
 }

@@ -1,0 +1,369 @@
+// Package library manages the rag service's collections ("books"): it
+// creates them with their settings, turns incoming documents (text, HTML
+// or Markdown) into chunks and stores them, and keeps each collection's
+// scope threshold calibrated on its own content as it changes.
+//
+// Calibration ([answer.Calibrate]) asks about 200 pseudo-questions of the
+// collection, which takes ~80 ms on the Go specification (270 chunks) but
+// about a second at 100,000 chunks. Ingest therefore never waits for it: it
+// marks the collection stale and one background worker recalibrates stale
+// collections one at a time, coalescing the ingests that arrive meanwhile
+// into a single further pass. Until it finishes, questions are checked
+// against the previous threshold (or the default one for a new
+// collection). Collections whose calibration is older than their content
+// (the process stopped before it ran) are recalibrated when the library
+// opens.
+package library
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/groundcrew/groundcrew/services/rag/internal/answer"
+	"github.com/groundcrew/groundcrew/services/rag/internal/chunker"
+	"github.com/groundcrew/groundcrew/services/rag/internal/vectorindex"
+)
+
+// Store is what the library needs from a document store;
+// *vectorindex.Store implements it.
+type Store interface {
+	answer.Sampler
+	Upsert(ctx context.Context, collection string, docs ...vectorindex.Document) (vectorindex.UpsertResult, error)
+	PutSettings(collection string, s vectorindex.Settings) error
+	Stats(collection string) (vectorindex.Stats, error)
+	Collections() []string
+}
+
+var _ Store = (*vectorindex.Store)(nil)
+
+// ErrInvalidDocument means a document cannot be ingested; the error is a
+// [*DocumentError] saying which one and why.
+var ErrInvalidDocument = errors.New("invalid document")
+
+// DocumentError reports a document of an ingest batch that cannot be
+// ingested. Its Reason is about the caller's own input and safe to show.
+type DocumentError struct {
+	// Index is the document's position in the batch, from 0.
+	Index int
+	// Reason says what is wrong with it.
+	Reason string
+}
+
+// Error implements error.
+func (e *DocumentError) Error() string {
+	return fmt.Sprintf("%v: documents[%d]: %s", ErrInvalidDocument, e.Index, e.Reason)
+}
+
+// Unwrap makes errors.Is(err, ErrInvalidDocument) hold.
+func (e *DocumentError) Unwrap() error { return ErrInvalidDocument }
+
+// Document is a document to ingest, before chunking.
+type Document struct {
+	// URL identifies the document; ingesting it again replaces it.
+	URL string
+	// Title names it; empty means taken from the content (HTML <title>,
+	// first Markdown heading), else the URL is shown.
+	Title string
+	// Format is the markup of Content.
+	Format chunker.Format
+	// Content is the document's text, HTML or Markdown.
+	Content string
+	// Metadata are labels kept with every chunk, usable as filters.
+	Metadata map[string]string
+}
+
+// IngestResult counts what an ingest stored.
+type IngestResult struct {
+	vectorindex.UpsertResult
+	// Collection describes the collection afterwards.
+	Collection Info
+}
+
+// Info describes a collection: its settings and its size.
+type Info struct {
+	// Name is the collection's name.
+	Name string
+	// Settings are the collection's settings.
+	Settings vectorindex.Settings
+	// Stats count its documents and chunks.
+	Stats vectorindex.Stats
+	// ScopeThreshold is the threshold the scope check applies now:
+	// explicit, calibrated or the default.
+	ScopeThreshold float64
+}
+
+// Options tune a [Library]; zero fields take defaults.
+type Options struct {
+	// Chunking sets chunk sizes; default the chunker's defaults.
+	Chunking chunker.Options
+	// Scope gives the default scope threshold shown for uncalibrated
+	// collections; it should be the Asker's.
+	Scope answer.ScopeOptions
+	// Logger receives calibration outcomes; default discards.
+	Logger *slog.Logger
+}
+
+// Library manages collections over a [Store]. Close it to stop its
+// background calibration.
+type Library struct {
+	store Store
+	opts  Options
+	log   *slog.Logger
+
+	// settingsMu serialises read-modify-write of settings, so that a
+	// calibration finishing does not undo a concurrent settings change.
+	settingsMu sync.Mutex
+
+	// Calibration bookkeeping: wanted counts ingests per collection, done
+	// the ingest count the latest finished calibration covered. changed
+	// is closed (and replaced) whenever done moves, to wake waiters.
+	mu      sync.Mutex
+	wanted  map[string]uint64
+	done    map[string]uint64
+	changed chan struct{}
+	kick    chan struct{}
+	stop    context.CancelFunc
+	stopped chan struct{}
+}
+
+// New returns a Library over store and starts its calibration worker.
+// Collections whose calibration does not cover their current content are
+// queued for recalibration at once.
+func New(store Store, opts Options) *Library {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	l := &Library{
+		store:   store,
+		opts:    opts,
+		log:     log,
+		wanted:  map[string]uint64{},
+		done:    map[string]uint64{},
+		changed: make(chan struct{}),
+		kick:    make(chan struct{}, 1),
+		stop:    cancel,
+		stopped: make(chan struct{}),
+	}
+	for _, name := range store.Collections() {
+		s, err1 := store.Settings(name)
+		st, err2 := store.Stats(name)
+		if err1 == nil && err2 == nil && st.Chunks > 0 && s.CalibratedChunks != st.Chunks {
+			l.wanted[name] = 1
+		}
+	}
+	go l.worker(ctx)
+	if len(l.wanted) > 0 {
+		l.kick <- struct{}{}
+	}
+	return l
+}
+
+// Close stops background calibration, abandoning one in progress (it is
+// redone when the library next opens).
+func (l *Library) Close() {
+	l.stop()
+	<-l.stopped
+}
+
+// Create creates a collection with the given settings, or updates the
+// description, out-of-scope answer and explicit scope threshold of an
+// existing one (there is no separate update call, and collections are
+// also created implicitly by the first ingest, with default settings).
+// Calibration results and the embedding model are kept.
+func (l *Library) Create(ctx context.Context, name string, s vectorindex.Settings) (Info, error) {
+	l.settingsMu.Lock()
+	cur, err := l.store.Settings(name)
+	switch {
+	case errors.Is(err, vectorindex.ErrNotFound):
+		cur = vectorindex.Settings{}
+	case err != nil:
+		l.settingsMu.Unlock()
+		return Info{}, err
+	}
+	cur.Description = s.Description
+	cur.OutOfScopeAnswer = s.OutOfScopeAnswer
+	cur.ScopeThreshold = s.ScopeThreshold
+	err = l.store.PutSettings(name, cur)
+	l.settingsMu.Unlock()
+	if err != nil {
+		return Info{}, fmt.Errorf("saving collection %q: %w", name, err)
+	}
+	return l.Info(name)
+}
+
+// Info describes a collection. Errors wrap vectorindex.ErrNotFound for an
+// unknown one.
+func (l *Library) Info(name string) (Info, error) {
+	s, err := l.store.Settings(name)
+	if err != nil {
+		return Info{}, err
+	}
+	st, err := l.store.Stats(name)
+	if err != nil {
+		return Info{}, err
+	}
+	return Info{Name: name, Settings: s, Stats: st, ScopeThreshold: l.opts.Scope.Threshold(s)}, nil
+}
+
+// List describes every collection, by name. A collection that cannot be
+// described (for instance, dropped meanwhile) is left out.
+func (l *Library) List() []Info {
+	var out []Info
+	for _, name := range l.store.Collections() {
+		if info, err := l.Info(name); err == nil {
+			out = append(out, info)
+		}
+	}
+	return out
+}
+
+// Ingest chunks documents and stores them in a collection, creating it
+// with default settings if needed; each document replaces every chunk
+// stored before under its URL. The documents are stored together, all or
+// none. The collection is then queued for recalibration.
+func (l *Library) Ingest(ctx context.Context, name string, docs []Document) (IngestResult, error) {
+	vdocs := make([]vectorindex.Document, 0, len(docs))
+	for i, d := range docs {
+		vd, err := l.prepare(d)
+		if err != nil {
+			return IngestResult{}, &DocumentError{Index: i, Reason: err.Error()}
+		}
+		vdocs = append(vdocs, vd)
+	}
+	res, err := l.store.Upsert(ctx, name, vdocs...)
+	if err != nil {
+		return IngestResult{}, fmt.Errorf("storing %d documents in %q: %w", len(vdocs), name, err)
+	}
+	l.queue(name)
+	info, err := l.Info(name)
+	if err != nil {
+		return IngestResult{}, err
+	}
+	return IngestResult{UpsertResult: res, Collection: info}, nil
+}
+
+// prepare chunks one document.
+func (l *Library) prepare(d Document) (vectorindex.Document, error) {
+	if strings.TrimSpace(d.URL) == "" {
+		return vectorindex.Document{}, errors.New("the url is empty")
+	}
+	chunks, err := chunker.Split(d.Format, d.Content, l.opts.Chunking)
+	if err != nil {
+		return vectorindex.Document{}, fmt.Errorf("reading its %v: %w", d.Format, err)
+	}
+	title := strings.TrimSpace(d.Title)
+	if title == "" {
+		title = chunker.Title(d.Format, d.Content)
+	}
+	return vectorindex.Document{URL: d.URL, Title: title, Metadata: d.Metadata, Chunks: chunks}, nil
+}
+
+// queue marks a collection stale and wakes the worker.
+func (l *Library) queue(name string) {
+	l.mu.Lock()
+	l.wanted[name]++
+	l.mu.Unlock()
+	select {
+	case l.kick <- struct{}{}:
+	default: // a wake-up is already pending; the worker will see name
+	}
+}
+
+// WaitCalibrated blocks until every ingest into the collection that
+// returned before the call is covered by a finished calibration, or ctx
+// ends. Tests and tools use it; serving never needs to wait.
+func (l *Library) WaitCalibrated(ctx context.Context, name string) error {
+	l.mu.Lock()
+	target := l.wanted[name]
+	for l.done[name] < target {
+		ch := l.changed
+		l.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		l.mu.Lock()
+	}
+	l.mu.Unlock()
+	return nil
+}
+
+// worker calibrates stale collections until ctx ends.
+func (l *Library) worker(ctx context.Context) {
+	defer close(l.stopped)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-l.kick:
+		}
+		for {
+			name, gen, ok := l.nextStale()
+			if !ok {
+				break
+			}
+			if err := l.calibrate(ctx, name); err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				// Keep the old threshold: a failed calibration leaves a
+				// usable, merely older, one. Count it as done so waiters
+				// and the loop move on; the next ingest retries.
+				l.log.Warn("scope calibration failed", "collection", name, "error", err)
+			}
+			l.mu.Lock()
+			l.done[name] = gen
+			close(l.changed)
+			l.changed = make(chan struct{})
+			l.mu.Unlock()
+		}
+	}
+}
+
+// nextStale returns a collection whose content changed since its last
+// calibration, with the ingest count a calibration started now covers.
+func (l *Library) nextStale() (string, uint64, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for name, gen := range l.wanted {
+		if l.done[name] < gen {
+			return name, gen, true
+		}
+	}
+	return "", 0, false
+}
+
+// calibrate learns and saves one collection's scope threshold.
+func (l *Library) calibrate(ctx context.Context, name string) error {
+	start := time.Now()
+	st, err := l.store.Stats(name)
+	if err != nil {
+		return err
+	}
+	cal, err := answer.Calibrate(ctx, l.store, name)
+	if err != nil {
+		return err
+	}
+	l.settingsMu.Lock()
+	defer l.settingsMu.Unlock()
+	s, err := l.store.Settings(name)
+	if err != nil {
+		return err
+	}
+	s.CalibratedThreshold = cal.Threshold
+	s.CalibratedChunks = st.Chunks
+	if err := l.store.PutSettings(name, s); err != nil {
+		return fmt.Errorf("saving the calibrated threshold of %q: %w", name, err)
+	}
+	l.log.Info("scope calibrated", "collection", name, "chunks", st.Chunks, "questions", cal.Questions,
+		"p10", cal.P10, "median", cal.Median, "threshold", cal.Threshold, "took", time.Since(start))
+	return nil
+}

@@ -1,0 +1,121 @@
+package server
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/groundcrew/groundcrew/services/rag/internal/answer"
+	"github.com/groundcrew/groundcrew/services/rag/internal/embedder"
+	"github.com/groundcrew/groundcrew/services/rag/internal/groq"
+	"github.com/groundcrew/groundcrew/services/rag/internal/library"
+	"github.com/groundcrew/groundcrew/services/rag/internal/qdrantstore"
+	"github.com/groundcrew/groundcrew/services/rag/internal/remoteembed"
+	"github.com/groundcrew/groundcrew/services/rag/internal/vectorindex"
+)
+
+// store is what the service needs of a document store; the embedded
+// vectorindex and the Qdrant adapter both provide it.
+type store interface {
+	library.Store
+	Close() error
+}
+
+// backends are the service's dependencies, chosen from the configuration.
+type backends struct {
+	embedder  vectorindex.Embedder
+	store     store
+	lib       *library.Library
+	generator answer.Generator
+
+	// What the start-up line names.
+	storeDesc, embedderDesc, answererDesc string
+}
+
+// newBackends opens the store and builds the embedder and answer writer
+// the configuration selects, defaulting to the offline ones.
+func newBackends(ctx context.Context, cfg Config, logger *slog.Logger) (*backends, error) {
+	b := &backends{}
+	var err error
+	if b.embedder, b.embedderDesc, err = newEmbedder(ctx, cfg); err != nil {
+		return nil, err
+	}
+
+	if cfg.QdrantURL != "" {
+		qs, err := qdrantstore.Open(ctx, qdrantstore.Config{URL: cfg.QdrantURL, APIKey: cfg.QdrantAPIKey, Embedder: b.embedder})
+		if err != nil {
+			return nil, fmt.Errorf("QDRANT_URL: %w", err)
+		}
+		version, err := qs.Version(ctx)
+		if err != nil {
+			qs.Close()
+			return nil, fmt.Errorf("QDRANT_URL: checking %s: %w", cfg.QdrantURL, err)
+		}
+		b.store, b.storeDesc = qs, "qdrant "+version+" ("+cfg.QdrantURL+")"
+	} else {
+		dir := filepath.Join(cfg.DataDir, "rag")
+		vs, err := vectorindex.Open(dir, b.embedder, vectorindex.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("opening the embedded index in %s: %w", dir, err)
+		}
+		b.store, b.storeDesc = vs, "embedded ("+dir+")"
+	}
+
+	b.generator, b.answererDesc = &answer.Extractive{}, answer.ExtractiveModel
+	if cfg.GroqAPIKey != "" {
+		g, err := groq.New(groq.Config{APIKey: cfg.GroqAPIKey, Model: cfg.GroqModel, BaseURL: cfg.GroqBaseURL,
+			MaxRetries: retries(cfg.GroqMaxRetries), Timeout: cfg.GroqTimeout})
+		if err != nil {
+			b.store.Close()
+			return nil, fmt.Errorf("GROQ_*: %w", err)
+		}
+		b.generator = g
+		b.answererDesc = "groq (" + cfg.GroqModel + " at " + cfg.GroqBaseURL + ", extractive fallback)"
+	}
+	b.lib = library.New(b.store, library.Options{Logger: logger})
+	return b, nil
+}
+
+// newEmbedder builds the embedder EMBEDDINGS_PROVIDER names.
+func newEmbedder(ctx context.Context, cfg Config) (vectorindex.Embedder, string, error) {
+	rc := remoteembed.Config{
+		APIKey:     cfg.EmbeddingsAPIKey,
+		BaseURL:    cfg.EmbeddingsBaseURL,
+		Model:      cfg.EmbeddingsModel,
+		Dimensions: cfg.EmbeddingsDimensions,
+	}
+	switch cfg.EmbeddingsProvider {
+	case "gemini":
+		rc.APIKey = cmp.Or(rc.APIKey, cfg.GeminiAPIKey)
+		e, err := remoteembed.NewGemini(ctx, rc)
+		if err != nil {
+			return nil, "", fmt.Errorf("EMBEDDINGS_PROVIDER=gemini: %w", err)
+		}
+		return e, "gemini (" + e.Name() + ")", nil
+	case "openai":
+		e, err := remoteembed.NewOpenAI(ctx, rc)
+		if err != nil {
+			return nil, "", fmt.Errorf("EMBEDDINGS_PROVIDER=openai: %w", err)
+		}
+		return e, "openai-compatible (" + e.Name() + " at " + cfg.EmbeddingsBaseURL + ")", nil
+	}
+	e := embedder.NewHashing(0)
+	return e, "local (" + e.Name() + ", lexical feature hashing)", nil
+}
+
+// retries maps a configured retry count to the clients' convention, where
+// zero means their default and a negative number none.
+func retries(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
+}
+
+// close stops calibration and closes the store.
+func (b *backends) close() {
+	b.lib.Close()
+	_ = b.store.Close()
+}

@@ -1,0 +1,113 @@
+package server
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/groundcrew/groundcrew/platform/config"
+	"github.com/groundcrew/groundcrew/services/rag/internal/answer"
+	"github.com/groundcrew/groundcrew/services/rag/internal/groq"
+)
+
+func load(t *testing.T, env map[string]string) (Config, error) {
+	t.Helper()
+	return config.Load[Config](config.MapLookup(env))
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want string // "" for valid
+	}{
+		{"defaults", nil, ""},
+		{"unknown provider", map[string]string{"EMBEDDINGS_PROVIDER": "cohere"}, "EMBEDDINGS_PROVIDER: must be local, gemini or openai"},
+		{"gemini without key", map[string]string{"EMBEDDINGS_PROVIDER": "gemini"}, "GEMINI_API_KEY"},
+		{"gemini with key", map[string]string{"EMBEDDINGS_PROVIDER": "gemini", "GEMINI_API_KEY": "k"}, ""},
+		{"openai without url", map[string]string{"EMBEDDINGS_PROVIDER": "openai"}, "EMBEDDINGS_BASE_URL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := load(t, tt.env)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("Load = %v, want valid", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("Load = %v, want an error naming %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestBackends(t *testing.T) {
+	emb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Input []string `json:"input"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		var data []any
+		for i := range body.Input {
+			data = append(data, map[string]any{"index": i, "embedding": []float64{1, 2, 3}})
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"data": data})
+	}))
+	t.Cleanup(emb.Close)
+	tests := []struct {
+		name                      string
+		env                       map[string]string
+		store, embedder, answerer string
+		generatorIsGroq           bool
+	}{
+		{"offline defaults", nil, "embedded", "local (local-hash-v1-384", "extractive", false},
+		{"groq and openai embeddings", map[string]string{"GROQ_API_KEY": "gsk", "EMBEDDINGS_PROVIDER": "openai",
+			"EMBEDDINGS_BASE_URL": emb.URL + "/v1", "EMBEDDINGS_MODEL": "nomic"},
+			"embedded", "openai-compatible (openai:nomic-3", "groq (llama-3.3-70b-versatile", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := map[string]string{"DATA_DIR": t.TempDir()}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			cfg, err := load(t, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := newBackends(t.Context(), cfg, slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.close()
+			if !strings.HasPrefix(b.storeDesc, tt.store) || !strings.HasPrefix(b.embedderDesc, tt.embedder) || !strings.HasPrefix(b.answererDesc, tt.answerer) {
+				t.Errorf("backends = %q, %q, %q; want prefixes %q, %q, %q", b.storeDesc, b.embedderDesc, b.answererDesc, tt.store, tt.embedder, tt.answerer)
+			}
+			_, isGroq := b.generator.(*groq.Generator)
+			_, isExtractive := b.generator.(*answer.Extractive)
+			if isGroq != tt.generatorIsGroq || isExtractive == tt.generatorIsGroq {
+				t.Errorf("generator %T", b.generator)
+			}
+		})
+	}
+}
+
+func TestQdrantUnreachable(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close()
+	cfg, err := load(t, map[string]string{"DATA_DIR": t.TempDir(), "QDRANT_URL": "http://" + addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newBackends(t.Context(), cfg, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "QDRANT_URL") {
+		t.Errorf("newBackends = %v, want an error naming QDRANT_URL", err)
+	}
+}
