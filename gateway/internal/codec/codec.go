@@ -18,8 +18,9 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// JSON is protojson as the gateway speaks it: lowerCamelCase out, either
-// spelling in, unknown fields ignored (webhook senders add fields over time),
+// JSON is protojson as the gateway speaks it: lowerCamelCase out with zero
+// values included (clients can rely on "isOutOfScope": false being there;
+// unset optional fields stay absent), either spelling in, unknown fields ignored (webhook senders add fields over time),
 // and enum values matched without regard to case. Strict protojson runs
 // first, so well-formed requests pay nothing extra; only input it rejects
 // goes through [Normalize] and a second strict pass. (protojson's own
@@ -34,7 +35,7 @@ var _ runtime.Marshaler = (*JSON)(nil)
 // NewJSON returns the gateway's JSON marshaler.
 func NewJSON() *JSON {
 	return &JSON{JSONPb: runtime.JSONPb{
-		MarshalOptions:   protojson.MarshalOptions{EmitUnpopulated: false},
+		MarshalOptions:   protojson.MarshalOptions{EmitUnpopulated: true},
 		UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
 	}}
 }

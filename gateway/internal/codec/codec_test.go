@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -96,12 +97,23 @@ func TestUnmarshal(t *testing.T) {
 
 func TestSSEMarshal(t *testing.T) {
 	s := NewSSE(NewJSON())
-	got, err := s.Marshal(map[string]any{"result": &searchv1.SearchResponse{Engine: searchv1.Engine_LOCAL}})
+	got, err := s.Marshal(map[string]any{"result": &searchv1.EngineStatus{Engine: searchv1.Engine_LOCAL, Configured: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `data: {"result":{"engine":"LOCAL"}}`; string(got) != want {
-		t.Errorf("Marshal() = %q, want %q", got, want)
+	// protojson varies its whitespace between builds on purpose, so compare
+	// the JSON, not the bytes.
+	text, ok := strings.CutPrefix(string(got), "data: ")
+	if !ok || strings.Contains(text, "\n") {
+		t.Fatalf("Marshal() = %q, want one `data: ` line", got)
+	}
+	var gotJSON, wantJSON any
+	if err := json.Unmarshal([]byte(text), &gotJSON); err != nil {
+		t.Fatal(err)
+	}
+	_ = json.Unmarshal([]byte(`{"result":{"engine":"LOCAL","configured":true,"healthy":false,"configVariable":"","detail":"","autoOrder":0}}`), &wantJSON)
+	if diff := cmp.Diff(wantJSON, gotJSON); diff != "" {
+		t.Errorf("Marshal() mismatch (-want +got):\n%s", diff)
 	}
 	if string(s.Delimiter()) != "\n\n" {
 		t.Errorf("Delimiter() = %q", s.Delimiter())
