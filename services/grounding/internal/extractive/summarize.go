@@ -83,6 +83,11 @@ type Options struct {
 	// MaxSentences caps the sentences in Result.Text (default
 	// DefaultMaxSentences).
 	MaxSentences int
+	// Input is the text the reader already has, such as the alert the
+	// query was derived from. Sentences that mostly repeat it, the query or
+	// their source's title are worth less: they match best and say nothing
+	// new.
+	Input string
 }
 
 // Defaults and fixed limits.
@@ -112,6 +117,21 @@ const (
 	mmrLambda   = 0.7
 	maxOverlap  = 0.6
 
+	// A sentence's usefulness blends its own match with the query
+	// (queryWeight) and its source's (the rest): in a source that is about
+	// the query, the sentence saying what to do often repeats none of the
+	// query's words. Sources whose match is below weakSource of the best
+	// one's are off topic and contribute nothing. Sentences that tell the
+	// reader to do something weigh actionBonus more (diagnostic steps
+	// checkBonus); sentences whose terms are mostly the query's, the
+	// input's or the title's weigh down to restateFloor.
+	queryWeight  = 0.4
+	weakSource   = 0.5
+	actionBonus  = 0.8
+	checkBonus   = 0.3
+	restateFloor = 0.25
+	restateShare = 0.5 // novelty at or above which there is no penalty
+
 	// maxSentenceChars keeps one run-on "sentence" (a navigation bar, a
 	// table flattened to text) from eating the whole budget.
 	maxSentenceChars = 400
@@ -130,7 +150,7 @@ type candidate struct {
 	terms  map[string]int // term frequencies
 	nterms int            // number of terms, the BM25 document length
 	bm25   float64
-	score  float64 // bm25 with the rank bonus
+	score  float64 // usefulness: bm25, source match, action and novelty
 }
 
 // Summarize answers query from sources. It cites only the given sources and
@@ -154,7 +174,10 @@ func Summarize(query string, sources []Source, opt Options) Result {
 	if len(cands) == 0 {
 		return empty
 	}
-	idf, df := scoreBM25(cands, qterms, len(sources))
+	idf, df := scoreBM25(cands, qterms)
+	if !rescore(cands, sources, qterms, idf, opt.Input) {
+		return empty
+	}
 
 	best := 0.0
 	for _, c := range cands {
@@ -165,7 +188,7 @@ func Summarize(query string, sources []Source, opt Options) Result {
 	}
 	var pool []*candidate
 	for i := range cands {
-		if c := &cands[i]; c.score >= minRelative*best {
+		if c := &cands[i]; c.score > 0 && c.score >= minRelative*best {
 			pool = append(pool, c)
 		}
 	}
@@ -291,10 +314,9 @@ func collect(sources []Source) []candidate {
 	return out
 }
 
-// scoreBM25 sets bm25 and score on every candidate and returns the idf and
-// document frequency of each query term, with the sentences as the
-// collection.
-func scoreBM25(cands []candidate, qterms []string, nsources int) (map[string]float64, map[string]int) {
+// scoreBM25 sets bm25 on every candidate and returns the idf and document
+// frequency of each query term, with the sentences as the collection.
+func scoreBM25(cands []candidate, qterms []string) (map[string]float64, map[string]int) {
 	n := float64(len(cands))
 	total := 0
 	df := make(map[string]int, len(qterms))
@@ -324,12 +346,116 @@ func scoreBM25(cands []candidate, qterms []string, nsources int) (map[string]flo
 			s += idf[q] * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(c.nterms)/avgdl))
 		}
 		c.bm25 = s
-		c.score = s
-		if nsources > 1 {
-			c.score = s * (1 + rankBonus*float64(nsources-1-c.src)/float64(nsources-1))
-		}
 	}
 	return idf, df
+}
+
+// rescore sets every candidate's score from its BM25, its source's match,
+// its wording and its source's rank, and reports whether any sentence
+// matched the query at all. A source matches by the idf-weighted query
+// terms found anywhere in its sentences.
+func rescore(cands []candidate, sources []Source, qterms []string, idf map[string]float64, input string) bool {
+	nsources := len(sources)
+	srcMatch := make([]float64, nsources)
+	found := make([]map[string]bool, nsources)
+	bestBM25 := 0.0
+	for _, c := range cands {
+		bestBM25 = max(bestBM25, c.bm25)
+		if found[c.src] == nil {
+			found[c.src] = map[string]bool{}
+		}
+		for _, q := range qterms {
+			if c.terms[q] > 0 && !found[c.src][q] {
+				found[c.src][q] = true
+				srcMatch[c.src] += idf[q]
+			}
+		}
+	}
+	if bestBM25 <= 0 {
+		return false
+	}
+	bestSrc := slices.Max(srcMatch)
+
+	known := map[string]bool{}
+	for _, t := range qterms {
+		known[t] = true
+	}
+	for _, t := range tokenize(input) {
+		known[t] = true
+	}
+	titles := make([]map[string]bool, nsources)
+	for i, src := range sources {
+		titles[i] = map[string]bool{}
+		for _, t := range tokenize(src.Title) {
+			titles[i][t] = true
+		}
+	}
+
+	for i := range cands {
+		c := &cands[i]
+		rel := srcMatch[c.src] / bestSrc
+		if rel < weakSource {
+			c.score = 0
+			continue
+		}
+		s := queryWeight*c.bm25/bestBM25 + (1-queryWeight)*rel
+		s *= 1 + wordingBonus(c.terms, known)
+		// Novelty: the share of the sentence's distinct terms that neither
+		// the query, the input nor the title already says.
+		fresh := 0
+		for t := range c.terms {
+			if !known[t] && !titles[c.src][t] {
+				fresh++
+			}
+		}
+		novelty := float64(fresh) / float64(len(c.terms))
+		s *= restateFloor + (1-restateFloor)*min(1, novelty/restateShare)
+		if nsources > 1 {
+			s *= 1 + rankBonus*float64(nsources-1-c.src)/float64(nsources-1)
+		}
+		c.score = s
+	}
+	return true
+}
+
+// actionVerbs are stems of verbs that tell an operator what to do about a
+// problem; checkVerbs those of diagnostic steps.
+var actionVerbs, checkVerbs = stems(
+	"roll", "rollback", "revert", "undo", "restart", "scale", "raise", "increase",
+	"lower", "reduce", "enable", "disable", "drain", "cordon", "evict", "delete",
+	"remove", "prune", "rotate", "compress", "clean", "free", "expand", "resize",
+	"grow", "add", "fix", "terminate", "kill", "put", "move", "upgrade", "downgrade",
+	"page", "escalate", "failover", "promote", "pause", "throttle", "configure",
+	"renew", "reload", "replace", "rebuild", "flush", "purge", "truncate", "vacuum",
+	"drop", "trigger", "request", "update", "mitigate", "bump", "shed", "retry",
+), stems(
+	"check", "look", "open", "find", "inspect", "compare", "trace", "split",
+	"describe", "verify", "confirm", "search", "watch", "review",
+)
+
+func stems(words ...string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[stem(w)] = true
+	}
+	return m
+}
+
+// wordingBonus rewards sentences that tell the reader what to do. Verbs
+// the query or input use themselves ("restarted 12 times") describe the
+// problem, not a remedy, and do not count.
+func wordingBonus(terms map[string]int, known map[string]bool) float64 {
+	b := 0.0
+	for t := range terms {
+		switch {
+		case known[t]:
+		case actionVerbs[t]:
+			return actionBonus
+		case checkVerbs[t]:
+			b = checkBonus
+		}
+	}
+	return b
 }
 
 // idealScore is the BM25 score of a sentence of average length containing

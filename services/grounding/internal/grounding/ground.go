@@ -182,7 +182,7 @@ func (s *Service) groundOffline(m *Message, query string, evidence []SearchResul
 	for i, r := range evidence {
 		sources[i] = extractive.Source{ID: i + 1, URL: r.URL, Title: r.Title, Text: texts[i]}
 	}
-	res := extractive.Summarize(query, sources, extractive.Options{MaxChars: plan.answerChars()})
+	res := extractive.Summarize(query, sources, extractive.Options{MaxChars: plan.answerChars(), Input: m.InputText})
 	m.Text = res.Text
 	m.Summary = extractive.TrimSummary(res.Summary, SummaryMaxChars, SummaryMaxSentences)
 	m.Confidence = res.Confidence

@@ -2,7 +2,9 @@
 // bleve full-text index of documents someone indexed, scored with BM25.
 //
 // Documents are keyed by canonical URL, so indexing a URL again replaces the
-// earlier version. HTML is reduced to its readable text before indexing.
+// earlier version. HTML is reduced to its readable text before indexing,
+// and Markdown (recognised by its headings or code fences) to plain text with
+// one block per line, each ending a sentence.
 // Queries match title and text with the English analyzer (stemming, stop
 // words); a title match weighs twice a text match, and the whole query as a
 // phrase adds a further boost in either field, so pages that say exactly
@@ -52,8 +54,12 @@ const (
 const (
 	// MaxDocumentBytes bounds a document's text plus HTML.
 	MaxDocumentBytes = 8 << 20
-	// SnippetBytes is the target snippet length, ellipses excluded.
-	SnippetBytes = 300
+	// SnippetBytes is the target snippet length, ellipses excluded. A
+	// snippet is evidence for a summariser or a model as much as a preview
+	// for a person, so it holds a whole passage: most runbook-sized
+	// documents fit entirely. With its ellipses it stays within
+	// search.MaxSnippetChars.
+	SnippetBytes = search.MaxSnippetChars - 10
 	// maxTitleRunes bounds a title derived from the text.
 	maxTitleRunes = 120
 )
@@ -303,8 +309,16 @@ func prepare(d search.Document, now time.Time) (string, map[string]any, error) {
 	cleanURL, _ := search.CleanURL(d.URL)
 	domain, _ := search.Domain(d.URL)
 
-	text := normalizeText(d.Text)
 	title := d.Title
+	text := d.Text
+	if looksLikeMarkdown(text) {
+		var h1 string
+		text, h1 = markdownText(strings.ToValidUTF8(text, ""), title)
+		if strings.TrimSpace(title) == "" {
+			title = h1
+		}
+	}
+	text = normalizeText(text)
 	if text == "" && strings.TrimSpace(d.HTML) != "" {
 		page := htmltext.Extract(d.HTML)
 		text = page.Text

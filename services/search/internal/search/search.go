@@ -69,7 +69,10 @@ const (
 	// MaxDocumentsPerCall bounds one IndexDocuments call.
 	MaxDocumentsPerCall = 1000
 	// MaxSnippetChars and MaxTitleChars bound returned text, in runes.
-	MaxSnippetChars = 400
+	// Snippets are long enough to serve as evidence (grounding puts up to
+	// 1000 characters of each source in its prompt at the default context
+	// scale); engines that return shorter snippets are unaffected.
+	MaxSnippetChars = 1000
 	MaxTitleChars   = 300
 )
 
