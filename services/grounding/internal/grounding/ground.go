@@ -51,6 +51,7 @@ func (s *Service) Ground(ctx context.Context, req GroundRequest) (*Message, erro
 			raw = pe.Raw
 		}
 	}
+	m.Citations = onePerSource(m.Citations)
 	m.CreateTime = s.clock()
 	// The round may have used up its deadline (or the caller left); the
 	// outcome is still stored for audit and for the caller's retry.
@@ -392,4 +393,32 @@ func artifactJSON(v any) []byte {
 		return nil
 	}
 	return b
+}
+
+// onePerSource keeps one citation per source: the span the source supports
+// most strongly (earliest on a tie). A message cites at most as many
+// sources as it kept, so clients can show the citations as its source list;
+// the raw artifact keeps every span.
+func onePerSource(cs []Citation) []Citation {
+	if len(cs) < 2 {
+		return cs
+	}
+	best := map[string]int{}
+	var order []string
+	for i, c := range cs {
+		j, seen := best[c.URL]
+		if !seen {
+			order = append(order, c.URL)
+			best[c.URL] = i
+			continue
+		}
+		if c.ConfidenceScore > cs[j].ConfidenceScore {
+			best[c.URL] = i
+		}
+	}
+	out := make([]Citation, 0, len(order))
+	for _, u := range order {
+		out = append(out, cs[best[u]])
+	}
+	return out
 }
