@@ -12,6 +12,11 @@ SERVICES := search grounding rag notifier
 BIN      := $(CURDIR)/bin
 BUF      := $(BIN)/buf
 GOTEST_FLAGS ?= -count=1
+# Tests that use TEST_DATABASE_URL share one Postgres database: run one
+# package at a time then, so they do not reset each other's tables.
+ifneq ($(TEST_DATABASE_URL),)
+GOTEST_FLAGS += -p 1
+endif
 # Compare protos against this for breaking changes (a buf input).
 BREAKING_AGAINST ?= .git\#branch=main,subdir=proto
 

@@ -18,10 +18,12 @@ import (
 	"github.com/groundcrew/groundcrew/platform/grpcclient"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/approval"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/chat"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/deliverylog"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/grounding"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/notifiergrpc"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/outbound"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/pipeline"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/store"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/telegram"
@@ -164,7 +166,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	defer func() { _ = conn.Close() }()
 	ground := grounding.New(groundingv1.NewGroundingServiceClient(conn), cfg.MaxSources)
 
-	deliverer, replier, botUsername, err := delivery(ctx, cfg, logger)
+	deliverer, replier, responder, botUsername, err := delivery(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
@@ -202,11 +204,14 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		BotID: telegram.BotID(cfg.TelegramBotToken), BotUsername: botUsername,
 		Persona: cfg.Persona, HistorySize: cfg.HistorySize,
 	}, st, ground, replier, logger)
+	// Approval buttons are decided through grounding's ResearchService, on
+	// the connection enrichment already uses.
+	agent.HandleCallbacks(approval.New(grounding.NewApprovals(groundingv1.NewResearchServiceClient(conn)), responder, logger))
 	if cfg.TelegramWebhookSecret == "" {
 		logger.Warn("TELEGRAM_WEBHOOK_SECRET is unset: Telegram webhook updates are not authenticated")
 	}
 	notifierv1.RegisterNotifierServiceServer(srv, notifiergrpc.NewNotifierService(logger, notifiergrpc.Deps{
-		Alerts: p, Updates: agent, WebhookSecret: cfg.TelegramWebhookSecret,
+		Alerts: p, Updates: agent, Messages: outbound.New(st, deliverer, logger), WebhookSecret: cfg.TelegramWebhookSecret,
 	}))
 	return srv.Run(ctx)
 }
@@ -219,16 +224,22 @@ func dedupWindow(d time.Duration) time.Duration {
 	return d
 }
 
+// transport delivers both alerts and SendMessage messages.
+type transport interface {
+	pipeline.Deliverer
+	outbound.Transport
+}
+
 // delivery picks Telegram when a bot token is set, otherwise the delivery
 // log, and says which in one start-up line.
-func delivery(ctx context.Context, cfg Config, logger *slog.Logger) (pipeline.Deliverer, chat.Replier, string, error) {
+func delivery(ctx context.Context, cfg Config, logger *slog.Logger) (transport, chat.Replier, approval.Responder, string, error) {
 	if cfg.TelegramBotToken == "" {
 		logger.Info("delivery: log (TELEGRAM_BOT_TOKEN unset; messages are stored and logged, not sent)")
-		return &deliverylog.Deliverer{Logger: logger}, &deliverylog.Replier{Logger: logger}, cfg.TelegramBotUsername, nil
+		return &deliverylog.Deliverer{Logger: logger}, &deliverylog.Replier{Logger: logger}, &deliverylog.Responder{Logger: logger}, cfg.TelegramBotUsername, nil
 	}
 	routes, err := telegram.ParseRoutes(cfg.Routes)
 	if err != nil {
-		return nil, nil, "", fmt.Errorf("NOTIFIER_ROUTES: %w", err)
+		return nil, nil, nil, "", fmt.Errorf("NOTIFIER_ROUTES: %w", err)
 	}
 	client, err := telegram.New(cfg.TelegramBotToken, telegram.Options{
 		APIURL: cfg.TelegramAPIURL,
@@ -238,7 +249,7 @@ func delivery(ctx context.Context, cfg Config, logger *slog.Logger) (pipeline.De
 		Overall:   rate.Limit(cfg.RateOverall),
 	})
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, nil, "", err
 	}
 	username := cfg.TelegramBotUsername
 	if username == "" {
@@ -254,5 +265,5 @@ func delivery(ctx context.Context, cfg Config, logger *slog.Logger) (pipeline.De
 	}
 	logger.Info("delivery: telegram", "api_url", cfg.TelegramAPIURL, "default_chat", cfg.TelegramChatID, "routes", len(routes), "bot_username", username)
 	return &telegram.Deliverer{Client: client, Router: telegram.Router{Routes: routes, Default: cfg.TelegramChatID}, Logger: logger},
-		&telegram.Replier{Client: client}, username, nil
+		&telegram.Replier{Client: client}, client, username, nil
 }

@@ -135,6 +135,12 @@ func TestRunOfflineDeliversToLog(t *testing.T) {
 		t.Errorf("message %q lacks the enrichment note", a.GetMessage().GetText())
 	}
 
+	// SendMessage is wired to the same delivery (the log, offline).
+	sent, err := c.SendMessage(ctx, &notifierv1.SendMessageRequest{Text: "Research finished", IdempotencyKey: "run-1"})
+	if err != nil || sent.GetDestination() != "log" || sent.GetDuplicate() {
+		t.Errorf("SendMessage = %v, %v; want a delivery to the log", sent, err)
+	}
+
 	// The domain metrics are on the admin server's /metrics.
 	res, err := http.Get("http://" + serving["admin_addr"].(string) + "/metrics")
 	if err != nil {

@@ -23,7 +23,8 @@ const (
 	Replied   = "replied"   // the agent answered
 	Stored    = "stored"    // stored in the history, no answer needed
 	Duplicate = "duplicate" // the update was handled before
-	Ignored   = "ignored"   // nothing to store (callback queries, empty updates)
+	Ignored   = "ignored"   // nothing to store (unknown callback queries, empty updates)
+	Decided   = "decided"   // an approval button press was recorded
 )
 
 // DefaultHistorySize is how many messages go to the model.
@@ -74,6 +75,7 @@ type Service struct {
 	store     Store
 	converser Converser
 	replier   Replier
+	callbacks CallbackHandler
 	logger    *slog.Logger
 	now       func() time.Time
 }
@@ -127,10 +129,29 @@ type Incoming struct {
 type Update struct {
 	ID       int64
 	Message  *Incoming
-	Edited   bool // Message is an edited_message
-	Channel  bool // Message is a channel_post
-	Callback bool // a callback_query (not handled)
+	Edited   bool      // Message is an edited_message
+	Channel  bool      // Message is a channel_post
+	Callback *Callback // a callback_query (an inline button press)
 }
+
+// Callback is an inline keyboard button press.
+type Callback struct {
+	ID      string    // for answerCallbackQuery
+	From    *User     // who pressed
+	Message *Incoming // the message with the button; nil for inline messages
+	Data    string    // the button's callback_data
+}
+
+// CallbackHandler handles button presses and says what was done (Ignored
+// for presses it does not know). An error leaves the update unrecorded so
+// that Telegram's retry of the webhook tries again.
+type CallbackHandler interface {
+	HandleCallback(ctx context.Context, c Callback) (string, error)
+}
+
+// HandleCallbacks sets the handler of button presses; without one they are
+// Ignored.
+func (s *Service) HandleCallbacks(h CallbackHandler) { s.callbacks = h }
 
 // ErrInvalid is returned for an update that cannot be handled as given.
 var ErrInvalid = errors.New("invalid update")
@@ -162,8 +183,14 @@ func (s *Service) Handle(ctx context.Context, u Update) (string, error) {
 }
 
 func (s *Service) handle(ctx context.Context, u Update) (string, error) {
+	if u.Callback != nil {
+		if s.callbacks == nil {
+			return Ignored, nil
+		}
+		return s.callbacks.HandleCallback(ctx, *u.Callback)
+	}
 	in := u.Message
-	if u.Callback || in == nil {
+	if in == nil {
 		return Ignored, nil
 	}
 	if in.Chat.ID == 0 || in.MessageID == 0 {

@@ -31,6 +31,8 @@ type Updates interface {
 type Deps struct {
 	Alerts  Alerts
 	Updates Updates
+	// Messages serves SendMessage.
+	Messages Messages
 	// WebhookSecret is TELEGRAM_WEBHOOK_SECRET; when set, HandleTelegramUpdate
 	// requires it in the x-telegram-bot-api-secret-token metadata.
 	WebhookSecret string
@@ -39,18 +41,19 @@ type Deps struct {
 // NotifierService implements notifierv1.NotifierServiceServer.
 type NotifierService struct {
 	notifierv1.UnimplementedNotifierServiceServer
-	logger  *slog.Logger
-	format  format.Options
-	alerts  Alerts
-	updates Updates
-	secret  string
+	logger   *slog.Logger
+	format   format.Options
+	alerts   Alerts
+	updates  Updates
+	messages Messages
+	secret   string
 }
 
 var _ notifierv1.NotifierServiceServer = (*NotifierService)(nil)
 
 // NewNotifierService returns the NotifierService handlers.
 func NewNotifierService(logger *slog.Logger, deps Deps) *NotifierService {
-	return &NotifierService{logger: logger, alerts: deps.Alerts, updates: deps.Updates, secret: deps.WebhookSecret}
+	return &NotifierService{logger: logger, alerts: deps.Alerts, updates: deps.Updates, messages: deps.Messages, secret: deps.WebhookSecret}
 }
 
 // FormatMessage renders the Telegram message for an alert and enrichment

@@ -61,7 +61,8 @@ func toUpdate(u *notifierv1.TelegramUpdate) chat.Update {
 	case u.GetChannelPost() != nil:
 		out.Message, out.Channel = toIncoming(u.GetChannelPost()), true
 	case u.GetCallbackQuery() != nil:
-		out.Callback = true
+		q := u.GetCallbackQuery()
+		out.Callback = &chat.Callback{ID: q.GetId(), From: toUser(q.GetFrom()), Message: toIncoming(q.GetMessage()), Data: q.GetData()}
 	}
 	return out
 }

@@ -34,7 +34,7 @@ func backends(t *testing.T) map[string]func(t *testing.T) *Store {
 			t.Cleanup(func() { _ = db.Close() })
 			if url != "" {
 				// Start every Postgres test from an empty schema.
-				for _, tbl := range []string{"notifier_telegram_updates", "notifier_chat_messages", "notifier_alerts", "notifier_goose_db_version"} {
+				for _, tbl := range []string{"notifier_messages", "notifier_telegram_updates", "notifier_chat_messages", "notifier_alerts", "notifier_goose_db_version"} {
 					if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS "+tbl); err != nil {
 						t.Fatal(err)
 					}

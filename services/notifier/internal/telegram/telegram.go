@@ -83,19 +83,57 @@ type Message struct {
 	ParseMode string // "MarkdownV2" or "" for plain text
 	// ReplyTo is the message id to reply to; 0 for none.
 	ReplyTo int64
+	// Buttons are shown in one row of an inline keyboard under the message.
+	Buttons []Button
+}
+
+// Button is an inline keyboard button that sends CallbackData back through
+// the webhook when pressed.
+type Button struct {
+	Text         string
+	CallbackData string
+}
+
+// inlineKeyboardMarkup is the Bot API's InlineKeyboardMarkup with callback
+// buttons only. The library's models.InlineKeyboardButton always writes
+// "copy_text":{"text":""}, a second button kind on every button, where
+// Telegram wants exactly one.
+type inlineKeyboardMarkup struct {
+	InlineKeyboard [][]callbackButton `json:"inline_keyboard"`
+}
+
+type callbackButton struct {
+	Text         string `json:"text"`
+	CallbackData string `json:"callback_data"`
+}
+
+// inlineKeyboard is the reply_markup for one row of buttons; nil for none.
+func inlineKeyboard(buttons []Button) models.ReplyMarkup {
+	if len(buttons) == 0 {
+		return nil
+	}
+	row := make([]callbackButton, 0, len(buttons))
+	for _, b := range buttons {
+		row = append(row, callbackButton{Text: b.Text, CallbackData: b.CallbackData})
+	}
+	return inlineKeyboardMarkup{InlineKeyboard: [][]callbackButton{row}}
 }
 
 // Send waits for its turn in the chat and sends m with link previews off,
 // returning the new message's id.
 func (c *Client) Send(ctx context.Context, m Message) (int64, error) {
 	if err := c.pacer.wait(ctx, m.ChatID); err != nil {
-		return 0, fmt.Errorf("telegram: waiting to send to chat %s: %w", m.ChatID, err)
+		// The pacer refuses at once when the wait would pass the deadline.
+		return 0, &Error{Description: "the chat's send rate allows no message before the deadline", err: fmt.Errorf("waiting to send to chat %s: %w", m.ChatID, err)}
 	}
 	params := &bot.SendMessageParams{
 		ChatID:             m.ChatID,
 		Text:               m.Text,
 		ParseMode:          models.ParseMode(m.ParseMode),
 		LinkPreviewOptions: &models.LinkPreviewOptions{IsDisabled: bot.True()},
+	}
+	if kb := inlineKeyboard(m.Buttons); kb != nil {
+		params.ReplyMarkup = kb
 	}
 	if m.ReplyTo != 0 {
 		params.ReplyParameters = &models.ReplyParameters{MessageID: int(m.ReplyTo), AllowSendingWithoutReply: true}
@@ -105,6 +143,31 @@ func (c *Client) Send(ctx context.Context, m Message) (int64, error) {
 		return 0, classify(err)
 	}
 	return int64(sent.ID), nil
+}
+
+// AnswerCallback answers an inline button press (answerCallbackQuery),
+// showing text briefly to the user who pressed.
+func (c *Client) AnswerCallback(ctx context.Context, queryID, text string) error {
+	if _, err := c.bot.AnswerCallbackQuery(ctx, &bot.AnswerCallbackQueryParams{CallbackQueryID: queryID, Text: text}); err != nil {
+		return classify(err)
+	}
+	return nil
+}
+
+// EditText replaces a message's text with plain text (editMessageText);
+// the inline keyboard goes with the old text.
+func (c *Client) EditText(ctx context.Context, chatID, messageID int64, text string) error {
+	if err := c.pacer.wait(ctx, strconv.FormatInt(chatID, 10)); err != nil {
+		return &Error{Description: "the chat's send rate allows no edit before the deadline", err: fmt.Errorf("waiting to edit in chat %d: %w", chatID, err)}
+	}
+	_, err := c.bot.EditMessageText(ctx, &bot.EditMessageTextParams{
+		ChatID: chatID, MessageID: int(messageID), Text: text,
+		LinkPreviewOptions: &models.LinkPreviewOptions{IsDisabled: bot.True()},
+	})
+	if err != nil {
+		return classify(err)
+	}
+	return nil
 }
 
 // Error is a failed Bot API call.

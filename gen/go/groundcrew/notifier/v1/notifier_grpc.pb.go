@@ -53,8 +53,10 @@ type NotifierServiceClient interface {
 	// without sending it, for clients that send themselves.
 	FormatMessage(ctx context.Context, in *FormatMessageRequest, opts ...grpc.CallOption) (*FormatMessageResponse, error)
 	// SendMessage delivers a message that is not an alert (a research
-	// summary, an approval request with buttons) through the same durable
-	// pipeline, pacing and delivery log as alerts.
+	// summary, an approval request with buttons) through the same Telegram
+	// client, pacing and delivery log as alerts. It is stored and delivered
+	// within the call's deadline; a failure is returned so the caller (a
+	// durable job) retries, and idempotency_key makes the retry deliver once.
 	SendMessage(ctx context.Context, in *SendMessageRequest, opts ...grpc.CallOption) (*SendMessageResponse, error)
 	// HandleTelegramUpdate takes a Telegram bot webhook update. Callers must
 	// pass the X-Telegram-Bot-Api-Secret-Token header (gRPC metadata
@@ -174,8 +176,10 @@ type NotifierServiceServer interface {
 	// without sending it, for clients that send themselves.
 	FormatMessage(context.Context, *FormatMessageRequest) (*FormatMessageResponse, error)
 	// SendMessage delivers a message that is not an alert (a research
-	// summary, an approval request with buttons) through the same durable
-	// pipeline, pacing and delivery log as alerts.
+	// summary, an approval request with buttons) through the same Telegram
+	// client, pacing and delivery log as alerts. It is stored and delivered
+	// within the call's deadline; a failure is returned so the caller (a
+	// durable job) retries, and idempotency_key makes the retry deliver once.
 	SendMessage(context.Context, *SendMessageRequest) (*SendMessageResponse, error)
 	// HandleTelegramUpdate takes a Telegram bot webhook update. Callers must
 	// pass the X-Telegram-Bot-Api-Secret-Token header (gRPC metadata

@@ -2,7 +2,8 @@
 // tests: an HTTP server that speaks the wire format github.com/go-telegram/bot
 // uses (multipart form posts to /bot<token>/<method>, JSON answers
 // {"ok":…,"result":…} or {"ok":false,"error_code":…,"description":…,
-// "parameters":{"retry_after":…}}) and records every sendMessage.
+// "parameters":{"retry_after":…}}) and records every sendMessage, and every
+// other call it answers (answerCallbackQuery, editMessageText) as a Call.
 package telegramtest
 
 import (
@@ -24,6 +25,7 @@ type Sent struct {
 	ParseMode          string
 	LinkPreviewOptions map[string]any // decoded link_preview_options
 	ReplyParameters    map[string]any // decoded reply_parameters
+	ReplyMarkup        string         // reply_markup as sent (JSON)
 	MessageID          int64          // the id answered; 0 when refused
 }
 
@@ -58,6 +60,44 @@ type Server struct {
 	// Handle picks the answer to a parsed sendMessage; nil answers ok.
 	handle func(Sent) Reply
 	notify chan struct{}
+	calls  []Call
+}
+
+// Call is a Bot API call other than sendMessage and getMe: its method and
+// form fields.
+type Call struct {
+	Method string
+	Form   map[string]string
+}
+
+// Calls returns the calls of method received so far.
+func (s *Server) Calls(method string) []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Call
+	for _, c := range s.calls {
+		if c.Method == method {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// WaitCalls waits until at least n calls of method arrived, or the deadline
+// passes, and returns them.
+func (s *Server) WaitCalls(method string, n int, timeout time.Duration) []Call {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		if got := s.Calls(method); len(got) >= n {
+			return got
+		}
+		select {
+		case <-s.notify:
+		case <-deadline.C:
+			return s.Calls(method)
+		}
+	}
 }
 
 // NewServer starts a server on a loopback :0 listener and closes it when
@@ -127,6 +167,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "result": map[string]any{"id": n, "is_bot": true, "first_name": "Groundcrew", "username": "groundcrew_bot"}})
 	case "sendMessage":
 		s.sendMessage(w, r, token)
+	case "answerCallbackQuery", "editMessageText":
+		s.record(w, r, method)
 	default:
 		writeJSON(w, http.StatusNotFound, map[string]any{"ok": false, "error_code": 404, "description": "Not Found: method not found"})
 	}
@@ -138,10 +180,11 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request, token strin
 		return
 	}
 	m := Sent{
-		Token:     token,
-		ChatID:    r.FormValue("chat_id"),
-		Text:      r.FormValue("text"),
-		ParseMode: r.FormValue("parse_mode"),
+		Token:       token,
+		ChatID:      r.FormValue("chat_id"),
+		Text:        r.FormValue("text"),
+		ParseMode:   r.FormValue("parse_mode"),
+		ReplyMarkup: r.FormValue("reply_markup"),
 	}
 	if v := r.FormValue("link_preview_options"); v != "" {
 		_ = json.Unmarshal([]byte(v), &m.LinkPreviewOptions)
@@ -186,6 +229,33 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request, token strin
 		"text":       m.Text,
 	}
 	writeJSON(w, cmpOr(reply.Status, http.StatusOK), map[string]any{"ok": true, "result": result})
+}
+
+// record keeps a call and answers it as Telegram would on success.
+func (s *Server) record(w http.ResponseWriter, r *http.Request, method string) {
+	if err := r.ParseMultipartForm(1 << 20); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"ok": false, "error_code": 400, "description": "Bad Request: " + err.Error()})
+		return
+	}
+	c := Call{Method: method, Form: map[string]string{}}
+	for k := range r.MultipartForm.Value {
+		c.Form[k] = r.FormValue(k)
+	}
+	s.mu.Lock()
+	s.calls = append(s.calls, c)
+	s.mu.Unlock()
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+	var result any = true
+	if method == "editMessageText" {
+		chatID, _ := strconv.ParseInt(c.Form["chat_id"], 10, 64)
+		id, _ := strconv.ParseInt(c.Form["message_id"], 10, 64)
+		result = map[string]any{"message_id": id, "date": time.Now().Unix(), "text": c.Form["text"],
+			"chat": map[string]any{"id": chatID, "type": "supergroup", "title": "Alerts"}}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "result": result})
 }
 
 func cmpOr(a, b int) int {

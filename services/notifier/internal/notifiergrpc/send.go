@@ -1,0 +1,77 @@
+package notifiergrpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
+	"github.com/groundcrew/groundcrew/platform/grpcserver"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/outbound"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/telegram"
+)
+
+// Messages sends non-alert messages (outbound.Service).
+type Messages interface {
+	Send(ctx context.Context, req outbound.Request) (outbound.Result, error)
+}
+
+// SendMessage delivers a message synchronously, within the call's deadline,
+// through the configured delivery (see package outbound).
+func (s *NotifierService) SendMessage(ctx context.Context, req *notifierv1.SendMessageRequest) (*notifierv1.SendMessageResponse, error) {
+	if s.messages == nil {
+		return nil, status.Error(codes.Unimplemented, "sending messages is not configured")
+	}
+	if c := req.GetChatId(); c != "" && !telegram.ValidChatID(c) {
+		return nil, grpcserver.FieldViolations(grpcserver.FieldViolation{Field: "chat_id", Description: "must be a chat id such as -100123 or @channelname"})
+	}
+	res, err := s.messages.Send(ctx, toSendRequest(req))
+	if err != nil {
+		return nil, s.sendError(ctx, err)
+	}
+	return fromSendResult(res), nil
+}
+
+func toSendRequest(req *notifierv1.SendMessageRequest) outbound.Request {
+	out := outbound.Request{
+		Text: req.GetText(), ChatID: req.GetChatId(), IdempotencyKey: req.GetIdempotencyKey(), Sender: req.GetSender(),
+	}
+	for _, b := range req.GetButtons() {
+		out.Buttons = append(out.Buttons, outbound.Button{Text: b.GetText(), CallbackData: b.GetCallbackData()})
+	}
+	return out
+}
+
+func fromSendResult(res outbound.Result) *notifierv1.SendMessageResponse {
+	return &notifierv1.SendMessageResponse{
+		DeliveryId: res.Record.DeliveryID, Destination: res.Record.Destination, Duplicate: res.Duplicate,
+	}
+}
+
+// sendError maps a send's error to a status. Delivery errors carry only
+// their public description; anything else is Internal.
+func (s *NotifierService) sendError(ctx context.Context, err error) error {
+	if errors.Is(err, outbound.ErrKeyReused) {
+		return grpcserver.FieldViolations(grpcserver.FieldViolation{Field: "idempotency_key", Description: "already used for a different message"})
+	}
+	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
+		return status.Error(codes.DeadlineExceeded, "the message was not delivered before the deadline")
+	}
+	var ra interface{ RetryAfter() time.Duration }
+	if errors.As(err, &ra) {
+		return status.Error(codes.Unavailable, fmt.Sprintf("rate limited by Telegram; retry after %s", ra.RetryAfter()))
+	}
+	var pub interface{ Public() string }
+	if !errors.As(err, &pub) {
+		return grpcserver.InternalError(ctx, s.logger, err, "sending a message")
+	}
+	var perm interface{ Permanent() bool }
+	if errors.As(err, &perm) && perm.Permanent() {
+		return status.Error(codes.FailedPrecondition, pub.Public())
+	}
+	return status.Error(codes.Unavailable, pub.Public())
+}

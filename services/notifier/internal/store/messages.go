@@ -1,0 +1,103 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/groundcrew/groundcrew/services/notifier/internal/outbound"
+)
+
+var _ outbound.Store = (*Store)(nil)
+
+const messageColumns = `id, idempotency_key, request_hash, sender, chat_id, text, buttons, status, attempts,
+	error, delivery_id, destination, created_at, updated_at, delivered_at`
+
+// ClaimMessage inserts r; when r's idempotency key is already stored it
+// inserts nothing and returns the stored record (nil after an insert).
+func (s *Store) ClaimMessage(ctx context.Context, r *outbound.Record) (*outbound.Record, error) {
+	buttons, err := json.Marshal(nonNilButtons(r.Buttons))
+	if err != nil {
+		return nil, fmt.Errorf("encoding buttons of message %s: %w", r.ID, err)
+	}
+	var key sql.NullString
+	if r.IdempotencyKey != "" {
+		key = sql.NullString{String: r.IdempotencyKey, Valid: true}
+	}
+	res, err := s.db.ExecContext(ctx, `INSERT INTO notifier_messages (`+messageColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+		ON CONFLICT (idempotency_key) DO NOTHING`,
+		r.ID, key, r.RequestHash, r.Sender, r.ChatID, r.Text, string(buttons), string(r.Status), r.Attempts,
+		r.Error, r.DeliveryID, r.Destination, micros(r.CreatedAt), micros(r.UpdatedAt), micros(r.DeliveredAt))
+	if err != nil {
+		return nil, fmt.Errorf("inserting message %s: %w", r.ID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return nil, fmt.Errorf("inserting message %s: %w", r.ID, err)
+	} else if n == 1 {
+		return nil, nil
+	}
+	stored, err := scanMessage(s.db.QueryRowContext(ctx, `SELECT `+messageColumns+` FROM notifier_messages WHERE idempotency_key = $1`, r.IdempotencyKey))
+	if err != nil {
+		return nil, fmt.Errorf("reading the message stored under an idempotency key: %w", err)
+	}
+	return stored, nil
+}
+
+// SaveMessage writes a message's status, attempts, error and delivery.
+func (s *Store) SaveMessage(ctx context.Context, r *outbound.Record) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE notifier_messages SET
+		status = $2, attempts = $3, error = $4, delivery_id = $5, destination = $6, updated_at = $7, delivered_at = $8
+		WHERE id = $1`,
+		r.ID, string(r.Status), r.Attempts, r.Error, r.DeliveryID, r.Destination, micros(r.UpdatedAt), micros(r.DeliveredAt))
+	if err != nil {
+		return fmt.Errorf("saving message %s: %w", r.ID, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("saving message %s: %w", r.ID, ErrNotFound)
+	}
+	return nil
+}
+
+// GetMessage returns the stored message with id, or ErrNotFound.
+func (s *Store) GetMessage(ctx context.Context, id string) (*outbound.Record, error) {
+	r, err := scanMessage(s.db.QueryRowContext(ctx, `SELECT `+messageColumns+` FROM notifier_messages WHERE id = $1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("message %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading message %q: %w", id, err)
+	}
+	return r, nil
+}
+
+func scanMessage(row scanner) (*outbound.Record, error) {
+	var (
+		r                         outbound.Record
+		key                       sql.NullString
+		status, buttons           string
+		created, updated, deliver int64
+	)
+	if err := row.Scan(&r.ID, &key, &r.RequestHash, &r.Sender, &r.ChatID, &r.Text, &buttons, &status, &r.Attempts,
+		&r.Error, &r.DeliveryID, &r.Destination, &created, &updated, &deliver); err != nil {
+		return nil, err
+	}
+	r.IdempotencyKey, r.Status = key.String, outbound.Status(status)
+	if err := json.Unmarshal([]byte(buttons), &r.Buttons); err != nil {
+		return nil, fmt.Errorf("decoding buttons of message %s: %w", r.ID, err)
+	}
+	if len(r.Buttons) == 0 {
+		r.Buttons = nil
+	}
+	r.CreatedAt, r.UpdatedAt, r.DeliveredAt = fromMicros(created), fromMicros(updated), fromMicros(deliver)
+	return &r, nil
+}
+
+func nonNilButtons(b []outbound.Button) []outbound.Button {
+	if b == nil {
+		return []outbound.Button{}
+	}
+	return b
+}
