@@ -164,6 +164,8 @@ const (
 	PlannedAction_SKIPPED PlannedAction_Status = 3
 	// Tried and failed.
 	PlannedAction_FAILED PlannedAction_Status = 4
+	// Allowed (approved, or needs no approval) and waiting to run.
+	PlannedAction_QUEUED PlannedAction_Status = 5
 )
 
 // Enum value maps for PlannedAction_Status.
@@ -174,6 +176,7 @@ var (
 		2: "EXECUTED",
 		3: "SKIPPED",
 		4: "FAILED",
+		5: "QUEUED",
 	}
 	PlannedAction_Status_value = map[string]int32{
 		"STATUS_UNSPECIFIED": 0,
@@ -181,6 +184,7 @@ var (
 		"EXECUTED":           2,
 		"SKIPPED":            3,
 		"FAILED":             4,
+		"QUEUED":             5,
 	}
 )
 
@@ -1884,7 +1888,7 @@ const file_groundcrew_grounding_v1_research_proto_rawDesc = "" +
 	"\bCritique\x12<\n" +
 	"\rquality_score\x18\x01 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\fqualityScore\x12\x18\n" +
 	"\areasons\x18\x02 \x03(\tR\areasons\x12\x12\n" +
-	"\x04gaps\x18\x03 \x03(\tR\x04gaps\"\x91\x03\n" +
+	"\x04gaps\x18\x03 \x03(\tR\x04gaps\"\x9d\x03\n" +
 	"\rPlannedAction\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1f\n" +
 	"\vaction_type\x18\x02 \x01(\tR\n" +
@@ -1896,14 +1900,16 @@ const file_groundcrew_grounding_v1_research_proto_rawDesc = "" +
 	"\x06status\x18\x05 \x01(\x0e2-.groundcrew.grounding.v1.PlannedAction.StatusR\x06status\x12\x1f\n" +
 	"\vapproval_id\x18\x06 \x01(\tR\n" +
 	"approvalId\x12\x16\n" +
-	"\x06result\x18\a \x01(\tR\x06result\"^\n" +
+	"\x06result\x18\a \x01(\tR\x06result\"j\n" +
 	"\x06Status\x12\x16\n" +
 	"\x12STATUS_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11AWAITING_APPROVAL\x10\x01\x12\f\n" +
 	"\bEXECUTED\x10\x02\x12\v\n" +
 	"\aSKIPPED\x10\x03\x12\n" +
 	"\n" +
-	"\x06FAILED\x10\x04\"\xd5\x02\n" +
+	"\x06FAILED\x10\x04\x12\n" +
+	"\n" +
+	"\x06QUEUED\x10\x05\"\xd5\x02\n" +
 	"\x0eResearchReport\x12+\n" +
 	"\x11executive_summary\x18\x01 \x01(\tR\x10executiveSummary\x12+\n" +
 	"\x11findings_markdown\x18\x02 \x01(\tR\x10findingsMarkdown\x12B\n" +
