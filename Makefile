@@ -32,7 +32,7 @@ run: build ## Build and start all four services and the gateway on embedded defa
 	@scripts/run.sh
 
 .PHONY: test
-test: proto-check test-go ## Run every check and test (what CI runs).
+test: proto-check test-go fuzz ## Run every check and test (what CI runs).
 
 .PHONY: build
 build: ## Build every binary into bin/.
@@ -86,6 +86,30 @@ test-go: ## go vet and go test in every module.
 	echo "== tools (compose and Dockerfile checks)"; \
 	(cd tools && go test $(GOTEST_FLAGS) ./...) || fail=1; \
 	exit $$fail
+
+# Fuzz targets (package dir:function) run for FUZZTIME each in `make test`;
+# their seed corpora also run as plain tests in test-go.
+FUZZ_TARGETS := \
+	services/notifier/internal/alert:FuzzFromAlertmanager \
+	services/notifier/internal/alert:FuzzFromGrafana \
+	services/notifier/internal/alert:FuzzGeneric \
+	services/notifier/internal/format:FuzzFormat \
+	services/notifier/internal/notifiergrpc:FuzzTelegramUpdate \
+	services/notifier/internal/markdownv2:FuzzParse \
+	services/notifier/internal/markdownv2:FuzzEscapeRoundTrip \
+	services/search/internal/htmltext:FuzzExtract \
+	services/grounding/internal/extractive:FuzzTrimSummary \
+	services/grounding/internal/queryextract:FuzzDerive \
+	services/grounding/internal/textoffset:FuzzOffsets
+FUZZTIME ?= 4s
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZTIME (default 4s) each.
+	@for t in $(FUZZ_TARGETS); do \
+		dir=$${t%%:*}; fn=$${t##*:}; mod=$$(echo $$dir | cut -d/ -f1-2); pkg=./$${dir#$$mod/}; \
+		echo "fuzz $$fn ($$dir) for $(FUZZTIME)"; \
+		(cd $$mod && go test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg) || exit 1; \
+	done
 
 .PHONY: fmt
 fmt: ## gofmt every module.
