@@ -26,11 +26,8 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver"
-	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
-	"github.com/riverqueue/river/riverdriver/riversqlite"
-	"github.com/riverqueue/river/rivermigrate"
 
+	"github.com/groundcrew/groundcrew/platform/jobqueue"
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/research"
 )
@@ -84,6 +81,7 @@ type Handler interface {
 type Store struct {
 	db      *sqlstore.DB
 	river   *river.Client[*sql.Tx]
+	jobs    *jobqueue.Queue
 	logger  *slog.Logger
 	handler atomic.Pointer[Handler]
 }
@@ -98,44 +96,22 @@ func Open(ctx context.Context, db *sqlstore.DB, logger *slog.Logger, opt Options
 	if err := sqlstore.Migrate(ctx, db, migrations, "migrations"); err != nil {
 		return nil, fmt.Errorf("researchstore: %w", err)
 	}
-	var driver riverdriver.Driver[*sql.Tx]
-	switch db.Dialect {
-	case sqlstore.SQLite:
-		driver = riversqlite.New(db.DB)
-	case sqlstore.Postgres:
-		// The database/sql driver shares the store's pool, so a run's
-		// state and its next job commit in one *sql.Tx here too.
-		driver = riverdatabasesql.New(db.DB)
-	default:
-		return nil, fmt.Errorf("researchstore: unsupported dialect %q", db.Dialect)
-	}
-	quiet := slog.New(levelFilter{logger.Handler(), slog.LevelWarn}).With("component", "river")
-	migrator, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: quiet})
-	if err != nil {
-		return nil, fmt.Errorf("researchstore: preparing job queue migrations: %w", err)
-	}
-	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return nil, fmt.Errorf("researchstore: migrating job queue tables: %w", err)
-	}
 	s := &Store{db: db, logger: logger}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &worker{s: s})
-	client, err := river.NewClient(driver, &river.Config{
-		Logger:               quiet,
-		PollOnly:             true,
-		FetchPollInterval:    opt.PollInterval,
-		FetchCooldown:        min(opt.PollInterval, 100*time.Millisecond),
-		JobTimeout:           opt.JobTimeout,
-		RescueStuckJobsAfter: opt.JobTimeout + time.Minute,
-		MaxAttempts:          opt.MaxAttempts,
-		RetryPolicy:          opt.RetryPolicy,
-		Queues:               map[string]river.QueueConfig{Queue: {MaxWorkers: opt.Workers}},
-		Workers:              workers,
-	})
+	q, err := jobqueue.Open(ctx, db, workers, jobqueue.Config{
+		Queue:        Queue,
+		Workers:      opt.Workers,
+		PollInterval: opt.PollInterval,
+		JobTimeout:   opt.JobTimeout,
+		MaxAttempts:  opt.MaxAttempts,
+		RetryPolicy:  opt.RetryPolicy,
+	}, logger)
 	if err != nil {
-		return nil, fmt.Errorf("researchstore: creating job client: %w", err)
+		return nil, fmt.Errorf("researchstore: %w", err)
 	}
-	s.river = client
+	s.jobs = q
+	s.river = q.Client
 	return s, nil
 }
 
@@ -144,19 +120,8 @@ func Open(ctx context.Context, db *sqlstore.DB, logger *slog.Logger, opt Options
 // process, so they cannot be running elsewhere).
 func (s *Store) Start(ctx context.Context, h Handler) error {
 	s.handler.Store(&h)
-	if s.db.Dialect == sqlstore.SQLite {
-		res, err := s.db.ExecContext(ctx, `UPDATE river_job SET state = 'available', scheduled_at = datetime('now', 'subsec')
-			WHERE state = 'running' AND queue = $1`, Queue)
-		if err != nil {
-			return fmt.Errorf("researchstore: resuming interrupted jobs: %w", err)
-		}
-		if n, _ := res.RowsAffected(); n > 0 {
-			s.logger.InfoContext(ctx, "resuming research jobs interrupted by a stop", "jobs", n)
-		}
-	}
-	// River stops when its start context ends; the store runs until Stop.
-	if err := s.river.Start(context.WithoutCancel(ctx)); err != nil {
-		return fmt.Errorf("researchstore: starting job client: %w", err)
+	if err := s.jobs.Start(ctx); err != nil {
+		return fmt.Errorf("researchstore: %w", err)
 	}
 	return nil
 }
@@ -164,14 +129,8 @@ func (s *Store) Start(ctx context.Context, h Handler) error {
 // Stop lets running jobs finish until ctx is done, then cancels them; a
 // cancelled job runs again after the next Start.
 func (s *Store) Stop(ctx context.Context) error {
-	err := s.river.Stop(ctx)
-	if err == nil {
-		return nil
-	}
-	cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err2 := s.river.StopAndCancel(cctx); err2 != nil {
-		return fmt.Errorf("researchstore: stopping job client: %w", errors.Join(err, err2))
+	if err := s.jobs.Stop(ctx); err != nil {
+		return fmt.Errorf("researchstore: %w", err)
 	}
 	return nil
 }
@@ -520,26 +479,4 @@ func (s *Store) ListApprovals(ctx context.Context, f research.ApprovalFilter, p 
 		next = cursor{at: micros(last.RequestedAt), id: last.ID}.token()
 	}
 	return out, next, nil
-}
-
-// levelFilter passes River's warnings and errors on; its info lines are
-// noise in a service log.
-type levelFilter struct {
-	slog.Handler
-	min slog.Level
-}
-
-// Enabled drops records below the minimum level.
-func (f levelFilter) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= f.min && f.Handler.Enabled(ctx, l)
-}
-
-// WithAttrs keeps the filter on the derived handler.
-func (f levelFilter) WithAttrs(as []slog.Attr) slog.Handler {
-	return levelFilter{f.Handler.WithAttrs(as), f.min}
-}
-
-// WithGroup keeps the filter on the derived handler.
-func (f levelFilter) WithGroup(name string) slog.Handler {
-	return levelFilter{f.Handler.WithGroup(name), f.min}
 }

@@ -22,18 +22,14 @@ package pipeline
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver"
-	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
-	"github.com/riverqueue/river/riverdriver/riversqlite"
-	"github.com/riverqueue/river/rivermigrate"
 
+	"github.com/groundcrew/groundcrew/platform/jobqueue"
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/format"
@@ -139,6 +135,7 @@ type Pipeline struct {
 	store     *store.Store
 	db        *sqlstore.DB
 	river     *river.Client[*sql.Tx]
+	jobs      *jobqueue.Queue
 	enricher  Enricher
 	deliverer Deliverer
 	metrics   *Metrics
@@ -172,108 +169,34 @@ func New(ctx context.Context, deps Deps, cfg Config) (*Pipeline, error) {
 		logger:    deps.Logger,
 		now:       time.Now,
 	}
-	var driver riverdriver.Driver[*sql.Tx]
-	switch p.db.Dialect {
-	case sqlstore.SQLite:
-		driver = riversqlite.New(p.db.DB)
-	case sqlstore.Postgres:
-		// River's database/sql driver shares the store's pool, so an alert
-		// and its job are written in one *sql.Tx on PostgreSQL too.
-		driver = riverdatabasesql.New(p.db.DB)
-	default:
-		return nil, fmt.Errorf("pipeline: unsupported database dialect %q", p.db.Dialect)
-	}
-	migrator, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: quiet(deps.Logger)})
-	if err != nil {
-		return nil, fmt.Errorf("pipeline: preparing job queue migrations: %w", err)
-	}
-	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return nil, fmt.Errorf("pipeline: migrating job queue tables: %w", err)
-	}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &deliverWorker{p: p})
-	client, err := river.NewClient(driver, &river.Config{
-		Logger:               quiet(deps.Logger),
-		PollOnly:             true,
-		FetchPollInterval:    cfg.PollInterval,
-		FetchCooldown:        min(cfg.PollInterval, 100*time.Millisecond),
-		JobTimeout:           cfg.JobTimeout,
-		RescueStuckJobsAfter: cfg.RescueAfter,
-		MaxAttempts:          cfg.MaxAttempts,
-		RetryPolicy:          cfg.RetryPolicy,
-		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}},
-		Workers:              workers,
-	})
+	q, err := jobqueue.Open(ctx, p.db, workers, jobqueue.Config{
+		Workers:      cfg.Workers,
+		PollInterval: cfg.PollInterval,
+		JobTimeout:   cfg.JobTimeout,
+		RescueAfter:  cfg.RescueAfter,
+		MaxAttempts:  cfg.MaxAttempts,
+		RetryPolicy:  cfg.RetryPolicy,
+	}, deps.Logger)
 	if err != nil {
-		return nil, fmt.Errorf("pipeline: creating job client: %w", err)
+		return nil, fmt.Errorf("pipeline: %w", err)
 	}
-	p.river = client
+	p.jobs = q
+	p.river = q.Client
 	return p, nil
 }
 
-// quiet passes River's own warnings and errors on; its info lines are noise
-// in a service log.
-func quiet(l *slog.Logger) *slog.Logger {
-	return slog.New(levelFilter{l.Handler(), slog.LevelWarn}).With("component", "river")
-}
-
-type levelFilter struct {
-	slog.Handler
-	min slog.Level
-}
-
-// Enabled drops records below the filter's level.
-func (f levelFilter) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= f.min && f.Handler.Enabled(ctx, l)
-}
-
-// WithAttrs keeps the filter on the derived handler.
-func (f levelFilter) WithAttrs(as []slog.Attr) slog.Handler {
-	return levelFilter{f.Handler.WithAttrs(as), f.min}
-}
-
-// WithGroup keeps the filter on the derived handler.
-func (f levelFilter) WithGroup(name string) slog.Handler {
-	return levelFilter{f.Handler.WithGroup(name), f.min}
-}
-
-// Start rescues the jobs a crash left running (SQLite) and starts working
-// jobs. ctx bounds start-up only; Stop ends the work.
+// Start makes jobs a crash left running available again (SQLite) and
+// starts working jobs. ctx bounds start-up only; Stop ends the work.
 func (p *Pipeline) Start(ctx context.Context) error {
-	if p.db.Dialect == sqlstore.SQLite {
-		// The SQLite database belongs to this one process, so a job marked
-		// running at start was orphaned by a crash: make it available now
-		// instead of waiting for River's stuck-job rescuer.
-		res, err := p.db.ExecContext(ctx, `UPDATE river_job SET state = 'available', scheduled_at = datetime('now', 'subsec')
-			WHERE state = 'running'`)
-		if err != nil {
-			return fmt.Errorf("pipeline: rescuing interrupted jobs: %w", err)
-		}
-		if n, _ := res.RowsAffected(); n > 0 {
-			p.logger.InfoContext(ctx, "resuming jobs interrupted by a stop", "jobs", n)
-		}
-	}
-	// River stops its work when the Start context ends; the pipeline runs
-	// until Stop.
-	if err := p.river.Start(context.WithoutCancel(ctx)); err != nil {
-		return fmt.Errorf("pipeline: starting job client: %w", err)
-	}
-	return nil
+	return p.jobs.Start(ctx)
 }
 
 // Stop lets running jobs finish until ctx is done, then cancels them (a
 // cancelled job runs again after the next start).
 func (p *Pipeline) Stop(ctx context.Context) error {
-	err := p.river.Stop(ctx)
-	if err == nil {
-		return nil
-	}
-	cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err2 := p.river.StopAndCancel(cctx); err2 != nil {
-		return fmt.Errorf("pipeline: stopping job client: %w", errors.Join(err, err2))
-	}
-	return nil
+	return p.jobs.Stop(ctx)
 }
 
 // deliverArgs is the job that takes one alert through the pipeline.
