@@ -17,6 +17,7 @@ import (
 	"github.com/groundcrew/groundcrew/platform/grpcclient"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
+	"github.com/groundcrew/groundcrew/services/grounding/internal/gemini"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/groundinggrpc"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/research"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/researchstore"
@@ -70,14 +71,17 @@ func (c ResearchConfig) ValidateResearch() error {
 	return errors.Join(errs...)
 }
 
-// startResearch registers ResearchService on srv and starts its durable workers; stop ends them.
-func startResearch(ctx context.Context, cfg Config, logger *slog.Logger, srv *grpcserver.Server, tp trace.TracerProvider) (stop func(), err error) {
-	return startResearchWith(ctx, cfg, cfg.ResearchConfig, logger, srv, tp)
+// startResearch registers ResearchService on srv and starts its durable
+// workers; stop ends them. gc, when not nil, plans and critiques with
+// Gemini (falling back to the offline planner and critic when it fails);
+// nil means offline.
+func startResearch(ctx context.Context, cfg Config, logger *slog.Logger, srv *grpcserver.Server, tp trace.TracerProvider, gc *gemini.Client) (stop func(), err error) {
+	return startResearchWith(ctx, cfg, cfg.ResearchConfig, logger, srv, tp, gc)
 }
 
 // startResearchWith is startResearch with the research settings given
 // explicitly, for tests.
-func startResearchWith(ctx context.Context, cfg Config, rc ResearchConfig, logger *slog.Logger, srv grpc.ServiceRegistrar, tp trace.TracerProvider) (stop func(), err error) {
+func startResearchWith(ctx context.Context, cfg Config, rc ResearchConfig, logger *slog.Logger, srv grpc.ServiceRegistrar, tp trace.TracerProvider, gc *gemini.Client) (stop func(), err error) {
 	if err := rc.ValidateResearch(); err != nil {
 		return nil, err
 	}
@@ -128,8 +132,20 @@ func startResearchWith(ctx context.Context, cfg Config, rc ResearchConfig, logge
 		return nil, err
 	}
 
+	var (
+		planner research.Planner = research.OfflinePlanner{}
+		critic  research.Critic  = research.OfflineCritic{}
+		method                   = "offline"
+	)
+	if gc != nil {
+		planner = research.FallbackPlanner{Primary: gemini.Planner{Client: gc}, Logger: logger}
+		critic = research.FallbackCritic{Primary: gemini.Critic{Client: gc}, Logger: logger}
+		method = "gemini " + gc.Name() + ", offline fallback"
+	}
 	svc, err := research.New(research.Deps{
 		Store:     store,
+		Planner:   planner,
+		Critic:    critic,
 		Searcher:  groundinggrpc.SearchEvidence{Client: searchv1.NewSearchServiceClient(searchConn)},
 		Retriever: groundinggrpc.RagPassages{Client: ragv1.NewRagServiceClient(ragConn)},
 		Notifier:  groundinggrpc.NotifierMessages{Client: notifierv1.NewNotifierServiceClient(notifierConn), ChatID: rc.ResearchChatID},
@@ -145,7 +161,7 @@ func startResearchWith(ctx context.Context, cfg Config, rc ResearchConfig, logge
 	if err := store.Start(ctx, svc); err != nil {
 		return nil, err
 	}
-	logger.InfoContext(ctx, "research workers started", "planner", "offline", "critic", "offline",
+	logger.InfoContext(ctx, "research workers started", "planner", method, "critic", method,
 		"approval_timeout", rc.ResearchApprovalTimeout.String(), "summary_risk", rc.ResearchSummaryRisk)
 
 	return func() {

@@ -138,7 +138,7 @@ func pollRun(t *testing.T, c groundingv1.ResearchServiceClient, id string, withi
 
 func TestStartResearchOffline(t *testing.T) {
 	c := startGrounding(t, defaultResearchConfig, func(ctx context.Context, cfg Config, l *slog.Logger, srv *grpcserver.Server) (func(), error) {
-		return startResearch(ctx, cfg, l, srv, nil)
+		return startResearch(ctx, cfg, l, srv, nil, nil)
 	})
 	started, err := c.StartResearch(t.Context(), &groundingv1.StartResearchRequest{
 		Topic: "write-ahead logging", UserId: testUserID, MaxIterations: new(int32(1000)),
@@ -186,7 +186,7 @@ func TestApprovalTimeoutEndToEnd(t *testing.T) {
 	rc.ResearchApprovalTimeout = 500 * time.Millisecond
 	rc.ResearchPollInterval = 20 * time.Millisecond
 	c := startGrounding(t, rc, func(ctx context.Context, cfg Config, l *slog.Logger, srv *grpcserver.Server) (func(), error) {
-		return startResearchWith(ctx, cfg, rc, l, srv, nil)
+		return startResearchWith(ctx, cfg, rc, l, srv, nil, nil)
 	})
 	started, err := c.StartResearch(t.Context(), &groundingv1.StartResearchRequest{Topic: "write-ahead logging", UserId: testUserID, MaxIterations: new(int32(1))})
 	if err != nil {

@@ -143,15 +143,21 @@ func run(ctx context.Context, cfg Config, logger *slog.Logger, ready func(*grpcs
 	if err != nil {
 		return fmt.Errorf("registering metrics: %w", err)
 	}
-	var model grounding.Model
+	// One Gemini client serves grounding and research alike; model stays a
+	// nil interface (not a nil *gemini.Client) when there is no key.
+	var (
+		model grounding.Model
+		gc    *gemini.Client
+	)
 	if cfg.GeminiAPIKey != "" {
-		model, err = gemini.New(ctx, gemini.Config{
+		gc, err = gemini.New(ctx, gemini.Config{
 			APIKey: cfg.GeminiAPIKey, Model: cfg.GeminiModel, BaseURL: cfg.GeminiBaseURL,
 			OnAttemptError: metrics.ProviderAttemptFailed, Logger: logger.With("component", "gemini"),
 		})
 		if err != nil {
 			return err
 		}
+		model = gc
 		logger.Info("grounding with Gemini", "model", cfg.GeminiModel, "base_url", cmp.Or(cfg.GeminiBaseURL, "Google's endpoint"))
 	} else {
 		logger.Info("GEMINI_API_KEY is not set: grounding with the offline extractive summariser over search evidence", "method", grounding.MethodExtractive)
@@ -165,7 +171,7 @@ func run(ctx context.Context, cfg Config, logger *slog.Logger, ready func(*grpcs
 	}
 
 	groundingv1.RegisterGroundingServiceServer(srv, groundinggrpc.NewGroundingService(svc, logger))
-	stopResearch, err := startResearch(ctx, cfg, logger, srv, tp)
+	stopResearch, err := startResearch(ctx, cfg, logger, srv, tp, gc)
 	if err != nil {
 		return fmt.Errorf("starting research: %w", err)
 	}

@@ -245,35 +245,48 @@ func (c *Client) DeriveQuery(ctx context.Context, text string) (grounding.Derive
 	if r := []rune(text); len(r) > 4000 {
 		text = string(r[:4000])
 	}
+	schema := &genai.Schema{
+		Type: genai.TypeObject,
+		Properties: map[string]*genai.Schema{
+			"query": {Type: genai.TypeString, Description: "the web-search query"},
+			"terms": {Type: genai.TypeArray, Items: &genai.Schema{Type: genai.TypeString}, Description: "the query's terms"},
+		},
+		Required:         []string{"query", "terms"},
+		PropertyOrdering: []string{"query", "terms"},
+	}
+	var q queryResponse
+	if err := c.generateJSON(ctx, deriveInstruction, text, schema, &q); err != nil {
+		return grounding.DerivedQuery{}, fmt.Errorf("gemini: structured query: %w", err)
+	}
+	return grounding.DerivedQuery{Query: q.Query, Terms: q.Terms}, nil
+}
+
+// generateJSON makes one structured-output call: instruction as the system
+// instruction, input as the user's text, temperature 0, and the answer
+// constrained to schema and decoded into out. An error is the provider's
+// (a *grounding.ProviderError), grounding.ErrNoAnswer, or an answer that is
+// not JSON.
+func (c *Client) generateJSON(ctx context.Context, instruction, input string, schema *genai.Schema, out any) error {
 	var zero float32
 	cfg := &genai.GenerateContentConfig{
-		SystemInstruction: &genai.Content{Parts: []*genai.Part{genai.NewPartFromText(deriveInstruction)}},
+		SystemInstruction: &genai.Content{Parts: []*genai.Part{genai.NewPartFromText(instruction)}},
 		Temperature:       &zero,
 		ResponseMIMEType:  "application/json",
-		ResponseSchema: &genai.Schema{
-			Type: genai.TypeObject,
-			Properties: map[string]*genai.Schema{
-				"query": {Type: genai.TypeString, Description: "the web-search query"},
-				"terms": {Type: genai.TypeArray, Items: &genai.Schema{Type: genai.TypeString}, Description: "the query's terms"},
-			},
-			Required:         []string{"query", "terms"},
-			PropertyOrdering: []string{"query", "terms"},
-		},
+		ResponseSchema:    schema,
 	}
-	contents := []*genai.Content{{Role: genai.RoleUser, Parts: []*genai.Part{genai.NewPartFromText(text)}}}
+	contents := []*genai.Content{{Role: genai.RoleUser, Parts: []*genai.Part{genai.NewPartFromText(input)}}}
 	resp, _, err := c.generate(ctx, contents, cfg)
 	if err != nil {
-		return grounding.DerivedQuery{}, err
+		return err
 	}
 	gen, err := fromResponse(resp)
 	if err != nil {
-		return grounding.DerivedQuery{}, err
+		return err
 	}
-	var q queryResponse
-	if err := json.Unmarshal([]byte(gen.Text), &q); err != nil {
-		return grounding.DerivedQuery{}, fmt.Errorf("gemini: decoding structured query: %w", err)
+	if err := json.Unmarshal([]byte(gen.Text), out); err != nil {
+		return fmt.Errorf("decoding structured output: %w", err)
 	}
-	return grounding.DerivedQuery{Query: q.Query, Terms: q.Terms}, nil
+	return nil
 }
 
 // generate calls generateContent with retries and returns the response and

@@ -237,34 +237,34 @@ func toRiskLevel(r research.RiskLevel) groundingv1.RiskLevel {
 	return groundingv1.RiskLevel_RISK_LEVEL_UNSPECIFIED
 }
 
-// toPlannedAction maps the action's status. The proto has no state for an
-// action queued to run (approved, or needing no approval); it reports
-// STATUS_UNSPECIFIED with the result saying so, until it is EXECUTED or
-// FAILED moments later.
+// toPlannedAction converts an action; an approved action and one that needs
+// no approval are both QUEUED until they run.
 func toPlannedAction(a research.Action) *groundingv1.PlannedAction {
-	pa := &groundingv1.PlannedAction{
+	return &groundingv1.PlannedAction{
 		Id:          a.ID,
 		ActionType:  a.Type,
 		Description: a.Description,
 		RiskLevel:   toRiskLevel(a.Risk),
+		Status:      toActionStatus(a.Status),
 		ApprovalId:  a.ApprovalID,
 		Result:      a.Result,
 	}
-	switch a.Status {
-	case research.ActionAwaitingApproval:
-		pa.Status = groundingv1.PlannedAction_AWAITING_APPROVAL
-	case research.ActionExecuted:
-		pa.Status = groundingv1.PlannedAction_EXECUTED
-	case research.ActionSkipped:
-		pa.Status = groundingv1.PlannedAction_SKIPPED
-	case research.ActionFailed:
-		pa.Status = groundingv1.PlannedAction_FAILED
-	case research.ActionQueued, research.ActionApproved:
-		if pa.Result == "" {
-			pa.Result = "queued to run"
-		}
+}
+
+func toActionStatus(s research.ActionStatus) groundingv1.PlannedAction_Status {
+	switch {
+	case s == research.ActionAwaitingApproval:
+		return groundingv1.PlannedAction_AWAITING_APPROVAL
+	case s.Queued():
+		return groundingv1.PlannedAction_QUEUED
+	case s == research.ActionExecuted:
+		return groundingv1.PlannedAction_EXECUTED
+	case s == research.ActionSkipped:
+		return groundingv1.PlannedAction_SKIPPED
+	case s == research.ActionFailed:
+		return groundingv1.PlannedAction_FAILED
 	}
-	return pa
+	return groundingv1.PlannedAction_STATUS_UNSPECIFIED
 }
 
 func toApprovalStatus(s research.ApprovalStatus) groundingv1.ApprovalRequest_Status {

@@ -69,11 +69,20 @@ func (fakeSearch) Search(_ context.Context, req *searchv1.SearchRequest) (*searc
 
 type fakeNotifier struct {
 	notifierv1.UnimplementedNotifierServiceServer
+	// gate, when not nil, holds every send until it is closed.
+	gate chan struct{}
 	mu   sync.Mutex
 	sent []*notifierv1.SendMessageRequest
 }
 
-func (f *fakeNotifier) SendMessage(_ context.Context, req *notifierv1.SendMessageRequest) (*notifierv1.SendMessageResponse, error) {
+func (f *fakeNotifier) SendMessage(ctx context.Context, req *notifierv1.SendMessageRequest) (*notifierv1.SendMessageResponse, error) {
+	if f.gate != nil {
+		select {
+		case <-f.gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.sent = append(f.sent, req)
@@ -117,7 +126,12 @@ type env struct {
 // store, against fake search and notifier services, all over gRPC.
 func newEnv(t *testing.T, cfg research.Config) *env {
 	t.Helper()
-	n := &fakeNotifier{}
+	return newEnvWith(t, cfg, &fakeNotifier{})
+}
+
+// newEnvWith is newEnv with the given notifier.
+func newEnvWith(t *testing.T, cfg research.Config, n *fakeNotifier) *env {
+	t.Helper()
 	backends := serve(t, func(s *grpc.Server) {
 		searchv1.RegisterSearchServiceServer(s, fakeSearch{})
 		notifierv1.RegisterNotifierServiceServer(s, n)
@@ -220,6 +234,28 @@ func TestResearchOverGRPC(t *testing.T) {
 		acts[0].GetStatus() != groundingv1.PlannedAction_AWAITING_APPROVAL {
 		t.Errorf("planned actions = %v", acts)
 	}
+}
+
+// TestQueuedActionOverGRPC: an action that needs no approval is QUEUED
+// while it waits to run (here: while the notifier holds its send), then
+// EXECUTED.
+func TestQueuedActionOverGRPC(t *testing.T) {
+	n := &fakeNotifier{gate: make(chan struct{})}
+	e := newEnvWith(t, research.Config{SummaryRisk: research.Reversible}, n)
+	states := e.watchToEnd(t, &groundingv1.StartResearchRequest{Topic: "Kubernetes operators", UserId: userID, MaxIterations: new(int32(1))})
+	runID := states[0].GetId()
+	action := func() *groundingv1.PlannedAction {
+		got, err := e.client.GetResearch(t.Context(), &groundingv1.GetResearchRequest{Id: runID})
+		if err != nil || len(got.GetRun().GetPlannedActions()) != 1 {
+			t.Fatalf("GetResearch = %v, %v; want one planned action", got, err)
+		}
+		return got.GetRun().GetPlannedActions()[0]
+	}
+	if a := action(); a.GetStatus() != groundingv1.PlannedAction_QUEUED || a.GetRiskLevel() != groundingv1.RiskLevel_REVERSIBLE || a.GetApprovalId() != "" {
+		t.Errorf("action before it ran = %v, want QUEUED, REVERSIBLE, no approval", a)
+	}
+	close(n.gate)
+	waitFor(t, "the action to run", func() bool { return action().GetStatus() == groundingv1.PlannedAction_EXECUTED })
 }
 
 func TestApprovalsOverGRPC(t *testing.T) {

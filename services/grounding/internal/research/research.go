@@ -179,6 +179,10 @@ const (
 	ActionFailed   ActionStatus = "failed"
 )
 
+// Queued reports whether the action is allowed (approved, or needs no
+// approval) and waiting to run.
+func (s ActionStatus) Queued() bool { return s == ActionApproved || s == ActionQueued }
+
 // ActionSendSummary posts the report's executive summary to the team chat.
 const ActionSendSummary = "send_summary"
 

@@ -737,7 +737,7 @@ func (s *Service) execute(ctx context.Context, job Job) error {
 			action = &run.Actions[i]
 		}
 	}
-	if action == nil || (action.Status != ActionApproved && action.Status != ActionQueued) {
+	if action == nil || !action.Status.Queued() {
 		return nil
 	}
 	var (
@@ -766,7 +766,7 @@ func (s *Service) execute(ctx context.Context, job Job) error {
 	err = s.update(ctx, run.ID, func(c *Change) error {
 		for i := range c.Run.Actions {
 			a := &c.Run.Actions[i]
-			if a.ID == job.ActionID && (a.Status == ActionApproved || a.Status == ActionQueued) {
+			if a.ID == job.ActionID && a.Status.Queued() {
 				a.Status, a.Result = status, result
 				c.Run.UpdatedAt = s.now()
 				return nil
