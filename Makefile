@@ -81,6 +81,7 @@ check-generate: generate ## Fail when `make generate` changes gen/.
 test-go: ## go vet and go test in every module.
 	@fail=0; for m in $(MODULES); do \
 		echo "== $$m"; \
+		(cd $$m && go mod tidy -e -diff >/dev/null 2>&1) || { echo "$$m: go.mod/go.sum are not tidy: run 'make tidy'"; fail=1; }; \
 		(cd $$m && go vet ./... && go test $(GOTEST_FLAGS) ./...) || fail=1; \
 	done; \
 	echo "== tools (compose and Dockerfile checks)"; \
