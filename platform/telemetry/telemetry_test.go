@@ -3,11 +3,15 @@ package telemetry_test
 import (
 	"context"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	collectortracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/grpc"
 
@@ -92,5 +96,27 @@ func TestSetupExportsOverOTLP(t *testing.T) {
 	}
 	if service != "exporter-test" {
 		t.Errorf("service.name = %q, want %q", service, "exporter-test")
+	}
+}
+
+func TestHTTPClientCarriesTraceContext(t *testing.T) {
+	got := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("traceparent")
+	}))
+	defer srv.Close()
+	tp := sdktrace.NewTracerProvider()
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	ctx, span := tp.Tracer("test").Start(context.Background(), "caller")
+	defer span.End()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	resp, err := telemetry.HTTPClient(tp, time.Second).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	tp2 := <-got
+	if !strings.Contains(tp2, span.SpanContext().TraceID().String()) {
+		t.Errorf("traceparent = %q, want the caller's trace %s", tp2, span.SpanContext().TraceID())
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/groundcrew/groundcrew/platform/grpcclient"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
+	"github.com/groundcrew/groundcrew/platform/telemetry"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/gemini"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/grounding"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/groundinggrpc"
@@ -153,6 +154,8 @@ func run(ctx context.Context, cfg Config, logger *slog.Logger, ready func(*grpcs
 		gc, err = gemini.New(ctx, gemini.Config{
 			APIKey: cfg.GeminiAPIKey, Model: cfg.GeminiModel, BaseURL: cfg.GeminiBaseURL,
 			OnAttemptError: metrics.ProviderAttemptFailed, Logger: logger.With("component", "gemini"),
+			// Gemini calls are traced and carry the trace context.
+			HTTPClient: telemetry.HTTPClient(tp, 0),
 		})
 		if err != nil {
 			return err

@@ -241,6 +241,8 @@ func delivery(ctx context.Context, cfg Config, logger *slog.Logger) (transport, 
 	if err != nil {
 		return nil, nil, nil, "", fmt.Errorf("NOTIFIER_ROUTES: %w", err)
 	}
+	// Bot API calls are deliberately not traced with otelhttp: the bot
+	// token is part of the URL path, and client spans record the full URL.
 	client, err := telegram.New(cfg.TelegramBotToken, telegram.Options{
 		APIURL: cfg.TelegramAPIURL,
 		// Start does not depend on Telegram being reachable; sends retry.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"path/filepath"
 
 	"github.com/groundcrew/groundcrew/services/rag/internal/answer"
@@ -36,10 +37,10 @@ type backends struct {
 
 // newBackends opens the store and builds the embedder and answer writer
 // the configuration selects, defaulting to the offline ones.
-func newBackends(ctx context.Context, cfg Config, logger *slog.Logger) (*backends, error) {
+func newBackends(ctx context.Context, cfg Config, logger *slog.Logger, hc *http.Client) (*backends, error) {
 	b := &backends{}
 	var err error
-	if b.embedder, b.embedderDesc, err = newEmbedder(ctx, cfg); err != nil {
+	if b.embedder, b.embedderDesc, err = newEmbedder(ctx, cfg, hc); err != nil {
 		return nil, err
 	}
 
@@ -66,7 +67,7 @@ func newBackends(ctx context.Context, cfg Config, logger *slog.Logger) (*backend
 	b.generator, b.answererDesc = &answer.Extractive{}, answer.ExtractiveModel
 	if cfg.GroqAPIKey != "" {
 		g, err := groq.New(groq.Config{APIKey: cfg.GroqAPIKey, Model: cfg.GroqModel, BaseURL: cfg.GroqBaseURL,
-			MaxRetries: retries(cfg.GroqMaxRetries), Timeout: cfg.GroqTimeout})
+			MaxRetries: retries(cfg.GroqMaxRetries), Timeout: cfg.GroqTimeout, HTTPClient: hc})
 		if err != nil {
 			b.store.Close()
 			return nil, fmt.Errorf("GROQ_*: %w", err)
@@ -79,8 +80,9 @@ func newBackends(ctx context.Context, cfg Config, logger *slog.Logger) (*backend
 }
 
 // newEmbedder builds the embedder EMBEDDINGS_PROVIDER names.
-func newEmbedder(ctx context.Context, cfg Config) (vectorindex.Embedder, string, error) {
+func newEmbedder(ctx context.Context, cfg Config, hc *http.Client) (vectorindex.Embedder, string, error) {
 	rc := remoteembed.Config{
+		HTTPClient: hc,
 		APIKey:     cfg.EmbeddingsAPIKey,
 		BaseURL:    cfg.EmbeddingsBaseURL,
 		Model:      cfg.EmbeddingsModel,

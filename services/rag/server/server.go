@@ -15,6 +15,7 @@ import (
 	"github.com/groundcrew/groundcrew/platform/config"
 	"github.com/groundcrew/groundcrew/platform/entrypoint"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
+	"github.com/groundcrew/groundcrew/platform/telemetry"
 	"github.com/groundcrew/groundcrew/services/rag/internal/raggrpc"
 )
 
@@ -114,20 +115,21 @@ const maxRequestBytes = 64 << 20
 // Run serves the rag service until ctx is done.
 func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	logger.Info("starting", "config", config.LogValue(cfg))
-	b, err := newBackends(ctx, cfg, logger)
-	if err != nil {
-		return err
-	}
-	defer b.close()
-	logger.Info("rag backends", "store", b.storeDesc, "embedder", b.embedderDesc, "answerer", b.answererDesc)
-
-	srv, _, cleanup, err := entrypoint.NewServer(ctx, "rag", cfg.Common,
+	srv, tp, cleanup, err := entrypoint.NewServer(ctx, "rag", cfg.Common,
 		grpcserver.Config{GRPCAddr: cfg.GRPCListenAddr(), AdminAddr: cfg.AdminAddr}, logger,
 		grpcserver.WithServerOptions(grpc.MaxRecvMsgSize(maxRequestBytes)))
 	if err != nil {
 		return err
 	}
 	defer cleanup()
+	// Groq and embedding calls are traced and carry the trace context.
+	b, err := newBackends(ctx, cfg, logger, telemetry.HTTPClient(tp, 0))
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	logger.Info("rag backends", "store", b.storeDesc, "embedder", b.embedderDesc, "answerer", b.answererDesc)
+
 	ragv1.RegisterRagServiceServer(srv, raggrpc.NewRagService(b.lib, b.store, raggrpc.Options{
 		Generator:      b.generator,
 		EmbeddingModel: b.embedder.Name(),

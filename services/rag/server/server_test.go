@@ -79,7 +79,7 @@ func TestBackends(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := newBackends(t.Context(), cfg, slog.New(slog.DiscardHandler))
+			b, err := newBackends(t.Context(), cfg, slog.New(slog.DiscardHandler), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,7 +107,7 @@ func TestQdrantUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := newBackends(t.Context(), cfg, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "QDRANT_URL") {
+	if _, err := newBackends(t.Context(), cfg, slog.New(slog.DiscardHandler), nil); err == nil || !strings.Contains(err.Error(), "QDRANT_URL") {
 		t.Errorf("newBackends = %v, want an error naming QDRANT_URL", err)
 	}
 }

@@ -16,7 +16,10 @@ import (
 	"github.com/groundcrew/groundcrew/platform/config"
 	"github.com/groundcrew/groundcrew/platform/entrypoint"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
+	"github.com/groundcrew/groundcrew/platform/httpretry"
+	"github.com/groundcrew/groundcrew/platform/telemetry"
 	"github.com/groundcrew/groundcrew/services/search/internal/brave"
+	"github.com/groundcrew/groundcrew/services/search/internal/enginehttp"
 	"github.com/groundcrew/groundcrew/services/search/internal/exa"
 	"github.com/groundcrew/groundcrew/services/search/internal/localindex"
 	"github.com/groundcrew/groundcrew/services/search/internal/search"
@@ -96,7 +99,14 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 			logger.Error("closing the local index", "error", err)
 		}
 	}()
-	engines, err := webEngines(cfg)
+	srv, tp, cleanup, err := entrypoint.NewServer(ctx, "search", cfg.Common,
+		grpcserver.Config{GRPCAddr: cfg.GRPCListenAddr(), AdminAddr: cfg.AdminAddr}, logger)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	// Engine calls are traced and carry the trace context to the provider.
+	engines, err := webEngines(cfg, enginehttp.NewRetryClient(telemetry.HTTPClient(tp, 0)))
 	if err != nil {
 		return err
 	}
@@ -118,43 +128,37 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		return fmt.Errorf("building the search service: %w", err)
 	}
 
-	srv, _, cleanup, err := entrypoint.NewServer(ctx, "search", cfg.Common,
-		grpcserver.Config{GRPCAddr: cfg.GRPCListenAddr(), AdminAddr: cfg.AdminAddr}, logger)
-	if err != nil {
-		return err
-	}
-	defer cleanup()
 	registerMetrics(srv.Registry(), svc)
 	searchv1.RegisterSearchServiceServer(srv, searchgrpc.NewSearchService(svc, index, logger))
 	return srv.Run(ctx)
 }
 
 // webEngines builds the web engines whose configuration is present.
-func webEngines(cfg Config) ([]search.Engine, error) {
+func webEngines(cfg Config, retry *httpretry.Client) ([]search.Engine, error) {
 	var out []search.Engine
 	if cfg.SearxngURL != "" {
-		c, err := searxng.New(searxng.Config{BaseURL: cfg.SearxngURL, Timeout: cfg.EngineTimeout})
+		c, err := searxng.New(searxng.Config{BaseURL: cfg.SearxngURL, Timeout: cfg.EngineTimeout, Retry: retry})
 		if err != nil {
 			return nil, fmt.Errorf("SEARXNG_URL: %w", err)
 		}
 		out = append(out, c)
 	}
 	if cfg.ExaAPIKey != "" {
-		c, err := exa.New(exa.Config{APIKey: cfg.ExaAPIKey, BaseURL: cfg.ExaBaseURL, Timeout: cfg.EngineTimeout})
+		c, err := exa.New(exa.Config{APIKey: cfg.ExaAPIKey, BaseURL: cfg.ExaBaseURL, Timeout: cfg.EngineTimeout, Retry: retry})
 		if err != nil {
 			return nil, fmt.Errorf("EXA_API_KEY/EXA_BASE_URL: %w", err)
 		}
 		out = append(out, c)
 	}
 	if cfg.TavilyAPIKey != "" {
-		c, err := tavily.New(tavily.Config{APIKey: cfg.TavilyAPIKey, BaseURL: cfg.TavilyBaseURL, Timeout: cfg.EngineTimeout})
+		c, err := tavily.New(tavily.Config{APIKey: cfg.TavilyAPIKey, BaseURL: cfg.TavilyBaseURL, Timeout: cfg.EngineTimeout, Retry: retry})
 		if err != nil {
 			return nil, fmt.Errorf("TAVILY_API_KEY/TAVILY_BASE_URL: %w", err)
 		}
 		out = append(out, c)
 	}
 	if cfg.BraveAPIKey != "" {
-		c, err := brave.New(brave.Config{APIKey: cfg.BraveAPIKey, BaseURL: cfg.BraveBaseURL, Timeout: cfg.EngineTimeout})
+		c, err := brave.New(brave.Config{APIKey: cfg.BraveAPIKey, BaseURL: cfg.BraveBaseURL, Timeout: cfg.EngineTimeout, Retry: retry})
 		if err != nil {
 			return nil, fmt.Errorf("BRAVE_API_KEY/BRAVE_BASE_URL: %w", err)
 		}
