@@ -64,7 +64,7 @@ func (m *memStore) GetRun(_ context.Context, id string) (*Run, error) {
 }
 
 func (m *memStore) ListRuns(context.Context, string, Page) ([]*Run, string, error) {
-	return nil, "", fmt.Errorf("not implemented")
+	return nil, "", fmt.Errorf("memStore does not list runs: no domain test needs it (researchstore tests listing)")
 }
 
 func (m *memStore) GetApproval(_ context.Context, id string) (*Approval, error) {
