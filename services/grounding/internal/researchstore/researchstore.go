@@ -14,7 +14,6 @@ import (
 	"context"
 	"database/sql"
 	"embed"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -382,31 +381,16 @@ const (
 	maxPageSize     = 100
 )
 
-// cursor is the position after the last item of a page: items are ordered
-// by (time, id) descending, and the next page starts strictly below it.
-type cursor struct {
-	at int64
-	id string
-}
-
-func (c cursor) token() string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.at, 10) + ":" + c.id))
-}
-
-func parseToken(tok string) (cursor, error) {
+// parseToken reads a page token; an empty one starts at the top (newest).
+func parseToken(tok string) (sqlstore.Cursor, error) {
 	if tok == "" {
-		return cursor{at: math.MaxInt64}, nil
+		return sqlstore.Cursor{At: math.MaxInt64}, nil
 	}
-	b, err := base64.RawURLEncoding.DecodeString(tok)
+	c, err := sqlstore.ParseCursor(tok)
 	if err != nil {
-		return cursor{}, research.ErrInvalidPageToken
+		return sqlstore.Cursor{}, research.ErrInvalidPageToken
 	}
-	at, id, ok := strings.Cut(string(b), ":")
-	n, err := strconv.ParseInt(at, 10, 64)
-	if !ok || err != nil || id == "" {
-		return cursor{}, research.ErrInvalidPageToken
-	}
-	return cursor{at: n, id: id}, nil
+	return c, nil
 }
 
 func pageSize(p research.Page) int {
@@ -428,7 +412,7 @@ func (s *Store) ListRuns(ctx context.Context, userID string, p research.Page) ([
 	n := pageSize(p)
 	rows, err := s.db.QueryContext(ctx, `SELECT data FROM research_runs
 		WHERE user_id = $1 AND (created_at < $2 OR (created_at = $2 AND id < $3))
-		ORDER BY created_at DESC, id DESC LIMIT $4`, userID, cur.at, cur.id, n+1)
+		ORDER BY created_at DESC, id DESC LIMIT $4`, userID, cur.At, cur.ID, n+1)
 	if err != nil {
 		return nil, "", fmt.Errorf("listing runs: %w", err)
 	}
@@ -440,7 +424,7 @@ func (s *Store) ListRuns(ctx context.Context, userID string, p research.Page) ([
 	if len(runs) > n {
 		runs = runs[:n]
 		last := runs[n-1]
-		next = cursor{at: micros(last.CreatedAt), id: last.ID}.token()
+		next = sqlstore.CursorAfter(last.CreatedAt, last.ID).Token()
 	}
 	return runs, next, nil
 }
@@ -453,7 +437,7 @@ func (s *Store) ListApprovals(ctx context.Context, f research.ApprovalFilter, p 
 	}
 	n := pageSize(p)
 	where := []string{"(requested_at < $1 OR (requested_at = $1 AND id < $2))"}
-	args := []any{cur.at, cur.id}
+	args := []any{cur.At, cur.ID}
 	if f.Status != "" {
 		args = append(args, string(f.Status))
 		where = append(where, "status = $"+strconv.Itoa(len(args)))
@@ -476,7 +460,7 @@ func (s *Store) ListApprovals(ctx context.Context, f research.ApprovalFilter, p 
 	if len(out) > n {
 		out = out[:n]
 		last := out[n-1]
-		next = cursor{at: micros(last.RequestedAt), id: last.ID}.token()
+		next = sqlstore.CursorAfter(last.RequestedAt, last.ID).Token()
 	}
 	return out, next, nil
 }

@@ -10,7 +10,6 @@ import (
 	"context"
 	"database/sql"
 	"embed"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -193,11 +192,11 @@ func (s *Store) ListAlerts(ctx context.Context, q ListQuery) ([]*alert.Alert, st
 		where = append(where, "received_at >= "+arg(micros(q.ReceivedAfter)))
 	}
 	if q.PageToken != "" {
-		at, id, err := decodeToken(q.PageToken)
+		c, err := sqlstore.ParseCursor(q.PageToken)
 		if err != nil {
-			return nil, "", err
+			return nil, "", ErrBadPageToken
 		}
-		a1, a2, a3 := arg(at), arg(at), arg(id)
+		a1, a2, a3 := arg(c.At), arg(c.At), arg(c.ID)
 		where = append(where, "(received_at < "+a1+" OR (received_at = "+a2+" AND id < "+a3+"))")
 	}
 	query := `SELECT ` + alertColumns + ` FROM notifier_alerts`
@@ -225,26 +224,9 @@ func (s *Store) ListAlerts(ctx context.Context, q ListQuery) ([]*alert.Alert, st
 	if len(out) > q.PageSize {
 		out = out[:q.PageSize]
 		last := out[len(out)-1]
-		next = encodeToken(micros(last.ReceivedAt), last.ID)
+		next = sqlstore.CursorAfter(last.ReceivedAt, last.ID).Token()
 	}
 	return out, next, nil
-}
-
-func encodeToken(at int64, id string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(at, 10) + ":" + id))
-}
-
-func decodeToken(tok string) (int64, string, error) {
-	raw, err := base64.RawURLEncoding.DecodeString(tok)
-	if err != nil {
-		return 0, "", ErrBadPageToken
-	}
-	at, id, ok := strings.Cut(string(raw), ":")
-	v, err := strconv.ParseInt(at, 10, 64)
-	if !ok || err != nil || id == "" {
-		return 0, "", ErrBadPageToken
-	}
-	return v, id, nil
 }
 
 type scanner interface{ Scan(dest ...any) error }
