@@ -419,11 +419,11 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		return err
 	}
 
-	lis, err := net.Listen("tcp", cfg.Addr)
+	lis, err := listen(cfg.Listeners.API, cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("GATEWAY_ADDR %s: %w", cfg.Addr, err)
 	}
-	adminLis, err := net.Listen("tcp", cfg.AdminAddr)
+	adminLis, err := listen(cfg.Listeners.Admin, cfg.AdminAddr)
 	if err != nil {
 		_ = lis.Close()
 		return fmt.Errorf("GATEWAY_ADMIN_ADDR %s: %w", cfg.AdminAddr, err)
@@ -454,6 +454,15 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		return err
 	}
 	return shutdownErr
+}
+
+// listen returns lis when the embedding program opened it (see
+// config.Listeners), else listens on addr.
+func listen(lis net.Listener, addr string) (net.Listener, error) {
+	if lis != nil {
+		return lis, nil
+	}
+	return net.Listen("tcp", addr)
 }
 
 func serve(srv *http.Server, lis net.Listener) error {

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"os"
 	"reflect"
@@ -141,6 +142,26 @@ type Common struct {
 	OTelServiceName string `env:"OTEL_SERVICE_NAME"`
 	// GracePeriod bounds how long in-flight requests may run at shutdown.
 	GracePeriod time.Duration `env:"GRACE_PERIOD" envDefault:"10s"`
+
+	// Listeners are set by programs that embed services, never by the
+	// environment; see [Listeners].
+	Listeners Listeners `env:"-"`
+}
+
+// Listeners replace a service's configured listen addresses with listeners
+// opened by whoever embeds the service. A program that runs several
+// services in one process (the whole-stack tests) opens every listener on
+// 127.0.0.1:0 first, so each service knows every other's address before any
+// starts, with no fixed ports and no port races. A service closes the
+// listeners it serves when it stops; one that fails before serving may not,
+// so the embedder closes them after Run returns (closing twice is
+// harmless). Nil fields mean "listen on the configured address".
+type Listeners struct {
+	// API is the service's own listener: gRPC for the services, REST for
+	// the gateway.
+	API net.Listener
+	// Admin serves /metrics, /healthz and /readyz.
+	Admin net.Listener
 }
 
 // Validate checks the values that cannot be expressed as types.

@@ -95,6 +95,12 @@ func NewServer(ctx context.Context, name string, common config.Common, cfg grpcs
 	if cfg.GracePeriod == 0 {
 		cfg.GracePeriod = common.GracePeriod
 	}
+	if cfg.GRPCListener == nil {
+		cfg.GRPCListener = common.Listeners.API
+	}
+	if cfg.AdminListener == nil {
+		cfg.AdminListener = common.Listeners.Admin
+	}
 	srv, err := grpcserver.New(cfg, logger, append([]grpcserver.Option{grpcserver.WithTracerProvider(tp)}, opts...)...)
 	if err != nil {
 		_ = shutdown(context.Background())

@@ -64,6 +64,11 @@ type Config struct {
 	// GracePeriod bounds how long in-flight calls may finish after shutdown
 	// starts; zero means [DefaultGracePeriod], negative means no grace.
 	GracePeriod time.Duration
+	// GRPCListener and AdminListener, when set, are served instead of
+	// listening on GRPCAddr and AdminAddr (for programs that embed several
+	// services and open every listener first). Run closes them.
+	GRPCListener  net.Listener
+	AdminListener net.Listener
 }
 
 // Option customises a [Server].
@@ -243,7 +248,7 @@ func New(cfg Config, logger *slog.Logger, opts ...Option) (*Server, error) {
 	healthpb.RegisterHealthServer(s.grpc, &healthService{Server: s.health, s: s})
 	reflection.Register(s.grpc)
 
-	if cfg.AdminAddr != "" {
+	if cfg.AdminAddr != "" || cfg.AdminListener != nil {
 		mux, err := s.adminMux(o.adminHandlers)
 		if err != nil {
 			return nil, err
@@ -320,6 +325,16 @@ func (s *Server) Ready() <-chan struct{} {
 	return s.ready
 }
 
+// listen returns lis when the embedding program opened it, else listens
+// on addr.
+func listen(ctx context.Context, lis net.Listener, addr string) (net.Listener, error) {
+	if lis != nil {
+		return lis, nil
+	}
+	var lc net.ListenConfig
+	return lc.Listen(ctx, "tcp", addr)
+}
+
 // GRPCAddr is the address the gRPC server listens on, or nil before
 // [Server.Ready] is closed.
 func (s *Server) GRPCAddr() net.Addr {
@@ -351,20 +366,24 @@ func (s *Server) Run(ctx context.Context) error {
 	s.phase = phaseRunning
 	s.mu.Unlock()
 
-	var lc net.ListenConfig
-	grpcLis, err := lc.Listen(ctx, "tcp", s.cfg.GRPCAddr)
+	grpcLis, err := listen(ctx, s.cfg.GRPCListener, s.cfg.GRPCAddr)
 	if err != nil {
+		if s.cfg.AdminListener != nil {
+			_ = s.cfg.AdminListener.Close()
+		}
 		s.stopHealth()
 		return fmt.Errorf("grpcserver: listening for gRPC on %s: %w", s.cfg.GRPCAddr, err)
 	}
 	var adminLis net.Listener
 	if s.admin != nil {
-		adminLis, err = lc.Listen(ctx, "tcp", s.cfg.AdminAddr)
+		adminLis, err = listen(ctx, s.cfg.AdminListener, s.cfg.AdminAddr)
 		if err != nil {
 			_ = grpcLis.Close()
 			s.stopHealth()
 			return fmt.Errorf("grpcserver: listening for admin HTTP on %s: %w", s.cfg.AdminAddr, err)
 		}
+	} else if s.cfg.AdminListener != nil {
+		_ = s.cfg.AdminListener.Close()
 	}
 	// Pre-create the per-method series so dashboards show zeros rather than
 	// gaps before the first call.

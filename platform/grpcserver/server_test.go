@@ -685,3 +685,79 @@ func TestFieldViolations(t *testing.T) {
 		t.Errorf("BadRequest violations mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestServesInjectedListeners runs a Server on listeners its embedder opened
+// (config.Listeners), ignoring the configured addresses, and closes them on
+// shutdown so the ports are free again.
+func TestServesInjectedListeners(t *testing.T) {
+	grpcLis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	adminLis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger, err := logging.New(io.Discard, "json", "info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := grpcserver.New(grpcserver.Config{
+		// Addresses nothing may listen on: the listeners must win.
+		GRPCAddr: "192.0.2.1:1", AdminAddr: "192.0.2.1:2",
+		GRPCListener: grpcLis, AdminListener: adminLis,
+	}, logger)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	srv.RegisterService(&echoServiceDesc, newEchoServer(logger))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	select {
+	case <-srv.Ready():
+	case err := <-done:
+		cancel()
+		t.Fatalf("Run returned before ready: %v", err)
+	}
+	if got, want := srv.GRPCAddr().String(), grpcLis.Addr().String(); got != want {
+		t.Errorf("GRPCAddr() = %s, want the injected %s", got, want)
+	}
+
+	conn, err := grpc.NewClient(grpcLis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	resp, err := healthpb.NewHealthClient(conn).Check(testContext(t), &healthpb.HealthCheckRequest{})
+	if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("health on the injected gRPC listener = %v, %v; want SERVING", resp, err)
+	}
+	r, err := http.Get("http://" + adminLis.Addr().String() + "/healthz")
+	if err != nil {
+		t.Fatalf("GET /healthz on the injected admin listener: %v", err)
+	}
+	r.Body.Close()
+	if r.StatusCode != http.StatusOK {
+		t.Errorf("GET /healthz = %d, want 200", r.StatusCode)
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("Run did not return after cancellation")
+	}
+	// Both ports are free again: the server closed what it was given.
+	for _, addr := range []string{grpcLis.Addr().String(), adminLis.Addr().String()} {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Errorf("listening on %s after shutdown: %v (listener not closed)", addr, err)
+			continue
+		}
+		l.Close()
+	}
+}
