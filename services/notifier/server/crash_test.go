@@ -21,7 +21,7 @@ import (
 	groundingv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/grounding/v1"
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/markdownv2"
-	"github.com/groundcrew/groundcrew/services/notifier/internal/telegram/telegramtest"
+	"github.com/groundcrew/groundcrew/services/notifier/telegramtest"
 )
 
 // slowGrounding answers like grounding, taking delay per Ground call so that

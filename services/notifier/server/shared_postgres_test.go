@@ -18,7 +18,7 @@ import (
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
 	"github.com/groundcrew/groundcrew/platform/config"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/markdownv2"
-	"github.com/groundcrew/groundcrew/services/notifier/internal/telegram/telegramtest"
+	"github.com/groundcrew/groundcrew/services/notifier/telegramtest"
 	"github.com/groundcrew/groundcrew/services/notifier/server"
 )
 

@@ -24,7 +24,7 @@ import (
 	"github.com/groundcrew/groundcrew/services/notifier/internal/grounding"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/store"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/telegram"
-	"github.com/groundcrew/groundcrew/services/notifier/internal/telegram/telegramtest"
+	"github.com/groundcrew/groundcrew/services/notifier/telegramtest"
 )
 
 // Approval ids the fake ResearchService answers specially.

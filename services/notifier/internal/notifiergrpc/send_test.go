@@ -19,7 +19,7 @@ import (
 	"github.com/groundcrew/groundcrew/services/notifier/internal/outbound"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/store"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/telegram"
-	"github.com/groundcrew/groundcrew/services/notifier/internal/telegram/telegramtest"
+	"github.com/groundcrew/groundcrew/services/notifier/telegramtest"
 )
 
 type sendEnv struct {

@@ -18,7 +18,7 @@ import (
 	"github.com/groundcrew/groundcrew/services/notifier/internal/chat"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/store"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/telegram"
-	"github.com/groundcrew/groundcrew/services/notifier/internal/telegram/telegramtest"
+	"github.com/groundcrew/groundcrew/services/notifier/telegramtest"
 )
 
 // readUpdate decodes a Telegram update fixture as the gateway does:

@@ -11,7 +11,7 @@ import (
 	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/pipeline"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/store"
-	"github.com/groundcrew/groundcrew/services/notifier/internal/telegram/telegramtest"
+	"github.com/groundcrew/groundcrew/services/notifier/telegramtest"
 )
 
 type immediateRetry struct{}

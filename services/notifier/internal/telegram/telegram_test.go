@@ -14,7 +14,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
-	"github.com/groundcrew/groundcrew/services/notifier/internal/telegram/telegramtest"
+	"github.com/groundcrew/groundcrew/services/notifier/telegramtest"
 )
 
 const token = "123456:TEST-token"

@@ -1,5 +1,5 @@
 // Package telegramtest is a local stand-in for the Telegram Bot API for
-// tests: an HTTP server that speaks the wire format github.com/go-telegram/bot
+// tests (the notifier's own, and the whole-stack tests in e2e/): an HTTP server that speaks the wire format github.com/go-telegram/bot
 // uses (multipart form posts to /bot<token>/<method>, JSON answers
 // {"ok":…,"result":…} or {"ok":false,"error_code":…,"description":…,
 // "parameters":{"retry_after":…}}) and records every sendMessage, and every
@@ -108,6 +108,11 @@ func NewServer(cleanup func(func())) *Server {
 	cleanup(s.Close)
 	return s
 }
+
+// Handler is the Bot API itself, for serving it behind something else
+// (a fault injector, say) while Sent and Delivered still see every call
+// that gets through.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serve) }
 
 // Handle sets the function that scripts answers.
 func (s *Server) Handle(f func(Sent) Reply) {
