@@ -21,8 +21,8 @@ import (
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
 	"github.com/groundcrew/groundcrew/platform/config"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/markdownv2"
-	"github.com/groundcrew/groundcrew/services/notifier/telegramtest"
 	"github.com/groundcrew/groundcrew/services/notifier/server"
+	"github.com/groundcrew/groundcrew/services/notifier/telegramtest"
 )
 
 // alertmanagerBinaries finds Debian's prometheus-alertmanager (or an

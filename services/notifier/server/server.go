@@ -76,8 +76,12 @@ type Config struct {
 	// at least NOTIFIER_ENRICH_TIMEOUT + 10s.
 	JobTimeout time.Duration `env:"NOTIFIER_JOB_TIMEOUT" envDefault:"2m"`
 	// MaxAttempts is how many delivery attempts an alert gets before it is
-	// FAILED (retried with River's exponential backoff).
-	MaxAttempts int `env:"NOTIFIER_DELIVERY_MAX_ATTEMPTS" envDefault:"10"`
+	// FAILED; the defaults retry for about an hour.
+	MaxAttempts int `env:"NOTIFIER_DELIVERY_MAX_ATTEMPTS" envDefault:"16"`
+	// RetryBaseDelay and RetryMaxDelay shape the retries: the n-th failed
+	// attempt waits RetryBaseDelay·2^(n-1), at most RetryMaxDelay.
+	RetryBaseDelay time.Duration `env:"NOTIFIER_RETRY_BASE_DELAY" envDefault:"1s"`
+	RetryMaxDelay  time.Duration `env:"NOTIFIER_RETRY_MAX_DELAY" envDefault:"10m"`
 	// Workers is how many alerts are processed at once.
 	Workers int `env:"NOTIFIER_WORKERS" envDefault:"10"`
 	// PollInterval is how often idle workers look for new jobs.
@@ -112,7 +116,10 @@ func (c Config) Validate() error {
 	if c.DedupWindow < 0 {
 		errs = append(errs, fmt.Errorf("NOTIFIER_DEDUP_WINDOW: must not be negative, got %s", c.DedupWindow))
 	}
-	for name, d := range map[string]time.Duration{"NOTIFIER_ENRICH_TIMEOUT": c.EnrichTimeout, "NOTIFIER_JOB_TIMEOUT": c.JobTimeout, "NOTIFIER_POLL_INTERVAL": c.PollInterval} {
+	for name, d := range map[string]time.Duration{
+		"NOTIFIER_ENRICH_TIMEOUT": c.EnrichTimeout, "NOTIFIER_JOB_TIMEOUT": c.JobTimeout, "NOTIFIER_POLL_INTERVAL": c.PollInterval,
+		"NOTIFIER_RETRY_BASE_DELAY": c.RetryBaseDelay, "NOTIFIER_RETRY_MAX_DELAY": c.RetryMaxDelay,
+	} {
 		if d <= 0 {
 			errs = append(errs, fmt.Errorf("%s: must be positive, got %s", name, d))
 		}
@@ -121,6 +128,9 @@ func (c Config) Validate() error {
 		if n < 1 {
 			errs = append(errs, fmt.Errorf("%s: must be at least 1, got %d", name, n))
 		}
+	}
+	if c.RetryMaxDelay < c.RetryBaseDelay {
+		errs = append(errs, fmt.Errorf("NOTIFIER_RETRY_MAX_DELAY: must be at least NOTIFIER_RETRY_BASE_DELAY (%s), got %s", c.RetryBaseDelay, c.RetryMaxDelay))
 	}
 	if c.RatePerChat <= 0 || c.RateOverall <= 0 {
 		errs = append(errs, errors.New("NOTIFIER_TELEGRAM_RATE_PER_CHAT and NOTIFIER_TELEGRAM_RATE_OVERALL: must be positive"))
@@ -179,6 +189,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		EnrichTimeout: cfg.EnrichTimeout,
 		JobTimeout:    cfg.JobTimeout,
 		MaxAttempts:   cfg.MaxAttempts,
+		RetryPolicy:   pipeline.Backoff{Base: cfg.RetryBaseDelay, Max: cfg.RetryMaxDelay},
 		Workers:       cfg.Workers,
 		PollInterval:  cfg.PollInterval,
 	})

@@ -172,6 +172,8 @@ func TestConfigValidation(t *testing.T) {
 		{"bad sources", map[string]string{"GROUNDING_MAX_SOURCES": "0"}, "GROUNDING_MAX_SOURCES"},
 		{"bad window", map[string]string{"NOTIFIER_DEDUP_WINDOW": "-1m"}, "NOTIFIER_DEDUP_WINDOW"},
 		{"bad timeout", map[string]string{"NOTIFIER_ENRICH_TIMEOUT": "0s"}, "NOTIFIER_ENRICH_TIMEOUT"},
+		{"bad retry base", map[string]string{"NOTIFIER_RETRY_BASE_DELAY": "0s"}, "NOTIFIER_RETRY_BASE_DELAY"},
+		{"retry ceiling below base", map[string]string{"NOTIFIER_RETRY_BASE_DELAY": "1m", "NOTIFIER_RETRY_MAX_DELAY": "30s"}, "NOTIFIER_RETRY_MAX_DELAY"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

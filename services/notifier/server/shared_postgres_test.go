@@ -18,8 +18,8 @@ import (
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
 	"github.com/groundcrew/groundcrew/platform/config"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/markdownv2"
-	"github.com/groundcrew/groundcrew/services/notifier/telegramtest"
 	"github.com/groundcrew/groundcrew/services/notifier/server"
+	"github.com/groundcrew/groundcrew/services/notifier/telegramtest"
 )
 
 // freshSchema creates an empty schema in the TEST_DATABASE_URL database and

@@ -84,8 +84,8 @@ type Config struct {
 	// RescueAfter is when a job still running is taken for crashed and run
 	// again (PostgreSQL; on SQLite, jobs left running are rescued at start).
 	RescueAfter time.Duration
-	// RetryPolicy decides when a failed delivery is retried; nil is River's
-	// default exponential backoff.
+	// RetryPolicy decides when a failed delivery is retried; nil is a
+	// [Backoff] with the default base and ceiling.
 	RetryPolicy river.ClientRetryPolicy
 	// Format tunes the message formatter.
 	Format format.Options
@@ -96,9 +96,11 @@ const (
 	DefaultDedupWindow   = 10 * time.Minute
 	DefaultEnrichTimeout = 20 * time.Second
 	DefaultJobTimeout    = 2 * time.Minute
-	DefaultMaxAttempts   = 10
-	DefaultWorkers       = 10
-	DefaultPollInterval  = 200 * time.Millisecond
+	// DefaultMaxAttempts with the default Backoff retries for about an
+	// hour (1 s, 2 s, … 512 s, then every 10 minutes) before FAILED.
+	DefaultMaxAttempts  = 16
+	DefaultWorkers      = 10
+	DefaultPollInterval = 200 * time.Millisecond
 )
 
 func (c Config) withDefaults() Config {
@@ -116,6 +118,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxAttempts <= 0 {
 		c.MaxAttempts = DefaultMaxAttempts
+	}
+	if c.RetryPolicy == nil {
+		c.RetryPolicy = Backoff{}
 	}
 	if c.Workers <= 0 {
 		c.Workers = DefaultWorkers
