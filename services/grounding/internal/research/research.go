@@ -38,6 +38,11 @@ const (
 	MaxSnippetChars = 1000
 	// DefaultApprovalTimeout is how long an approval waits for a person.
 	DefaultApprovalTimeout = 5 * time.Minute
+	// DefaultLookupConcurrency is how many evidence calls a research step
+	// has in flight at once unless configured: enough for a typical plan's
+	// searches and retrievals to overlap, few enough not to flood the
+	// search and rag services.
+	DefaultLookupConcurrency = 8
 )
 
 // Status is where a run stands, as callers see it.

@@ -33,6 +33,13 @@ type Config struct {
 	// WatchPoll is how often Watch re-reads a run whose changes happen in
 	// another process (default 1s).
 	WatchPoll time.Duration
+	// LookupConcurrency bounds the evidence calls (searches and
+	// retrievals) one research step has in flight at once (default
+	// DefaultLookupConcurrency). The calls are independent, so a step takes
+	// about as long as its slowest call rather than their sum; the bound
+	// keeps a long plan from flooding the search and rag services. 1 runs
+	// them one after another.
+	LookupConcurrency int
 }
 
 func (c Config) withDefaults() Config {
@@ -50,6 +57,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.WatchPoll <= 0 {
 		c.WatchPoll = time.Second
+	}
+	if c.LookupConcurrency <= 0 {
+		c.LookupConcurrency = DefaultLookupConcurrency
 	}
 	return c
 }
@@ -417,67 +427,99 @@ func (s *Service) runStep(ctx context.Context, run *Run) (func(*Change), error) 
 }
 
 // research collects evidence for the pending sub-questions: search always,
-// the run's collection when it names one. A sub-question whose lookups fail
-// is skipped with a warning; the step fails only when every lookup failed,
-// since then retrying is the only way to get evidence.
+// the run's collection when it names one. The lookups are independent, so
+// they run concurrently (at most Config.LookupConcurrency at once); their
+// answers are then taken in sub-question order, search before retrieval,
+// so the sources come out as if the calls had run one after another. A
+// sub-question whose lookups fail is skipped with a warning; the step fails
+// only when every lookup failed, since then retrying is the only way to get
+// evidence.
 func (s *Service) research(ctx context.Context, run *Run) ([]Source, error) {
-	var (
-		found    []Source
-		errs     []error
-		attempts int
-	)
 	now := s.now()
-	add := func(q string, ev []Evidence) {
-		for _, e := range ev {
-			if strings.TrimSpace(e.URL) == "" {
-				continue
+	lookups := s.lookups(run)
+	fetchAll(ctx, lookups, s.cfg.LookupConcurrency)
+	var (
+		found []Source
+		errs  []error
+	)
+	for _, l := range lookups {
+		if l.err != nil {
+			errs = append(errs, l.failure())
+			if l.warning != "" {
+				s.log.WarnContext(ctx, l.warning, "run_id", run.ID, "error", l.err)
 			}
-			title := strings.TrimSpace(e.Title)
-			if title == "" {
-				title = domainOf(e.URL)
-			}
-			found = append(found, Source{
-				Title:       title,
-				URL:         strings.TrimSpace(e.URL),
-				Snippet:     truncateRunes(strings.TrimSpace(e.Snippet), MaxSnippetChars),
-				RetrievedAt: now,
-				SubQuestion: q,
-			})
-		}
-	}
-	for _, q := range run.Pending {
-		query := searchQuery(q)
-		attempts++
-		ev, err := s.deps.Searcher.Search(ctx, query, s.cfg.ResultsPerQuestion)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("searching %q: %w", query, err))
-			s.log.WarnContext(ctx, "evidence search failed for a sub-question", "run_id", run.ID, "error", err)
-		} else {
-			add(q, ev)
-		}
-		if run.Collection == "" {
 			continue
 		}
-		attempts++
-		if s.deps.Retriever == nil {
-			errs = append(errs, errors.New("no document collection service configured"))
-			continue
-		}
-		ev, err = s.deps.Retriever.Retrieve(ctx, run.Collection, query, s.cfg.PassagesPerQuestion)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("retrieving %q from %s: %w", query, run.Collection, err))
-			s.log.WarnContext(ctx, "collection retrieval failed for a sub-question", "run_id", run.ID, "error", err)
-			continue
-		}
-		add(q, ev)
+		found = appendEvidence(found, l.question, l.ev, now)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if attempts > 0 && len(errs) == attempts {
+	if len(lookups) > 0 && len(errs) == len(lookups) {
 		return nil, errors.Join(errs...)
 	}
 	return found, nil
+}
+
+// lookups lists the research step's evidence calls in the order their
+// answers are used: per pending sub-question, the search, then the
+// collection retrieval when the run names a collection.
+func (s *Service) lookups(run *Run) []lookup {
+	var out []lookup
+	for _, q := range run.Pending {
+		query := searchQuery(q)
+		out = append(out, lookup{
+			question: q,
+			call: func(ctx context.Context) ([]Evidence, error) {
+				return s.deps.Searcher.Search(ctx, query, s.cfg.ResultsPerQuestion)
+			},
+			describe: func(err error) error { return fmt.Errorf("searching %q: %w", query, err) },
+			warning:  "evidence search failed for a sub-question",
+		})
+		if run.Collection == "" {
+			continue
+		}
+		if s.deps.Retriever == nil {
+			// Counted as a failed lookup, so a run that can only be
+			// answered from its collection fails instead of finishing
+			// without evidence.
+			out = append(out, lookup{question: q, err: errNoRetriever})
+			continue
+		}
+		out = append(out, lookup{
+			question: q,
+			call: func(ctx context.Context) ([]Evidence, error) {
+				return s.deps.Retriever.Retrieve(ctx, run.Collection, query, s.cfg.PassagesPerQuestion)
+			},
+			describe: func(err error) error {
+				return fmt.Errorf("retrieving %q from %s: %w", query, run.Collection, err)
+			},
+			warning: "collection retrieval failed for a sub-question",
+		})
+	}
+	return out
+}
+
+// appendEvidence appends ev, found for sub-question q, to found as
+// sources; evidence without a URL cannot be cited and is dropped.
+func appendEvidence(found []Source, q string, ev []Evidence, now time.Time) []Source {
+	for _, e := range ev {
+		if strings.TrimSpace(e.URL) == "" {
+			continue
+		}
+		title := strings.TrimSpace(e.Title)
+		if title == "" {
+			title = domainOf(e.URL)
+		}
+		found = append(found, Source{
+			Title:       title,
+			URL:         strings.TrimSpace(e.URL),
+			Snippet:     truncateRunes(strings.TrimSpace(e.Snippet), MaxSnippetChars),
+			RetrievedAt: now,
+			SubQuestion: q,
+		})
+	}
+	return found
 }
 
 // mergeSources appends the new sources whose URL is not known yet, in
