@@ -42,14 +42,18 @@ type ResearchConfig struct {
 	ResearchWorkers int `env:"RESEARCH_WORKERS" envDefault:"4"`
 	// ResearchPollInterval is how often idle research workers look for jobs.
 	ResearchPollInterval time.Duration `env:"RESEARCH_POLL_INTERVAL" envDefault:"200ms"`
+	// ResearchLookupConcurrency is how many searches and retrievals one
+	// research step has in flight at once; 1 runs them one after another.
+	ResearchLookupConcurrency int `env:"RESEARCH_LOOKUP_CONCURRENCY" envDefault:"8"`
 }
 
 // defaultResearchConfig matches the envDefault tags above.
 var defaultResearchConfig = ResearchConfig{
-	ResearchApprovalTimeout: research.DefaultApprovalTimeout,
-	ResearchSummaryRisk:     string(research.ReversibleWithDelay),
-	ResearchWorkers:         4,
-	ResearchPollInterval:    200 * time.Millisecond,
+	ResearchApprovalTimeout:   research.DefaultApprovalTimeout,
+	ResearchSummaryRisk:       string(research.ReversibleWithDelay),
+	ResearchWorkers:           4,
+	ResearchPollInterval:      200 * time.Millisecond,
+	ResearchLookupConcurrency: research.DefaultLookupConcurrency,
 }
 
 // ValidateResearch checks what the types cannot; Config.Validate should
@@ -67,6 +71,9 @@ func (c ResearchConfig) ValidateResearch() error {
 	}
 	if c.ResearchPollInterval <= 0 {
 		errs = append(errs, fmt.Errorf("RESEARCH_POLL_INTERVAL: must be positive, got %s", c.ResearchPollInterval))
+	}
+	if c.ResearchLookupConcurrency < 1 {
+		errs = append(errs, fmt.Errorf("RESEARCH_LOOKUP_CONCURRENCY: must be at least 1, got %d", c.ResearchLookupConcurrency))
 	}
 	return errors.Join(errs...)
 }
@@ -151,8 +158,9 @@ func startResearchWith(ctx context.Context, cfg Config, rc ResearchConfig, logge
 		Notifier:  groundinggrpc.NotifierMessages{Client: notifierv1.NewNotifierServiceClient(notifierConn), ChatID: rc.ResearchChatID},
 		Logger:    logger,
 	}, research.Config{
-		ApprovalTimeout: rc.ResearchApprovalTimeout,
-		SummaryRisk:     research.RiskLevel(rc.ResearchSummaryRisk),
+		ApprovalTimeout:   rc.ResearchApprovalTimeout,
+		SummaryRisk:       research.RiskLevel(rc.ResearchSummaryRisk),
+		LookupConcurrency: rc.ResearchLookupConcurrency,
 	})
 	if err != nil {
 		return nil, err
@@ -162,7 +170,8 @@ func startResearchWith(ctx context.Context, cfg Config, rc ResearchConfig, logge
 		return nil, err
 	}
 	logger.InfoContext(ctx, "research workers started", "planner", method, "critic", method,
-		"approval_timeout", rc.ResearchApprovalTimeout.String(), "summary_risk", rc.ResearchSummaryRisk)
+		"approval_timeout", rc.ResearchApprovalTimeout.String(), "summary_risk", rc.ResearchSummaryRisk,
+		"lookup_concurrency", rc.ResearchLookupConcurrency)
 
 	return func() {
 		// Running steps get the grace period to commit; a step cut short

@@ -212,13 +212,13 @@ func TestApprovalTimeoutEndToEnd(t *testing.T) {
 func TestResearchConfigLoads(t *testing.T) {
 	type withResearch struct{ ResearchConfig }
 	got, err := config.Load[withResearch](config.MapLookup(map[string]string{
-		"RESEARCH_APPROVAL_TIMEOUT": "2s", "RESEARCH_SUMMARY_RISK": "reversible",
+		"RESEARCH_APPROVAL_TIMEOUT": "2s", "RESEARCH_SUMMARY_RISK": "reversible", "RESEARCH_LOOKUP_CONCURRENCY": "1",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := defaultResearchConfig
-	want.ResearchApprovalTimeout, want.ResearchSummaryRisk = 2*time.Second, "reversible"
+	want.ResearchApprovalTimeout, want.ResearchSummaryRisk, want.ResearchLookupConcurrency = 2*time.Second, "reversible", 1
 	if diff := cmp.Diff(want, got.ResearchConfig); diff != "" {
 		t.Errorf("loaded (-want +got):\n%s", diff)
 	}
@@ -229,9 +229,31 @@ func TestResearchConfigLoads(t *testing.T) {
 	if diff := cmp.Diff(defaultResearchConfig, defaults.ResearchConfig); diff != "" {
 		t.Errorf("envDefault tags and defaultResearchConfig disagree (-var +tags):\n%s", diff)
 	}
-	bad := defaultResearchConfig
-	bad.ResearchSummaryRisk = "yolo"
-	if bad.ValidateResearch() == nil {
-		t.Error("ValidateResearch accepted an unknown risk level")
+}
+
+func TestValidateResearch(t *testing.T) {
+	tests := []struct {
+		name    string
+		edit    func(*ResearchConfig)
+		wantErr string // empty: valid
+	}{
+		{"defaults", func(*ResearchConfig) {}, ""},
+		{"unknown risk level", func(c *ResearchConfig) { c.ResearchSummaryRisk = "yolo" }, "RESEARCH_SUMMARY_RISK"},
+		{"one lookup at a time", func(c *ResearchConfig) { c.ResearchLookupConcurrency = 1 }, ""},
+		{"no lookups", func(c *ResearchConfig) { c.ResearchLookupConcurrency = 0 }, "RESEARCH_LOOKUP_CONCURRENCY: must be at least 1, got 0"},
+		{"negative lookups", func(c *ResearchConfig) { c.ResearchLookupConcurrency = -2 }, "RESEARCH_LOOKUP_CONCURRENCY"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := defaultResearchConfig
+			tt.edit(&c)
+			err := c.ValidateResearch()
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("ValidateResearch() = %v, want nil", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Errorf("ValidateResearch() = %v, want an error naming %q", err, tt.wantErr)
+			}
+		})
 	}
 }
