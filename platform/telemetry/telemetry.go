@@ -23,7 +23,6 @@ import (
 	"net/url"
 	"time"
 
-	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/propagation"
@@ -106,17 +105,11 @@ func Setup(ctx context.Context, serviceName, otlpEndpoint string, opts ...Option
 }
 
 // HTTPClient returns an HTTP client for calls to providers (Gemini, Groq,
-// Telegram, search engines): each request gets a client span under the
-// caller's span and carries the trace context, so a trace runs from the
-// gateway through every service out to the provider. timeout 0 means none
-// (callers bound requests with their context).
+// search engines): each request gets a client span under the caller's span
+// and carries the trace context, so a trace runs from the gateway through
+// every service out to the provider. timeout 0 means none (callers bound
+// requests with their context). [ProviderMetrics.Client] is the same client,
+// counted per provider.
 func HTTPClient(tp trace.TracerProvider, timeout time.Duration) *http.Client {
-	base := http.DefaultTransport.(*http.Transport).Clone()
-	return &http.Client{
-		Timeout: timeout,
-		Transport: otelhttp.NewTransport(base,
-			otelhttp.WithTracerProvider(tp),
-			otelhttp.WithPropagators(Propagator()),
-		),
-	}
+	return &http.Client{Timeout: timeout, Transport: tracedTransport(tp, newBaseTransport())}
 }
