@@ -1,0 +1,122 @@
+package jobqueue
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/riverqueue/river"
+
+	"github.com/groundcrew/groundcrew/platform/sqlstore"
+)
+
+// DepthTimeout bounds the query behind one scrape of a [DepthCollector]:
+// well under Prometheus's default 10 s scrape timeout, and far more than
+// counting a healthy queue takes.
+const DepthTimeout = 2 * time.Second
+
+// depthStates are the states of jobs not yet finished, in the order they
+// are reported. River's other states (pending, completed, cancelled,
+// discarded) are not work waiting to be done.
+var depthStates = []string{"available", "scheduled", "retryable", "running"}
+
+// depthQuery counts one queue's unfinished jobs by state. It works on
+// SQLite and PostgreSQL alike (state is text on one, an enum on the
+// other, and both compare it with string literals) and is served by
+// River's (state, queue, …) fetch index.
+const depthQuery = `SELECT state, count(*) FROM river_job
+	WHERE queue = $1 AND state IN ('available', 'scheduled', 'retryable', 'running')
+	GROUP BY state`
+
+// DepthCollector is a Prometheus collector reporting how many jobs of one
+// queue wait or run, read from River's river_job table on each scrape:
+//
+//	jobqueue_jobs{queue,state}               gauge (state: available, scheduled, retryable, running)
+//	jobqueue_collect_errors_total{queue}     counter
+//
+// When the query fails or takes longer than its timeout the scrape
+// reports no jobqueue_jobs series (rather than stale or zero ones), counts
+// the failure and still succeeds, so a slow database never costs the
+// service's other metrics.
+//
+// Several collectors, one per queue, can be registered on one registry.
+type DepthCollector struct {
+	db      *sqlstore.DB
+	queue   string
+	timeout time.Duration
+	logger  *slog.Logger
+	jobs    *prometheus.Desc
+	errors  prometheus.Counter
+}
+
+var _ prometheus.Collector = (*DepthCollector)(nil)
+
+// NewDepthCollector reports the depth of queue (empty: River's default
+// queue, as in [Config]) in db, logging failed scrapes to logger.
+func NewDepthCollector(db *sqlstore.DB, queue string, logger *slog.Logger) *DepthCollector {
+	if queue == "" {
+		queue = river.QueueDefault
+	}
+	// queue is a constant label so that collectors for different queues
+	// have distinct descriptors and can share a registry.
+	labels := prometheus.Labels{"queue": queue}
+	return &DepthCollector{
+		db:      db,
+		queue:   queue,
+		timeout: DepthTimeout,
+		logger:  logger,
+		jobs: prometheus.NewDesc("jobqueue_jobs",
+			"Jobs in the queue that are not finished, by state (available, scheduled, retryable, running), read at scrape time.",
+			[]string{"state"}, labels),
+		errors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name:        "jobqueue_collect_errors_total",
+			Help:        "Scrapes that could not read the queue's depth from the database.",
+			ConstLabels: labels,
+		}),
+	}
+}
+
+// Describe sends the collector's descriptors.
+func (c *DepthCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.jobs
+	c.errors.Describe(ch)
+}
+
+// Collect queries the queue's depth and sends one gauge per state (zero
+// for states without jobs), or none when the query fails.
+func (c *DepthCollector) Collect(ch chan<- prometheus.Metric) {
+	if counts, err := c.count(); err != nil {
+		c.errors.Inc()
+		c.logger.Warn("reading job queue depth for metrics", "queue", c.queue, "error", err)
+	} else {
+		for _, state := range depthStates {
+			ch <- prometheus.MustNewConstMetric(c.jobs, prometheus.GaugeValue, float64(counts[state]), state)
+		}
+	}
+	c.errors.Collect(ch)
+}
+
+// count runs the depth query within the collector's timeout. Collect has
+// no context of its own, so the scrape is bounded here.
+func (c *DepthCollector) count() (map[string]int64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	rows, err := c.db.QueryContext(ctx, depthQuery, c.queue)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = rows.Close() }()
+	counts := make(map[string]int64, len(depthStates))
+	for rows.Next() {
+		var (
+			state string
+			n     int64
+		)
+		if err := rows.Scan(&state, &n); err != nil {
+			return nil, err
+		}
+		counts[state] = n
+	}
+	return counts, rows.Err()
+}
