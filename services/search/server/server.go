@@ -105,8 +105,16 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		return err
 	}
 	defer cleanup()
-	// Engine calls are traced and carry the trace context to the provider.
-	engines, err := webEngines(cfg, enginehttp.NewRetryClient(telemetry.HTTPClient(tp, 0)))
+	providers, err := telemetry.NewProviderMetrics(srv.Registry())
+	if err != nil {
+		return err
+	}
+	// Engine calls are traced, carry the trace context to the provider and
+	// are counted per engine; the retry wrapper sits on top, so every
+	// attempt counts.
+	engines, err := webEngines(cfg, func(engine string) *httpretry.Client {
+		return enginehttp.NewRetryClient(providers.Client(tp, engine, 0))
+	})
 	if err != nil {
 		return err
 	}
@@ -133,32 +141,33 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	return srv.Run(ctx)
 }
 
-// webEngines builds the web engines whose configuration is present.
-func webEngines(cfg Config, retry *httpretry.Client) ([]search.Engine, error) {
+// webEngines builds the web engines whose configuration is present; retry
+// gives each engine its HTTP client, by engine name.
+func webEngines(cfg Config, retry func(engine string) *httpretry.Client) ([]search.Engine, error) {
 	var out []search.Engine
 	if cfg.SearxngURL != "" {
-		c, err := searxng.New(searxng.Config{BaseURL: cfg.SearxngURL, Timeout: cfg.EngineTimeout, Retry: retry})
+		c, err := searxng.New(searxng.Config{BaseURL: cfg.SearxngURL, Timeout: cfg.EngineTimeout, Retry: retry(search.EngineSearxng)})
 		if err != nil {
 			return nil, fmt.Errorf("SEARXNG_URL: %w", err)
 		}
 		out = append(out, c)
 	}
 	if cfg.ExaAPIKey != "" {
-		c, err := exa.New(exa.Config{APIKey: cfg.ExaAPIKey, BaseURL: cfg.ExaBaseURL, Timeout: cfg.EngineTimeout, Retry: retry})
+		c, err := exa.New(exa.Config{APIKey: cfg.ExaAPIKey, BaseURL: cfg.ExaBaseURL, Timeout: cfg.EngineTimeout, Retry: retry(search.EngineExa)})
 		if err != nil {
 			return nil, fmt.Errorf("EXA_API_KEY/EXA_BASE_URL: %w", err)
 		}
 		out = append(out, c)
 	}
 	if cfg.TavilyAPIKey != "" {
-		c, err := tavily.New(tavily.Config{APIKey: cfg.TavilyAPIKey, BaseURL: cfg.TavilyBaseURL, Timeout: cfg.EngineTimeout, Retry: retry})
+		c, err := tavily.New(tavily.Config{APIKey: cfg.TavilyAPIKey, BaseURL: cfg.TavilyBaseURL, Timeout: cfg.EngineTimeout, Retry: retry(search.EngineTavily)})
 		if err != nil {
 			return nil, fmt.Errorf("TAVILY_API_KEY/TAVILY_BASE_URL: %w", err)
 		}
 		out = append(out, c)
 	}
 	if cfg.BraveAPIKey != "" {
-		c, err := brave.New(brave.Config{APIKey: cfg.BraveAPIKey, BaseURL: cfg.BraveBaseURL, Timeout: cfg.EngineTimeout, Retry: retry})
+		c, err := brave.New(brave.Config{APIKey: cfg.BraveAPIKey, BaseURL: cfg.BraveBaseURL, Timeout: cfg.EngineTimeout, Retry: retry(search.EngineBrave)})
 		if err != nil {
 			return nil, fmt.Errorf("BRAVE_API_KEY/BRAVE_BASE_URL: %w", err)
 		}

@@ -1,0 +1,84 @@
+package server
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/groundcrew/groundcrew/platform/httpretry"
+	"github.com/groundcrew/groundcrew/platform/telemetry"
+	"github.com/groundcrew/groundcrew/services/search/internal/enginehttp"
+	"github.com/groundcrew/groundcrew/services/search/internal/search"
+)
+
+// TestWebEnginesCountRequestsPerEngine configures every web engine against
+// one fake provider that rate-limits each engine's first request and
+// refuses the retry: each engine's attempts are counted under its own
+// name.
+func TestWebEnginesCountRequestsPerEngine(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		seen = map[string]bool{}
+	)
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		first := !seen[r.URL.Path]
+		seen[r.URL.Path] = true
+		mu.Unlock()
+		if first {
+			// Retry at once, so the test does not wait for a backoff.
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	t.Cleanup(fake.Close)
+
+	reg := prometheus.NewPedanticRegistry()
+	providers, err := telemetry.NewProviderMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{
+		// Each engine calls its own path on the fake, so first requests
+		// are told apart.
+		SearxngURL: fake.URL + "/searxng",
+		ExaAPIKey:  "exa-key", ExaBaseURL: fake.URL + "/exa",
+		TavilyAPIKey: "tavily-key", TavilyBaseURL: fake.URL + "/tavily",
+		BraveAPIKey: "brave-key", BraveBaseURL: fake.URL + "/brave",
+	}
+	engines, err := webEngines(cfg, func(engine string) *httpretry.Client {
+		return enginehttp.NewRetryClient(providers.Client(nil, engine, 0))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range engines {
+		names = append(names, e.Name())
+		if _, err := e.Search(t.Context(), search.Query{Text: "too many clients", MaxResults: 3}); err == nil {
+			t.Errorf("%s: Search succeeded against a provider answering 401", e.Name())
+		}
+	}
+	if got, want := strings.Join(names, ","), "searxng,exa,tavily,brave"; got != want {
+		t.Fatalf("engines = %s, want %s", got, want)
+	}
+
+	var want strings.Builder
+	want.WriteString("# HELP provider_requests_total HTTP requests to providers (every attempt), by provider and HTTP status code, timeout, canceled or transport.\n")
+	want.WriteString("# TYPE provider_requests_total counter\n")
+	for _, code := range []string{"401", "429"} {
+		for _, name := range []string{"brave", "exa", "searxng", "tavily"} {
+			want.WriteString(`provider_requests_total{code="` + code + `",provider="` + name + `"} 1` + "\n")
+		}
+	}
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want.String()), "provider_requests_total"); err != nil {
+		t.Error(err)
+	}
+}
