@@ -16,6 +16,7 @@ import (
 	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
 	"github.com/groundcrew/groundcrew/platform/grpcclient"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
+	"github.com/groundcrew/groundcrew/platform/jobqueue"
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/gemini"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/groundinggrpc"
@@ -88,7 +89,7 @@ func startResearch(ctx context.Context, cfg Config, logger *slog.Logger, srv *gr
 
 // startResearchWith is startResearch with the research settings given
 // explicitly, for tests.
-func startResearchWith(ctx context.Context, cfg Config, rc ResearchConfig, logger *slog.Logger, srv grpc.ServiceRegistrar, tp trace.TracerProvider, gc *gemini.Client) (stop func(), err error) {
+func startResearchWith(ctx context.Context, cfg Config, rc ResearchConfig, logger *slog.Logger, srv *grpcserver.Server, tp trace.TracerProvider, gc *gemini.Client) (stop func(), err error) {
 	if err := rc.ValidateResearch(); err != nil {
 		return nil, err
 	}
@@ -117,6 +118,13 @@ func startResearchWith(ctx context.Context, cfg Config, rc ResearchConfig, logge
 	if err != nil {
 		return nil, err
 	}
+	// The research queue's depth is read from its database at each scrape;
+	// unregistered before the database closes.
+	depth := jobqueue.NewDepthCollector(db, researchstore.Queue, logger)
+	if err := srv.Registry().Register(depth); err != nil {
+		return nil, fmt.Errorf("registering research queue metrics: %w", err)
+	}
+	cleanups = append(cleanups, func() { srv.Registry().Unregister(depth) })
 
 	dial := func(name, addr string) (*grpc.ClientConn, error) {
 		conn, err := grpcclient.Dial(addr, tp)

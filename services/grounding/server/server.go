@@ -144,6 +144,10 @@ func run(ctx context.Context, cfg Config, logger *slog.Logger, ready func(*grpcs
 	if err != nil {
 		return fmt.Errorf("registering metrics: %w", err)
 	}
+	providers, err := telemetry.NewProviderMetrics(srv.Registry())
+	if err != nil {
+		return fmt.Errorf("registering metrics: %w", err)
+	}
 	// One Gemini client serves grounding and research alike; model stays a
 	// nil interface (not a nil *gemini.Client) when there is no key.
 	var (
@@ -154,8 +158,10 @@ func run(ctx context.Context, cfg Config, logger *slog.Logger, ready func(*grpcs
 		gc, err = gemini.New(ctx, gemini.Config{
 			APIKey: cfg.GeminiAPIKey, Model: cfg.GeminiModel, BaseURL: cfg.GeminiBaseURL,
 			OnAttemptError: metrics.ProviderAttemptFailed, Logger: logger.With("component", "gemini"),
-			// Gemini calls are traced and carry the trace context.
-			HTTPClient: telemetry.HTTPClient(tp, 0),
+			// Gemini calls are traced, carry the trace context and are
+			// counted (grounding_provider_errors_total stays, for the
+			// dashboards that read it).
+			HTTPClient: providers.Client(tp, "gemini", 0),
 		})
 		if err != nil {
 			return err
