@@ -35,12 +35,25 @@ type backends struct {
 	storeDesc, embedderDesc, answererDesc string
 }
 
+// Provider names for the HTTP clients newBackends asks for; they label the
+// provider request metrics.
+const (
+	providerGroq             = "groq"
+	providerGeminiEmbeddings = "gemini-embeddings"
+	providerOpenAIEmbeddings = "openai-embeddings"
+)
+
 // newBackends opens the store and builds the embedder and answer writer
-// the configuration selects, defaulting to the offline ones.
-func newBackends(ctx context.Context, cfg Config, logger *slog.Logger, hc *http.Client) (*backends, error) {
+// the configuration selects, defaulting to the offline ones. httpClient
+// gives the HTTP client for one provider (nil: the provider client's
+// default).
+func newBackends(ctx context.Context, cfg Config, logger *slog.Logger, httpClient func(provider string) *http.Client) (*backends, error) {
+	if httpClient == nil {
+		httpClient = func(string) *http.Client { return nil }
+	}
 	b := &backends{}
 	var err error
-	if b.embedder, b.embedderDesc, err = newEmbedder(ctx, cfg, hc); err != nil {
+	if b.embedder, b.embedderDesc, err = newEmbedder(ctx, cfg, httpClient); err != nil {
 		return nil, err
 	}
 
@@ -67,7 +80,7 @@ func newBackends(ctx context.Context, cfg Config, logger *slog.Logger, hc *http.
 	b.generator, b.answererDesc = &answer.Extractive{}, answer.ExtractiveModel
 	if cfg.GroqAPIKey != "" {
 		g, err := groq.New(groq.Config{APIKey: cfg.GroqAPIKey, Model: cfg.GroqModel, BaseURL: cfg.GroqBaseURL,
-			MaxRetries: retries(cfg.GroqMaxRetries), Timeout: cfg.GroqTimeout, HTTPClient: hc})
+			MaxRetries: retries(cfg.GroqMaxRetries), Timeout: cfg.GroqTimeout, HTTPClient: httpClient(providerGroq)})
 		if err != nil {
 			b.store.Close()
 			return nil, fmt.Errorf("GROQ_*: %w", err)
@@ -80,9 +93,8 @@ func newBackends(ctx context.Context, cfg Config, logger *slog.Logger, hc *http.
 }
 
 // newEmbedder builds the embedder EMBEDDINGS_PROVIDER names.
-func newEmbedder(ctx context.Context, cfg Config, hc *http.Client) (vectorindex.Embedder, string, error) {
+func newEmbedder(ctx context.Context, cfg Config, httpClient func(provider string) *http.Client) (vectorindex.Embedder, string, error) {
 	rc := remoteembed.Config{
-		HTTPClient: hc,
 		APIKey:     cfg.EmbeddingsAPIKey,
 		BaseURL:    cfg.EmbeddingsBaseURL,
 		Model:      cfg.EmbeddingsModel,
@@ -91,12 +103,14 @@ func newEmbedder(ctx context.Context, cfg Config, hc *http.Client) (vectorindex.
 	switch cfg.EmbeddingsProvider {
 	case "gemini":
 		rc.APIKey = cmp.Or(rc.APIKey, cfg.GeminiAPIKey)
+		rc.HTTPClient = httpClient(providerGeminiEmbeddings)
 		e, err := remoteembed.NewGemini(ctx, rc)
 		if err != nil {
 			return nil, "", fmt.Errorf("EMBEDDINGS_PROVIDER=gemini: %w", err)
 		}
 		return e, "gemini (" + e.Name() + ")", nil
 	case "openai":
+		rc.HTTPClient = httpClient(providerOpenAIEmbeddings)
 		e, err := remoteembed.NewOpenAI(ctx, rc)
 		if err != nil {
 			return nil, "", fmt.Errorf("EMBEDDINGS_PROVIDER=openai: %w", err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"time"
 
 	"google.golang.org/grpc"
@@ -122,8 +123,15 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		return err
 	}
 	defer cleanup()
-	// Groq and embedding calls are traced and carry the trace context.
-	b, err := newBackends(ctx, cfg, logger, telemetry.HTTPClient(tp, 0))
+	providers, err := telemetry.NewProviderMetrics(srv.Registry())
+	if err != nil {
+		return err
+	}
+	// Groq and embedding calls are traced, carry the trace context and are
+	// counted per provider.
+	b, err := newBackends(ctx, cfg, logger, func(provider string) *http.Client {
+		return providers.Client(tp, provider, 0)
+	})
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/groundcrew/groundcrew/platform/config"
+	"github.com/groundcrew/groundcrew/platform/telemetry"
 	"github.com/groundcrew/groundcrew/services/rag/internal/answer"
 	"github.com/groundcrew/groundcrew/services/rag/internal/groq"
 )
@@ -63,11 +68,18 @@ func TestBackends(t *testing.T) {
 		env                       map[string]string
 		store, embedder, answerer string
 		generatorIsGroq           bool
+		// providers are the clients asked for; requests what they sent
+		// while starting (the openai embedder probes the vector size).
+		providers []string
+		requests  string
 	}{
-		{"offline defaults", nil, "embedded", "local (local-hash-v1-384", "extractive", false},
+		{"offline defaults", nil, "embedded", "local (local-hash-v1-384", "extractive", false, nil, ""},
 		{"groq and openai embeddings", map[string]string{"GROQ_API_KEY": "gsk", "EMBEDDINGS_PROVIDER": "openai",
 			"EMBEDDINGS_BASE_URL": emb.URL + "/v1", "EMBEDDINGS_MODEL": "nomic"},
-			"embedded", "openai-compatible (openai:nomic-3", "groq (llama-3.3-70b-versatile", true},
+			"embedded", "openai-compatible (openai:nomic-3", "groq (llama-3.3-70b-versatile", true,
+			[]string{"openai-embeddings", "groq"}, `provider_requests_total{code="200",provider="openai-embeddings"} 1`},
+		{"gemini embeddings", map[string]string{"EMBEDDINGS_PROVIDER": "gemini", "GEMINI_API_KEY": "k", "EMBEDDINGS_BASE_URL": emb.URL},
+			"embedded", "gemini (gemini:gemini-embedding-001-768", "extractive", false, []string{"gemini-embeddings"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,11 +91,31 @@ func TestBackends(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := newBackends(t.Context(), cfg, slog.New(slog.DiscardHandler), nil)
+			reg := prometheus.NewPedanticRegistry()
+			pm, err := telemetry.NewProviderMetrics(reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var asked []string
+			b, err := newBackends(t.Context(), cfg, slog.New(slog.DiscardHandler), func(provider string) *http.Client {
+				asked = append(asked, provider)
+				return pm.Client(nil, provider, 0)
+			})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer b.close()
+			if diff := cmp.Diff(tt.providers, asked); diff != "" {
+				t.Errorf("provider clients (-want +got):\n%s", diff)
+			}
+			want := ""
+			if tt.requests != "" {
+				want = "# HELP provider_requests_total HTTP requests to providers (every attempt), by provider and HTTP status code, timeout, canceled or transport.\n" +
+					"# TYPE provider_requests_total counter\n" + tt.requests + "\n"
+			}
+			if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "provider_requests_total"); err != nil {
+				t.Error(err)
+			}
 			if !strings.HasPrefix(b.storeDesc, tt.store) || !strings.HasPrefix(b.embedderDesc, tt.embedder) || !strings.HasPrefix(b.answererDesc, tt.answerer) {
 				t.Errorf("backends = %q, %q, %q; want prefixes %q, %q, %q", b.storeDesc, b.embedderDesc, b.answererDesc, tt.store, tt.embedder, tt.answerer)
 			}
