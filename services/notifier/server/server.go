@@ -9,6 +9,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/riverqueue/river"
 	"golang.org/x/time/rate"
 
 	groundingv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/grounding/v1"
@@ -17,7 +18,9 @@ import (
 	"github.com/groundcrew/groundcrew/platform/entrypoint"
 	"github.com/groundcrew/groundcrew/platform/grpcclient"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
+	"github.com/groundcrew/groundcrew/platform/jobqueue"
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
+	"github.com/groundcrew/groundcrew/platform/telemetry"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/approval"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/chat"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/deliverylog"
@@ -176,7 +179,11 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	defer func() { _ = conn.Close() }()
 	ground := grounding.New(groundingv1.NewGroundingServiceClient(conn), cfg.MaxSources)
 
-	deliverer, replier, responder, botUsername, err := delivery(ctx, cfg, logger)
+	providers, err := telemetry.NewProviderMetrics(srv.Registry())
+	if err != nil {
+		return err
+	}
+	deliverer, replier, responder, botUsername, err := delivery(ctx, cfg, logger, providers)
 	if err != nil {
 		return err
 	}
@@ -196,6 +203,14 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	// The pipeline works River's default queue; its depth is read from
+	// the store at each scrape. Registered after the database opens and
+	// unregistered before it closes (defers run last in, first out).
+	depth := jobqueue.NewDepthCollector(db, river.QueueDefault, logger)
+	if err := srv.Registry().Register(depth); err != nil {
+		return fmt.Errorf("registering job queue metrics: %w", err)
+	}
+	defer srv.Registry().Unregister(depth)
 	if err := p.Start(ctx); err != nil {
 		return err
 	}
@@ -242,8 +257,9 @@ type transport interface {
 }
 
 // delivery picks Telegram when a bot token is set, otherwise the delivery
-// log, and says which in one start-up line.
-func delivery(ctx context.Context, cfg Config, logger *slog.Logger) (transport, chat.Replier, approval.Responder, string, error) {
+// log, and says which in one start-up line. Telegram requests are counted
+// in providers.
+func delivery(ctx context.Context, cfg Config, logger *slog.Logger, providers *telemetry.ProviderMetrics) (transport, chat.Replier, approval.Responder, string, error) {
 	if cfg.TelegramBotToken == "" {
 		logger.Info("delivery: log (TELEGRAM_BOT_TOKEN unset; messages are stored and logged, not sent)")
 		return &deliverylog.Deliverer{Logger: logger}, &deliverylog.Replier{Logger: logger}, &deliverylog.Responder{Logger: logger}, cfg.TelegramBotUsername, nil
@@ -254,8 +270,11 @@ func delivery(ctx context.Context, cfg Config, logger *slog.Logger) (transport, 
 	}
 	// Bot API calls are deliberately not traced with otelhttp: the bot
 	// token is part of the URL path, and client spans record the full URL.
+	// They are counted, which records no URL.
 	client, err := telegram.New(cfg.TelegramBotToken, telegram.Options{
 		APIURL: cfg.TelegramAPIURL,
+		// telegram.New's own default timeout.
+		HTTPClient: providers.UntracedClient("telegram", 30*time.Second),
 		// Start does not depend on Telegram being reachable; sends retry.
 		SkipGetMe: true,
 		PerChat:   rate.Limit(cfg.RatePerChat),

@@ -1,0 +1,106 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
+	"github.com/groundcrew/groundcrew/platform/config"
+	"github.com/groundcrew/groundcrew/services/notifier/server"
+	"github.com/groundcrew/groundcrew/services/notifier/telegramtest"
+)
+
+// TestRunReportsTelegramAndQueueMetrics delivers one alert to a fake Bot
+// API and reads the admin server's /metrics: Telegram requests are counted
+// without any trace of the token-bearing URL, and the pipeline queue's
+// depth is reported.
+func TestRunReportsTelegramAndQueueMetrics(t *testing.T) {
+	const token = "7100000001:AAE-metrics-test"
+	tg := telegramtest.NewServer(t.Cleanup)
+	cfg, err := config.Load[server.Config](config.MapLookup(map[string]string{
+		"DATA_DIR":               t.TempDir(),
+		"NOTIFIER_LISTEN_ADDR":   "127.0.0.1:0",
+		"NOTIFIER_ADMIN_ADDR":    "127.0.0.1:0",
+		"GROUNDING_ADDR":         closedAddr(t),
+		"TELEGRAM_BOT_TOKEN":     token,
+		"TELEGRAM_API_URL":       tg.URL,
+		"TELEGRAM_CHAT_ID":       "-100123",
+		"TELEGRAM_BOT_USERNAME":  "groundcrew_bot",
+		"NOTIFIER_POLL_INTERVAL": "20ms",
+		"GRACE_PERIOD":           "2s",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- server.Run(ctx, cfg, slog.New(slog.NewJSONHandler(logs, nil))) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Error("Run did not return after cancel")
+		}
+	})
+
+	var serving map[string]any
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.Now().Add(30 * time.Second); serving == nil; {
+		select {
+		case err := <-done:
+			t.Fatalf("Run returned early: %v\n%v", err, logs.records())
+		case <-tick.C:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not serving: %v", logs.records())
+		}
+		serving = logs.find("serving")
+	}
+
+	c := dial(t, serving["grpc_addr"].(string))
+	if _, err := c.IngestAlert(ctx, &notifierv1.IngestAlertRequest{Text: "Disk almost full on db-1"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := tg.WaitDelivered(1, 30*time.Second); len(got) != 1 {
+		t.Fatalf("delivered %d messages to Telegram, want 1", len(got))
+	}
+
+	res, err := http.Get("http://" + serving["admin_addr"].(string) + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	metrics := string(body)
+	for _, want := range []string{
+		`provider_requests_total\{code="200",provider="telegram"\} [1-9][0-9]*`,
+		`provider_request_duration_seconds_count\{provider="telegram"\} [1-9][0-9]*`,
+		// The job may still be finishing, so only the series are checked.
+		`jobqueue_jobs\{queue="default",state="available"\} \d+`,
+		`jobqueue_jobs\{queue="default",state="scheduled"\} \d+`,
+		`jobqueue_jobs\{queue="default",state="retryable"\} \d+`,
+		`jobqueue_jobs\{queue="default",state="running"\} \d+`,
+		`jobqueue_collect_errors_total\{queue="default"\} 0`,
+	} {
+		if !regexp.MustCompile(`(?m)^` + want + `$`).MatchString(metrics) {
+			t.Errorf("/metrics lacks a line matching %s", want)
+		}
+	}
+	for _, secret := range []string{token, "AAE-metrics-test", "sendMessage"} {
+		if strings.Contains(metrics, secret) {
+			t.Errorf("/metrics contains %q", secret)
+		}
+	}
+}
