@@ -54,6 +54,9 @@ type Config struct {
 	MaxSources int `env:"GROUNDING_MAX_SOURCES" envDefault:"3"`
 	// RoundTimeout bounds a Ground round whose request sets no timeout_ms.
 	RoundTimeout time.Duration `env:"GROUNDING_ROUND_TIMEOUT" envDefault:"30s"`
+	// QueryTimeout bounds Gemini's part of DeriveQuery; past it the
+	// offline keyword query is returned.
+	QueryTimeout time.Duration `env:"GROUNDING_QUERY_TIMEOUT" envDefault:"5s"`
 	// ArtifactRetention is how long raw provider responses are kept under
 	// DATA_DIR/artifacts; the messages themselves are kept.
 	ArtifactRetention time.Duration `env:"GROUNDING_ARTIFACT_RETENTION" envDefault:"4320h"`
@@ -80,7 +83,7 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("GROUNDING_MAX_SOURCES: must be between 1 and 10, got %d", c.MaxSources))
 	}
 	for name, d := range map[string]time.Duration{
-		"GROUNDING_ROUND_TIMEOUT": c.RoundTimeout, "GROUNDING_ARTIFACT_RETENTION": c.ArtifactRetention,
+		"GROUNDING_ROUND_TIMEOUT": c.RoundTimeout, "GROUNDING_QUERY_TIMEOUT": c.QueryTimeout, "GROUNDING_ARTIFACT_RETENTION": c.ArtifactRetention,
 		"GROUNDING_RETENTION_INTERVAL": c.RetentionInterval,
 	} {
 		if d <= 0 {
@@ -173,7 +176,7 @@ func run(ctx context.Context, cfg Config, logger *slog.Logger, ready func(*grpcs
 	}
 	svc, err := grounding.New(grounding.Options{
 		Searcher: searchclient.New(searchv1.NewSearchServiceClient(searchConn)), Model: model, Store: st,
-		Logger: logger, Metrics: metrics, MaxSources: cfg.MaxSources, RoundTimeout: cfg.RoundTimeout,
+		Logger: logger, Metrics: metrics, MaxSources: cfg.MaxSources, RoundTimeout: cfg.RoundTimeout, QueryTimeout: cfg.QueryTimeout,
 	})
 	if err != nil {
 		return err

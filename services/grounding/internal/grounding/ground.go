@@ -37,7 +37,7 @@ func (s *Service) Ground(ctx context.Context, req GroundRequest) (*Message, erro
 	if timeout <= 0 {
 		timeout = s.roundTimeout
 	}
-	rctx, cancel := context.WithTimeout(ctx, timeout)
+	rctx, cancel := boundedContext(ctx, timeout)
 	defer cancel()
 
 	m := &Message{ID: s.newID(), InputText: req.Text, CreatedBy: req.CreatedBy, Engine: req.Round.Engine, Model: s.Method()}
@@ -334,7 +334,11 @@ func reviewReason(a answer) string {
 // when the call fails or returns nothing usable.
 func (s *Service) DeriveQuery(ctx context.Context, text string) DerivedQuery {
 	if s.model != nil {
-		q, err := s.model.DeriveQuery(ctx, text)
+		// A slow model must not cost the caller its deadline: the keywords
+		// are a good query too.
+		mctx, cancel := boundedContext(ctx, s.queryTimeout)
+		q, err := s.model.DeriveQuery(mctx, text)
+		cancel()
 		q.Query = strings.Join(strings.Fields(q.Query), " ")
 		if err == nil && q.Query != "" && utf8.RuneCountInString(q.Query) <= 1000 {
 			q.Method = "gemini"

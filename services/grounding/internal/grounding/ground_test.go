@@ -49,11 +49,21 @@ type fakeModel struct {
 	block   bool // wait for the context to end, then fail
 	prompts []grounding.Prompt
 	derive  grounding.DerivedQuery
+	// deadlines are the context deadlines the model was called with.
+	deadlines []time.Time
+}
+
+func (f *fakeModel) sawDeadline(ctx context.Context) {
+	dl, _ := ctx.Deadline()
+	f.mu.Lock()
+	f.deadlines = append(f.deadlines, dl)
+	f.mu.Unlock()
 }
 
 func (f *fakeModel) Name() string { return "fake-model" }
 
 func (f *fakeModel) Generate(ctx context.Context, p grounding.Prompt) (*grounding.Generation, error) {
+	f.sawDeadline(ctx)
 	f.mu.Lock()
 	f.prompts = append(f.prompts, p)
 	f.mu.Unlock()
@@ -68,7 +78,12 @@ func (f *fakeModel) Generate(ctx context.Context, p grounding.Prompt) (*groundin
 	return &g, nil
 }
 
-func (f *fakeModel) DeriveQuery(context.Context, string) (grounding.DerivedQuery, error) {
+func (f *fakeModel) DeriveQuery(ctx context.Context, _ string) (grounding.DerivedQuery, error) {
+	f.sawDeadline(ctx)
+	if f.block {
+		<-ctx.Done()
+		return grounding.DerivedQuery{}, &grounding.ProviderError{Attempts: 1, Err: ctx.Err()}
+	}
 	if f.err != nil {
 		return grounding.DerivedQuery{}, f.err
 	}
@@ -583,4 +598,62 @@ grounding_provider_errors_total{code="timeout"} 1
 	}
 	var nilMetrics *grounding.Metrics
 	nilMetrics.ProviderAttemptFailed(500, false) // a nil *Metrics records nothing
+}
+
+// TestSlowModelLeavesTimeToAnswer checks that the model's calls end before
+// the caller's deadline, with time kept back for the offline fallback and
+// the answer: a slow provider must cost the caller a worse answer, not its
+// own DeadlineExceeded.
+func TestSlowModelLeavesTimeToAnswer(t *testing.T) {
+	model := &fakeModel{block: true}
+	f := newFixture(t, model)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	callerDeadline, _ := ctx.Deadline()
+
+	q := f.svc.DeriveQuery(ctx, alert)
+	if q.Method == "gemini" || q.Query == "" {
+		t.Errorf("DeriveQuery with a model that never answers = %+v, want the offline query", q)
+	}
+	m, err := f.svc.Ground(ctx, grounding.GroundRequest{Text: alert})
+	if err != nil {
+		t.Fatalf("Ground: %v", err)
+	}
+	if m.Status != grounding.StatusFailed {
+		t.Errorf("Ground with a model that never answers: status %v, want failed", m.Status)
+	}
+	if ctx.Err() != nil {
+		t.Errorf("the caller's deadline passed before both calls answered")
+	}
+	model.mu.Lock()
+	defer model.mu.Unlock()
+	if len(model.deadlines) != 2 {
+		t.Fatalf("model called %d times, want 2 (derive, generate)", len(model.deadlines))
+	}
+	for i, dl := range model.deadlines {
+		if dl.IsZero() || callerDeadline.Sub(dl) < 100*time.Millisecond {
+			t.Errorf("model call %d had deadline %v, want at least 100ms before the caller's %v", i, dl, callerDeadline)
+		}
+	}
+}
+
+// TestQueryTimeoutBoundsTheModel checks GROUNDING_QUERY_TIMEOUT: without a
+// caller deadline the model still gets only QueryTimeout.
+func TestQueryTimeoutBoundsTheModel(t *testing.T) {
+	model := &fakeModel{block: true}
+	f := newFixture(t, model)
+	svc, err := grounding.New(grounding.Options{Searcher: f.search, Store: f.store, Logger: discard, Model: model, QueryTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	q := svc.DeriveQuery(t.Context(), alert)
+	if q.Query == "" {
+		t.Fatalf("DeriveQuery = %+v, want the offline query", q)
+	}
+	model.mu.Lock()
+	defer model.mu.Unlock()
+	if dl := model.deadlines[0]; dl.IsZero() || dl.After(start.Add(time.Second)) {
+		t.Errorf("model deadline %v, want about 50ms after %v", dl, start)
+	}
 }

@@ -278,6 +278,9 @@ const (
 	// DefaultRoundTimeout bounds a round when neither the request nor the
 	// service says otherwise.
 	DefaultRoundTimeout = 30 * time.Second
+	// DefaultQueryTimeout bounds the model's query derivation before the
+	// offline keywords are used instead.
+	DefaultQueryTimeout = 5 * time.Second
 	// MaxSnippetChars caps a stored citation snippet.
 	MaxSnippetChars = 1024
 	// SummaryMaxChars and SummaryMaxSentences bound Message.Summary.

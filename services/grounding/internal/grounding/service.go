@@ -28,6 +28,9 @@ type Options struct {
 	// RoundTimeout is the default round bound (0 means
 	// DefaultRoundTimeout).
 	RoundTimeout time.Duration
+	// QueryTimeout bounds the model's part of DeriveQuery, after which the
+	// offline keywords are used (0 means DefaultQueryTimeout).
+	QueryTimeout time.Duration
 	// Now and NewID default to time.Now and UUIDv7; tests inject them.
 	Now   func() time.Time
 	NewID func() string
@@ -42,12 +45,29 @@ type Service struct {
 	metrics      *Metrics
 	maxSources   int
 	roundTimeout time.Duration
+	queryTimeout time.Duration
 	now          func() time.Time
 	newID        func() string
 }
 
 // MethodExtractive names the offline method on messages and replies.
 const MethodExtractive = "extractive"
+
+// answerReserve is the time kept back from the caller's deadline for what
+// follows a provider call (the offline fallback, storing the message,
+// answering), so the caller gets an answer rather than its own
+// DeadlineExceeded when the provider is slow.
+const answerReserve = 100 * time.Millisecond
+
+// boundedContext is ctx limited to d and ending answerReserve before ctx's
+// own deadline.
+func boundedContext(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	end := time.Now().Add(d)
+	if dl, ok := ctx.Deadline(); ok && dl.Add(-answerReserve).Before(end) {
+		end = dl.Add(-answerReserve)
+	}
+	return context.WithDeadline(ctx, end)
+}
 
 // storeTimeout bounds writing a message after its round, which may have
 // used up the round's own deadline.
@@ -60,7 +80,10 @@ func New(o Options) (*Service, error) {
 	}
 	s := &Service{
 		search: o.Searcher, model: o.Model, store: o.Store, logger: o.Logger, metrics: o.Metrics,
-		maxSources: o.MaxSources, roundTimeout: o.RoundTimeout, now: o.Now, newID: o.NewID,
+		maxSources: o.MaxSources, roundTimeout: o.RoundTimeout, queryTimeout: o.QueryTimeout, now: o.Now, newID: o.NewID,
+	}
+	if s.queryTimeout <= 0 {
+		s.queryTimeout = DefaultQueryTimeout
 	}
 	if s.maxSources <= 0 {
 		s.maxSources = DefaultMaxSources
