@@ -49,7 +49,15 @@ type Config struct {
 	BackendTimeout time.Duration `env:"GATEWAY_BACKEND_TIMEOUT" envDefault:"60s"`
 	// ReadinessTimeout bounds each backend health check of /readyz.
 	ReadinessTimeout time.Duration `env:"GATEWAY_READINESS_TIMEOUT" envDefault:"2s"`
+	// JSONMaxDepth is how deeply a request body's arrays and objects may
+	// nest; deeper bodies get 400 before any decoding.
+	JSONMaxDepth int `env:"GATEWAY_JSON_MAX_DEPTH" envDefault:"64"`
 }
+
+// minJSONMaxDepth is the least GATEWAY_JSON_MAX_DEPTH accepted: legitimate
+// requests (an Alertmanager webhook, a document with metadata) nest a few
+// levels, so a smaller limit would only break clients.
+const minJSONMaxDepth = 8
 
 // Validate checks what types cannot.
 func (c Config) Validate() error {
@@ -65,6 +73,9 @@ func (c Config) Validate() error {
 	}
 	if c.BodyLimit < 1024 {
 		errs = append(errs, fmt.Errorf("GATEWAY_BODY_LIMIT: must be at least 1024 bytes, got %d", c.BodyLimit))
+	}
+	if c.JSONMaxDepth < minJSONMaxDepth {
+		errs = append(errs, fmt.Errorf("GATEWAY_JSON_MAX_DEPTH: must be at least %d, got %d", minJSONMaxDepth, c.JSONMaxDepth))
 	}
 	if c.RateLimit < 0 || (c.RateLimit > 0 && c.RateBurst < 1) {
 		errs = append(errs, errors.New("GATEWAY_RATE_LIMIT must be >= 0 and GATEWAY_RATE_BURST >= 1 when limiting"))

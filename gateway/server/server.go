@@ -126,7 +126,7 @@ func NewHandler(ctx context.Context, cfg Config, b Backends, logger *slog.Logger
 			allowed[h] = true
 		}
 	}
-	jsonCodec := codec.NewJSON()
+	jsonCodec := codec.NewJSON(cfg.JSONMaxDepth)
 	metrics := newHTTPMetrics(reg)
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, jsonCodec),

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
@@ -28,6 +29,7 @@ import (
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
 	ragv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/rag/v1"
 	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
+	"github.com/groundcrew/groundcrew/platform/config"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
 )
 
@@ -164,6 +166,7 @@ func testConfig() Config {
 		RateLimit:        0,
 		BackendTimeout:   10 * time.Second,
 		ReadinessTimeout: 2 * time.Second,
+		JSONMaxDepth:     64,
 	}
 }
 
@@ -527,18 +530,116 @@ func TestCORS(t *testing.T) {
 }
 
 func TestConfigValidation(t *testing.T) {
-	cfg := testConfig()
-	cfg.DataDir, cfg.LogLevel, cfg.LogFormat = "d", "info", "json"
-	cfg.Addr, cfg.AdminAddr = ":8080", "127.0.0.1:9090"
-	cfg.SearchAddr, cfg.GroundingAddr, cfg.RagAddr, cfg.NotifierAddr = "a:1", "b:2", "c:3", "d:4"
-	if err := cfg.Validate(); err != nil {
-		t.Fatalf("valid config: %v", err)
+	valid := func() Config {
+		cfg := testConfig()
+		cfg.DataDir, cfg.LogLevel, cfg.LogFormat = "d", "info", "json"
+		cfg.Addr, cfg.AdminAddr = ":8080", "127.0.0.1:9090"
+		cfg.SearchAddr, cfg.GroundingAddr, cfg.RagAddr, cfg.NotifierAddr = "a:1", "b:2", "c:3", "d:4"
+		return cfg
 	}
-	cfg.SearchAddr = "nohostport"
-	cfg.BodyLimit = 10
-	err := cfg.Validate()
-	if err == nil || !strings.Contains(err.Error(), "SEARCH_ADDR") || !strings.Contains(err.Error(), "GATEWAY_BODY_LIMIT") {
-		t.Errorf("Validate() = %v, want errors naming SEARCH_ADDR and GATEWAY_BODY_LIMIT", err)
+	tests := []struct {
+		name   string
+		change func(*Config)
+		want   []string // substrings of the error; none means valid
+	}{
+		{"valid", func(*Config) {}, nil},
+		{"smallest JSON depth", func(c *Config) { c.JSONMaxDepth = 8 }, nil},
+		{"several problems at once", func(c *Config) { c.SearchAddr, c.BodyLimit = "nohostport", 10 },
+			[]string{"SEARCH_ADDR", "GATEWAY_BODY_LIMIT"}},
+		{"JSON depth too small", func(c *Config) { c.JSONMaxDepth = 7 }, []string{"GATEWAY_JSON_MAX_DEPTH: must be at least 8, got 7"}},
+		{"JSON depth unset", func(c *Config) { c.JSONMaxDepth = 0 }, []string{"GATEWAY_JSON_MAX_DEPTH"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := valid()
+			tt.change(&cfg)
+			err := cfg.Validate()
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			for _, w := range tt.want {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Errorf("Validate() = %v, want an error containing %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestConfigDefaults(t *testing.T) {
+	cfg, err := config.Load[Config](config.MapLookup(nil))
+	if err != nil {
+		t.Fatalf("Load() with no environment: %v", err)
+	}
+	got := []any{cfg.JSONMaxDepth}
+	want := []any{64}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("default of JSONMaxDepth (-want +got):\n%s", diff)
+	}
+
+	cfg, err = config.Load[Config](config.MapLookup(map[string]string{
+		"GATEWAY_JSON_MAX_DEPTH": "12",
+	}))
+	if err != nil {
+		t.Fatalf("Load(): %v", err)
+	}
+	got = []any{cfg.JSONMaxDepth}
+	want = []any{12}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("JSONMaxDepth from the environment (-want +got):\n%s", diff)
+	}
+}
+
+// rpcStatus is the gRPC status JSON the gateway answers errors with.
+type rpcStatus struct {
+	Code    int
+	Message string
+	Details []json.RawMessage
+}
+
+func TestDeepJSONIsBadRequest(t *testing.T) {
+	cfg := testConfig()
+	cfg.JSONMaxDepth = 16
+	h := newHarness(t, cfg)
+	// An alert whose metadata nests so the whole body is levels deep.
+	alert := func(levels int) string {
+		return `{"text":"deep","metadata":` + strings.Repeat(`{"a":`, levels-1) + `1` + strings.Repeat(`}`, levels-1) + `}`
+	}
+	const tooDeep = "request body: JSON nested deeper than 16 levels"
+	tests := []struct {
+		name, path, body string
+		wantCode         int
+		wantMessage      string
+	}{
+		{"100,000 arrays", "/v1/alerts", strings.Repeat("[", 100_000), http.StatusBadRequest, tooDeep},
+		{"100,000 levels of metadata", "/v1/alerts", alert(100_000), http.StatusBadRequest, tooDeep},
+		{"one past the limit", "/v1/alerts", alert(17), http.StatusBadRequest, tooDeep},
+		{"on another route", "/v1/search", `{"query":"q","allowedDomains":` + strings.Repeat("[", 50_000) + `}`, http.StatusBadRequest, tooDeep},
+		{"exactly at the limit", "/v1/alerts", alert(16), http.StatusOK, ""},
+		{"ordinary nested metadata", "/v1/alerts",
+			`{"text":"disk full","metadata":{"host":"web-1","labels":{"team":"ops"},"note":"[{\"x\":1}]"}}`, http.StatusOK, ""},
+		{"brackets in strings", "/v1/alerts", `{"text":"` + strings.Repeat(`[{\"`, 10_000) + `"}`, http.StatusOK, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := do(t, "POST", h.url+tt.path, tt.body)
+			if got.code != tt.wantCode {
+				t.Fatalf("POST %s = %d %.200s, want %d", tt.path, got.code, got.body, tt.wantCode)
+			}
+			if tt.wantMessage == "" {
+				return
+			}
+			var st rpcStatus
+			if err := json.Unmarshal([]byte(got.body), &st); err != nil {
+				t.Fatalf("body %q is not status JSON: %v", got.body, err)
+			}
+			if st.Code != int(codes.InvalidArgument) || st.Message != tt.wantMessage {
+				t.Errorf("body = %s, want code 3 and message %q", got.body, tt.wantMessage)
+			}
+		})
 	}
 }
 

@@ -1,6 +1,6 @@
 // Package codec holds the gateway's wire formats: protojson that also
-// accepts enum names in any case ("local" for LOCAL), and Server-Sent Events
-// for server streams.
+// accepts enum names in any case ("local" for LOCAL) and refuses deeply
+// nested documents up front, and Server-Sent Events for server streams.
 package codec
 
 import (
@@ -26,22 +26,66 @@ import (
 // goes through [Normalize] and a second strict pass. (protojson's own
 // DiscardUnknown would also drop unknown enum names silently, turning
 // "engine": "bing" into the default engine; this does not.)
+//
+// Input nested deeper than the configured depth is refused with a
+// [*DepthError] before either decoder sees it.
 type JSON struct {
 	runtime.JSONPb
+	maxDepth int
 }
 
 var _ runtime.Marshaler = (*JSON)(nil)
 
-// NewJSON returns the gateway's JSON marshaler.
-func NewJSON() *JSON {
-	return &JSON{JSONPb: runtime.JSONPb{
-		MarshalOptions:   protojson.MarshalOptions{EmitUnpopulated: true},
-		UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
-	}}
+// DefaultMaxDepth is how deeply request JSON may nest (arrays and objects)
+// when the gateway is not told otherwise. No groundcrew request needs more
+// than a handful of levels; alert metadata gets the rest.
+const DefaultMaxDepth = 64
+
+// NewJSON returns the gateway's JSON marshaler, refusing request bodies whose
+// arrays and objects nest more than maxDepth levels deep (DefaultMaxDepth
+// when maxDepth is not positive).
+func NewJSON(maxDepth int) *JSON {
+	if maxDepth <= 0 {
+		maxDepth = DefaultMaxDepth
+	}
+	return &JSON{
+		JSONPb: runtime.JSONPb{
+			MarshalOptions: protojson.MarshalOptions{EmitUnpopulated: true},
+			UnmarshalOptions: protojson.UnmarshalOptions{
+				DiscardUnknown: false,
+				// protojson counts messages, not JSON levels, and a scalar
+				// google.protobuf.Value or wrapper is a message one level
+				// below its JSON container: maxDepth+1 is the least limit
+				// that every document passing the depth scan also passes.
+				// It backs up the scan rather than replacing it, since
+				// protojson only finds out after recursing that far.
+				RecursionLimit: maxDepth + 1,
+			},
+		},
+		maxDepth: maxDepth,
+	}
 }
 
-// Unmarshal decodes data into v, retrying once on normalised input.
+// DepthError reports a request body nested deeper than the gateway accepts.
+type DepthError struct {
+	// Limit is the deepest nesting accepted.
+	Limit int
+}
+
+// Error says how deep the gateway accepts, in words fit for the client.
+func (e *DepthError) Error() string {
+	return fmt.Sprintf("request body: JSON nested deeper than %d levels", e.Limit)
+}
+
+// Unmarshal decodes data into v, retrying once on normalised input. Data
+// nested deeper than the marshaler's limit is refused first, with a
+// [*DepthError], after one pass over the bytes that allocates nothing: the
+// decoders would only find out after recursing, and allocating, that deep
+// (encoding/json, in the normalising pass, up to 10,000 levels).
 func (j *JSON) Unmarshal(data []byte, v any) error {
+	if depth(data, j.maxDepth) > j.maxDepth {
+		return &DepthError{Limit: j.maxDepth}
+	}
 	err := j.JSONPb.Unmarshal(data, v)
 	if err == nil {
 		return nil
@@ -77,12 +121,52 @@ func (j *JSON) NewDecoder(r io.Reader) runtime.Decoder {
 	})
 }
 
+// depth returns how deeply the arrays and objects of the JSON document data
+// nest, looking at each byte once and stopping as soon as the nesting passes
+// limit (so the result is at most limit+1). String contents, escaped quotes
+// included, are skipped, so brackets inside strings do not count. It does not
+// validate: on malformed input the result is only an estimate, which is
+// enough, because the decoders reject such input at the first bad token,
+// before nesting deeper than the scan saw. Closers without an opener are not
+// counted, so a junk prefix such as "]]]" cannot hide the nesting after it.
+func depth(data []byte, limit int) int {
+	level, deepest := 0, 0
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			for i++; i < len(data); i++ {
+				if data[i] == '\\' {
+					i++ // whatever follows a backslash is escaped, '"' and '\\' included
+					continue
+				}
+				if data[i] == '"' {
+					break
+				}
+			}
+		case '{', '[':
+			level++
+			if level > deepest {
+				deepest = level
+				if deepest > limit {
+					return deepest
+				}
+			}
+		case '}', ']':
+			if level > 0 {
+				level--
+			}
+		}
+	}
+	return deepest
+}
+
 // Normalize rewrites a JSON document so that strict protojson accepts what
 // the gateway means to accept: enum values in any case ("local" and "Local"
 // become "LOCAL", "needs-review" becomes "NEEDS_REVIEW") and no fields the
 // message does not have. It returns nil when the document is not a JSON
 // object it can walk, and an error naming the field when an enum value
-// matches no name at all.
+// matches no name at all. Callers bound the document's nesting first, as
+// [JSON.Unmarshal] does: encoding/json allows 10,000 levels.
 func Normalize(data []byte, md protoreflect.MessageDescriptor) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()

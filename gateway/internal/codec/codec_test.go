@@ -75,7 +75,7 @@ func TestUnmarshal(t *testing.T) {
 			wantErr: "metadata",
 		},
 	}
-	j := NewJSON()
+	j := NewJSON(DefaultMaxDepth)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := j.Unmarshal([]byte(tt.in), tt.msg)
@@ -96,7 +96,7 @@ func TestUnmarshal(t *testing.T) {
 }
 
 func TestSSEMarshal(t *testing.T) {
-	s := NewSSE(NewJSON())
+	s := NewSSE(NewJSON(DefaultMaxDepth))
 	got, err := s.Marshal(map[string]any{"result": &searchv1.EngineStatus{Engine: searchv1.Engine_LOCAL, Configured: true}})
 	if err != nil {
 		t.Fatal(err)
