@@ -52,6 +52,19 @@ type Config struct {
 	// JSONMaxDepth is how deeply a request body's arrays and objects may
 	// nest; deeper bodies get 400 before any decoding.
 	JSONMaxDepth int `env:"GATEWAY_JSON_MAX_DEPTH" envDefault:"64"`
+
+	// ReadHeaderTimeout bounds how long a client may take to send a
+	// request's headers, so slow clients (slowloris) cannot hold
+	// connections open.
+	ReadHeaderTimeout time.Duration `env:"GATEWAY_READ_HEADER_TIMEOUT" envDefault:"5s"`
+	// ReadTimeout bounds reading a whole request, body included.
+	ReadTimeout time.Duration `env:"GATEWAY_READ_TIMEOUT" envDefault:"30s"`
+	// WriteTimeout bounds writing a response, counted from the end of the
+	// request headers; it caps streamed answers (Server-Sent Events) too.
+	WriteTimeout time.Duration `env:"GATEWAY_WRITE_TIMEOUT" envDefault:"5m"`
+	// IdleTimeout is how long a keep-alive connection may wait for its next
+	// request.
+	IdleTimeout time.Duration `env:"GATEWAY_IDLE_TIMEOUT" envDefault:"2m"`
 }
 
 // minJSONMaxDepth is the least GATEWAY_JSON_MAX_DEPTH accepted: legitimate
@@ -76,6 +89,20 @@ func (c Config) Validate() error {
 	}
 	if c.JSONMaxDepth < minJSONMaxDepth {
 		errs = append(errs, fmt.Errorf("GATEWAY_JSON_MAX_DEPTH: must be at least %d, got %d", minJSONMaxDepth, c.JSONMaxDepth))
+	}
+	for _, d := range []struct {
+		name  string
+		value time.Duration
+	}{
+		{"GATEWAY_READ_HEADER_TIMEOUT", c.ReadHeaderTimeout},
+		{"GATEWAY_READ_TIMEOUT", c.ReadTimeout},
+		{"GATEWAY_WRITE_TIMEOUT", c.WriteTimeout},
+		{"GATEWAY_IDLE_TIMEOUT", c.IdleTimeout},
+	} {
+		// Zero would mean no timeout at all to net/http.
+		if d.value <= 0 {
+			errs = append(errs, fmt.Errorf("%s: must be positive (e.g. 30s), got %q", d.name, d.value))
+		}
 	}
 	if c.RateLimit < 0 || (c.RateLimit > 0 && c.RateBurst < 1) {
 		errs = append(errs, errors.New("GATEWAY_RATE_LIMIT must be >= 0 and GATEWAY_RATE_BURST >= 1 when limiting"))

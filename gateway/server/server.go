@@ -428,12 +428,12 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		_ = lis.Close()
 		return fmt.Errorf("GATEWAY_ADMIN_ADDR %s: %w", cfg.AdminAddr, err)
 	}
-	srv := newHTTPServer(h, logger)
+	srv := newHTTPServer(h, cfg, logger)
 	admin := http.NewServeMux()
 	admin.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	admin.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	admin.Handle("GET /readyz", h.readiness)
-	adminSrv := newHTTPServer(admin, logger)
+	adminSrv := newHTTPServer(admin, cfg, logger)
 
 	logger.Info("gateway listening", "rest", "http://"+displayAddr(lis.Addr()), "admin", "http://"+displayAddr(adminLis.Addr()),
 		"docs", "http://"+displayAddr(lis.Addr())+"/docs/")
@@ -472,15 +472,23 @@ func serve(srv *http.Server, lis net.Listener) error {
 	return nil
 }
 
-// newHTTPServer sets every timeout, so slow clients (slowloris) cannot hold
-// connections. WriteTimeout is long enough for streamed answers.
-func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
+// newHTTPServer sets every timeout from cfg, so slow clients (slowloris)
+// cannot hold connections. A timeout left at zero, as in a Config built in
+// code rather than loaded, takes its documented default instead: to net/http
+// zero means no limit at all.
+func newHTTPServer(h http.Handler, cfg Config, logger *slog.Logger) *http.Server {
+	orDefault := func(d, def time.Duration) time.Duration {
+		if d <= 0 {
+			return def
+		}
+		return d
+	}
 	return &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      5 * time.Minute,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: orDefault(cfg.ReadHeaderTimeout, 5*time.Second),
+		ReadTimeout:       orDefault(cfg.ReadTimeout, 30*time.Second),
+		WriteTimeout:      orDefault(cfg.WriteTimeout, 5*time.Minute),
+		IdleTimeout:       orDefault(cfg.IdleTimeout, 2*time.Minute),
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}

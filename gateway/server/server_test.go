@@ -162,11 +162,15 @@ func conn(t *testing.T, addr string) *grpc.ClientConn {
 
 func testConfig() Config {
 	return Config{
-		BodyLimit:        1 << 20,
-		RateLimit:        0,
-		BackendTimeout:   10 * time.Second,
-		ReadinessTimeout: 2 * time.Second,
-		JSONMaxDepth:     64,
+		BodyLimit:         1 << 20,
+		RateLimit:         0,
+		BackendTimeout:    10 * time.Second,
+		ReadinessTimeout:  2 * time.Second,
+		JSONMaxDepth:      64,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      5 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
 	}
 }
 
@@ -548,6 +552,10 @@ func TestConfigValidation(t *testing.T) {
 			[]string{"SEARCH_ADDR", "GATEWAY_BODY_LIMIT"}},
 		{"JSON depth too small", func(c *Config) { c.JSONMaxDepth = 7 }, []string{"GATEWAY_JSON_MAX_DEPTH: must be at least 8, got 7"}},
 		{"JSON depth unset", func(c *Config) { c.JSONMaxDepth = 0 }, []string{"GATEWAY_JSON_MAX_DEPTH"}},
+		{"no read-header timeout", func(c *Config) { c.ReadHeaderTimeout = 0 }, []string{`GATEWAY_READ_HEADER_TIMEOUT: must be positive (e.g. 30s), got "0s"`}},
+		{"negative read timeout", func(c *Config) { c.ReadTimeout = -time.Second }, []string{"GATEWAY_READ_TIMEOUT"}},
+		{"no write timeout", func(c *Config) { c.WriteTimeout = 0 }, []string{"GATEWAY_WRITE_TIMEOUT"}},
+		{"no idle timeout", func(c *Config) { c.IdleTimeout = 0 }, []string{"GATEWAY_IDLE_TIMEOUT"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -574,22 +582,23 @@ func TestConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load() with no environment: %v", err)
 	}
-	got := []any{cfg.JSONMaxDepth}
-	want := []any{64}
+	got := []any{cfg.JSONMaxDepth, cfg.ReadHeaderTimeout, cfg.ReadTimeout, cfg.WriteTimeout, cfg.IdleTimeout}
+	want := []any{64, 5 * time.Second, 30 * time.Second, 5 * time.Minute, 2 * time.Minute}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("default of JSONMaxDepth (-want +got):\n%s", diff)
+		t.Errorf("defaults of JSONMaxDepth and the HTTP timeouts (-want +got):\n%s", diff)
 	}
 
 	cfg, err = config.Load[Config](config.MapLookup(map[string]string{
-		"GATEWAY_JSON_MAX_DEPTH": "12",
+		"GATEWAY_JSON_MAX_DEPTH": "12", "GATEWAY_READ_HEADER_TIMEOUT": "1s",
+		"GATEWAY_READ_TIMEOUT": "2s", "GATEWAY_WRITE_TIMEOUT": "3s", "GATEWAY_IDLE_TIMEOUT": "4s",
 	}))
 	if err != nil {
 		t.Fatalf("Load(): %v", err)
 	}
-	got = []any{cfg.JSONMaxDepth}
-	want = []any{12}
+	got = []any{cfg.JSONMaxDepth, cfg.ReadHeaderTimeout, cfg.ReadTimeout, cfg.WriteTimeout, cfg.IdleTimeout}
+	want = []any{12, time.Second, 2 * time.Second, 3 * time.Second, 4 * time.Second}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("JSONMaxDepth from the environment (-want +got):\n%s", diff)
+		t.Errorf("JSONMaxDepth and the HTTP timeouts from the environment (-want +got):\n%s", diff)
 	}
 }
 

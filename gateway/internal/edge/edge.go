@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -133,7 +134,8 @@ func AccessLog(logger *slog.Logger, next http.Handler) http.Handler {
 
 // BodyLimit rejects request bodies over limit bytes with 413. Bodies are read
 // here, up to the limit, so the routes never see a partial body and the
-// client gets 413 rather than a decode error.
+// client gets 413 rather than a decode error. A body that does not arrive
+// before the server's read timeout gets 408.
 func BodyLimit(limit int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Body == http.NoBody {
@@ -146,6 +148,13 @@ func BodyLimit(limit int64, next http.Handler) http.Handler {
 		}
 		data, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 		_ = r.Body.Close()
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			// The server's read timeout passed mid-body: a client too slow
+			// (or stalling on purpose) is told so, and the access log shows
+			// 408s rather than bad requests.
+			WriteError(w, http.StatusRequestTimeout, codes.DeadlineExceeded, "request body not received in time")
+			return
+		}
 		if err != nil {
 			WriteError(w, http.StatusBadRequest, codes.InvalidArgument, "could not read the request body")
 			return

@@ -3,8 +3,10 @@ package edge
 import (
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -89,3 +91,44 @@ func TestRecoverHidesPanic(t *testing.T) {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// failingBody fails every read with err.
+type failingBody struct{ err error }
+
+func (b failingBody) Read([]byte) (int, error) { return 0, b.err }
+
+func TestBodyLimitReadErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		err      error
+		wantCode int
+		wantBody string
+	}{
+		{
+			name:     "read timeout",
+			err:      &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded},
+			wantCode: http.StatusRequestTimeout,
+			wantBody: `{"code":4,"message":"request body not received in time","details":[]}`,
+		},
+		{
+			name:     "client went away",
+			err:      io.ErrUnexpectedEOF,
+			wantCode: http.StatusBadRequest,
+			wantBody: `{"code":3,"message":"could not read the request body","details":[]}`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reached := false
+			h := BodyLimit(1024, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached = true }))
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, httptest.NewRequest("POST", "/", failingBody{tt.err}))
+			if reached {
+				t.Error("the route ran without a body")
+			}
+			if got := strings.TrimSpace(w.Body.String()); w.Code != tt.wantCode || got != tt.wantBody {
+				t.Errorf("got %d %s, want %d %s", w.Code, got, tt.wantCode, tt.wantBody)
+			}
+		})
+	}
+}
