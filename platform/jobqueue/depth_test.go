@@ -1,13 +1,8 @@
 package jobqueue
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"io"
 	"log/slog"
-	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
+	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 )
 
 var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -37,44 +33,15 @@ func openQueue(t *testing.T, db *sqlstore.DB) *Queue {
 	return q
 }
 
-// openPostgres opens TEST_DATABASE_URL in a schema of its own, dropped
-// when the test ends, or skips the test when the variable is unset.
+// openPostgres opens a schema of its own in TEST_DATABASE_URL, or skips
+// the test when the variable is unset.
 func openPostgres(t *testing.T) *sqlstore.DB {
 	t.Helper()
-	base := os.Getenv("TEST_DATABASE_URL")
-	if base == "" {
-		t.Skip("TEST_DATABASE_URL is not set; set it to a postgres:// URL to run the PostgreSQL tests")
-	}
-	ctx := t.Context()
-	admin, err := sqlstore.Open(ctx, base, "", "admin", discard)
+	db, err := sqlstore.Open(t.Context(), sqlstoretest.PostgresURL(t, "jobqueue_test"), "", "jobqueue", discard)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
-	t.Cleanup(func() { _ = admin.Close() })
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "jobqueue_test_" + hex.EncodeToString(b[:])
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("creating schema: %v", err)
-	}
-	t.Cleanup(func() {
-		if _, err := admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("dropping schema: %v", err)
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatalf("TEST_DATABASE_URL: %v", err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	db, err := sqlstore.Open(ctx, u.String(), "", "jobqueue", discard)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	// Registered after the schema's cleanup, so it runs first: the pool's
-	// connections must be gone before the schema is dropped.
+	// Closed before the schema is dropped (cleanups run last in, first out).
 	t.Cleanup(func() { _ = db.Close() })
 	return db
 }
