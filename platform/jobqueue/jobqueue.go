@@ -76,7 +76,14 @@ func Open(ctx context.Context, db *sqlstore.DB, workers *river.Workers, cfg Conf
 	if err != nil {
 		return nil, fmt.Errorf("jobqueue: preparing job queue migrations: %w", err)
 	}
-	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+	// River's tables are shared by every service on the database: services
+	// starting together on a fresh PostgreSQL would otherwise race to
+	// create the same types ("duplicate key value violates unique
+	// constraint pg_type_typname_nsp_index") and one would fail to start.
+	if err := db.WithLock(ctx, "river-migrations", func(ctx context.Context) error {
+		_, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
+		return err
+	}); err != nil {
 		return nil, fmt.Errorf("jobqueue: migrating job queue tables: %w", err)
 	}
 	queue := cfg.Queue

@@ -26,6 +26,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -36,6 +37,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	// Registers the "pgx" database/sql driver.
 	_ "github.com/jackc/pgx/v5/stdlib"
@@ -203,6 +205,43 @@ func Migrate(ctx context.Context, db *DB, fsys fs.FS, dir string) error {
 	}
 	db.logger.InfoContext(ctx, "database schema up to date", "version", version, "applied", len(results))
 	return nil
+}
+
+// lockWait bounds how long WithLock waits for another holder.
+const lockWait = 5 * time.Minute
+
+// WithLock runs fn while holding a PostgreSQL session advisory lock named
+// name, so processes sharing the database (replicas of one service, or
+// services sharing one database, as docker-compose.yml runs them) run fn
+// one at a time: migrations of shared tables, typically. On SQLite, which
+// one process owns, fn simply runs. Waiting for the lock is bounded by ctx
+// and by five minutes.
+func (db *DB) WithLock(ctx context.Context, name string, fn func(context.Context) error) error {
+	if db.Dialect != Postgres {
+		return fn(ctx)
+	}
+	wctx, cancel := context.WithTimeout(ctx, lockWait)
+	defer cancel()
+	conn, err := db.Conn(wctx)
+	if err != nil {
+		return fmt.Errorf("sqlstore: connecting to take lock %q: %w", name, err)
+	}
+	defer conn.Close()
+	id := lockID("lock/" + name)
+	if _, err := conn.ExecContext(wctx, "SELECT pg_advisory_lock($1)", id); err != nil {
+		return fmt.Errorf("sqlstore: taking lock %q: %w", name, err)
+	}
+	defer func() {
+		// Unlock even when ctx has ended; closing the session would
+		// release it too, but the pool keeps sessions open.
+		uctx, ucancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer ucancel()
+		if _, err := conn.ExecContext(uctx, "SELECT pg_advisory_unlock($1)", id); err != nil {
+			db.logger.WarnContext(ctx, "releasing an advisory lock failed; dropping its connection", "lock", name, "error", err)
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+	}()
+	return fn(ctx)
 }
 
 // lockID derives a per-service advisory lock id, so services sharing one
