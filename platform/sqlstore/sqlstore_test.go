@@ -1,13 +1,9 @@
 package sqlstore_test
 
 import (
-	"context"
-	"crypto/rand"
 	"embed"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
+	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 )
 
 //go:embed testdata/migrations/*.sql
@@ -210,37 +207,8 @@ func TestMigrateMissingDir(t *testing.T) {
 // TestPostgres runs the shared checks against a real PostgreSQL server, in a
 // schema of its own that is dropped afterwards.
 func TestPostgres(t *testing.T) {
-	base := os.Getenv("TEST_DATABASE_URL")
-	if base == "" {
-		t.Skip("TEST_DATABASE_URL is not set; set it to a postgres:// URL to run the PostgreSQL tests")
-	}
 	ctx := t.Context()
-	admin, err := sqlstore.Open(ctx, base, "", "admin", discard)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() { _ = admin.Close() })
-
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "sqlstore_test_" + hex.EncodeToString(b[:])
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("creating schema: %v", err)
-	}
-	t.Cleanup(func() {
-		if _, err := admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("dropping schema: %v", err)
-		}
-	})
-
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatalf("TEST_DATABASE_URL: %v", err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	db, err := sqlstore.Open(ctx, u.String(), "", "testsvc", discard)
+	db, err := sqlstore.Open(ctx, sqlstoretest.PostgresURL(t, "sqlstore_test"), "", "testsvc", discard)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

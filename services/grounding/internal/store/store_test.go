@@ -1,12 +1,8 @@
 package store_test
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
+	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/grounding"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/store"
 )
@@ -122,41 +119,17 @@ func TestSQLite(t *testing.T) {
 // TestPostgres runs storeTests in a schema of their own, dropped
 // afterwards.
 func TestPostgres(t *testing.T) {
-	base := os.Getenv("TEST_DATABASE_URL")
-	if base == "" {
-		t.Skip("TEST_DATABASE_URL is not set; set it to a postgres:// URL to run the PostgreSQL tests")
+	if os.Getenv(sqlstoretest.EnvVar) == "" {
+		t.Skip(sqlstoretest.EnvVar + " is not set; set it to a postgres:// URL to run the PostgreSQL tests")
 	}
 	for name, test := range storeTests {
-		t.Run(name, func(t *testing.T) { test(t, newPostgresStore(t, base)) })
+		t.Run(name, func(t *testing.T) { test(t, newPostgresStore(t)) })
 	}
 }
 
-func newPostgresStore(t *testing.T, base string) *store.Store {
+func newPostgresStore(t *testing.T) *store.Store {
 	t.Helper()
-	admin, err := sqlstore.Open(t.Context(), base, "", "admin", discard)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() { _ = admin.Close() })
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "grounding_store_test_" + hex.EncodeToString(b[:])
-	if _, err := admin.ExecContext(t.Context(), "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("creating schema: %v", err)
-	}
-	t.Cleanup(func() {
-		if _, err := admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("dropping schema: %v", err)
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	db, err := sqlstore.Open(t.Context(), u.String(), "", "grounding", discard)
+	db, err := sqlstore.Open(t.Context(), sqlstoretest.PostgresURL(t, "grounding_store_test"), "", "grounding", discard)
 	if err != nil {
 		t.Fatal(err)
 	}
