@@ -7,7 +7,7 @@ SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
 
-MODULES  := gen platform services/search services/grounding services/rag services/notifier gateway
+MODULES  := gen platform services/search services/grounding services/rag services/notifier gateway e2e
 SERVICES := search grounding rag notifier
 BIN      := $(CURDIR)/bin
 BUF      := $(BIN)/buf
@@ -109,13 +109,15 @@ FUZZ_TARGETS := \
 	services/search/internal/htmltext:FuzzExtract \
 	services/grounding/internal/extractive:FuzzTrimSummary \
 	services/grounding/internal/queryextract:FuzzDerive \
-	services/grounding/internal/textoffset:FuzzOffsets
+	services/grounding/internal/textoffset:FuzzOffsets \
+	gateway/internal/codec:FuzzDepth
 FUZZTIME ?= 20000x
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZTIME (default 20000 inputs) each.
 	@for t in $(FUZZ_TARGETS); do \
-		dir=$${t%%:*}; fn=$${t##*:}; mod=$$(echo $$dir | cut -d/ -f1-2); pkg=./$${dir#$$mod/}; \
+		dir=$${t%%:*}; fn=$${t##*:}; mod=$$dir; \
+		while [ ! -f $$mod/go.mod ]; do mod=$$(dirname $$mod); done; pkg=./$${dir#$$mod/}; \
 		echo "fuzz $$fn ($$dir) for $(FUZZTIME)"; \
 		(cd $$mod && go test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg) || exit 1; \
 	done
