@@ -91,7 +91,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		"LOG_FORMAT": "json", "LOG_LEVEL": "info", "GRACE_PERIOD": "2s",
 		"SEARCH_ADDR": s.Addrs["search"], "GROUNDING_ADDR": s.Addrs["grounding"],
 		"RAG_ADDR": s.Addrs["rag"], "NOTIFIER_ADDR": s.Addrs["notifier"],
-		"GATEWAY_ADDR": listeners["gateway"].API.Addr().String(),
+		"GATEWAY_ADDR":       listeners["gateway"].API.Addr().String(),
 		"GATEWAY_RATE_LIMIT": "0",
 	}
 	if opts.LogLevel != "" {
