@@ -32,7 +32,7 @@ run: build ## Build and start all four services and the gateway on embedded defa
 	@scripts/run.sh
 
 .PHONY: test
-test: proto-check test-go fuzz ## Run every check and test (what CI runs).
+test: proto-check fmt-check test-go fuzz ## Run every check and test (what CI runs).
 
 .PHONY: build
 build: ## Build every binary into bin/.
@@ -121,6 +121,11 @@ fuzz: ## Run every fuzz target for FUZZTIME (default 20000 inputs) each.
 		echo "fuzz $$fn ($$dir) for $(FUZZTIME)"; \
 		(cd $$mod && go test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg) || exit 1; \
 	done
+
+.PHONY: fmt-check
+fmt-check: ## Fail when a Go file is not gofmt-formatted.
+	@files=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/')); \
+	if [ -n "$$files" ]; then echo "not gofmt-formatted (run 'make fmt'):"; echo "$$files"; exit 1; fi
 
 .PHONY: fmt
 fmt: ## gofmt every module.
