@@ -150,6 +150,23 @@ load-tools: ## Install the pinned load generators (ghz, hey) into bin/.
 load-gateway: build load-tools ## REST through the gateway vs direct gRPC, side by side (BENCHMARKS.md).
 	@scripts/load-gateway.sh
 
+# The soak and fault runs (issue #8; results in BENCHMARKS.md). They run the
+# built binaries against local provider stand-ins: DATABASE_URL=postgres://…
+# runs grounding and notifier on PostgreSQL instead of SQLite.
+SOAK_RATE     ?= 200
+SOAK_DURATION ?= 10m
+FAULTS_RATE     ?= 50
+FAULTS_DURATION ?= 3m
+STACKLOAD := cd e2e && go run ./cmd/stackload -bin $(BIN) -runbooks $(CURDIR)/examples/runbooks -database-url "$(DATABASE_URL)"
+
+.PHONY: soak
+soak: build ## SOAK_RATE alerts/s for SOAK_DURATION against the offline stack and a Telegram stand-in.
+	$(STACKLOAD) -providers telegram -rate $(SOAK_RATE) -duration $(SOAK_DURATION)
+
+.PHONY: faults
+faults: build ## The stack with Gemini, Exa, Groq and Telegram failing 30% of requests, plus RPC deadline probes.
+	$(STACKLOAD) -providers all -faults 0.3 -rate $(FAULTS_RATE) -duration $(FAULTS_DURATION)
+
 .PHONY: clean
 clean: ## Remove built binaries (not data).
 	rm -rf $(BIN)
