@@ -719,7 +719,9 @@ func pct(sorted []time.Duration, q float64) time.Duration {
 	return sorted[min(len(sorted)-1, int(q*float64(len(sorted))))]
 }
 
-func ms(d time.Duration) string { return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64) + " ms" }
+func ms(d time.Duration) string {
+	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64) + " ms"
+}
 
 func report(w io.Writer, o options, ld *load, st statuses, tok *deliveries, drained time.Duration, mem *memory,
 	injectors map[string]*faultinject.Injector, pr *probes, gemini *providerfake.Gemini,
