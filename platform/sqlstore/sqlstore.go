@@ -43,8 +43,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
-	// Registers the "sqlite" database/sql driver.
-	_ "modernc.org/sqlite"
+	"modernc.org/sqlite"
 )
 
 // Dialect names the SQL database behind a [DB].
@@ -126,10 +125,12 @@ func openSQLite(ctx context.Context, dataDir, name string, logger *slog.Logger) 
 		// lock at BEGIN makes writers queue on busy_timeout instead.
 		"_txlock": {"immediate"},
 	}.Encode()
-	sqlDB, err := sql.Open("sqlite", dsn)
+	base, err := sqlite.NewConnector(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: opening SQLite database %s: %w", path, err)
 	}
+	// Statements are kept per connection: see cachingConnector.
+	sqlDB := sql.OpenDB(&cachingConnector{base: base, size: DefaultStmtCacheSize})
 	if err := sqlDB.PingContext(ctx); err != nil {
 		_ = sqlDB.Close()
 		return nil, fmt.Errorf("sqlstore: opening SQLite database %s: %w", path, err)
