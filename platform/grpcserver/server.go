@@ -17,8 +17,9 @@
 // interceptor runs.
 //
 // The admin HTTP server serves /metrics (Prometheus, from a per-server
-// registry), /healthz (the process is up) and /readyz (200 only when every
-// tracked service is SERVING), plus handlers added with [WithAdminHandler].
+// registry), /healthz (the process is up), /readyz (200 only when every
+// tracked service is SERVING) and Go's profiler under /debug/pprof/, plus
+// handlers added with [WithAdminHandler].
 package grpcserver
 
 import (
@@ -29,6 +30,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sort"
 	"sync"
 	"time"
@@ -582,6 +584,13 @@ func (s *Server) adminMux(extra []adminHandler) (mux *http.ServeMux, err error) 
 		w.WriteHeader(code)
 		_ = json.NewEncoder(w).Encode(body)
 	})
+	// Go's profiler, for the platform team chasing CPU or memory: the admin
+	// port is for operators (loopback by default), never the public API.
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	for _, h := range extra {
 		mux.Handle(h.pattern, h.handler)
 	}

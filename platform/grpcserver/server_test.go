@@ -593,6 +593,13 @@ func TestAdminHandlerOption(t *testing.T) {
 	}
 }
 
+func TestAdminServesProfiler(t *testing.T) {
+	h := start(t, setup{})
+	if code, body := h.get(t, "/debug/pprof/goroutine?debug=1"); code != http.StatusOK || !strings.Contains(body, "goroutine profile:") {
+		t.Errorf("/debug/pprof/goroutine = %d %.80q", code, body)
+	}
+}
+
 func TestExtraInterceptorsRun(t *testing.T) {
 	var seen []string
 	var mu sync.Mutex
