@@ -45,7 +45,7 @@ type ResearchConfig struct {
 	ResearchPollInterval time.Duration `env:"RESEARCH_POLL_INTERVAL" envDefault:"200ms"`
 	// ResearchLookupConcurrency is how many searches and retrievals one
 	// research step has in flight at once; 1 runs them one after another.
-	ResearchLookupConcurrency int `env:"RESEARCH_LOOKUP_CONCURRENCY" envDefault:"8"`
+	ResearchLookupConcurrency int `env:"RESEARCH_LOOKUP_CONCURRENCY" envDefault:"10"`
 }
 
 // defaultResearchConfig matches the envDefault tags above.

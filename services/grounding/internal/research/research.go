@@ -39,10 +39,11 @@ const (
 	// DefaultApprovalTimeout is how long an approval waits for a person.
 	DefaultApprovalTimeout = 5 * time.Minute
 	// DefaultLookupConcurrency is how many evidence calls a research step
-	// has in flight at once unless configured: enough for a typical plan's
-	// searches and retrievals to overlap, few enough not to flood the
+	// has in flight at once unless configured: a typical plan's five
+	// sub-questions, each searched and looked up in a collection, all at
+	// once, so the step costs its slowest call; few enough not to flood the
 	// search and rag services.
-	DefaultLookupConcurrency = 8
+	DefaultLookupConcurrency = 10
 )
 
 // Status is where a run stands, as callers see it.
