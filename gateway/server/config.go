@@ -60,7 +60,8 @@ type Config struct {
 	// ReadTimeout bounds reading a whole request, body included.
 	ReadTimeout time.Duration `env:"GATEWAY_READ_TIMEOUT" envDefault:"30s"`
 	// WriteTimeout bounds writing a response, counted from the end of the
-	// request headers; it caps streamed answers (Server-Sent Events) too.
+	// request headers; for server streams (Server-Sent Events, watches) it
+	// bounds each event instead, so long streams are not cut short.
 	WriteTimeout time.Duration `env:"GATEWAY_WRITE_TIMEOUT" envDefault:"5m"`
 	// IdleTimeout is how long a keep-alive connection may wait for its next
 	// request.

@@ -183,7 +183,7 @@ func NewHandler(ctx context.Context, cfg Config, b Backends, logger *slog.Logger
 		return nil, fmt.Errorf("preparing openapi.json: %w", err)
 	}
 
-	var api http.Handler = withTimeout(cfg.BackendTimeout, mux)
+	var api http.Handler = withTimeout(cfg.BackendTimeout, orDefault(cfg.WriteTimeout, 5*time.Minute), mux)
 	api = edge.BodyLimit(cfg.BodyLimit, api)
 	api = edge.Auth(cfg.APIKeys, protectedRoute, api)
 	if cfg.RateLimit > 0 {
@@ -234,10 +234,16 @@ func protectedRoute(r *http.Request) bool {
 }
 
 // withTimeout bounds unary calls when the client sent no Grpc-Timeout.
-// Streams (Server-Sent Events, watches) run until the client goes away.
-func withTimeout(d time.Duration, next http.Handler) http.Handler {
+// Streams (Server-Sent Events, watches) run until the client goes away:
+// their writes each get writeTimeout, instead of the server's one deadline
+// for the whole response.
+func withTimeout(d, writeTimeout time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if d <= 0 || r.Header.Get("Grpc-Timeout") != "" || isStream(r) {
+		if isStream(r) {
+			next.ServeHTTP(&streamWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: writeTimeout}, r)
+			return
+		}
+		if d <= 0 || r.Header.Get("Grpc-Timeout") != "" {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -246,6 +252,31 @@ func withTimeout(d time.Duration, next http.Handler) http.Handler {
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
+
+// streamWriter moves the connection's write deadline forward before each
+// write of a server stream. http.Server's WriteTimeout is one deadline for
+// the whole response, which would cut a long watch or answer stream short;
+// here it bounds each event instead, so a client that stops reading is
+// still dropped.
+type streamWriter struct {
+	http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+func (w *streamWriter) Write(p []byte) (int, error) {
+	_ = w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
+	return w.ResponseWriter.Write(p)
+}
+
+// Flush sends what is buffered (grpc-gateway flushes after each event).
+func (w *streamWriter) Flush() {
+	_ = w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
+	_ = w.rc.Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *streamWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func isStream(r *http.Request) bool {
 	return strings.HasSuffix(r.URL.Path, ":askStream") || strings.HasSuffix(r.URL.Path, ":watch") ||
@@ -477,12 +508,6 @@ func serve(srv *http.Server, lis net.Listener) error {
 // code rather than loaded, takes its documented default instead: to net/http
 // zero means no limit at all.
 func newHTTPServer(h http.Handler, cfg Config, logger *slog.Logger) *http.Server {
-	orDefault := func(d, def time.Duration) time.Duration {
-		if d <= 0 {
-			return def
-		}
-		return d
-	}
 	return &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: orDefault(cfg.ReadHeaderTimeout, 5*time.Second),
@@ -504,4 +529,12 @@ func displayAddr(a net.Addr) string {
 		host = "localhost"
 	}
 	return net.JoinHostPort(host, port)
+}
+
+// orDefault is d, or def when d is not positive.
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
 }
