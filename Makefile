@@ -110,6 +110,7 @@ FUZZ_TARGETS := \
 	services/grounding/internal/extractive:FuzzTrimSummary \
 	services/grounding/internal/queryextract:FuzzDerive \
 	services/grounding/internal/textoffset:FuzzOffsets \
+	services/grounding/internal/store:FuzzRedact \
 	gateway/internal/codec:FuzzDepth
 FUZZTIME ?= 20000x
 
