@@ -13,6 +13,7 @@
 package jobqueue
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -39,6 +40,11 @@ type Config struct {
 	Workers int
 	// PollInterval is how often idle workers look for jobs.
 	PollInterval time.Duration
+	// FetchCooldown is the least time between two fetches while jobs keep
+	// coming (DefaultFetchCooldown when zero). River fetches at most the
+	// free workers' worth of jobs each time, so Workers / FetchCooldown is
+	// the queue's ceiling in jobs per second.
+	FetchCooldown time.Duration
 	// JobTimeout bounds one job's run.
 	JobTimeout time.Duration
 	// RescueAfter is when River's rescuer treats a running job as stuck;
@@ -48,6 +54,12 @@ type Config struct {
 	MaxAttempts int
 	RetryPolicy river.ClientRetryPolicy
 }
+
+// DefaultFetchCooldown keeps a queue of short jobs flowing: with River's
+// 100 ms, ten workers could never run more than 100 jobs a second however
+// short the jobs (the notifier's alerts take ~20 ms each), and a 200
+// alerts/s load built a backlog that took longer to drain than to send.
+const DefaultFetchCooldown = 20 * time.Millisecond
 
 // Queue is a River client bound to a store.
 type Queue struct {
@@ -98,7 +110,7 @@ func Open(ctx context.Context, db *sqlstore.DB, workers *river.Workers, cfg Conf
 		Logger:               quiet,
 		PollOnly:             true,
 		FetchPollInterval:    cfg.PollInterval,
-		FetchCooldown:        min(cfg.PollInterval, 100*time.Millisecond),
+		FetchCooldown:        min(cmp.Or(cfg.FetchCooldown, DefaultFetchCooldown), cfg.PollInterval),
 		JobTimeout:           cfg.JobTimeout,
 		RescueStuckJobsAfter: rescue,
 		MaxAttempts:          cfg.MaxAttempts,
