@@ -235,6 +235,17 @@ func (p *Pipeline) Ingest(ctx context.Context, alerts []alert.Alert) ([]*alert.A
 	}
 	defer func() { _ = tx.Rollback() }()
 
+	if p.cfg.DedupWindow > 0 {
+		// Two instances taking the same alert at once must not both miss
+		// each other's copy.
+		keys := make([]string, len(out))
+		for i, a := range out {
+			keys[i] = a.DedupKey()
+		}
+		if err := p.store.LockForDedup(ctx, tx, keys); err != nil {
+			return nil, err
+		}
+	}
 	var jobs []river.InsertManyParams
 	for _, a := range out {
 		if p.cfg.DedupWindow > 0 {

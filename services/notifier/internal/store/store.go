@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -123,6 +124,27 @@ func (s *Store) FindOriginal(ctx context.Context, q Querier, a *alert.Alert, sin
 		return "", fmt.Errorf("looking for an earlier copy of alert %s: %w", a.ID, err)
 	}
 	return id, nil
+}
+
+// LockForDedup makes intake transactions that could be repeats of each
+// other take turns, so that the later one finds the earlier as its
+// original instead of both finding nothing. keys are the alerts'
+// alert.Alert.DedupKey. On PostgreSQL it takes a
+// transaction-scoped advisory lock per key, in sorted order so that two
+// batches cannot deadlock; on SQLite, whose intake transactions already
+// hold the database's write lock from BEGIN, it does nothing.
+func (s *Store) LockForDedup(ctx context.Context, tx Querier, keys []string) error {
+	if s.db.Dialect != sqlstore.Postgres || len(keys) == 0 {
+		return nil
+	}
+	keys = slices.Clone(keys)
+	slices.Sort(keys)
+	for _, k := range slices.Compact(keys) {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "notifier/dedup/"+k); err != nil {
+			return fmt.Errorf("locking intake for deduplication: %w", err)
+		}
+	}
+	return nil
 }
 
 // SaveProgress writes the fields the pipeline changes: status, attempts,
