@@ -49,142 +49,144 @@ func TestRPCsAnswerWithinDeadlines(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole stack against flaky providers")
 	}
-	p := startFlakyProviders(t, 30*time.Second) // slower than every budget below
-	p.env["SEARCH_ENGINE_TIMEOUT"] = "1500ms"
-	p.env["SEARCH_TIMEOUT"] = "3s"
-	p.env["GROUNDING_ROUND_TIMEOUT"] = "4s"
-	p.env["GROQ_TIMEOUT"] = "2s"
-	s := startStack(t, p.env)
-	ctx := t.Context()
+	onEachDatabase(t, func(t *testing.T, databaseURL string) {
+		p := startFlakyProviders(t, 30*time.Second) // slower than every budget below
+		p.env["SEARCH_ENGINE_TIMEOUT"] = "1500ms"
+		p.env["SEARCH_TIMEOUT"] = "3s"
+		p.env["GROUNDING_ROUND_TIMEOUT"] = "4s"
+		p.env["GROQ_TIMEOUT"] = "2s"
+		s := startStack(t, p.env, databaseURL)
+		ctx := t.Context()
 
-	if _, err := call(ctx, "POST", s.GatewayURL+"/v1/search/documents", map[string]any{"documents": runbookDocs(t)}, nil); err != nil {
-		t.Fatalf("indexing the runbooks: %v", err)
-	}
-	if _, err := call(ctx, "POST", s.GatewayURL+"/v1/collections/runbooks/documents", map[string]any{"documents": runbookDocs(t)}, nil); err != nil {
-		t.Fatalf("ingesting the runbooks: %v", err)
-	}
-
-	searchc := searchv1.NewSearchServiceClient(dial(t, s.Addrs["search"]))
-	groundc := groundingv1.NewGroundingServiceClient(dial(t, s.Addrs["grounding"]))
-	ragc := ragv1.NewRagServiceClient(dial(t, s.Addrs["rag"]))
-	questions := []string{
-		"How do I free space when the disk is almost full?",
-		"Postgres says too many clients already",
-		"checkout api returns 5xx after a deploy",
-		"kafka consumer lag keeps growing",
-	}
-	i := 0
-	next := func() string { i++; return questions[i%len(questions)] }
-	var mu sync.Mutex
-	probes := []probe{
-		{name: "Search(exa)", ok: []codes.Code{codes.Unavailable, codes.ResourceExhausted, codes.DeadlineExceeded}, call: func(ctx context.Context) error {
-			mu.Lock()
-			q := next()
-			mu.Unlock()
-			_, err := searchc.Search(ctx, &searchv1.SearchRequest{Query: q, MaxResults: proto.Int32(3), Engine: searchv1.Engine_EXA})
-			return err
-		}},
-		{name: "Search(auto)", call: func(ctx context.Context) error {
-			mu.Lock()
-			q := next()
-			mu.Unlock()
-			// Auto falls back to the local index when Exa fails.
-			resp, err := searchc.Search(ctx, &searchv1.SearchRequest{Query: q, MaxResults: proto.Int32(3)})
-			if err == nil && len(resp.GetResults()) == 0 {
-				return errors.New("auto search found nothing in the indexed runbooks")
-			}
-			return err
-		}},
-		{name: "DeriveQuery", call: func(ctx context.Context) error {
-			mu.Lock()
-			q := next()
-			mu.Unlock()
-			// Falls back to offline extraction when Gemini fails.
-			resp, err := groundc.DeriveQuery(ctx, &groundingv1.DeriveQueryRequest{Text: q})
-			if err == nil && strings.TrimSpace(resp.GetQuery()) == "" {
-				return errors.New("empty query")
-			}
-			return err
-		}},
-		{name: "Ground(exa+gemini)", call: func(ctx context.Context) error {
-			mu.Lock()
-			q := next()
-			mu.Unlock()
-			// A provider failure is a stored FAILED message, not an error.
-			resp, err := groundc.Ground(ctx, &groundingv1.GroundRequest{Text: q, RoundConfig: &groundingv1.RoundConfig{Engine: groundingv1.RoundConfig_EXA}})
-			if err == nil && resp.GetMessage().GetId() == "" {
-				return errors.New("no message id")
-			}
-			return err
-		}},
-		{name: "Ask(groq)", call: func(ctx context.Context) error {
-			mu.Lock()
-			q := next()
-			mu.Unlock()
-			// Groq failures fall back to the extractive answer.
-			resp, err := ragc.Ask(ctx, &ragv1.AskRequest{Collection: "runbooks", Query: q})
-			if err == nil && !resp.GetResponse().GetSuccess() {
-				return errors.New("ask did not succeed")
-			}
-			return err
-		}},
-	}
-
-	const rounds = 8
-	type outcome struct {
-		probe string
-		code  codes.Code
-		err   error
-		took  time.Duration
-	}
-	results := make(chan outcome, rounds*len(probes))
-	var wg sync.WaitGroup
-	for _, pr := range probes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range rounds {
-				cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-				start := time.Now()
-				err := pr.call(cctx)
-				cancel()
-				results <- outcome{probe: pr.name, code: status.Code(err), err: err, took: time.Since(start)}
-			}
-		}()
-	}
-	wg.Wait()
-	close(results)
-	p.report(t)
-
-	byProbe := map[string]map[codes.Code]int{}
-	slowest := map[string]time.Duration{}
-	for o := range results {
-		if byProbe[o.probe] == nil {
-			byProbe[o.probe] = map[codes.Code]int{}
+		if _, err := call(ctx, "POST", s.GatewayURL+"/v1/search/documents", map[string]any{"documents": runbookDocs(t)}, nil); err != nil {
+			t.Fatalf("indexing the runbooks: %v", err)
 		}
-		byProbe[o.probe][o.code]++
-		slowest[o.probe] = max(slowest[o.probe], o.took)
-		if o.err == nil {
-			continue
+		if _, err := call(ctx, "POST", s.GatewayURL+"/v1/collections/runbooks/documents", map[string]any{"documents": runbookDocs(t)}, nil); err != nil {
+			t.Fatalf("ingesting the runbooks: %v", err)
 		}
-		allowed := false
+
+		searchc := searchv1.NewSearchServiceClient(dial(t, s.Addrs["search"]))
+		groundc := groundingv1.NewGroundingServiceClient(dial(t, s.Addrs["grounding"]))
+		ragc := ragv1.NewRagServiceClient(dial(t, s.Addrs["rag"]))
+		questions := []string{
+			"How do I free space when the disk is almost full?",
+			"Postgres says too many clients already",
+			"checkout api returns 5xx after a deploy",
+			"kafka consumer lag keeps growing",
+		}
+		i := 0
+		next := func() string { i++; return questions[i%len(questions)] }
+		var mu sync.Mutex
+		probes := []probe{
+			{name: "Search(exa)", ok: []codes.Code{codes.Unavailable, codes.ResourceExhausted, codes.DeadlineExceeded}, call: func(ctx context.Context) error {
+				mu.Lock()
+				q := next()
+				mu.Unlock()
+				_, err := searchc.Search(ctx, &searchv1.SearchRequest{Query: q, MaxResults: proto.Int32(3), Engine: searchv1.Engine_EXA})
+				return err
+			}},
+			{name: "Search(auto)", call: func(ctx context.Context) error {
+				mu.Lock()
+				q := next()
+				mu.Unlock()
+				// Auto falls back to the local index when Exa fails.
+				resp, err := searchc.Search(ctx, &searchv1.SearchRequest{Query: q, MaxResults: proto.Int32(3)})
+				if err == nil && len(resp.GetResults()) == 0 {
+					return errors.New("auto search found nothing in the indexed runbooks")
+				}
+				return err
+			}},
+			{name: "DeriveQuery", call: func(ctx context.Context) error {
+				mu.Lock()
+				q := next()
+				mu.Unlock()
+				// Falls back to offline extraction when Gemini fails.
+				resp, err := groundc.DeriveQuery(ctx, &groundingv1.DeriveQueryRequest{Text: q})
+				if err == nil && strings.TrimSpace(resp.GetQuery()) == "" {
+					return errors.New("empty query")
+				}
+				return err
+			}},
+			{name: "Ground(exa+gemini)", call: func(ctx context.Context) error {
+				mu.Lock()
+				q := next()
+				mu.Unlock()
+				// A provider failure is a stored FAILED message, not an error.
+				resp, err := groundc.Ground(ctx, &groundingv1.GroundRequest{Text: q, RoundConfig: &groundingv1.RoundConfig{Engine: groundingv1.RoundConfig_EXA}})
+				if err == nil && resp.GetMessage().GetId() == "" {
+					return errors.New("no message id")
+				}
+				return err
+			}},
+			{name: "Ask(groq)", call: func(ctx context.Context) error {
+				mu.Lock()
+				q := next()
+				mu.Unlock()
+				// Groq failures fall back to the extractive answer.
+				resp, err := ragc.Ask(ctx, &ragv1.AskRequest{Collection: "runbooks", Query: q})
+				if err == nil && !resp.GetResponse().GetSuccess() {
+					return errors.New("ask did not succeed")
+				}
+				return err
+			}},
+		}
+
+		const rounds = 8
+		type outcome struct {
+			probe string
+			code  codes.Code
+			err   error
+			took  time.Duration
+		}
+		results := make(chan outcome, rounds*len(probes))
+		var wg sync.WaitGroup
 		for _, pr := range probes {
-			if pr.name == o.probe {
-				for _, c := range pr.ok {
-					allowed = allowed || c == o.code
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range rounds {
+					cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+					start := time.Now()
+					err := pr.call(cctx)
+					cancel()
+					results <- outcome{probe: pr.name, code: status.Code(err), err: err, took: time.Since(start)}
+				}
+			}()
+		}
+		wg.Wait()
+		close(results)
+		p.report(t)
+
+		byProbe := map[string]map[codes.Code]int{}
+		slowest := map[string]time.Duration{}
+		for o := range results {
+			if byProbe[o.probe] == nil {
+				byProbe[o.probe] = map[codes.Code]int{}
+			}
+			byProbe[o.probe][o.code]++
+			slowest[o.probe] = max(slowest[o.probe], o.took)
+			if o.err == nil {
+				continue
+			}
+			allowed := false
+			for _, pr := range probes {
+				if pr.name == o.probe {
+					for _, c := range pr.ok {
+						allowed = allowed || c == o.code
+					}
 				}
 			}
+			// The caller's own deadline firing means the server did not bound
+			// its work; an unknown code means a plain error, not a status.
+			if !allowed || o.code == codes.Unknown {
+				t.Errorf("%s after %s: %v", o.probe, o.took.Round(time.Millisecond), o.err)
+			}
+			if o.code == codes.DeadlineExceeded && o.took >= 10*time.Second {
+				t.Errorf("%s hit the caller's 10 s deadline: the server did not answer within its own budget", o.probe)
+			}
 		}
-		// The caller's own deadline firing means the server did not bound
-		// its work; an unknown code means a plain error, not a status.
-		if !allowed || o.code == codes.Unknown {
-			t.Errorf("%s after %s: %v", o.probe, o.took.Round(time.Millisecond), o.err)
+		for name, codes := range byProbe {
+			t.Logf("%-20s %v, slowest %s", name, codes, slowest[name].Round(time.Millisecond))
 		}
-		if o.code == codes.DeadlineExceeded && o.took >= 10*time.Second {
-			t.Errorf("%s hit the caller's 10 s deadline: the server did not answer within its own budget", o.probe)
-		}
-	}
-	for name, codes := range byProbe {
-		t.Logf("%-20s %v, slowest %s", name, codes, slowest[name].Round(time.Millisecond))
-	}
+	})
 }

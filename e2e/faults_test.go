@@ -86,98 +86,100 @@ func TestAlertsSurviveProviderFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole stack against flaky providers")
 	}
-	p := startFlakyProviders(t, 2*time.Second)
-	// An enrichment held up by slow or failing Gemini answers gives up
-	// after 3 s and the alert goes out with the note.
-	p.env["NOTIFIER_ENRICH_TIMEOUT"] = "3s"
-	s := startStack(t, p.env)
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
+	onEachDatabase(t, func(t *testing.T, databaseURL string) {
+		p := startFlakyProviders(t, 2*time.Second)
+		// An enrichment held up by slow or failing Gemini answers gives up
+		// after 3 s and the alert goes out with the note.
+		p.env["NOTIFIER_ENRICH_TIMEOUT"] = "3s"
+		s := startStack(t, p.env, databaseURL)
+		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+		defer cancel()
 
-	topics := []string{
-		"Checkout api 5xx error rate above 10 percent",
-		"Disk almost full on the database volume",
-		"Postgres refuses connections, too many clients already",
-		"Kafka consumer lag growing on the orders topic",
-		"Pod in CrashLoopBackOff after deploy",
-		"TLS certificate expires in 3 days",
-	}
-	const n = 30
-	ids := map[string]string{} // token → alert id
-	for i := range n {
-		token := fmt.Sprintf("e2e%04d", i)
-		var resp struct{ Alert alertView }
-		if _, err := call(ctx, "POST", s.GatewayURL+"/v1/alerts", map[string]any{
-			"text": fmt.Sprintf("%s, alert %s", topics[i%len(topics)], token),
-		}, &resp); err != nil {
-			t.Fatalf("alert %d: %v", i, err)
+		topics := []string{
+			"Checkout api 5xx error rate above 10 percent",
+			"Disk almost full on the database volume",
+			"Postgres refuses connections, too many clients already",
+			"Kafka consumer lag growing on the orders topic",
+			"Pod in CrashLoopBackOff after deploy",
+			"TLS certificate expires in 3 days",
 		}
-		if resp.Alert.ID == "" {
-			t.Fatalf("alert %d: no id in the answer", i)
-		}
-		ids[token] = resp.Alert.ID
-	}
-
-	final := map[string]alertView{}
-	eventually(t, 2*time.Minute, "every alert to be DELIVERED", func() bool {
-		for token, id := range ids {
-			if a, ok := final[token]; ok && a.Status == "DELIVERED" {
-				continue
-			}
+		const n = 30
+		ids := map[string]string{} // token → alert id
+		for i := range n {
+			token := fmt.Sprintf("e2e%04d", i)
 			var resp struct{ Alert alertView }
-			if _, err := call(ctx, "GET", s.GatewayURL+"/v1/alerts/"+id, nil, &resp); err != nil {
-				return false
+			if _, err := call(ctx, "POST", s.GatewayURL+"/v1/alerts", map[string]any{
+				"text": fmt.Sprintf("%s, alert %s", topics[i%len(topics)], token),
+			}, &resp); err != nil {
+				t.Fatalf("alert %d: %v", i, err)
 			}
-			final[token] = resp.Alert
-			if resp.Alert.Status == "FAILED" {
-				t.Fatalf("alert %s FAILED: %s", id, resp.Alert.Error)
+			if resp.Alert.ID == "" {
+				t.Fatalf("alert %d: no id in the answer", i)
 			}
-			if resp.Alert.Status != "DELIVERED" {
-				return false
-			}
+			ids[token] = resp.Alert.ID
 		}
-		return true
-	})
-	p.report(t)
 
-	// What Telegram received, per alert.
-	got := map[string]int{}
-	enriched, noted := 0, 0
-	for _, m := range p.telegram.Delivered() {
+		final := map[string]alertView{}
+		eventually(t, 2*time.Minute, "every alert to be DELIVERED", func() bool {
+			for token, id := range ids {
+				if a, ok := final[token]; ok && a.Status == "DELIVERED" {
+					continue
+				}
+				var resp struct{ Alert alertView }
+				if _, err := call(ctx, "GET", s.GatewayURL+"/v1/alerts/"+id, nil, &resp); err != nil {
+					return false
+				}
+				final[token] = resp.Alert
+				if resp.Alert.Status == "FAILED" {
+					t.Fatalf("alert %s FAILED: %s", id, resp.Alert.Error)
+				}
+				if resp.Alert.Status != "DELIVERED" {
+					return false
+				}
+			}
+			return true
+		})
+		p.report(t)
+
+		// What Telegram received, per alert.
+		got := map[string]int{}
+		enriched, noted := 0, 0
+		for _, m := range p.telegram.Delivered() {
+			for token := range ids {
+				if !strings.Contains(m.Text, token) {
+					continue
+				}
+				got[token]++
+				switch {
+				case strings.Contains(m.Text, "Enriched Context"):
+					enriched++
+				case strings.Contains(m.Text, "Enrichment unavailable"):
+					noted++
+				default:
+					t.Errorf("message for %s is neither enriched nor noted:\n%s", token, m.Text)
+				}
+			}
+		}
+		dupes := 0
 		for token := range ids {
-			if !strings.Contains(m.Text, token) {
-				continue
-			}
-			got[token]++
-			switch {
-			case strings.Contains(m.Text, "Enriched Context"):
-				enriched++
-			case strings.Contains(m.Text, "Enrichment unavailable"):
-				noted++
-			default:
-				t.Errorf("message for %s is neither enriched nor noted:\n%s", token, m.Text)
+			switch c := got[token]; {
+			case c == 0:
+				t.Errorf("alert %s (%s) is DELIVERED but never reached Telegram", token, ids[token])
+			case c > 1:
+				dupes += c - 1
 			}
 		}
-	}
-	dupes := 0
-	for token := range ids {
-		switch c := got[token]; {
-		case c == 0:
-			t.Errorf("alert %s (%s) is DELIVERED but never reached Telegram", token, ids[token])
-		case c > 1:
-			dupes += c - 1
+		tgFaults, _ := p.inj["telegram"].Counts()
+		if lost := int(tgFaults[faultinject.DropAfter]); dupes > lost {
+			t.Errorf("%d repeated deliveries, but only %d Telegram answers were lost after sending", dupes, lost)
 		}
-	}
-	tgFaults, _ := p.inj["telegram"].Counts()
-	if lost := int(tgFaults[faultinject.DropAfter]); dupes > lost {
-		t.Errorf("%d repeated deliveries, but only %d Telegram answers were lost after sending", dupes, lost)
-	}
-	t.Logf("%d alerts: %d messages enriched, %d with the enrichment note, %d repeats (%d answers lost after sending)",
-		n, enriched, noted, dupes, tgFaults[faultinject.DropAfter])
-	if enriched == 0 {
-		t.Errorf("no alert was enriched: with 30%% faults and retries most should be")
-	}
-	if p.gemini.Calls() == 0 {
-		t.Errorf("Gemini was never called: the stack did not use the stand-in")
-	}
+		t.Logf("%d alerts: %d messages enriched, %d with the enrichment note, %d repeats (%d answers lost after sending)",
+			n, enriched, noted, dupes, tgFaults[faultinject.DropAfter])
+		if enriched == 0 {
+			t.Errorf("no alert was enriched: with 30%% faults and retries most should be")
+		}
+		if p.gemini.Calls() == 0 {
+			t.Errorf("Gemini was never called: the stack did not use the stand-in")
+		}
+	})
 }

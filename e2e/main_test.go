@@ -67,16 +67,27 @@ func loadWeb(t *testing.T) *providerfake.Web {
 	return web
 }
 
-// startStack runs the suite until the test ends and waits for the
-// gateway's /readyz. The services' logs are printed when the test fails.
-func startStack(t *testing.T, env map[string]string) *stack.Stack {
-	t.Helper()
-	logs := &syncBuffer{}
-	if os.Getenv(sqlstoretest.EnvVar) != "" {
+// onEachDatabase runs test as a subtest per store grounding and notifier
+// can use: SQLite always, PostgreSQL when TEST_DATABASE_URL is set.
+func onEachDatabase(t *testing.T, test func(t *testing.T, databaseURL string)) {
+	t.Run("sqlite", func(t *testing.T) { test(t, "") })
+	t.Run("postgres", func(t *testing.T) {
+		if os.Getenv(sqlstoretest.EnvVar) == "" {
+			t.Skip(sqlstoretest.EnvVar + " is not set")
+		}
 		// grounding and notifier share one database, as in
 		// docker-compose.yml, in a schema of the test's own.
-		env["DATABASE_URL"] = sqlstoretest.PostgresURL(t, "e2e")
-	}
+		test(t, sqlstoretest.PostgresURL(t, "e2e"))
+	})
+}
+
+// startStack runs the suite until the test ends and waits for the
+// gateway's /readyz. databaseURL empty means SQLite. The services' logs are
+// printed when the test fails (with -v).
+func startStack(t *testing.T, env map[string]string, databaseURL string) *stack.Stack {
+	t.Helper()
+	logs := &syncBuffer{}
+	env["DATABASE_URL"] = databaseURL
 	s, err := stack.Start(t.Context(), stack.Options{DataDir: t.TempDir(), Env: env, Logs: logs})
 	if err != nil {
 		t.Fatal(err)
