@@ -131,6 +131,13 @@ func openSQLite(ctx context.Context, dataDir, name string, logger *slog.Logger) 
 	}
 	// Statements are kept per connection: see cachingConnector.
 	sqlDB := sql.OpenDB(&cachingConnector{base: base, size: DefaultStmtCacheSize})
+	// One connection: SQLite runs one writer at a time anyway, and when
+	// several wait, its busy handler sleeps and retries with growing
+	// backoff, so a short write (an alert's intake) could wait seconds
+	// behind pipeline workers. database/sql queues callers in Go instead.
+	// River's SQLite driver recommends the same. Code holding a
+	// transaction must do everything through it.
+	sqlDB.SetMaxOpenConns(1)
 	if err := sqlDB.PingContext(ctx); err != nil {
 		_ = sqlDB.Close()
 		return nil, fmt.Errorf("sqlstore: opening SQLite database %s: %w", path, err)

@@ -39,16 +39,19 @@ func TestOpenSQLiteSettings(t *testing.T) {
 		t.Errorf("database file: %v", err)
 	}
 	ctx := t.Context()
-	// Several connections, so the pragmas are checked on more than the
-	// first one the pool opened.
-	db.SetMaxIdleConns(3)
-	conns := make([]interface{ Close() error }, 0, 3)
+	// One connection at a time, as River's SQLite driver recommends: the
+	// pool queues callers in Go instead of SQLite's sleeping busy handler.
+	if got := db.Stats().MaxOpenConnections; got != 1 {
+		t.Errorf("MaxOpenConnections = %d, want 1", got)
+	}
+	// With no idle connection kept, each Conn is a new connection: the
+	// pragmas are checked on more than the first one the pool opened.
+	db.SetMaxIdleConns(0)
 	for range 3 {
 		conn, err := db.Conn(ctx)
 		if err != nil {
 			t.Fatalf("Conn: %v", err)
 		}
-		conns = append(conns, conn)
 		var journal string
 		var busy, fk int
 		if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&journal); err != nil {
@@ -64,9 +67,10 @@ func TestOpenSQLiteSettings(t *testing.T) {
 			t.Errorf("journal_mode=%s busy_timeout=%d foreign_keys=%d; want wal, %d, 1",
 				journal, busy, fk, sqlstore.SQLiteBusyTimeoutMillis)
 		}
+		_ = conn.Close()
 	}
-	for _, c := range conns {
-		_ = c.Close()
+	if got := db.Stats().MaxIdleClosed; got < 3 {
+		t.Errorf("%d connections closed as idle, want 3: the checks did not each get a new connection", got)
 	}
 }
 
