@@ -86,7 +86,7 @@ type Config struct {
 	RetryBaseDelay time.Duration `env:"NOTIFIER_RETRY_BASE_DELAY" envDefault:"1s"`
 	RetryMaxDelay  time.Duration `env:"NOTIFIER_RETRY_MAX_DELAY" envDefault:"10m"`
 	// Workers is how many alerts are processed at once.
-	Workers int `env:"NOTIFIER_WORKERS" envDefault:"10"`
+	Workers int `env:"NOTIFIER_WORKERS" envDefault:"50"`
 	// PollInterval is how often idle workers look for new jobs.
 	PollInterval time.Duration `env:"NOTIFIER_POLL_INTERVAL" envDefault:"200ms"`
 

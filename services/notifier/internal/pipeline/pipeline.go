@@ -98,8 +98,12 @@ const (
 	DefaultJobTimeout    = 2 * time.Minute
 	// DefaultMaxAttempts with the default Backoff retries for about an
 	// hour (1 s, 2 s, … 512 s, then every 10 minutes) before FAILED.
-	DefaultMaxAttempts  = 16
-	DefaultWorkers      = 10
+	DefaultMaxAttempts = 16
+	// DefaultWorkers: an alert's job mostly waits (on the model, on
+	// Telegram), so workers are goroutines waiting, not CPUs busy; with a
+	// real model taking seconds per alert, ten workers held deliveries
+	// to a few a second.
+	DefaultWorkers      = 50
 	DefaultPollInterval = 200 * time.Millisecond
 )
 
