@@ -99,14 +99,14 @@ var (
 		could func(t text) bool
 		re    *regexp.Regexp
 	}{
-		{wordStart("AIza"), regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{30,}`)}, // Google API keys
-		{wordStart("sk-"), regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`)},   // OpenAI-style keys
-		{wordStart("gsk_"), regexp.MustCompile(`\bgsk_[A-Za-z0-9]{16,}`)},   // Groq keys
+		{wordStart("AIza"), regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{30,}`)},                                     // Google API keys
+		{wordStart("sk-"), regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`)},                                       // OpenAI-style keys
+		{wordStart("gsk_"), regexp.MustCompile(`\bgsk_[A-Za-z0-9]{16,}`)},                                       // Groq keys
 		{wordStart("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{20,}`)}, // GitHub tokens
 		{wordStart("xox"), regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`)},                                // Slack tokens
-		{wordStart("eyJ"), regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)}, // JWTs
-		{telegramToken, regexp.MustCompile(`\b\d{6,12}:[A-Za-z0-9_-]{30,}`)},                                  // Telegram bot tokens
-		{containsFold("akia", "asia"), regexp.MustCompile(`(?i)\b(?:AKIA|ASIA)[A-Z0-9]{16}\b`)},               // AWS access key ids
+		{wordStart("eyJ"), regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)},  // JWTs
+		{telegramToken, regexp.MustCompile(`\b\d{6,12}:[A-Za-z0-9_-]{30,}`)},                                    // Telegram bot tokens
+		{containsFold("akia", "asia"), regexp.MustCompile(`(?i)\b(?:AKIA|ASIA)[A-Z0-9]{16}\b`)},                 // AWS access key ids
 		{containsFold("private key"), regexp.MustCompile(`(?i)-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----`)},
 	}
 	assignRE = regexp.MustCompile(`(?i)\b((?:api[_-]?key|apikey|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|token|secret|password|passwd|pwd|key)["']?\s*[:=]\s*["']?)([^"'\s&,;}<>]{6,})`)
