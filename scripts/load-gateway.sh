@@ -3,11 +3,16 @@
 # one run (issue #8). Starts search and the gateway on loopback with the
 # example runbooks indexed, then drives search.SearchService/Search with ghz
 # (gRPC) and POST /v1/search with hey (REST) at the same concurrency.
-#   make load-gateway [CONCURRENCY=32 REQUESTS=20000]
+#   make load-gateway [CONCURRENCY=32 REQUESTS=20000 RATE=1600]
+# Two passes: flat out (throughput; at saturation p50 is set by throughput,
+# Little's law: clients / requests per second), then the same clients at a
+# fixed total RATE below saturation, where the difference in p50 is what
+# the gateway adds to a request rather than queueing for the CPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 c="${CONCURRENCY:-32}"
 n="${REQUESTS:-20000}"
+rate="${RATE:-1600}"
 data="$(mktemp -d)"
 export DATA_DIR="$data" LOG_LEVEL="${LOG_LEVEL:-warn}" GATEWAY_RATE_LIMIT=0
 export SEARCH_ADDR=127.0.0.1:50151 SEARCH_ADMIN_ADDR=127.0.0.1:9191 GATEWAY_ADDR=127.0.0.1:8180 GATEWAY_ADMIN_ADDR=127.0.0.1:9190
@@ -30,3 +35,14 @@ echo
 echo "== REST through the gateway: hey -c $c -n $n POST /v1/search"
 bin/hey -n "$n" -c "$c" -m POST -T application/json -d "$body" "http://$GATEWAY_ADDR/v1/search" \
 	| grep -E "Requests/sec|Average|Fastest|Slowest|(50|90|99)%% in|^ +\[[0-9]{3}\][[:space:]]+[0-9]+ responses"
+
+# hey's -q is per client; ghz's --rps is the total.
+perclient=$(( rate / c ))
+echo
+echo "== direct gRPC at $rate req/s: ghz -c $c --rps $rate -n $n"
+bin/ghz --insecure -c "$c" --rps "$rate" -n "$n" --call groundcrew.search.v1.SearchService/Search -d "$body" "$SEARCH_ADDR" \
+	| grep -E "Requests/sec|Average|50 % in|90 % in|99 % in|\[OK\]|Error"
+echo
+echo "== REST through the gateway at $rate req/s: hey -c $c -q $perclient -n $n POST /v1/search"
+bin/hey -n "$n" -c "$c" -q "$perclient" -m POST -T application/json -d "$body" "http://$GATEWAY_ADDR/v1/search" \
+	| grep -E "Requests/sec|Average|(50|90|99)%% in|^ +\[[0-9]{3}\][[:space:]]+[0-9]+ responses"
