@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -19,9 +18,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
-	"github.com/groundcrew/groundcrew/platform/config"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/markdownv2"
-	"github.com/groundcrew/groundcrew/services/notifier/server"
 	"github.com/groundcrew/groundcrew/services/notifier/telegramtest"
 )
 
@@ -53,48 +50,6 @@ func freePort(t *testing.T) string {
 	}
 	defer func() { _ = lis.Close() }()
 	return lis.Addr().String()
-}
-
-// runNotifier runs server.Run in-process with env and returns its gRPC
-// address once it serves.
-func runNotifier(t *testing.T, env map[string]string) string {
-	t.Helper()
-	cfg, err := config.Load[server.Config](config.MapLookup(env))
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &syncBuffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- server.Run(ctx, cfg, slog.New(slog.NewJSONHandler(logs, nil))) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		case <-time.After(20 * time.Second):
-			t.Error("Run did not return after cancel")
-		}
-		if t.Failed() {
-			t.Logf("notifier log: %v", logs.records())
-		}
-	})
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
-		if r := logs.find("serving"); r != nil {
-			return r["grpc_addr"].(string)
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("Run returned early: %v\n%v", err, logs.records())
-		case <-tick.C:
-		}
-	}
-	t.Fatalf("notifier not serving: %v", logs.records())
-	return ""
 }
 
 // webhookBridge is what the gateway does for POST /v1/alerts:alertmanager:
@@ -207,7 +162,7 @@ receivers:
 func TestAlertmanagerToTelegram(t *testing.T) {
 	amBin, amtool := alertmanagerBinaries(t)
 	tg := telegramtest.NewServer(t.Cleanup)
-	addr := runNotifier(t, map[string]string{
+	n := runNotifier(t, map[string]string{
 		"DATA_DIR":               t.TempDir(),
 		"NOTIFIER_LISTEN_ADDR":   "127.0.0.1:0",
 		"NOTIFIER_ADMIN_ADDR":    "127.0.0.1:0",
@@ -219,7 +174,7 @@ func TestAlertmanagerToTelegram(t *testing.T) {
 		"NOTIFIER_POLL_INTERVAL": "20ms",
 		"GRACE_PERIOD":           "2s",
 	})
-	bridge := webhookBridge(t, dial(t, addr))
+	bridge := webhookBridge(t, dial(t, n.grpcAddr))
 	amURL := startAlertmanager(t, amBin, bridge.URL+"/v1/alerts:alertmanager")
 
 	const summary = "Disk almost full on db-1 (93% used)"

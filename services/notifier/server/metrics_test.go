@@ -1,9 +1,7 @@
 package server_test
 
 import (
-	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"regexp"
 	"strings"
@@ -11,8 +9,6 @@ import (
 	"time"
 
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
-	"github.com/groundcrew/groundcrew/platform/config"
-	"github.com/groundcrew/groundcrew/services/notifier/server"
 	"github.com/groundcrew/groundcrew/services/notifier/telegramtest"
 )
 
@@ -23,7 +19,7 @@ import (
 func TestRunReportsTelegramAndQueueMetrics(t *testing.T) {
 	const token = "7100000001:AAE-metrics-test"
 	tg := telegramtest.NewServer(t.Cleanup)
-	cfg, err := config.Load[server.Config](config.MapLookup(map[string]string{
+	n := runNotifier(t, map[string]string{
 		"DATA_DIR":               t.TempDir(),
 		"NOTIFIER_LISTEN_ADDR":   "127.0.0.1:0",
 		"NOTIFIER_ADMIN_ADDR":    "127.0.0.1:0",
@@ -34,42 +30,10 @@ func TestRunReportsTelegramAndQueueMetrics(t *testing.T) {
 		"TELEGRAM_BOT_USERNAME":  "groundcrew_bot",
 		"NOTIFIER_POLL_INTERVAL": "20ms",
 		"GRACE_PERIOD":           "2s",
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &syncBuffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- server.Run(ctx, cfg, slog.New(slog.NewJSONHandler(logs, nil))) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		case <-time.After(20 * time.Second):
-			t.Error("Run did not return after cancel")
-		}
 	})
+	ctx := t.Context()
 
-	var serving map[string]any
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for deadline := time.Now().Add(30 * time.Second); serving == nil; {
-		select {
-		case err := <-done:
-			t.Fatalf("Run returned early: %v\n%v", err, logs.records())
-		case <-tick.C:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not serving: %v", logs.records())
-		}
-		serving = logs.find("serving")
-	}
-
-	c := dial(t, serving["grpc_addr"].(string))
+	c := dial(t, n.grpcAddr)
 	if _, err := c.IngestAlert(ctx, &notifierv1.IngestAlertRequest{Text: "Disk almost full on db-1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +41,7 @@ func TestRunReportsTelegramAndQueueMetrics(t *testing.T) {
 		t.Fatalf("delivered %d messages to Telegram, want 1", len(got))
 	}
 
-	res, err := http.Get("http://" + serving["admin_addr"].(string) + "/metrics")
+	res, err := http.Get("http://" + n.adminAddr + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,6 +53,56 @@ func (b *syncBuffer) find(msg string) map[string]any {
 	return nil
 }
 
+// running is a notifier started by runNotifier.
+type running struct {
+	grpcAddr, adminAddr string
+	logs                *syncBuffer
+}
+
+// runNotifier runs the service as main would, with env, until the test
+// ends, and returns once it serves, with the addresses it logged (set
+// NOTIFIER_LISTEN_ADDR and NOTIFIER_ADMIN_ADDR to 127.0.0.1:0).
+func runNotifier(t *testing.T, env map[string]string) running {
+	t.Helper()
+	cfg, err := config.Load[server.Config](config.MapLookup(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- server.Run(ctx, cfg, slog.New(slog.NewJSONHandler(logs, nil))) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Error("Run did not return after cancel")
+		}
+		if t.Failed() {
+			t.Logf("notifier log: %v", logs.records())
+		}
+	})
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+		if r := logs.find("serving"); r != nil {
+			admin, _ := r["admin_addr"].(string)
+			return running{grpcAddr: r["grpc_addr"].(string), adminAddr: admin, logs: logs}
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("Run returned early: %v\n%v", err, logs.records())
+		case <-tick.C:
+		}
+	}
+	t.Fatalf("notifier not serving: %v", logs.records())
+	return running{}
+}
+
 // closedAddr is a loopback address nothing listens on.
 func closedAddr(t *testing.T) string {
 	t.Helper()
@@ -66,52 +116,20 @@ func closedAddr(t *testing.T) string {
 }
 
 func TestRunOfflineDeliversToLog(t *testing.T) {
-	cfg, err := config.Load[server.Config](config.MapLookup(map[string]string{
+	n := runNotifier(t, map[string]string{
 		"DATA_DIR":               t.TempDir(),
 		"NOTIFIER_LISTEN_ADDR":   "127.0.0.1:0",
 		"NOTIFIER_ADMIN_ADDR":    "127.0.0.1:0",
 		"GROUNDING_ADDR":         closedAddr(t),
 		"NOTIFIER_POLL_INTERVAL": "20ms",
 		"GRACE_PERIOD":           "2s",
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &syncBuffer{}
-	logger := slog.New(slog.NewJSONHandler(logs, nil))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- server.Run(ctx, cfg, logger) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		case <-time.After(20 * time.Second):
-			t.Error("Run did not return after cancel")
-		}
 	})
-
-	var serving map[string]any
-	deadline := time.Now().Add(30 * time.Second)
-	for serving == nil {
-		select {
-		case err := <-done:
-			t.Fatalf("Run returned early: %v\n%v", err, logs.records())
-		case <-time.After(10 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not serving: %v", logs.records())
-		}
-		serving = logs.find("serving")
-	}
+	logs, ctx := n.logs, t.Context()
 	if logs.find("delivery: log (TELEGRAM_BOT_TOKEN unset; messages are stored and logged, not sent)") == nil {
 		t.Error("no start-up line saying delivery goes to the log")
 	}
 
-	c := dial(t, serving["grpc_addr"].(string))
+	c := dial(t, n.grpcAddr)
 	resp, err := c.IngestAlert(ctx, &notifierv1.IngestAlertRequest{Text: "High error rate on checkout-api: 5xx > 10% for 5m"})
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +160,7 @@ func TestRunOfflineDeliversToLog(t *testing.T) {
 	}
 
 	// The domain metrics are on the admin server's /metrics.
-	res, err := http.Get("http://" + serving["admin_addr"].(string) + "/metrics")
+	res, err := http.Get("http://" + n.adminAddr + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
