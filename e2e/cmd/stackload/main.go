@@ -273,6 +273,7 @@ func freePort() (string, error) {
 
 func (s *service) start(bin string, env map[string]string, dataDir string) error {
 	s.cmd = exec.Command(bin)
+	dieWithParent(s.cmd)
 	s.cmd.Env = os.Environ()
 	for k, v := range env {
 		s.cmd.Env = append(s.cmd.Env, k+"="+v)
