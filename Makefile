@@ -143,9 +143,10 @@ bench: ## Run the Go benchmarks (figures go in BENCHMARKS.md).
 	@for m in $(MODULES); do (cd $$m && go test -run '^$$' -bench . -benchmem ./...); done
 
 .PHONY: load-tools
-load-tools: ## Install the pinned load generators (ghz, hey) into bin/.
+load-tools: ## Install the pinned load generators (ghz, hey, our open-loop loadgen) into bin/.
 	GOBIN=$(BIN) go install github.com/bojand/ghz/cmd/ghz@v0.120.0
 	GOBIN=$(BIN) go install github.com/rakyll/hey@v0.1.5
+	go -C tools build -o $(BIN)/loadgen ./loadgen
 
 .PHONY: load-gateway
 load-gateway: build load-tools ## REST through the gateway vs direct gRPC, side by side (BENCHMARKS.md).

@@ -36,13 +36,14 @@ echo "== REST through the gateway: hey -c $c -n $n POST /v1/search"
 bin/hey -n "$n" -c "$c" -m POST -T application/json -d "$body" "http://$GATEWAY_ADDR/v1/search" \
 	| grep -E "Requests/sec|Average|Fastest|Slowest|(50|90|99)%% in|^ +\[[0-9]{3}\][[:space:]]+[0-9]+ responses"
 
-# hey's -q is per client; ghz's --rps is the total.
-perclient=$(( rate / c ))
+# At a fixed rate both sides are paced evenly: ghz's --rps over its clients,
+# and for REST our open-loop loadgen (hey's -q paces each client on its own
+# ticker, all started together, so requests arrive in bursts of $c).
+secs=$(( n / rate ))
 echo
 echo "== direct gRPC at $rate req/s: ghz -c $c --rps $rate -n $n"
 bin/ghz --insecure -c "$c" --rps "$rate" -n "$n" --call groundcrew.search.v1.SearchService/Search -d "$body" "$SEARCH_ADDR" \
 	| grep -E "Requests/sec|Average|50 % in|90 % in|99 % in|\[OK\]|Error"
 echo
-echo "== REST through the gateway at $rate req/s: hey -c $c -q $perclient -n $n POST /v1/search"
-bin/hey -n "$n" -c "$c" -q "$perclient" -m POST -T application/json -d "$body" "http://$GATEWAY_ADDR/v1/search" \
-	| grep -E "Requests/sec|Average|(50|90|99)%% in|^ +\[[0-9]{3}\][[:space:]]+[0-9]+ responses"
+echo "== REST through the gateway at $rate req/s: loadgen -rate $rate -duration ${secs}s POST /v1/search"
+bin/loadgen -url "http://$GATEWAY_ADDR/v1/search" -rate "$rate" -duration "${secs}s" -body "$body"

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strings"
 	"sync"
 	"time"
@@ -464,6 +465,11 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	admin.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	admin.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	admin.Handle("GET /readyz", h.readiness)
+	// Go's profiler, as on every service's admin port (loopback by default).
+	admin.HandleFunc("GET /debug/pprof/", pprof.Index)
+	admin.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	admin.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	admin.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	adminSrv := newHTTPServer(admin, cfg, logger)
 
 	logger.Info("gateway listening", "rest", "http://"+displayAddr(lis.Addr()), "admin", "http://"+displayAddr(adminLis.Addr()),
