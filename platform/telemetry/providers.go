@@ -151,6 +151,13 @@ func requestCode(ctx context.Context, resp *http.Response, err error) string {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctxErr, context.DeadlineExceeded) {
 		return CodeTimeout
 	}
+	// http.Client also closes the request's Cancel channel on its own
+	// timer at the same instant, and that can win: "request canceled"
+	// before the context reports its deadline. Past the deadline, it was
+	// the deadline.
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return CodeTimeout
+	}
 	if errors.Is(err, context.Canceled) || ctxErr != nil {
 		return CodeCanceled
 	}
