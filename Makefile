@@ -12,11 +12,13 @@ SERVICES := search grounding rag notifier
 BIN      := $(CURDIR)/bin
 BUF      := $(BIN)/buf
 GOTEST_FLAGS ?= -count=1
-# Tests that use TEST_DATABASE_URL share one Postgres database: run one
-# package at a time then, so they do not reset each other's tables.
-ifneq ($(TEST_DATABASE_URL),)
-GOTEST_FLAGS += -p 1
-endif
+# With TEST_DATABASE_URL set (.ci/run starts a throwaway PostgreSQL), the
+# Postgres-only tests run, and these modules' tests run a second time with
+# DATABASE_URL set to it: every store, queue, RPC and whole-service test
+# that opens its database through sqlstoretest.URL then runs on PostgreSQL,
+# each test in a schema of its own. (search, rag and the gateway keep no
+# SQL database; e2e runs each scenario on both already.)
+DB_MODULES := platform services/grounding services/notifier
 # Compare protos against this for breaking changes (a buf input).
 BREAKING_AGAINST ?= .git\#branch=main,subdir=proto
 
@@ -88,10 +90,22 @@ test-go: ## go vet and go test in every module.
 		tidy=$$(cd $$m && go mod tidy -e -diff 2>/dev/null) || true; \
 		if grep -q '^diff current/go.mod' <<<"$$tidy"; then echo "$$m: go.mod is not tidy: run 'make tidy'"; fail=1; \
 		elif [ -n "$$tidy" ]; then echo "note: $$m: go.sum differs from what 'go mod tidy' writes with this module proxy (builds check go.sum themselves)"; fi; \
-		(cd $$m && go vet ./... && go test $(GOTEST_FLAGS) ./...) || fail=1; \
+		(cd $$m && go vet ./... && DATABASE_URL= go test $(GOTEST_FLAGS) ./...) || fail=1; \
 	done; \
 	echo "== tools (compose and Dockerfile checks)"; \
 	(cd tools && go test $(GOTEST_FLAGS) ./...) || fail=1; \
+	$(MAKE) --no-print-directory test-postgres || fail=1; \
+	exit $$fail
+
+.PHONY: test-postgres
+test-postgres: ## The database-backed modules' tests again, on PostgreSQL (TEST_DATABASE_URL).
+	@if [ -z "$(TEST_DATABASE_URL)" ]; then \
+		echo "== PostgreSQL pass skipped: TEST_DATABASE_URL is unset (scripts/ci-postgres.sh starts a throwaway server; .ci/run does)"; exit 0; \
+	fi; \
+	fail=0; for m in $(DB_MODULES); do \
+		echo "== $$m on PostgreSQL (DATABASE_URL=TEST_DATABASE_URL)"; \
+		(cd $$m && DATABASE_URL='$(TEST_DATABASE_URL)' go test $(GOTEST_FLAGS) ./...) || fail=1; \
+	done; \
 	exit $$fail
 
 # Fuzz targets (package dir:function) run for FUZZTIME each in `make test`.

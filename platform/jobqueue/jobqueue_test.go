@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
+	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 )
 
 type pingArgs struct{ N int }
@@ -26,10 +27,19 @@ func (w *pingWorker) Work(_ context.Context, j *river.Job[pingArgs]) error {
 	return nil
 }
 
-func open(t *testing.T, dir string, w *pingWorker) (*sqlstore.DB, *Queue) {
+// where is a database: a DATABASE_URL (empty for SQLite) and a DATA_DIR.
+type where struct{ url, dir string }
+
+// newWhere is a fresh database: SQLite in a temporary directory, or a
+// schema of its own on PostgreSQL when the suite runs with DATABASE_URL.
+func newWhere(t *testing.T) where {
+	return where{url: sqlstoretest.URL(t, "jobqueue"), dir: t.TempDir()}
+}
+
+func open(t *testing.T, at where, w *pingWorker) (*sqlstore.DB, *Queue) {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	db, err := sqlstore.Open(context.Background(), "", dir, "jobs", logger)
+	db, err := sqlstore.Open(context.Background(), at.url, at.dir, "jobs", logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +56,7 @@ func open(t *testing.T, dir string, w *pingWorker) (*sqlstore.DB, *Queue) {
 
 func TestJobInsertedInATransactionRuns(t *testing.T) {
 	w := &pingWorker{done: make(chan int, 1)}
-	db, q := open(t, t.TempDir(), w)
+	db, q := open(t, newWhere(t), w)
 	defer db.Close()
 	ctx := context.Background()
 	tx, err := db.BeginTx(ctx, nil)
@@ -74,22 +84,28 @@ func TestJobInsertedInATransactionRuns(t *testing.T) {
 }
 
 func TestStartResumesJobsOrphanedByACrash(t *testing.T) {
-	dir := t.TempDir()
+	at := newWhere(t)
 	ctx := context.Background()
 	// A process inserted a job and died while running it: the row says
-	// running, and River's rescuer would wait an hour (JobTimeout+1m) to
-	// notice.
+	// running. On SQLite (one process per file) Start resumes it at once,
+	// where River's rescuer would wait JobTimeout+1m to notice. On
+	// PostgreSQL other instances may be running it, so only the rescuer
+	// takes it back, once it has run longer than that.
 	w := &pingWorker{done: make(chan int, 1)}
-	db, q := open(t, dir, w)
+	db, q := open(t, at, w)
 	if _, err := q.Client.Insert(ctx, pingArgs{N: 42}, &river.InsertOpts{Queue: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.ExecContext(ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = datetime('now')`); err != nil {
+	attemptedAt := "CURRENT_TIMESTAMP"
+	if db.Dialect == sqlstore.Postgres {
+		attemptedAt = "now() - interval '1 hour'"
+	}
+	if _, err := db.ExecContext(ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = `+attemptedAt); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
 
-	db, q = open(t, dir, w)
+	db, q = open(t, at, w)
 	defer db.Close()
 	if err := q.Start(ctx); err != nil {
 		t.Fatal(err)

@@ -1,9 +1,19 @@
 // Package sqlstoretest gives tests a PostgreSQL database of their own.
 //
-// Tests that should also run on PostgreSQL read TEST_DATABASE_URL (CI sets
-// it to a throwaway server; see scripts/ci-postgres.sh). Every test gets a
-// fresh schema in that database, dropped when the test ends, so tests
-// neither see nor reset each other's rows.
+// Two switches, both pointing at a PostgreSQL server (CI starts a
+// throwaway one with scripts/ci-postgres.sh):
+//
+//   - TEST_DATABASE_URL enables the tests that exist only for PostgreSQL
+//     (PostgresURL): advisory locks, two instances sharing one database,
+//     the Postgres half of the store tests.
+//   - DATABASE_URL, the variable the services themselves read, moves every
+//     test that opens its store through URL from SQLite onto PostgreSQL.
+//     `make test` runs the database-backed modules a second time with it
+//     set, so store, queue, RPC and whole-service tests pass on both.
+//
+// Every test gets a fresh schema in that database, dropped when the test
+// ends, so tests neither see nor reset each other's rows and packages can
+// run in parallel against one server.
 package sqlstoretest
 
 import (
@@ -24,6 +34,10 @@ import (
 // EnvVar names the variable holding the PostgreSQL server's URL.
 const EnvVar = "TEST_DATABASE_URL"
 
+// ServiceEnvVar names the variable that moves URL's callers onto
+// PostgreSQL: the services' own DATABASE_URL.
+const ServiceEnvVar = "DATABASE_URL"
+
 var prefixRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,30}$`)
 
 // PostgresURL creates a schema named prefix_<random> in TEST_DATABASE_URL's
@@ -37,16 +51,39 @@ func PostgresURL(t testing.TB, prefix string) string {
 	if base == "" {
 		t.Skip(EnvVar + " is not set; set it to a postgres:// URL to run the PostgreSQL tests")
 	}
+	return schemaURL(t, EnvVar, base, prefix)
+}
+
+// URL returns the DATABASE_URL a test should open its store with: "" (the
+// embedded SQLite under the test's DATA_DIR) normally, or a fresh schema
+// named prefix_<random> in $DATABASE_URL's database when that is set.
+// Call it once per store: every call is a new, empty database.
+func URL(t testing.TB, prefix string) string {
+	t.Helper()
+	base := os.Getenv(ServiceEnvVar)
+	if base == "" {
+		return ""
+	}
+	return schemaURL(t, ServiceEnvVar, base, prefix)
+}
+
+// OnPostgres reports whether URL hands out PostgreSQL databases, for the
+// few tests whose expectations differ by engine (file layout under
+// DATA_DIR, say).
+func OnPostgres() bool { return os.Getenv(ServiceEnvVar) != "" }
+
+func schemaURL(t testing.TB, envVar, base, prefix string) string {
+	t.Helper()
 	if !prefixRE.MatchString(prefix) {
 		t.Fatalf("sqlstoretest: schema prefix %q must be a lower-case identifier", prefix)
 	}
 	u, err := url.Parse(base)
 	if err != nil {
-		t.Fatalf("%s: %v", EnvVar, err)
+		t.Fatalf("%s: %v", envVar, err)
 	}
 	admin, err := sql.Open("pgx", base)
 	if err != nil {
-		t.Fatalf("%s: %v", EnvVar, err)
+		t.Fatalf("%s: %v", envVar, err)
 	}
 	var b [6]byte
 	_, _ = rand.Read(b[:])

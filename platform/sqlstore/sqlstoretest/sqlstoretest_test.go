@@ -47,3 +47,38 @@ func TestPostgresURLIsolatesAndCleansUp(t *testing.T) {
 		t.Errorf("schema %q still exists after the test (%d)", schema, n)
 	}
 }
+
+func TestURLFollowsDATABASE_URL(t *testing.T) {
+	t.Run("unset means SQLite", func(t *testing.T) {
+		t.Setenv(sqlstoretest.ServiceEnvVar, "")
+		if got := sqlstoretest.URL(t, "sqlstoretest"); got != "" {
+			t.Errorf("URL = %q with DATABASE_URL unset, want empty (SQLite)", got)
+		}
+		if sqlstoretest.OnPostgres() {
+			t.Error("OnPostgres with DATABASE_URL unset")
+		}
+	})
+	t.Run("set means a schema of its own", func(t *testing.T) {
+		base := os.Getenv(sqlstoretest.EnvVar)
+		if base == "" {
+			t.Skip(sqlstoretest.EnvVar + " is not set")
+		}
+		t.Setenv(sqlstoretest.ServiceEnvVar, base)
+		a, b := sqlstoretest.URL(t, "sqlstoretest"), sqlstoretest.URL(t, "sqlstoretest")
+		pa, err := url.Parse(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pb, err := url.Parse(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sa, sb := pa.Query().Get("search_path"), pb.Query().Get("search_path")
+		if sa == "" || sa == sb {
+			t.Errorf("two calls gave search_path %q and %q, want two distinct schemas", sa, sb)
+		}
+		if !sqlstoretest.OnPostgres() {
+			t.Error("OnPostgres is false with DATABASE_URL set")
+		}
+	})
+}

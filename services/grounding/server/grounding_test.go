@@ -25,6 +25,7 @@ import (
 	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
 	"github.com/groundcrew/groundcrew/platform/config"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
+	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 )
 
 // groundingDocs is the fake search service's local index.
@@ -78,6 +79,9 @@ func runGrounding(t *testing.T, env map[string]string) (groundingv1.GroundingSer
 	vars := map[string]string{
 		"DATA_DIR": filepath.Join(t.TempDir(), "data"), "GROUNDING_ADDR": "127.0.0.1:0", "GROUNDING_ADMIN_ADDR": "127.0.0.1:0",
 		"SEARCH_ADDR": lis.Addr().String(), "GRACE_PERIOD": "1s",
+		// SQLite under DATA_DIR, or a schema of its own on PostgreSQL
+		// when the suite runs with DATABASE_URL.
+		"DATABASE_URL": sqlstoretest.URL(t, "grounding_server"),
 	}
 	for k, v := range env {
 		vars[k] = v

@@ -20,6 +20,7 @@ import (
 	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
 	"github.com/groundcrew/groundcrew/platform/config"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
+	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 )
 
 const testUserID = "0b0e7a4c-3f9d-4c55-9a43-7a0f1f0f6b21"
@@ -83,6 +84,7 @@ func startGrounding(t *testing.T, rc ResearchConfig, start func(context.Context,
 	logger := slog.New(slog.DiscardHandler)
 	cfg := Config{
 		Common:         config.Common{DataDir: filepath.Join(t.TempDir(), "data"), GracePeriod: time.Second},
+		DatabaseURL:    sqlstoretest.URL(t, "research_server"),
 		SearchAddr:     b.addr,
 		RagAddr:        b.addr, // no collection is named, so rag is never called
 		NotifierAddr:   b.addr,

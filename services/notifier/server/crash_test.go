@@ -20,6 +20,7 @@ import (
 
 	groundingv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/grounding/v1"
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
+	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/markdownv2"
 	"github.com/groundcrew/groundcrew/services/notifier/telegramtest"
 )
@@ -163,7 +164,7 @@ func dial(t *testing.T, addr string) notifierv1.NotifierServiceClient {
 }
 
 // TestCrashSafety kills the notifier with SIGKILL while alerts are being
-// enriched and delivered, restarts it on the same DATA_DIR, and checks that
+// enriched and delivered, restarts it on the same database, and checks that
 // every accepted alert reached Telegram. The guarantee is at least once:
 // an alert whose Telegram send completed just before the kill, but whose
 // DELIVERED status was not yet saved, is sent again after the restart. The
@@ -179,7 +180,7 @@ func TestCrashSafety(t *testing.T) {
 	const workers = 3
 	env := []string{
 		"DATA_DIR=" + t.TempDir(),
-		"DATABASE_URL=",
+		"DATABASE_URL=" + sqlstoretest.URL(t, "notifier_crash"),
 		"LOG_FORMAT=json",
 		"LOG_LEVEL=info",
 		"NOTIFIER_LISTEN_ADDR=127.0.0.1:0",
@@ -194,6 +195,14 @@ func TestCrashSafety(t *testing.T) {
 		"NOTIFIER_POLL_INTERVAL=50ms",
 		fmt.Sprintf("NOTIFIER_WORKERS=%d", workers),
 		"GRACE_PERIOD=1s",
+	}
+
+	if sqlstoretest.OnPostgres() {
+		// On PostgreSQL another instance may still be working a job left
+		// running, so the restarted one takes it back only after
+		// NOTIFIER_RESCUE_AFTER (River's rescuer): short here, minutes by
+		// default.
+		env = append(env, "NOTIFIER_ENRICH_TIMEOUT=2s", "NOTIFIER_JOB_TIMEOUT=4s", "NOTIFIER_RESCUE_AFTER=5s")
 	}
 
 	first := start(t, bin, env)
@@ -225,7 +234,15 @@ func TestCrashSafety(t *testing.T) {
 	second := start(t, bin, env)
 	client = dial(t, second.addr)
 	// Poll Telegram until every alert text has arrived, or the deadline.
-	deadline := time.Now().Add(90 * time.Second)
+	// On PostgreSQL the jobs that were running come back through River's
+	// rescuer: once the new instance holds leadership (the dead one's
+	// lapses after 15 s) and the rescuer's next pass (every 30-60 s) finds
+	// them older than NOTIFIER_RESCUE_AFTER. About 80 s here.
+	wait := 90 * time.Second
+	if sqlstoretest.OnPostgres() {
+		wait = 3 * time.Minute
+	}
+	deadline := time.Now().Add(wait)
 	var counts map[string]int
 	for {
 		counts = map[string]int{}

@@ -78,6 +78,11 @@ type Config struct {
 	// JobTimeout bounds one run of an alert's job (enrich, pace, deliver);
 	// at least NOTIFIER_ENRICH_TIMEOUT + 10s.
 	JobTimeout time.Duration `env:"NOTIFIER_JOB_TIMEOUT" envDefault:"2m"`
+	// RescueAfter is, on PostgreSQL, how long an alert's job may stay
+	// running before it is taken for crashed (its instance died mid-job)
+	// and run again; 0 means NOTIFIER_JOB_TIMEOUT + 1m. On SQLite one
+	// process owns the database and jobs left running are resumed at start.
+	RescueAfter time.Duration `env:"NOTIFIER_RESCUE_AFTER" envDefault:"0s"`
 	// MaxAttempts is how many delivery attempts an alert gets before it is
 	// FAILED; the defaults retry for about an hour.
 	MaxAttempts int `env:"NOTIFIER_DELIVERY_MAX_ATTEMPTS" envDefault:"16"`
@@ -134,6 +139,9 @@ func (c Config) Validate() error {
 	}
 	if c.RetryMaxDelay < c.RetryBaseDelay {
 		errs = append(errs, fmt.Errorf("NOTIFIER_RETRY_MAX_DELAY: must be at least NOTIFIER_RETRY_BASE_DELAY (%s), got %s", c.RetryBaseDelay, c.RetryMaxDelay))
+	}
+	if c.RescueAfter != 0 && c.RescueAfter <= c.JobTimeout {
+		errs = append(errs, fmt.Errorf("NOTIFIER_RESCUE_AFTER: must be 0 (NOTIFIER_JOB_TIMEOUT + 1m) or longer than NOTIFIER_JOB_TIMEOUT (%s), got %s", c.JobTimeout, c.RescueAfter))
 	}
 	if c.RatePerChat <= 0 || c.RateOverall <= 0 {
 		errs = append(errs, errors.New("NOTIFIER_TELEGRAM_RATE_PER_CHAT and NOTIFIER_TELEGRAM_RATE_OVERALL: must be positive"))
@@ -195,6 +203,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		DedupWindow:   dedupWindow(cfg.DedupWindow),
 		EnrichTimeout: cfg.EnrichTimeout,
 		JobTimeout:    cfg.JobTimeout,
+		RescueAfter:   cfg.RescueAfter,
 		MaxAttempts:   cfg.MaxAttempts,
 		RetryPolicy:   pipeline.Backoff{Base: cfg.RetryBaseDelay, Max: cfg.RetryMaxDelay},
 		Workers:       cfg.Workers,

@@ -15,6 +15,7 @@ import (
 
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
 	"github.com/groundcrew/groundcrew/platform/config"
+	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 	"github.com/groundcrew/groundcrew/services/notifier/server"
 )
 
@@ -64,6 +65,11 @@ type running struct {
 // NOTIFIER_LISTEN_ADDR and NOTIFIER_ADMIN_ADDR to 127.0.0.1:0).
 func runNotifier(t *testing.T, env map[string]string) running {
 	t.Helper()
+	if _, ok := env["DATABASE_URL"]; !ok {
+		// SQLite under DATA_DIR, or a schema of its own on PostgreSQL when
+		// the suite runs with DATABASE_URL.
+		env["DATABASE_URL"] = sqlstoretest.URL(t, "notifier_server")
+	}
 	cfg, err := config.Load[server.Config](config.MapLookup(env))
 	if err != nil {
 		t.Fatal(err)
@@ -192,6 +198,8 @@ func TestConfigValidation(t *testing.T) {
 		{"bad timeout", map[string]string{"NOTIFIER_ENRICH_TIMEOUT": "0s"}, "NOTIFIER_ENRICH_TIMEOUT"},
 		{"bad retry base", map[string]string{"NOTIFIER_RETRY_BASE_DELAY": "0s"}, "NOTIFIER_RETRY_BASE_DELAY"},
 		{"retry ceiling below base", map[string]string{"NOTIFIER_RETRY_BASE_DELAY": "1m", "NOTIFIER_RETRY_MAX_DELAY": "30s"}, "NOTIFIER_RETRY_MAX_DELAY"},
+		{"rescue before the job times out", map[string]string{"NOTIFIER_JOB_TIMEOUT": "1m", "NOTIFIER_RESCUE_AFTER": "30s"}, "NOTIFIER_RESCUE_AFTER"},
+		{"rescue after the job times out", map[string]string{"NOTIFIER_JOB_TIMEOUT": "1m", "NOTIFIER_RESCUE_AFTER": "90s"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,66 +2,27 @@ package server_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib"
-
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
 	"github.com/groundcrew/groundcrew/platform/config"
+	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/markdownv2"
 	"github.com/groundcrew/groundcrew/services/notifier/server"
 	"github.com/groundcrew/groundcrew/services/notifier/telegramtest"
 )
 
-// freshSchema creates an empty schema in the TEST_DATABASE_URL database and
-// returns a URL whose connections use it, so the test sees no other test's
-// tables or River jobs.
-func freshSchema(t *testing.T, base string) string {
-	t.Helper()
-	db, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	schema := fmt.Sprintf("notifier_shared_%d", time.Now().UnixNano())
-	if _, err := db.Exec("CREATE SCHEMA " + schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		db, err := sql.Open("pgx", base)
-		if err == nil {
-			_, _ = db.Exec("DROP SCHEMA " + schema + " CASCADE")
-			db.Close()
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
-
 // TestTwoInstancesShareOnePostgres runs two notifiers on one Postgres
 // database, sends alerts to both, and checks every alert reaches Telegram
 // exactly once: the instances share the job queue, they do not each deliver.
 func TestTwoInstancesShareOnePostgres(t *testing.T) {
-	base := os.Getenv("TEST_DATABASE_URL")
-	if base == "" {
-		t.Skip("set TEST_DATABASE_URL to a Postgres database to run this (scripts/ci-postgres.sh starts one)")
-	}
-	dbURL := freshSchema(t, base)
+	dbURL := sqlstoretest.PostgresURL(t, "notifier_shared")
 	tg := telegramtest.NewServer(t.Cleanup)
 	grounding := startGrounding(t, 5*time.Millisecond)
 

@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
+	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/gemini"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/grounding"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/store"
@@ -311,7 +312,7 @@ func checkGolden(t *testing.T, name string, body []byte) {
 func service(t testing.TB, c grounding.Model, ev []grounding.SearchResult) *grounding.Service {
 	t.Helper()
 	dir := t.TempDir()
-	db, err := sqlstore.Open(t.Context(), "", dir, "grounding", discard)
+	db, err := sqlstore.Open(t.Context(), sqlstoretest.URL(t, "gemini"), dir, "grounding", discard)
 	if err != nil {
 		t.Fatal(err)
 	}

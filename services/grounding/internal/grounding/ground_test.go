@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
+	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/grounding"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/store"
 )
@@ -111,7 +112,7 @@ type fixture struct {
 func newFixture(t *testing.T, model grounding.Model) fixture {
 	t.Helper()
 	dir := t.TempDir()
-	db, err := sqlstore.Open(t.Context(), "", dir, "grounding", discard)
+	db, err := sqlstore.Open(t.Context(), sqlstoretest.URL(t, "grounding"), dir, "grounding", discard)
 	if err != nil {
 		t.Fatal(err)
 	}

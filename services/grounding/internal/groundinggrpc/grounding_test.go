@@ -23,6 +23,7 @@ import (
 	"github.com/groundcrew/groundcrew/platform/grpcclient"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
+	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/grounding"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/groundinggrpc"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/searchclient"
@@ -93,7 +94,7 @@ func startGrounding(t *testing.T) groundingEnv {
 	t.Cleanup(func() { _ = conn.Close() })
 
 	dir := t.TempDir()
-	db, err := sqlstore.Open(t.Context(), "", dir, "grounding", quietLog)
+	db, err := sqlstore.Open(t.Context(), sqlstoretest.URL(t, "groundinggrpc"), dir, "grounding", quietLog)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ import (
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
 	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
+	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/groundinggrpc"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/research"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/researchstore"
@@ -136,7 +137,7 @@ func newEnvWith(t *testing.T, cfg research.Config, n *fakeNotifier) *env {
 		searchv1.RegisterSearchServiceServer(s, fakeSearch{})
 		notifierv1.RegisterNotifierServiceServer(s, n)
 	})
-	db, err := sqlstore.Open(t.Context(), "", filepath.Join(t.TempDir(), "data"), "research", discard)
+	db, err := sqlstore.Open(t.Context(), sqlstoretest.URL(t, "research"), filepath.Join(t.TempDir(), "data"), "research", discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
+	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/research"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/researchstore"
 )
@@ -32,7 +33,7 @@ func (retryNow) NextRetry(*rivertype.JobRow) time.Time { return time.Now() }
 
 func openDB(t *testing.T, dir string) *sqlstore.DB {
 	t.Helper()
-	db, err := sqlstore.Open(t.Context(), "", dir, "research", discard)
+	db, err := sqlstore.Open(t.Context(), sqlstoretest.URL(t, "researchstore"), dir, "research", discard)
 	if err != nil {
 		t.Fatal(err)
 	}

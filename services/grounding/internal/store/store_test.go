@@ -22,7 +22,7 @@ var discard = slog.New(slog.DiscardHandler)
 func newStore(t *testing.T) *store.Store {
 	t.Helper()
 	dir := t.TempDir()
-	db, err := sqlstore.Open(t.Context(), "", dir, "grounding", discard)
+	db, err := sqlstore.Open(t.Context(), sqlstoretest.URL(t, "grounding_store"), dir, "grounding", discard)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

@@ -19,6 +19,7 @@ import (
 	groundingv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/grounding/v1"
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
+	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/approval"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/chat"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/grounding"
@@ -89,7 +90,7 @@ type approvalEnv struct {
 func newApprovalEnv(t *testing.T) approvalEnv {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlstore.Open(ctx, "", t.TempDir(), "notifier", discard())
+	db, err := sqlstore.Open(ctx, sqlstoretest.URL(t, "notifiergrpc"), t.TempDir(), "notifier", discard())
 	if err != nil {
 		t.Fatal(err)
 	}

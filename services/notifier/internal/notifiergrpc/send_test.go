@@ -15,6 +15,7 @@ import (
 
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
+	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/deliverylog"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/outbound"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/store"
@@ -33,7 +34,7 @@ type sendEnv struct {
 func newSender(t *testing.T, offline bool) sendEnv {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlstore.Open(ctx, "", t.TempDir(), "notifier", discard())
+	db, err := sqlstore.Open(ctx, sqlstoretest.URL(t, "notifiergrpc"), t.TempDir(), "notifier", discard())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
+	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/chat"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/store"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/telegram"
@@ -61,7 +62,7 @@ type agentEnv struct {
 func newAgent(t *testing.T) agentEnv {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlstore.Open(ctx, "", t.TempDir(), "notifier", discard())
+	db, err := sqlstore.Open(ctx, sqlstoretest.URL(t, "notifiergrpc"), t.TempDir(), "notifier", discard())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
+	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/format"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/markdownv2"
@@ -104,7 +105,7 @@ func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, ni
 func newPipeline(t *testing.T, e Enricher, d Deliverer, cfg Config) *Pipeline {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlstore.Open(ctx, "", t.TempDir(), "notifier", discard())
+	db, err := sqlstore.Open(ctx, sqlstoretest.URL(t, "pipeline"), t.TempDir(), "notifier", discard())
 	if err != nil {
 		t.Fatal(err)
 	}

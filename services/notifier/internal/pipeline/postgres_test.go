@@ -2,53 +2,20 @@ package pipeline
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"net/url"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
+	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/store"
 )
 
-// openPostgres opens TEST_DATABASE_URL in a fresh schema (dropped at the
+// openPostgres opens a fresh schema in TEST_DATABASE_URL (dropped at the
 // end), or skips the test when the variable is unset.
 func openPostgres(t *testing.T) *sqlstore.DB {
 	t.Helper()
-	raw := os.Getenv("TEST_DATABASE_URL")
-	if raw == "" {
-		t.Skip("TEST_DATABASE_URL is unset")
-	}
-	ctx := context.Background()
-	admin, err := sqlstore.Open(ctx, raw, "", "notifier", discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = admin.Close() }()
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "notifier_test_" + hex.EncodeToString(b)
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		admin, err := sqlstore.Open(context.Background(), raw, "", "notifier", discard())
-		if err == nil {
-			_, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-			_ = admin.Close()
-		}
-	})
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	db, err := sqlstore.Open(ctx, u.String(), "", "notifier", discard())
+	db, err := sqlstore.Open(context.Background(), sqlstoretest.PostgresURL(t, "notifier_pipeline"), "", "notifier", discard())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,41 +14,41 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
+	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/chat"
 )
 
-// backends returns the databases to test on: SQLite always, PostgreSQL when
-// TEST_DATABASE_URL is set.
+// backends returns the databases to test on: the default one (SQLite, or
+// PostgreSQL when the suite runs with DATABASE_URL) always, and PostgreSQL
+// when TEST_DATABASE_URL is set. Every test gets an empty database.
 func backends(t *testing.T) map[string]func(t *testing.T) *Store {
 	t.Helper()
-	open := func(url string) func(t *testing.T) *Store {
+	open := func(dbURL func(t *testing.T) string) func(t *testing.T) *Store {
 		return func(t *testing.T) *Store {
 			t.Helper()
 			ctx := context.Background()
 			logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-			db, err := sqlstore.Open(ctx, url, t.TempDir(), "notifier", logger)
+			db, err := sqlstore.Open(ctx, dbURL(t), t.TempDir(), "notifier", logger)
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = db.Close() })
-			if url != "" {
-				// Start every Postgres test from an empty schema.
-				for _, tbl := range []string{"notifier_messages", "notifier_telegram_updates", "notifier_chat_messages", "notifier_alerts", "notifier_goose_db_version"} {
-					if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS "+tbl); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
 			if err := Migrate(ctx, db); err != nil {
 				t.Fatal(err)
 			}
 			return New(db)
 		}
 	}
-	out := map[string]func(t *testing.T) *Store{"sqlite": open("")}
-	if url := os.Getenv("TEST_DATABASE_URL"); url != "" {
-		out["postgres"] = open(url)
+	name := "sqlite"
+	if sqlstoretest.OnPostgres() {
+		name = "database_url"
+	}
+	out := map[string]func(t *testing.T) *Store{
+		name: open(func(t *testing.T) string { return sqlstoretest.URL(t, "notifier_store") }),
+	}
+	if os.Getenv(sqlstoretest.EnvVar) != "" {
+		out["postgres"] = open(func(t *testing.T) string { return sqlstoretest.PostgresURL(t, "notifier_store") })
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
+	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/pipeline"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/store"
@@ -23,7 +24,7 @@ func (immediateRetry) NextRetry(*rivertype.JobRow) time.Time { return time.Now()
 func deliverThroughPipeline(t *testing.T, srv *telegramtest.Server, text string) *alert.Alert {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlstore.Open(ctx, "", t.TempDir(), "notifier", discard())
+	db, err := sqlstore.Open(ctx, sqlstoretest.URL(t, "telegram"), t.TempDir(), "notifier", discard())
 	if err != nil {
 		t.Fatal(err)
 	}
