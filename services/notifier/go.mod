@@ -14,7 +14,6 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/groundcrew/groundcrew/gen v0.0.0
 	github.com/groundcrew/groundcrew/platform v0.0.0
-	github.com/jackc/pgx/v5 v5.12.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/riverqueue/river v0.31.0
 	github.com/riverqueue/river/rivertype v0.31.0
@@ -44,6 +43,7 @@ require (
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.32.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/pgx/v5 v5.12.0 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/lib/pq v1.11.2 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
