@@ -202,7 +202,7 @@ func TestCrashSafety(t *testing.T) {
 		// running, so the restarted one takes it back only after
 		// NOTIFIER_RESCUE_AFTER (River's rescuer): short here, minutes by
 		// default.
-		env = append(env, "NOTIFIER_ENRICH_TIMEOUT=2s", "NOTIFIER_JOB_TIMEOUT=4s", "NOTIFIER_RESCUE_AFTER=5s")
+		env = append(env, "NOTIFIER_ENRICH_TIMEOUT=1s", "NOTIFIER_JOB_TIMEOUT=11s", "NOTIFIER_RESCUE_AFTER=12s")
 	}
 
 	first := start(t, bin, env)
@@ -236,8 +236,8 @@ func TestCrashSafety(t *testing.T) {
 	// Poll Telegram until every alert text has arrived, or the deadline.
 	// On PostgreSQL the jobs that were running come back through River's
 	// rescuer: once the new instance holds leadership (the dead one's
-	// lapses after 15 s) and the rescuer's next pass (every 30-60 s) finds
-	// them older than NOTIFIER_RESCUE_AFTER. About 80 s here.
+	// lapses after 15 s) and a rescuer pass (at once, then every 30 s)
+	// finds them running for longer than NOTIFIER_RESCUE_AFTER.
 	wait := 90 * time.Second
 	if sqlstoretest.OnPostgres() {
 		wait = 3 * time.Minute

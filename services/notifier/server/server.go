@@ -140,6 +140,12 @@ func (c Config) Validate() error {
 	if c.RetryMaxDelay < c.RetryBaseDelay {
 		errs = append(errs, fmt.Errorf("NOTIFIER_RETRY_MAX_DELAY: must be at least NOTIFIER_RETRY_BASE_DELAY (%s), got %s", c.RetryBaseDelay, c.RetryMaxDelay))
 	}
+	// The job has to outlive enrichment and still deliver; saying so beats
+	// the pipeline quietly raising the timeout (and the rescue window
+	// derived from it).
+	if c.EnrichTimeout > 0 && c.JobTimeout < c.EnrichTimeout+10*time.Second {
+		errs = append(errs, fmt.Errorf("NOTIFIER_JOB_TIMEOUT: must be at least NOTIFIER_ENRICH_TIMEOUT + 10s (%s), got %s", c.EnrichTimeout+10*time.Second, c.JobTimeout))
+	}
 	if c.RescueAfter != 0 && c.RescueAfter <= c.JobTimeout {
 		errs = append(errs, fmt.Errorf("NOTIFIER_RESCUE_AFTER: must be 0 (NOTIFIER_JOB_TIMEOUT + 1m) or longer than NOTIFIER_JOB_TIMEOUT (%s), got %s", c.JobTimeout, c.RescueAfter))
 	}

@@ -198,6 +198,7 @@ func TestConfigValidation(t *testing.T) {
 		{"bad timeout", map[string]string{"NOTIFIER_ENRICH_TIMEOUT": "0s"}, "NOTIFIER_ENRICH_TIMEOUT"},
 		{"bad retry base", map[string]string{"NOTIFIER_RETRY_BASE_DELAY": "0s"}, "NOTIFIER_RETRY_BASE_DELAY"},
 		{"retry ceiling below base", map[string]string{"NOTIFIER_RETRY_BASE_DELAY": "1m", "NOTIFIER_RETRY_MAX_DELAY": "30s"}, "NOTIFIER_RETRY_MAX_DELAY"},
+		{"job shorter than enrichment", map[string]string{"NOTIFIER_ENRICH_TIMEOUT": "20s", "NOTIFIER_JOB_TIMEOUT": "25s"}, "NOTIFIER_JOB_TIMEOUT"},
 		{"rescue before the job times out", map[string]string{"NOTIFIER_JOB_TIMEOUT": "1m", "NOTIFIER_RESCUE_AFTER": "30s"}, "NOTIFIER_RESCUE_AFTER"},
 		{"rescue after the job times out", map[string]string{"NOTIFIER_JOB_TIMEOUT": "1m", "NOTIFIER_RESCUE_AFTER": "90s"}, ""},
 	}
