@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"strings"
 	"sync"
 	"time"
@@ -451,11 +450,11 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		return err
 	}
 
-	lis, err := listen(cfg.Listeners.API, cfg.Addr)
+	lis, err := config.Listen(ctx, cfg.Listeners.API, cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("GATEWAY_ADDR %s: %w", cfg.Addr, err)
 	}
-	adminLis, err := listen(cfg.Listeners.Admin, cfg.AdminAddr)
+	adminLis, err := config.Listen(ctx, cfg.Listeners.Admin, cfg.AdminAddr)
 	if err != nil {
 		_ = lis.Close()
 		return fmt.Errorf("GATEWAY_ADMIN_ADDR %s: %w", cfg.AdminAddr, err)
@@ -466,10 +465,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	admin.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	admin.Handle("GET /readyz", h.readiness)
 	// Go's profiler, as on every service's admin port (loopback by default).
-	admin.HandleFunc("GET /debug/pprof/", pprof.Index)
-	admin.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
-	admin.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
-	admin.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	telemetry.HandleProfiler(admin)
 	adminSrv := newHTTPServer(admin, cfg, logger)
 
 	logger.Info("gateway listening", "rest", "http://"+displayAddr(lis.Addr()), "admin", "http://"+displayAddr(adminLis.Addr()),
@@ -491,15 +487,6 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		return err
 	}
 	return shutdownErr
-}
-
-// listen returns lis when the embedding program opened it (see
-// config.Listeners), else listens on addr.
-func listen(lis net.Listener, addr string) (net.Listener, error) {
-	if lis != nil {
-		return lis, nil
-	}
-	return net.Listen("tcp", addr)
 }
 
 func serve(srv *http.Server, lis net.Listener) error {

@@ -2,9 +2,6 @@ package server
 
 import (
 	"bufio"
-	"context"
-	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,7 +10,6 @@ import (
 	"google.golang.org/grpc"
 
 	ragv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/rag/v1"
-	"github.com/groundcrew/groundcrew/platform/config"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
 )
 
@@ -45,26 +41,14 @@ func (s slowRag) AskStream(req *ragv1.AskStreamRequest, stream grpc.ServerStream
 // whole. http.Server's WriteTimeout alone would cut it off at the timeout.
 func TestStreamOutlivesWriteTimeout(t *testing.T) {
 	const words = 6
-	backend := startBackend(t, func(s *grpcserver.Server) {
-		ragv1.RegisterRagServiceServer(s, slowRag{words: words, gap: 300 * time.Millisecond})
-	})
 	cfg := testConfig()
-	cfg.SearchAddr, cfg.GroundingAddr, cfg.RagAddr, cfg.NotifierAddr = backend.addr, backend.addr, backend.addr, backend.addr
 	cfg.WriteTimeout = time.Second // the stream takes about 1.8 s
-	cfg.GracePeriod = 5 * time.Second
-	cfg.Listeners = config.Listeners{API: listenLocal(t), Admin: listenLocal(t)}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run() = %v", err)
-		}
+	rest, _ := runGatewayWith(t, cfg, func(s *grpcserver.Server) {
+		ragv1.RegisterRagServiceServer(s, slowRag{words: words, gap: 300 * time.Millisecond})
 	})
 
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost,
-		"http://"+cfg.Listeners.API.Addr().String()+"/v1/collections/gospec:askStream", strings.NewReader(`{"query":"q"}`))
+		"http://"+rest+"/v1/collections/gospec:askStream", strings.NewReader(`{"query":"q"}`))
 	req.Header.Set("Accept", "text/event-stream")
 	client := &http.Client{Timeout: 30 * time.Second}
 	resp, err := client.Do(req)

@@ -23,12 +23,22 @@ import (
 
 // runGateway runs the gateway as main does, with Run, in front of a fake
 // notifier (every backend address points at it; the other routes are not
-// used). Run serves listeners opened here on 127.0.0.1:0, so the address is
-// known before it starts and no port is fixed. Run stops when the test ends.
+// used). It returns the REST address and the notifier.
 func runGateway(t *testing.T, cfg Config) (string, *fakeNotifier) {
 	t.Helper()
 	n := &fakeNotifier{}
-	backend := startBackend(t, func(s *grpcserver.Server) { notifierv1.RegisterNotifierServiceServer(s, n) })
+	rest, _ := runGatewayWith(t, cfg, func(s *grpcserver.Server) { notifierv1.RegisterNotifierServiceServer(s, n) })
+	return rest, n
+}
+
+// runGatewayWith runs the gateway as main does, with Run, in front of one
+// backend serving what register registers (every backend address points
+// at it). Run serves listeners opened here on 127.0.0.1:0, so the
+// addresses are known before it starts and no port is fixed. Run stops
+// when the test ends. It returns the REST and admin addresses.
+func runGatewayWith(t *testing.T, cfg Config, register func(*grpcserver.Server)) (rest, admin string) {
+	t.Helper()
+	backend := startBackend(t, register)
 	cfg.SearchAddr, cfg.GroundingAddr, cfg.RagAddr, cfg.NotifierAddr = backend.addr, backend.addr, backend.addr, backend.addr
 	cfg.GracePeriod = 5 * time.Second
 	cfg.Listeners = config.Listeners{API: listenLocal(t), Admin: listenLocal(t)}
@@ -42,7 +52,7 @@ func runGateway(t *testing.T, cfg Config) (string, *fakeNotifier) {
 			t.Errorf("Run() = %v", err)
 		}
 	})
-	return cfg.Listeners.API.Addr().String(), n
+	return cfg.Listeners.API.Addr().String(), cfg.Listeners.Admin.Addr().String()
 }
 
 func listenLocal(t *testing.T) net.Listener {
@@ -268,5 +278,27 @@ func TestNewHTTPServerTimeouts(t *testing.T) {
 				t.Errorf("read-header, read, write and idle timeouts (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestAdminPortServesProfiler checks that the gateway's admin port has Go's
+// profiler, as every service's admin port does, and the REST port not.
+func TestAdminPortServesProfiler(t *testing.T) {
+	rest, admin := runGatewayWith(t, testConfig(), func(*grpcserver.Server) {})
+	get := func(url string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if code, body := get("http://" + admin + "/debug/pprof/goroutine?debug=1"); code != http.StatusOK || !strings.Contains(body, "goroutine profile:") {
+		t.Errorf("admin /debug/pprof/goroutine = %d %.80q", code, body)
+	}
+	if code, _ := get("http://" + rest + "/debug/pprof/goroutine?debug=1"); code == http.StatusOK {
+		t.Errorf("REST port serves the profiler (%d)", code)
 	}
 }

@@ -15,6 +15,7 @@
 package config
 
 import (
+	"context"
 	"encoding"
 	"errors"
 	"fmt"
@@ -162,6 +163,16 @@ type Listeners struct {
 	API net.Listener
 	// Admin serves /metrics, /healthz and /readyz.
 	Admin net.Listener
+}
+
+// Listen returns lis when the embedding program opened it (see
+// [Listeners]), else listens on addr.
+func Listen(ctx context.Context, lis net.Listener, addr string) (net.Listener, error) {
+	if lis != nil {
+		return lis, nil
+	}
+	var lc net.ListenConfig
+	return lc.Listen(ctx, "tcp", addr)
 }
 
 // Validate checks the values that cannot be expressed as types.

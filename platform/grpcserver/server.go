@@ -30,7 +30,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"sort"
 	"sync"
 	"time"
@@ -49,6 +48,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 
+	"github.com/groundcrew/groundcrew/platform/config"
 	"github.com/groundcrew/groundcrew/platform/logging"
 	"github.com/groundcrew/groundcrew/platform/telemetry"
 )
@@ -327,16 +327,6 @@ func (s *Server) Ready() <-chan struct{} {
 	return s.ready
 }
 
-// listen returns lis when the embedding program opened it, else listens
-// on addr.
-func listen(ctx context.Context, lis net.Listener, addr string) (net.Listener, error) {
-	if lis != nil {
-		return lis, nil
-	}
-	var lc net.ListenConfig
-	return lc.Listen(ctx, "tcp", addr)
-}
-
 // GRPCAddr is the address the gRPC server listens on, or nil before
 // [Server.Ready] is closed.
 func (s *Server) GRPCAddr() net.Addr {
@@ -368,7 +358,7 @@ func (s *Server) Run(ctx context.Context) error {
 	s.phase = phaseRunning
 	s.mu.Unlock()
 
-	grpcLis, err := listen(ctx, s.cfg.GRPCListener, s.cfg.GRPCAddr)
+	grpcLis, err := config.Listen(ctx, s.cfg.GRPCListener, s.cfg.GRPCAddr)
 	if err != nil {
 		if s.cfg.AdminListener != nil {
 			_ = s.cfg.AdminListener.Close()
@@ -378,7 +368,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	var adminLis net.Listener
 	if s.admin != nil {
-		adminLis, err = listen(ctx, s.cfg.AdminListener, s.cfg.AdminAddr)
+		adminLis, err = config.Listen(ctx, s.cfg.AdminListener, s.cfg.AdminAddr)
 		if err != nil {
 			_ = grpcLis.Close()
 			s.stopHealth()
@@ -584,13 +574,7 @@ func (s *Server) adminMux(extra []adminHandler) (mux *http.ServeMux, err error) 
 		w.WriteHeader(code)
 		_ = json.NewEncoder(w).Encode(body)
 	})
-	// Go's profiler, for the platform team chasing CPU or memory: the admin
-	// port is for operators (loopback by default), never the public API.
-	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
-	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	telemetry.HandleProfiler(mux)
 	for _, h := range extra {
 		mux.Handle(h.pattern, h.handler)
 	}
