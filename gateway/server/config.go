@@ -68,6 +68,16 @@ type Config struct {
 	IdleTimeout time.Duration `env:"GATEWAY_IDLE_TIMEOUT" envDefault:"2m"`
 }
 
+// The HTTP server's timeouts when the environment does not set them (the
+// envDefault tags above), also used for a Config built in code and left
+// at zero: to net/http zero means no limit at all.
+const (
+	defaultReadHeaderTimeout = 5 * time.Second
+	defaultReadTimeout       = 30 * time.Second
+	defaultWriteTimeout      = 5 * time.Minute
+	defaultIdleTimeout       = 2 * time.Minute
+)
+
 // minJSONMaxDepth is the least GATEWAY_JSON_MAX_DEPTH accepted: legitimate
 // requests (an Alertmanager webhook, a document with metadata) nest a few
 // levels, so a smaller limit would only break clients.

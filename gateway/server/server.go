@@ -183,7 +183,7 @@ func NewHandler(ctx context.Context, cfg Config, b Backends, logger *slog.Logger
 		return nil, fmt.Errorf("preparing openapi.json: %w", err)
 	}
 
-	var api http.Handler = withTimeout(cfg.BackendTimeout, orDefault(cfg.WriteTimeout, 5*time.Minute), mux)
+	var api http.Handler = withTimeout(cfg.BackendTimeout, orDefault(cfg.WriteTimeout, defaultWriteTimeout), mux)
 	api = edge.BodyLimit(cfg.BodyLimit, api)
 	api = edge.Auth(cfg.APIKeys, protectedRoute, api)
 	if cfg.RateLimit > 0 {
@@ -497,16 +497,14 @@ func serve(srv *http.Server, lis net.Listener) error {
 }
 
 // newHTTPServer sets every timeout from cfg, so slow clients (slowloris)
-// cannot hold connections. A timeout left at zero, as in a Config built in
-// code rather than loaded, takes its documented default instead: to net/http
-// zero means no limit at all.
+// cannot hold connections; one left at zero takes its default.
 func newHTTPServer(h http.Handler, cfg Config, logger *slog.Logger) *http.Server {
 	return &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: orDefault(cfg.ReadHeaderTimeout, 5*time.Second),
-		ReadTimeout:       orDefault(cfg.ReadTimeout, 30*time.Second),
-		WriteTimeout:      orDefault(cfg.WriteTimeout, 5*time.Minute),
-		IdleTimeout:       orDefault(cfg.IdleTimeout, 2*time.Minute),
+		ReadHeaderTimeout: orDefault(cfg.ReadHeaderTimeout, defaultReadHeaderTimeout),
+		ReadTimeout:       orDefault(cfg.ReadTimeout, defaultReadTimeout),
+		WriteTimeout:      orDefault(cfg.WriteTimeout, defaultWriteTimeout),
+		IdleTimeout:       orDefault(cfg.IdleTimeout, defaultIdleTimeout),
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}

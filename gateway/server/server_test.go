@@ -587,6 +587,11 @@ func TestConfigDefaults(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults of JSONMaxDepth and the HTTP timeouts (-want +got):\n%s", diff)
 	}
+	// The server falls back on the same values for a Config built in code.
+	got = []any{defaultReadHeaderTimeout, defaultReadTimeout, defaultWriteTimeout, defaultIdleTimeout}
+	if diff := cmp.Diff(want[1:], got); diff != "" {
+		t.Errorf("fallback timeouts differ from the envDefault tags (-tags +fallbacks):\n%s", diff)
+	}
 
 	cfg, err = config.Load[Config](config.MapLookup(map[string]string{
 		"GATEWAY_JSON_MAX_DEPTH": "12", "GATEWAY_READ_HEADER_TIMEOUT": "1s",
