@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/groundcrew/groundcrew/e2e/faultinject"
 	"github.com/groundcrew/groundcrew/e2e/providerfake"
 	"github.com/groundcrew/groundcrew/e2e/stack"
+	"github.com/groundcrew/groundcrew/platform/logging/logtest"
 	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 )
 
@@ -28,24 +28,6 @@ import (
 // opencensus's view worker) runs before TestMain and is not ours to stop.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, goleak.IgnoreCurrent())
-}
-
-// syncBuffer collects the services' log lines from many goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // faulty serves h behind an injector on a loopback server closed at the
@@ -86,7 +68,7 @@ func onEachDatabase(t *testing.T, test func(t *testing.T, databaseURL string)) {
 // printed when the test fails (with -v).
 func startStack(t *testing.T, env map[string]string, databaseURL string) *stack.Stack {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	env["DATABASE_URL"] = databaseURL
 	s, err := stack.Start(t.Context(), stack.Options{DataDir: t.TempDir(), Env: env, Logs: logs})
 	if err != nil {

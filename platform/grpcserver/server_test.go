@@ -1,8 +1,6 @@
 package grpcserver_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,52 +30,18 @@ import (
 
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
 	"github.com/groundcrew/groundcrew/platform/logging"
+	"github.com/groundcrew/groundcrew/platform/logging/logtest"
 )
 
 // waitLimit bounds every wait in these tests so a broken shutdown fails the
 // test instead of hanging it.
 const waitLimit = 20 * time.Second
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// records returns the JSON log records whose msg is msg.
-func (s *syncBuffer) records(t *testing.T, msg string) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	sc := bufio.NewScanner(strings.NewReader(s.String()))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var rec map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			t.Fatalf("log line %q is not JSON: %v", sc.Text(), err)
-		}
-		if rec["msg"] == msg {
-			out = append(out, rec)
-		}
-	}
-	return out
-}
-
 type harness struct {
 	srv    *grpcserver.Server
 	echo   *echoServer
 	conn   *grpc.ClientConn
-	logs   *syncBuffer
+	logs   *logtest.Buffer
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -91,7 +55,7 @@ type setup struct {
 // start runs a Server with the test service on loopback ":0" listeners.
 func start(t *testing.T, su setup) *harness {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	logger, err := logging.New(logs, "json", "debug")
 	if err != nil {
 		t.Fatalf("logging.New: %v", err)
@@ -313,7 +277,7 @@ func TestPanicBecomesInternal(t *testing.T) {
 	if strings.Contains(err.Error(), "kaboom-42") {
 		t.Errorf("client error %q contains the panic value", err)
 	}
-	panics := h.logs.records(t, "panic in gRPC handler")
+	panics := h.logs.Named(t, "panic in gRPC handler")
 	if len(panics) != 1 {
 		t.Fatalf("got %d panic log records, want 1; logs:\n%s", len(panics), h.logs)
 	}
@@ -336,7 +300,7 @@ func TestInternalErrorHidesCause(t *testing.T) {
 	if status.Code(err) != codes.Internal || strings.Contains(err.Error(), "hunter2") {
 		t.Fatalf("Fail error = %v, want a generic Internal", err)
 	}
-	recs := h.logs.records(t, "failing on purpose")
+	recs := h.logs.Named(t, "failing on purpose")
 	if len(recs) != 1 || recs[0]["error"] != "pw=hunter2" || recs[0]["grpc.method"] != "/"+echoService+"/Fail" {
 		t.Errorf("log records = %v, want one with the real error and method", recs)
 	}
@@ -537,9 +501,9 @@ func TestRequestIDRoundTrips(t *testing.T) {
 	}
 }
 
-func hasFinishedCall(t *testing.T, logs *syncBuffer, method, requestID string) bool {
+func hasFinishedCall(t *testing.T, logs *logtest.Buffer, method, requestID string) bool {
 	t.Helper()
-	for _, rec := range logs.records(t, "finished call") {
+	for _, rec := range logs.Named(t, "finished call") {
 		if rec["grpc.method"] == method && rec["request_id"] == requestID && rec["grpc.code"] == "OK" {
 			return true
 		}
@@ -559,7 +523,7 @@ func TestTraceIDReachesLogs(t *testing.T) {
 	if _, err := invoke(ctx, t, h.conn, "Echo", "trace"); err != nil {
 		t.Fatalf("Echo: %v", err)
 	}
-	for _, rec := range h.logs.records(t, "finished call") {
+	for _, rec := range h.logs.Named(t, "finished call") {
 		if rec["request_id"] == "traced-call" {
 			if rec["trace_id"] != traceID || rec["span_id"] == "00f067aa0ba902b7" || rec["span_id"] == nil {
 				t.Errorf("finished call record = %v, want trace_id %s and the server span's id", rec, traceID)
@@ -575,7 +539,7 @@ func TestHealthChecksAreNotLogged(t *testing.T) {
 	if _, err := healthpb.NewHealthClient(h.conn).Check(testContext(t), &healthpb.HealthCheckRequest{}); err != nil {
 		t.Fatalf("Check: %v", err)
 	}
-	for _, rec := range h.logs.records(t, "finished call") {
+	for _, rec := range h.logs.Named(t, "finished call") {
 		if rec["grpc.service"] == "grpc.health.v1.Health" {
 			t.Errorf("health check logged: %v", rec)
 		}

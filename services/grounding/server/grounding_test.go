@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -25,6 +23,7 @@ import (
 	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
 	"github.com/groundcrew/groundcrew/platform/config"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
+	"github.com/groundcrew/groundcrew/platform/logging/logtest"
 	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 )
 
@@ -44,27 +43,9 @@ func (groundingSearch) Search(_ context.Context, req *searchv1.SearchRequest) (*
 	return &searchv1.SearchResponse{Results: groundingDocs[:min(int(req.GetMaxResults()), len(groundingDocs))], Engine: req.GetEngine()}, nil
 }
 
-// syncBuffer collects log output written from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // runGrounding runs the service as main would, with env on top of a
 // temporary DATA_DIR, loopback :0 listeners and a fake search service.
-func runGrounding(t *testing.T, env map[string]string) (groundingv1.GroundingServiceClient, *grpcserver.Server, *syncBuffer) {
+func runGrounding(t *testing.T, env map[string]string) (groundingv1.GroundingServiceClient, *grpcserver.Server, *logtest.Buffer) {
 	t.Helper()
 	gs := grpc.NewServer()
 	searchv1.RegisterSearchServiceServer(gs, groundingSearch{})
@@ -90,7 +71,7 @@ func runGrounding(t *testing.T, env map[string]string) (groundingv1.GroundingSer
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	ready := make(chan *grpcserver.Server, 1)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -11,13 +11,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
 
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
+	"github.com/groundcrew/groundcrew/platform/logging/logtest"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/markdownv2"
 	"github.com/groundcrew/groundcrew/services/notifier/telegramtest"
 )
@@ -79,24 +79,6 @@ func webhookBridge(t *testing.T, c notifierv1.NotifierServiceClient) *httptest.S
 	return srv
 }
 
-// lockedBuffer collects a child process's output.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // startAlertmanager runs a real Alertmanager whose one receiver posts to
 // webhookURL, and waits until it is ready; it returns its URL.
 func startAlertmanager(t *testing.T, bin, webhookURL string) string {
@@ -119,7 +101,7 @@ receivers:
 		t.Fatal(err)
 	}
 	addr := freePort(t)
-	out := &lockedBuffer{}
+	out := &logtest.Buffer{}
 	cmd := exec.Command(bin, "--config.file="+confPath, "--storage.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr, "--cluster.listen-address=", "--log.level=warn")
 	cmd.Stdout, cmd.Stderr = out, out

@@ -1,63 +1,26 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
 	"github.com/groundcrew/groundcrew/platform/config"
+	"github.com/groundcrew/groundcrew/platform/logging/logtest"
 	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 	"github.com/groundcrew/groundcrew/services/notifier/server"
 )
 
-// syncBuffer collects JSON log lines from the service under test.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// records returns the log records so far.
-func (b *syncBuffer) records() []map[string]any {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []map[string]any
-	for _, line := range strings.Split(b.buf.String(), "\n") {
-		var rec map[string]any
-		if json.Unmarshal([]byte(line), &rec) == nil {
-			out = append(out, rec)
-		}
-	}
-	return out
-}
-
-func (b *syncBuffer) find(msg string) map[string]any {
-	for _, r := range b.records() {
-		if r["msg"] == msg {
-			return r
-		}
-	}
-	return nil
-}
-
 // running is a notifier started by runNotifier.
 type running struct {
 	grpcAddr, adminAddr string
-	logs                *syncBuffer
+	logs                *logtest.Buffer
 }
 
 // runNotifier runs the service as main would, with env, until the test
@@ -74,7 +37,7 @@ func runNotifier(t *testing.T, env map[string]string) running {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- server.Run(ctx, cfg, slog.New(slog.NewJSONHandler(logs, nil))) }()
@@ -89,23 +52,24 @@ func runNotifier(t *testing.T, env map[string]string) running {
 			t.Error("Run did not return after cancel")
 		}
 		if t.Failed() {
-			t.Logf("notifier log: %v", logs.records())
+			t.Logf("notifier log:\n%s", logs.String())
 		}
 	})
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
-		if r := logs.find("serving"); r != nil {
+		if recs := logs.Named(t, "serving"); len(recs) > 0 {
+			r := recs[0]
 			admin, _ := r["admin_addr"].(string)
 			return running{grpcAddr: r["grpc_addr"].(string), adminAddr: admin, logs: logs}
 		}
 		select {
 		case err := <-done:
-			t.Fatalf("Run returned early: %v\n%v", err, logs.records())
+			t.Fatalf("Run returned early: %v\n%s", err, logs.String())
 		case <-tick.C:
 		}
 	}
-	t.Fatalf("notifier not serving: %v", logs.records())
+	t.Fatalf("notifier not serving:\n%s", logs.String())
 	return running{}
 }
 
@@ -131,7 +95,7 @@ func TestRunOfflineDeliversToLog(t *testing.T) {
 		"GRACE_PERIOD":           "2s",
 	})
 	logs, ctx := n.logs, t.Context()
-	if logs.find("delivery: log (TELEGRAM_BOT_TOKEN unset; messages are stored and logged, not sent)") == nil {
+	if len(logs.Named(t, "delivery: log (TELEGRAM_BOT_TOKEN unset; messages are stored and logged, not sent)")) == 0 {
 		t.Error("no start-up line saying delivery goes to the log")
 	}
 

@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -12,6 +11,7 @@ import (
 
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
 	"github.com/groundcrew/groundcrew/platform/config"
+	"github.com/groundcrew/groundcrew/platform/logging/logtest"
 	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/markdownv2"
 	"github.com/groundcrew/groundcrew/services/notifier/server"
@@ -26,7 +26,7 @@ func TestTwoInstancesShareOnePostgres(t *testing.T) {
 	tg := telegramtest.NewServer(t.Cleanup)
 	grounding := startGrounding(t, 5*time.Millisecond)
 
-	startInstance := func(name string) (notifierv1.NotifierServiceClient, *syncBuffer) {
+	startInstance := func(name string) (notifierv1.NotifierServiceClient, *logtest.Buffer) {
 		cfg, err := config.Load[server.Config](config.MapLookup(map[string]string{
 			"DATA_DIR":                        t.TempDir(),
 			"DATABASE_URL":                    dbURL,
@@ -46,8 +46,8 @@ func TestTwoInstancesShareOnePostgres(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		logs := &syncBuffer{}
-		logger := slog.New(slog.NewJSONHandler(io.MultiWriter(logs), nil)).With("instance", name)
+		logs := &logtest.Buffer{}
+		logger := slog.New(slog.NewJSONHandler(logs, nil)).With("instance", name)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- server.Run(ctx, cfg, logger) }()
@@ -61,16 +61,16 @@ func TestTwoInstancesShareOnePostgres(t *testing.T) {
 		})
 		deadline := time.Now().Add(30 * time.Second)
 		for {
-			if rec := logs.find("serving"); rec != nil {
-				return dial(t, rec["grpc_addr"].(string)), logs
+			if recs := logs.Named(t, "serving"); len(recs) > 0 {
+				return dial(t, recs[0]["grpc_addr"].(string)), logs
 			}
 			select {
 			case err := <-done:
-				t.Fatalf("%s stopped: %v\n%v", name, err, logs.records())
+				t.Fatalf("%s stopped: %v\n%s", name, err, logs.String())
 			case <-time.After(10 * time.Millisecond):
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("%s not serving: %v", name, logs.records())
+				t.Fatalf("%s not serving:\n%s", name, logs.String())
 			}
 		}
 	}
@@ -111,13 +111,8 @@ func TestTwoInstancesShareOnePostgres(t *testing.T) {
 		t.Errorf("Telegram received %d messages, want %d", len(got), n)
 	}
 	// Both instances took jobs from the shared queue.
-	for name, logs := range map[string]*syncBuffer{"a": logsA, "b": logsB} {
-		delivered := 0
-		for _, rec := range logs.records() {
-			if rec["msg"] == "alert delivered" {
-				delivered++
-			}
-		}
+	for name, logs := range map[string]*logtest.Buffer{"a": logsA, "b": logsB} {
+		delivered := len(logs.Named(t, "alert delivered"))
 		if delivered == 0 {
 			t.Errorf("instance %s delivered no alert; the queue was not shared", name)
 		}

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,6 +25,7 @@ import (
 
 	ragv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/rag/v1"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
+	"github.com/groundcrew/groundcrew/platform/logging/logtest"
 	"github.com/groundcrew/groundcrew/services/rag/internal/answer"
 	"github.com/groundcrew/groundcrew/services/rag/internal/embedder"
 	"github.com/groundcrew/groundcrew/services/rag/internal/library"
@@ -38,7 +38,7 @@ type fixture struct {
 	client ragv1.RagServiceClient
 	lib    *library.Library
 	store  *vectorindex.Store
-	logs   *syncBuffer
+	logs   *logtest.Buffer
 }
 
 type fixtureOptions struct {
@@ -47,27 +47,9 @@ type fixtureOptions struct {
 	wrap func(Store) Store
 }
 
-// syncBuffer collects log output from handler goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func newFixture(t *testing.T, o fixtureOptions) *fixture {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	emb := embedder.NewHashing(0)
 	store, err := vectorindex.Open(t.TempDir(), emb, vectorindex.Options{NoSync: true})
