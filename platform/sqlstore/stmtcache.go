@@ -110,17 +110,21 @@ func (c *cachingConn) QueryContext(ctx context.Context, query string, args []dri
 	if err != nil {
 		return nil, err
 	}
-	sq, ok := stmtQuery(cs)
-	if !ok {
-		return c.uncachedQuery(ctx, query, args)
+	if cs != nil {
+		if sq, ok := cs.stmt.(driver.StmtQueryContext); ok {
+			cs.busy = true
+			rows, err := sq.QueryContext(ctx, args)
+			if err != nil {
+				c.release(cs)
+				return nil, err
+			}
+			return &cachedRows{Rows: rows, conn: c, stmt: cs}, nil
+		}
 	}
-	cs.busy = true
-	rows, err := sq.QueryContext(ctx, args)
-	if err != nil {
-		c.release(cs)
-		return nil, err
+	if q, ok := c.Conn.(driver.QueryerContext); ok {
+		return q.QueryContext(ctx, query, args)
 	}
-	return &cachedRows{Rows: rows, release: func() { c.release(cs) }}, nil
+	return nil, driver.ErrSkip
 }
 
 // ExecContext implements driver.ExecerContext through the cache.
@@ -138,21 +142,6 @@ func (c *cachingConn) ExecContext(ctx context.Context, query string, args []driv
 	}
 	if ex, ok := c.Conn.(driver.ExecerContext); ok {
 		return ex.ExecContext(ctx, query, args)
-	}
-	return nil, driver.ErrSkip
-}
-
-func stmtQuery(cs *cachedStmt) (driver.StmtQueryContext, bool) {
-	if cs == nil {
-		return nil, false
-	}
-	sq, ok := cs.stmt.(driver.StmtQueryContext)
-	return sq, ok
-}
-
-func (c *cachingConn) uncachedQuery(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	if q, ok := c.Conn.(driver.QueryerContext); ok {
-		return q.QueryContext(ctx, query, args)
 	}
 	return nil, driver.ErrSkip
 }
@@ -217,8 +206,9 @@ func (c *cachingConn) Close() error {
 // cachedRows gives its statement back to the cache when closed.
 type cachedRows struct {
 	driver.Rows
-	release func()
-	closed  bool
+	conn   *cachingConn
+	stmt   *cachedStmt
+	closed bool
 }
 
 // Close implements driver.Rows.
@@ -226,7 +216,7 @@ func (r *cachedRows) Close() error {
 	err := r.Rows.Close()
 	if !r.closed {
 		r.closed = true
-		r.release()
+		r.conn.release(r.stmt)
 	}
 	return err
 }
