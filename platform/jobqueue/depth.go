@@ -3,6 +3,7 @@ package jobqueue
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,8 +26,8 @@ var depthStates = []string{"available", "scheduled", "retryable", "running"}
 // SQLite and PostgreSQL alike (state is text on one, an enum on the
 // other, and both compare it with string literals) and is served by
 // River's (state, queue, …) fetch index.
-const depthQuery = `SELECT state, count(*) FROM river_job
-	WHERE queue = $1 AND state IN ('available', 'scheduled', 'retryable', 'running')
+var depthQuery = `SELECT state, count(*) FROM river_job
+	WHERE queue = $1 AND state IN ('` + strings.Join(depthStates, "', '") + `')
 	GROUP BY state`
 
 // DepthCollector is a Prometheus collector reporting how many jobs of one
