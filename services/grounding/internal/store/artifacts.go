@@ -113,6 +113,8 @@ var (
 	// assignKeys are the words every alternative of assignRE's key ends
 	// with.
 	assignKeys = []string{"key", "token", "secret", "password", "passwd", "pwd"}
+	// credentialScheme is bearerRE's test.
+	credentialScheme = containsFold("bearer", "basic")
 )
 
 // text is a string being redacted with its lower-case form, for the
@@ -240,7 +242,7 @@ func Redact(s string) string {
 		s = emailRE.ReplaceAllString(s, redacted)
 	}
 	t := newText(s)
-	if containsFold("bearer", "basic")(t) {
+	if credentialScheme(t) {
 		s = bearerRE.ReplaceAllString(s, "$1 "+redacted)
 		t = newText(s)
 	}
