@@ -143,8 +143,8 @@ func (c Config) Validate() error {
 	// The job has to outlive enrichment and still deliver; saying so beats
 	// the pipeline quietly raising the timeout (and the rescue window
 	// derived from it).
-	if c.EnrichTimeout > 0 && c.JobTimeout < c.EnrichTimeout+10*time.Second {
-		errs = append(errs, fmt.Errorf("NOTIFIER_JOB_TIMEOUT: must be at least NOTIFIER_ENRICH_TIMEOUT + 10s (%s), got %s", c.EnrichTimeout+10*time.Second, c.JobTimeout))
+	if least := c.EnrichTimeout + pipeline.DeliveryAllowance; c.EnrichTimeout > 0 && c.JobTimeout < least {
+		errs = append(errs, fmt.Errorf("NOTIFIER_JOB_TIMEOUT: must be at least NOTIFIER_ENRICH_TIMEOUT + %s (%s), got %s", pipeline.DeliveryAllowance, least, c.JobTimeout))
 	}
 	if c.RescueAfter != 0 && c.RescueAfter <= c.JobTimeout {
 		errs = append(errs, fmt.Errorf("NOTIFIER_RESCUE_AFTER: must be 0 (NOTIFIER_JOB_TIMEOUT + 1m) or longer than NOTIFIER_JOB_TIMEOUT (%s), got %s", c.JobTimeout, c.RescueAfter))
@@ -287,9 +287,8 @@ func delivery(ctx context.Context, cfg Config, logger *slog.Logger, providers *t
 	// token is part of the URL path, and client spans record the full URL.
 	// They are counted, which records no URL.
 	client, err := telegram.New(cfg.TelegramBotToken, telegram.Options{
-		APIURL: cfg.TelegramAPIURL,
-		// telegram.New's own default timeout.
-		HTTPClient: providers.UntracedClient("telegram", 30*time.Second),
+		APIURL:     cfg.TelegramAPIURL,
+		HTTPClient: providers.UntracedClient("telegram", telegram.DefaultTimeout),
 		// Start does not depend on Telegram being reachable; sends retry.
 		SkipGetMe: true,
 		PerChat:   rate.Limit(cfg.RatePerChat),

@@ -105,6 +105,10 @@ const (
 	// to a few a second.
 	DefaultWorkers      = 50
 	DefaultPollInterval = 200 * time.Millisecond
+	// DeliveryAllowance is the least time a job has beyond its
+	// enrichment bound, to pace and deliver: JobTimeout is at least
+	// EnrichTimeout + DeliveryAllowance.
+	DeliveryAllowance = 10 * time.Second
 )
 
 func (c Config) withDefaults() Config {
@@ -117,8 +121,8 @@ func (c Config) withDefaults() Config {
 	if c.JobTimeout <= 0 {
 		c.JobTimeout = DefaultJobTimeout
 	}
-	if c.JobTimeout < c.EnrichTimeout+10*time.Second {
-		c.JobTimeout = c.EnrichTimeout + 10*time.Second
+	if c.JobTimeout < c.EnrichTimeout+DeliveryAllowance {
+		c.JobTimeout = c.EnrichTimeout + DeliveryAllowance
 	}
 	if c.MaxAttempts <= 0 {
 		c.MaxAttempts = DefaultMaxAttempts

@@ -38,11 +38,15 @@ type Options struct {
 	// SkipGetMe skips the token check at start (tests; or a start that must
 	// not depend on Telegram being reachable).
 	SkipGetMe bool
-	// HTTPClient sends the requests; nil means one with a 30 s timeout.
+	// HTTPClient sends the requests; nil means one with DefaultTimeout.
 	HTTPClient *http.Client
 	// PerChat and Overall are the pacing rates; zero means the defaults.
 	PerChat, Overall rate.Limit
 }
+
+// DefaultTimeout bounds one Bot API request when Options.HTTPClient does
+// not say otherwise.
+const DefaultTimeout = 30 * time.Second
 
 // Client sends messages to Telegram.
 type Client struct {
@@ -55,7 +59,7 @@ type Client struct {
 func New(token string, o Options) (*Client, error) {
 	hc := o.HTTPClient
 	if hc == nil {
-		hc = &http.Client{Timeout: 30 * time.Second}
+		hc = &http.Client{Timeout: DefaultTimeout}
 	}
 	opts := []bot.Option{
 		bot.WithHTTPClient(hc.Timeout, hc),
