@@ -48,7 +48,8 @@ type Config struct {
 	// JobTimeout bounds one job's run.
 	JobTimeout time.Duration
 	// RescueAfter is when River's rescuer treats a running job as stuck;
-	// zero means JobTimeout plus a minute.
+	// zero, or anything not longer than JobTimeout (a job still within
+	// its timeout is not stuck), means JobTimeout plus a minute.
 	RescueAfter time.Duration
 	// MaxAttempts and RetryPolicy are River's.
 	MaxAttempts int
@@ -103,7 +104,7 @@ func Open(ctx context.Context, db *sqlstore.DB, workers *river.Workers, cfg Conf
 		queue = river.QueueDefault
 	}
 	rescue := cfg.RescueAfter
-	if rescue == 0 {
+	if rescue <= cfg.JobTimeout {
 		rescue = cfg.JobTimeout + time.Minute
 	}
 	client, err := river.NewClient(driver, &river.Config{

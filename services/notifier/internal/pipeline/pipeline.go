@@ -82,7 +82,8 @@ type Config struct {
 	// no LISTEN/NOTIFY, so jobs are polled).
 	PollInterval time.Duration
 	// RescueAfter is when a job still running is taken for crashed and run
-	// again (PostgreSQL; on SQLite, jobs left running are rescued at start).
+	// again (PostgreSQL; on SQLite, jobs left running are rescued at start);
+	// jobqueue's default (JobTimeout + 1m) when not longer than JobTimeout.
 	RescueAfter time.Duration
 	// RetryPolicy decides when a failed delivery is retried; nil is a
 	// [Backoff] with the default base and ceiling.
@@ -135,9 +136,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.PollInterval <= 0 {
 		c.PollInterval = DefaultPollInterval
-	}
-	if c.RescueAfter <= c.JobTimeout {
-		c.RescueAfter = c.JobTimeout + time.Minute
 	}
 	return c
 }
