@@ -41,13 +41,17 @@ func TestRunReportsTelegramAndQueueMetrics(t *testing.T) {
 		t.Fatalf("delivered %d messages to Telegram, want 1", len(got))
 	}
 
-	res, err := http.Get("http://" + n.adminAddr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
+	// The fake Bot API sees the message before our client has read the
+	// reply and counted it, so the scrape waits for the counter to appear.
+	telegramCounted := regexp.MustCompile(`(?m)^provider_requests_total\{code="200",provider="telegram"\} [1-9]`)
+	var metrics string
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		metrics = scrape(t, "http://"+n.adminAddr+"/metrics")
+		if telegramCounted.MatchString(metrics) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	body, _ := io.ReadAll(res.Body)
-	_ = res.Body.Close()
-	metrics := string(body)
 	for _, want := range []string{
 		`provider_requests_total\{code="200",provider="telegram"\} [1-9][0-9]*`,
 		`provider_request_duration_seconds_count\{provider="telegram"\} [1-9][0-9]*`,
@@ -67,4 +71,18 @@ func TestRunReportsTelegramAndQueueMetrics(t *testing.T) {
 			t.Errorf("/metrics contains %q", secret)
 		}
 	}
+}
+
+func scrape(t *testing.T, url string) string {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(body)
 }
