@@ -110,7 +110,13 @@ func TestTwoInstancesShareOnePostgres(t *testing.T) {
 	if len(got) != n {
 		t.Errorf("Telegram received %d messages, want %d", len(got), n)
 	}
-	// Both instances took jobs from the shared queue.
+	// Both instances took jobs from the shared queue. An instance logs a
+	// delivery after Telegram's reply, so wait for the last of the logs.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if len(logsA.Named(t, "alert delivered"))+len(logsB.Named(t, "alert delivered")) >= n {
+			break
+		}
+	}
 	for name, logs := range map[string]*logtest.Buffer{"a": logsA, "b": logsB} {
 		delivered := len(logs.Named(t, "alert delivered"))
 		if delivered == 0 {
