@@ -19,7 +19,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -44,6 +43,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -476,27 +477,28 @@ func waitDrained(ctx context.Context, metricsURL string, within time.Duration, l
 	}
 }
 
-var jobsLine = regexp.MustCompile(`^jobqueue_jobs\{[^}]*\} ([0-9.e+]+)$`)
-
+// queued sums the notifier's jobqueue_jobs gauges (every state of every
+// queue) from its /metrics.
 func queued(metricsURL string) (int, error) {
 	resp, err := http.Get(metricsURL)
 	if err != nil {
 		return -1, err
 	}
 	defer resp.Body.Close()
-	total, found := 0.0, false
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if m := jobsLine.FindStringSubmatch(sc.Text()); m != nil {
-			v, _ := strconv.ParseFloat(m[1], 64)
-			total += v
-			found = true
-		}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return -1, fmt.Errorf("reading the notifier's /metrics: %w", err)
 	}
-	if !found {
+	jobs, ok := families["jobqueue_jobs"]
+	if !ok {
 		return -1, errors.New("no jobqueue_jobs series on the notifier's /metrics")
 	}
-	return int(total), sc.Err()
+	total := 0.0
+	for _, m := range jobs.GetMetric() {
+		total += m.GetGauge().GetValue()
+	}
+	return int(total), nil
 }
 
 // deliveries counts, per alert token, the messages Telegram accepted.
