@@ -42,17 +42,8 @@ func TestRunReportsTelegramAndQueueMetrics(t *testing.T) {
 	}
 
 	// The fake Bot API sees the message before our client has read the
-	// reply and counted it, so the scrape waits for the counter to appear.
-	telegramCounted := regexp.MustCompile(`(?m)^provider_requests_total\{code="200",provider="telegram"\} [1-9]`)
-	var metrics string
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		metrics = scrape(t, "http://"+n.adminAddr+"/metrics")
-		if telegramCounted.MatchString(metrics) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	for _, want := range []string{
+	// reply and counted it, so the scrape waits for the lines to appear.
+	metrics := waitForMetrics(t, "http://"+n.adminAddr+"/metrics",
 		`provider_requests_total\{code="200",provider="telegram"\} [1-9][0-9]*`,
 		`provider_request_duration_seconds_count\{provider="telegram"\} [1-9][0-9]*`,
 		// The job may still be finishing, so only the series are checked.
@@ -61,16 +52,42 @@ func TestRunReportsTelegramAndQueueMetrics(t *testing.T) {
 		`jobqueue_jobs\{queue="default",state="retryable"\} \d+`,
 		`jobqueue_jobs\{queue="default",state="running"\} \d+`,
 		`jobqueue_collect_errors_total\{queue="default"\} 0`,
-	} {
-		if !regexp.MustCompile(`(?m)^` + want + `$`).MatchString(metrics) {
-			t.Errorf("/metrics lacks a line matching %s", want)
-		}
-	}
+	)
 	for _, secret := range []string{token, "AAE-metrics-test", "sendMessage"} {
 		if strings.Contains(metrics, secret) {
 			t.Errorf("/metrics contains %q", secret)
 		}
 	}
+}
+
+// waitForMetrics scrapes url until it has a line matching each of the
+// patterns (regular expressions for whole lines), for up to ten seconds;
+// it reports the lines still missing then and returns the last scrape.
+// Metrics are counted after the event a test waits for (a reply read, a row
+// committed), so a single scrape right after it can come too early.
+func waitForMetrics(t *testing.T, url string, patterns ...string) string {
+	t.Helper()
+	res := make([]*regexp.Regexp, len(patterns))
+	for i, p := range patterns {
+		res[i] = regexp.MustCompile(`(?m)^` + p + `$`)
+	}
+	var metrics string
+	var missing []string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		metrics, missing = scrape(t, url), nil
+		for i, re := range res {
+			if !re.MatchString(metrics) {
+				missing = append(missing, patterns[i])
+			}
+		}
+		if len(missing) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	for _, p := range missing {
+		t.Errorf("%s lacks a line matching %s", url, p)
+	}
+	return metrics
 }
 
 func scrape(t *testing.T, url string) string {

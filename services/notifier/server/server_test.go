@@ -2,10 +2,8 @@ package server_test
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -129,22 +127,13 @@ func TestRunOfflineDeliversToLog(t *testing.T) {
 		t.Errorf("SendMessage = %v, %v; want a delivery to the log", sent, err)
 	}
 
-	// The domain metrics are on the admin server's /metrics.
-	res, err := http.Get("http://" + n.adminAddr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(res.Body)
-	_ = res.Body.Close()
-	for _, want := range []string{
-		`notifier_alerts_accepted_total{source="generic"} 1`,
-		`notifier_alerts_delivered_total{destination="log",source="generic"} 1`,
-		`notifier_enrichment_duration_seconds_count{outcome="error"} 1`,
-	} {
-		if !strings.Contains(string(body), want) {
-			t.Errorf("/metrics lacks %q", want)
-		}
-	}
+	// The domain metrics are on the admin server's /metrics. The delivered
+	// counter moves just after the status is saved, so the scrape may wait.
+	waitForMetrics(t, "http://"+n.adminAddr+"/metrics",
+		`notifier_alerts_accepted_total\{source="generic"\} 1`,
+		`notifier_alerts_delivered_total\{destination="log",source="generic"\} 1`,
+		`notifier_enrichment_duration_seconds_count\{outcome="error"\} 1`,
+	)
 }
 
 func TestConfigValidation(t *testing.T) {
