@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -74,21 +75,17 @@ func TestRPCsAnswerWithinDeadlines(t *testing.T) {
 			"checkout api returns 5xx after a deploy",
 			"kafka consumer lag keeps growing",
 		}
-		i := 0
-		next := func() string { i++; return questions[i%len(questions)] }
-		var mu sync.Mutex
+		// Probes run concurrently; each takes the next question in turn.
+		var asked atomic.Int64
+		next := func() string { return questions[asked.Add(1)%int64(len(questions))] }
 		probes := []probe{
 			{name: "Search(exa)", ok: []codes.Code{codes.Unavailable, codes.ResourceExhausted, codes.DeadlineExceeded}, call: func(ctx context.Context) error {
-				mu.Lock()
 				q := next()
-				mu.Unlock()
 				_, err := searchc.Search(ctx, &searchv1.SearchRequest{Query: q, MaxResults: proto.Int32(3), Engine: searchv1.Engine_EXA})
 				return err
 			}},
 			{name: "Search(auto)", call: func(ctx context.Context) error {
-				mu.Lock()
 				q := next()
-				mu.Unlock()
 				// Auto falls back to the local index when Exa fails.
 				resp, err := searchc.Search(ctx, &searchv1.SearchRequest{Query: q, MaxResults: proto.Int32(3)})
 				if err == nil && len(resp.GetResults()) == 0 {
@@ -97,9 +94,7 @@ func TestRPCsAnswerWithinDeadlines(t *testing.T) {
 				return err
 			}},
 			{name: "DeriveQuery", call: func(ctx context.Context) error {
-				mu.Lock()
 				q := next()
-				mu.Unlock()
 				// Falls back to offline extraction when Gemini fails.
 				resp, err := groundc.DeriveQuery(ctx, &groundingv1.DeriveQueryRequest{Text: q})
 				if err == nil && strings.TrimSpace(resp.GetQuery()) == "" {
@@ -108,9 +103,7 @@ func TestRPCsAnswerWithinDeadlines(t *testing.T) {
 				return err
 			}},
 			{name: "Ground(exa+gemini)", call: func(ctx context.Context) error {
-				mu.Lock()
 				q := next()
-				mu.Unlock()
 				// A provider failure is a stored FAILED message, not an error.
 				resp, err := groundc.Ground(ctx, &groundingv1.GroundRequest{Text: q, RoundConfig: &groundingv1.RoundConfig{Engine: groundingv1.RoundConfig_EXA}})
 				if err == nil && resp.GetMessage().GetId() == "" {
@@ -119,9 +112,7 @@ func TestRPCsAnswerWithinDeadlines(t *testing.T) {
 				return err
 			}},
 			{name: "Ask(groq)", call: func(ctx context.Context) error {
-				mu.Lock()
 				q := next()
-				mu.Unlock()
 				// Groq failures fall back to the extractive answer.
 				resp, err := ragc.Ask(ctx, &ragv1.AskRequest{Collection: "runbooks", Query: q})
 				if err == nil && !resp.GetResponse().GetSuccess() {
