@@ -3,18 +3,14 @@ package server_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
-	"github.com/groundcrew/groundcrew/platform/config"
-	"github.com/groundcrew/groundcrew/platform/logging/logtest"
 	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/markdownv2"
-	"github.com/groundcrew/groundcrew/services/notifier/server"
 	"github.com/groundcrew/groundcrew/services/notifier/telegramtest"
 )
 
@@ -26,8 +22,8 @@ func TestTwoInstancesShareOnePostgres(t *testing.T) {
 	tg := telegramtest.NewServer(t.Cleanup)
 	grounding := startGrounding(t, 5*time.Millisecond)
 
-	startInstance := func(name string) (notifierv1.NotifierServiceClient, *logtest.Buffer) {
-		cfg, err := config.Load[server.Config](config.MapLookup(map[string]string{
+	startInstance := func() running {
+		return runNotifier(t, map[string]string{
 			"DATA_DIR":                        t.TempDir(),
 			"DATABASE_URL":                    dbURL,
 			"NOTIFIER_LISTEN_ADDR":            "127.0.0.1:0",
@@ -42,41 +38,10 @@ func TestTwoInstancesShareOnePostgres(t *testing.T) {
 			"NOTIFIER_POLL_INTERVAL":          "20ms",
 			"NOTIFIER_WORKERS":                "4",
 			"GRACE_PERIOD":                    "2s",
-		}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		logs := &logtest.Buffer{}
-		logger := slog.New(slog.NewJSONHandler(logs, nil)).With("instance", name)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- server.Run(ctx, cfg, logger) }()
-		t.Cleanup(func() {
-			cancel()
-			select {
-			case <-done:
-			case <-time.After(20 * time.Second):
-				t.Errorf("%s did not stop", name)
-			}
 		})
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			if recs := logs.Named(t, "serving"); len(recs) > 0 {
-				return dial(t, recs[0]["grpc_addr"].(string)), logs
-			}
-			select {
-			case err := <-done:
-				t.Fatalf("%s stopped: %v\n%s", name, err, logs.String())
-			case <-time.After(10 * time.Millisecond):
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s not serving:\n%s", name, logs.String())
-			}
-		}
 	}
-	clientA, logsA := startInstance("a")
-	clientB, logsB := startInstance("b")
-	clients := []notifierv1.NotifierServiceClient{clientA, clientB}
+	a, b := startInstance(), startInstance()
+	clients := []notifierv1.NotifierServiceClient{dial(t, a.grpcAddr), dial(t, b.grpcAddr)}
 
 	const n = 40
 	texts := make([]string, n)
@@ -113,12 +78,12 @@ func TestTwoInstancesShareOnePostgres(t *testing.T) {
 	// Both instances took jobs from the shared queue. An instance logs a
 	// delivery after Telegram's reply, so wait for the last of the logs.
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if len(logsA.Named(t, "alert delivered"))+len(logsB.Named(t, "alert delivered")) >= n {
+		if len(a.logs.Named(t, "alert delivered"))+len(b.logs.Named(t, "alert delivered")) >= n {
 			break
 		}
 	}
-	for name, logs := range map[string]*logtest.Buffer{"a": logsA, "b": logsB} {
-		delivered := len(logs.Named(t, "alert delivered"))
+	for name, instance := range map[string]running{"a": a, "b": b} {
+		delivered := len(instance.logs.Named(t, "alert delivered"))
 		if delivered == 0 {
 			t.Errorf("instance %s delivered no alert; the queue was not shared", name)
 		}
