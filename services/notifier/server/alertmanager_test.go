@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -38,18 +37,6 @@ func alertmanagerBinaries(t *testing.T) (alertmanager, amtool string) {
 			"`apt-get install -y --no-install-recommends prometheus-alertmanager` (.ci/run does) to run this test")
 	}
 	return alertmanager, amtool
-}
-
-// freePort returns a loopback port that was free a moment ago; Alertmanager
-// does not report the port it bound for ":0".
-func freePort(t *testing.T) string {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = lis.Close() }()
-	return lis.Addr().String()
 }
 
 // webhookBridge is what the gateway does for POST /v1/alerts:alertmanager:
@@ -100,7 +87,7 @@ receivers:
 	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := freePort(t)
+	addr := closedAddr(t) // Alertmanager does not report the port it bound for ":0"
 	out := &logtest.Buffer{}
 	cmd := exec.Command(bin, "--config.file="+confPath, "--storage.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr, "--cluster.listen-address=", "--log.level=warn")

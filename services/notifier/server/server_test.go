@@ -71,7 +71,8 @@ func runNotifier(t *testing.T, env map[string]string) running {
 	return running{}
 }
 
-// closedAddr is a loopback address nothing listens on.
+// closedAddr is a loopback address nothing listens on (it was free a
+// moment ago): a dependency that is down, or a port for a program to bind.
 func closedAddr(t *testing.T) string {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
