@@ -24,7 +24,7 @@ import (
 	"github.com/groundcrew/groundcrew/services/notifier/internal/approval"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/chat"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/deliverylog"
-	"github.com/groundcrew/groundcrew/services/notifier/internal/grounding"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/groundingclient"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/notifiergrpc"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/outbound"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/pipeline"
@@ -191,7 +191,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		return err
 	}
 	defer func() { _ = conn.Close() }()
-	ground := grounding.New(groundingv1.NewGroundingServiceClient(conn), cfg.MaxSources)
+	ground := groundingclient.New(groundingv1.NewGroundingServiceClient(conn), cfg.MaxSources)
 
 	providers, err := telemetry.NewProviderMetrics(srv.Registry())
 	if err != nil {
@@ -247,7 +247,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	}, st, ground, replier, logger)
 	// Approval buttons are decided through grounding's ResearchService, on
 	// the connection enrichment already uses.
-	agent.HandleCallbacks(approval.New(grounding.NewApprovals(groundingv1.NewResearchServiceClient(conn)), responder, logger))
+	agent.HandleCallbacks(approval.New(groundingclient.NewApprovals(groundingv1.NewResearchServiceClient(conn)), responder, logger))
 	if cfg.TelegramWebhookSecret == "" {
 		logger.Warn("TELEGRAM_WEBHOOK_SECRET is unset: Telegram webhook updates are not authenticated")
 	}

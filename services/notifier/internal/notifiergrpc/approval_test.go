@@ -22,7 +22,7 @@ import (
 	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/approval"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/chat"
-	"github.com/groundcrew/groundcrew/services/notifier/internal/grounding"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/groundingclient"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/store"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/telegram"
 	"github.com/groundcrew/groundcrew/services/notifier/telegramtest"
@@ -108,7 +108,7 @@ func newApprovalEnv(t *testing.T) approvalEnv {
 	research := &fakeResearch{}
 	agent := chat.New(chat.Config{BotID: telegram.BotID(botToken), BotUsername: "groundcrew_bot"},
 		store.New(db), &fakeConverser{}, &telegram.Replier{Client: tc}, discard())
-	agent.HandleCallbacks(approval.New(grounding.NewApprovals(researchClient(t, research)), tc, discard()))
+	agent.HandleCallbacks(approval.New(groundingclient.NewApprovals(researchClient(t, research)), tc, discard()))
 	return approvalEnv{client: serve(t, Deps{Updates: agent}), tg: tg, research: research}
 }
 

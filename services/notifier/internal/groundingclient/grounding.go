@@ -1,8 +1,8 @@
-// Package grounding is the notifier's adapter to the grounding service: it
+// Package groundingclient is the notifier's adapter to the grounding service: it
 // enriches alerts (DeriveQuery, then Ground with the derived query) for the
 // pipeline and writes the chat agent's replies (Converse), converting
 // between the generated types and the domain's.
-package grounding
+package groundingclient
 
 import (
 	"context"
