@@ -121,6 +121,7 @@ FUZZ_TARGETS := \
 	services/notifier/internal/markdownv2:FuzzParse \
 	services/notifier/internal/markdownv2:FuzzEscapeRoundTrip \
 	services/search/internal/htmltext:FuzzExtract \
+	platform/weburl:FuzzCanonical \
 	services/grounding/internal/extractive:FuzzTrimSummary \
 	services/grounding/internal/queryextract:FuzzDerive \
 	services/grounding/internal/textoffset:FuzzOffsets \
