@@ -7,7 +7,7 @@ SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
 
-MODULES  := gen platform services/search services/grounding services/rag services/notifier gateway e2e
+MODULES  := gen platform services/search services/grounding services/rag services/notifier gateway e2e tools/openapi3
 SERVICES := search grounding rag notifier
 BIN      := $(CURDIR)/bin
 BUF      := $(BIN)/buf
@@ -54,6 +54,8 @@ $(BUF): tools/go.mod tools/go.sum
 generate: tools ## Format the protos and regenerate gen/.
 	$(BUF) format -w
 	$(BUF) generate
+	@# The OpenAPI 3 document /openapi.json serves, from the Swagger 2.0 one.
+	cd tools/openapi3 && go run . -in ../../gen/openapi/groundcrew.swagger.json -out ../../gen/openapi/groundcrew.openapi.json
 
 .PHONY: proto-check
 proto-check: proto-lint proto-breaking check-generate ## buf lint, format, breaking and generate-drift checks.

@@ -178,10 +178,8 @@ func NewHandler(ctx context.Context, cfg Config, b Backends, logger *slog.Logger
 		}
 	}
 
-	openapi, err := openAPIDocument(gen.OpenAPI)
-	if err != nil {
-		return nil, fmt.Errorf("preparing openapi.json: %w", err)
-	}
+	// The OpenAPI 3 document, complete as tools/openapi3 generates it.
+	openapi := gen.OpenAPI3
 
 	var api http.Handler = withTimeout(cfg.BackendTimeout, orDefault(cfg.WriteTimeout, defaultWriteTimeout), mux)
 	api = edge.BodyLimit(cfg.BodyLimit, api)
@@ -386,42 +384,6 @@ func (rd *readiness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(body)
-}
-
-// openAPIDocument adds what the generator cannot know to the merged
-// document: the gateway's own routes and the bearer-key security scheme.
-func openAPIDocument(generated []byte) ([]byte, error) {
-	var doc map[string]any
-	if err := json.Unmarshal(generated, &doc); err != nil {
-		return nil, err
-	}
-	doc["info"] = map[string]any{
-		"title":       "groundcrew API",
-		"version":     "v1",
-		"description": "Grounded answers, RAG, alert enrichment and delivery. Errors are google.rpc.Status JSON; bad input is HTTP 400 with field violations.",
-	}
-	doc["securityDefinitions"] = map[string]any{
-		"bearer": map[string]any{"type": "apiKey", "name": "Authorization", "in": "header",
-			"description": "`Bearer <key>`; required on /v1/ routes (except the Telegram webhook) when GATEWAY_API_KEYS is set."},
-	}
-	doc["security"] = []any{map[string]any{"bearer": []any{}}}
-	paths, _ := doc["paths"].(map[string]any)
-	if paths == nil {
-		paths = map[string]any{}
-		doc["paths"] = paths
-	}
-	probe := func(summary string) map[string]any {
-		return map[string]any{"get": map[string]any{
-			"summary": summary, "tags": []any{"Gateway"}, "security": []any{},
-			"responses": map[string]any{
-				"200": map[string]any{"description": "OK"},
-				"503": map[string]any{"description": "Not ready"},
-			},
-		}}
-	}
-	paths["/healthz"] = probe("Liveness: the gateway is up.")
-	paths["/readyz"] = probe("Readiness: every backend reports SERVING; the body names each.")
-	return json.MarshalIndent(doc, "", "  ")
 }
 
 // Run serves the REST edge on cfg.Addr and the admin endpoints on

@@ -460,10 +460,14 @@ func TestOpenAPIListsEveryRoute(t *testing.T) {
 	h := newHarness(t, testConfig())
 	got := do(t, "GET", h.url+"/openapi.json", "")
 	var doc struct {
-		Paths map[string]map[string]any
+		OpenAPI string `json:"openapi"`
+		Paths   map[string]map[string]any
 	}
 	if err := json.Unmarshal([]byte(got.body), &doc); err != nil {
 		t.Fatal(err)
+	}
+	if !strings.HasPrefix(doc.OpenAPI, "3.") {
+		t.Errorf("openapi.json says openapi %q, want 3.x", doc.OpenAPI)
 	}
 	// The REST table of DESIGN.md.
 	want := map[string][]string{
