@@ -143,6 +143,10 @@ type Common struct {
 	OTelServiceName string `env:"OTEL_SERVICE_NAME"`
 	// GracePeriod bounds how long in-flight requests may run at shutdown.
 	GracePeriod time.Duration `env:"GRACE_PERIOD" envDefault:"10s"`
+	// Transport secures the gRPC calls between services (GRPC_SHARED_TOKEN
+	// or mTLS) and says what the ports expose (GRPC_REFLECTION,
+	// ADMIN_PPROF).
+	Transport Transport
 
 	// Listeners are set by programs that embed services, never by the
 	// environment; see [Listeners].
@@ -198,6 +202,7 @@ func (c Common) Validate() error {
 	if strings.TrimSpace(c.DataDir) == "" {
 		errs = append(errs, errors.New("DATA_DIR: must not be empty"))
 	}
+	errs = append(errs, c.Transport.Validate())
 	return errors.Join(errs...)
 }
 

@@ -38,6 +38,7 @@ func TestLoadDefaults(t *testing.T) {
 	want := groundingConfig{
 		Common: config.Common{
 			DataDir: "./.groundcrew", LogLevel: "info", LogFormat: "json", GracePeriod: 10 * time.Second,
+			Transport: config.Transport{Reflection: true},
 		},
 		Addr: "127.0.0.1:50052", AdminAddr: "127.0.0.1:9092", MaxSources: 3, Timeout: 30 * time.Second,
 		Search: searchDial{Addr: "127.0.0.1:50051"},
@@ -191,6 +192,12 @@ func TestAttrsMasksSecrets(t *testing.T) {
 		"GROUNDING_TIMEOUT":           "30s",
 		"GATEWAY_CORS_ORIGINS":        "[]",
 		"SEARCH_ADDR":                 "127.0.0.1:50051",
+		"GRPC_SHARED_TOKEN":           config.Unset,
+		"GRPC_TLS_CERT":               "",
+		"GRPC_TLS_KEY":                "",
+		"GRPC_TLS_CA":                 "",
+		"GRPC_REFLECTION":             "true",
+		"ADMIN_PPROF":                 "false",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Attrs() mismatch (-want +got):\n%s", diff)

@@ -31,8 +31,16 @@ const (
 	ExitConfig = 2
 )
 
+// HealthcheckTimeout bounds `<binary> healthcheck <url>`: a container
+// runtime's probe timeout is typically 3s, and a hung admin port must count
+// as unhealthy, not hang the probe.
+const HealthcheckTimeout = 3 * time.Second
+
 // Main runs a service and exits. common returns the embedded common settings
-// of the service's configuration; run is the service's Run.
+// of the service's configuration; run is the service's Run. Every binary
+// (the four services and the gateway) calls it, so they share signals,
+// configuration errors, exit codes, the `service` log attribute and the
+// healthcheck subcommand.
 func Main[T any](name string, common func(*T) *config.Common, run func(context.Context, T, *slog.Logger) error) {
 	if len(os.Args) == 3 && os.Args[1] == "healthcheck" {
 		os.Exit(Healthcheck(os.Args[2], os.Stderr))
@@ -68,9 +76,14 @@ func Run[T any](ctx context.Context, name string, lookup func(string) (string, b
 	return ExitOK
 }
 
-// Healthcheck GETs url and returns ExitOK on a 2xx answer.
+// Healthcheck GETs url and returns ExitOK on a 2xx answer, ExitFailed on
+// anything else or when no answer arrives within [HealthcheckTimeout].
 func Healthcheck(url string, stderr io.Writer) int {
-	client := &http.Client{Timeout: 3 * time.Second}
+	return healthcheck(url, HealthcheckTimeout, stderr)
+}
+
+func healthcheck(url string, timeout time.Duration, stderr io.Writer) int {
+	client := &http.Client{Timeout: timeout}
 	resp, err := client.Get(url)
 	if err != nil {
 		fmt.Fprintf(stderr, "healthcheck: %v\n", err)
@@ -101,7 +114,9 @@ func NewServer(ctx context.Context, name string, common config.Common, cfg grpcs
 	if cfg.AdminListener == nil {
 		cfg.AdminListener = common.Listeners.Admin
 	}
-	srv, err := grpcserver.New(cfg, logger, append([]grpcserver.Option{grpcserver.WithTracerProvider(tp)}, opts...)...)
+	srv, err := grpcserver.New(cfg, logger, append([]grpcserver.Option{
+		grpcserver.WithTracerProvider(tp), grpcserver.WithTransport(common.Transport),
+	}, opts...)...)
 	if err != nil {
 		_ = shutdown(context.Background())
 		return nil, nil, nil, err

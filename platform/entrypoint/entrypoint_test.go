@@ -5,12 +5,15 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/groundcrew/groundcrew/platform/config"
+	"github.com/groundcrew/groundcrew/platform/grpcserver"
 )
 
 type testConfig struct {
@@ -69,5 +72,73 @@ func TestHealthcheck(t *testing.T) {
 	}
 	if got := Healthcheck(bad.URL, &stderr); got != ExitFailed || !strings.Contains(stderr.String(), "503") {
 		t.Errorf("Healthcheck(503) = %d (stderr %q), want %d naming the status", got, stderr.String(), ExitFailed)
+	}
+}
+
+// TestHealthcheckAgainstAdminPort probes a real server's admin /readyz: 0
+// while it serves, non-zero within the timeout when a port accepts but
+// never answers, and non-zero when nothing listens.
+func TestHealthcheckAgainstAdminPort(t *testing.T) {
+	srv, err := grpcserver.New(grpcserver.Config{GRPCAddr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0"}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	<-srv.Ready()
+
+	// A listener that accepts connections and never writes a byte.
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted := make(chan net.Conn, 16)
+	go func() {
+		defer close(accepted)
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	t.Cleanup(func() {
+		_ = silent.Close()
+		for c := range accepted {
+			_ = c.Close()
+		}
+	})
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedAddr := closed.Addr().String()
+	_ = closed.Close()
+
+	const timeout = 300 * time.Millisecond
+	tests := []struct {
+		name string
+		url  string
+		want int
+	}{
+		{"ready admin port", "http://" + srv.AdminAddr().String() + "/readyz", ExitOK},
+		{"port that never answers", "http://" + silent.Addr().String() + "/readyz", ExitFailed},
+		{"nothing listening", "http://" + closedAddr + "/readyz", ExitFailed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			start := time.Now()
+			got := healthcheck(tt.url, timeout, &stderr)
+			if got != tt.want {
+				t.Errorf("healthcheck(%s) = %d, want %d; stderr %q", tt.url, got, tt.want, stderr.String())
+			}
+			if took := time.Since(start); took > timeout+2*time.Second {
+				t.Errorf("healthcheck took %v, want it bounded by its %v timeout", took, timeout)
+			}
+		})
 	}
 }

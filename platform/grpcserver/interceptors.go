@@ -43,17 +43,22 @@ func (s *Server) interceptors(o *options) ([]grpc.UnaryServerInterceptor, []grpc
 		unaryRequestID,
 		selector.UnaryServerInterceptor(grpclogging.UnaryServerInterceptor(logger, logOpts...), notHealth),
 		s.metrics.UnaryServerInterceptor(promOpts...),
-		recovery.UnaryServerInterceptor(recoveryOpts...),
 	}
-	unary = append(unary, o.unary...)
-	unary = append(unary, unaryValidation(o.validator))
-
 	stream := []grpc.StreamServerInterceptor{
 		streamRequestID,
 		selector.StreamServerInterceptor(grpclogging.StreamServerInterceptor(logger, logOpts...), notHealth),
 		s.metrics.StreamServerInterceptor(promOpts...),
-		recovery.StreamServerInterceptor(recoveryOpts...),
 	}
+	if o.transportSet && o.transport.SharedToken != "" {
+		tc := newTokenChecker(o.transport.SharedToken)
+		unary = append(unary, tc.unary)
+		stream = append(stream, tc.stream)
+	}
+	unary = append(unary, recovery.UnaryServerInterceptor(recoveryOpts...))
+	unary = append(unary, o.unary...)
+	unary = append(unary, unaryValidation(o.validator))
+
+	stream = append(stream, recovery.StreamServerInterceptor(recoveryOpts...))
 	stream = append(stream, o.stream...)
 	stream = append(stream, streamValidation(o.validator))
 	return unary, stream

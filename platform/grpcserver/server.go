@@ -11,15 +11,19 @@
 //
 // Unary and stream calls pass through these interceptors, outermost first:
 // request id, logging (health checks are not logged), Prometheus metrics,
-// panic recovery, the interceptors added with [WithUnaryInterceptors] /
+// the shared-token check (with GRPC_SHARED_TOKEN), panic recovery, the interceptors added with [WithUnaryInterceptors] /
 // [WithStreamInterceptors], and protovalidate request validation. Tracing is
 // done by an otelgrpc stats handler, so the span exists before any
 // interceptor runs.
 //
 // The admin HTTP server serves /metrics (Prometheus, from a per-server
 // registry), /healthz (the process is up), /readyz (200 only when every
-// tracked service is SERVING) and Go's profiler under /debug/pprof/, plus
-// handlers added with [WithAdminHandler].
+// tracked service is SERVING), Go's profiler under /debug/pprof/ when
+// ADMIN_PPROF is on (see [WithTransport]), plus handlers added with
+// [WithAdminHandler].
+//
+// [WithTransport] applies the service-to-service settings: a shared bearer
+// token checked on every call but health checks, mTLS, reflection on or off.
 package grpcserver
 
 import (
@@ -44,6 +48,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
@@ -84,6 +89,8 @@ type options struct {
 	serverOpts    []grpc.ServerOption
 	adminHandlers []adminHandler
 	validator     protovalidate.Validator
+	transport     config.Transport
+	transportSet  bool
 }
 
 type adminHandler struct {
@@ -236,8 +243,20 @@ func New(cfg Config, logger *slog.Logger, opts ...Option) (*Server, error) {
 		}
 	}
 
+	reflect, pprof := true, false
+	var creds []grpc.ServerOption
+	if o.transportSet {
+		reflect, pprof = o.transport.Reflection, o.transport.AdminPprof
+		if o.transport.TLS() {
+			tlsCfg, err := o.transport.ServerTLSConfig()
+			if err != nil {
+				return nil, fmt.Errorf("grpcserver: %w", err)
+			}
+			creds = append(creds, grpc.Creds(credentials.NewTLS(tlsCfg)))
+		}
+	}
 	unary, stream := s.interceptors(&o)
-	serverOpts := append([]grpc.ServerOption{
+	serverOpts := append(append([]grpc.ServerOption{
 		grpc.StatsHandler(otelgrpc.NewServerHandler(
 			otelgrpc.WithTracerProvider(o.tp),
 			otelgrpc.WithPropagators(telemetry.Propagator()),
@@ -245,13 +264,15 @@ func New(cfg Config, logger *slog.Logger, opts ...Option) (*Server, error) {
 		)),
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(stream...),
-	}, o.serverOpts...)
+	}, creds...), o.serverOpts...)
 	s.grpc = grpc.NewServer(serverOpts...)
 	healthpb.RegisterHealthServer(s.grpc, &healthService{Server: s.health, s: s})
-	reflection.Register(s.grpc)
+	if reflect {
+		reflection.Register(s.grpc)
+	}
 
 	if cfg.AdminAddr != "" || cfg.AdminListener != nil {
-		mux, err := s.adminMux(o.adminHandlers)
+		mux, err := s.adminMux(o.adminHandlers, pprof)
 		if err != nil {
 			return nil, err
 		}
@@ -550,7 +571,7 @@ func (s *Server) readyz() (int, ReadyzResponse) {
 	return http.StatusOK, resp
 }
 
-func (s *Server) adminMux(extra []adminHandler) (mux *http.ServeMux, err error) {
+func (s *Server) adminMux(extra []adminHandler, pprof bool) (mux *http.ServeMux, err error) {
 	mux = http.NewServeMux()
 	// ServeMux panics on malformed or conflicting patterns; report that as
 	// an error instead.
@@ -574,7 +595,9 @@ func (s *Server) adminMux(extra []adminHandler) (mux *http.ServeMux, err error) 
 		w.WriteHeader(code)
 		_ = json.NewEncoder(w).Encode(body)
 	})
-	telemetry.HandleProfiler(mux)
+	if pprof {
+		telemetry.HandleProfiler(mux)
+	}
 	for _, h := range extra {
 		mux.Handle(h.pattern, h.handler)
 	}

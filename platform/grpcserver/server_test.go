@@ -28,6 +28,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	"github.com/groundcrew/groundcrew/platform/config"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
 	"github.com/groundcrew/groundcrew/platform/logging"
 	"github.com/groundcrew/groundcrew/platform/logging/logtest"
@@ -558,7 +559,7 @@ func TestAdminHandlerOption(t *testing.T) {
 }
 
 func TestAdminServesProfiler(t *testing.T) {
-	h := start(t, setup{})
+	h := start(t, setup{opts: []grpcserver.Option{grpcserver.WithTransport(config.Transport{AdminPprof: true})}})
 	if code, body := h.get(t, "/debug/pprof/goroutine?debug=1"); code != http.StatusOK || !strings.Contains(body, "goroutine profile:") {
 		t.Errorf("/debug/pprof/goroutine = %d %.80q", code, body)
 	}
