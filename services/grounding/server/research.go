@@ -127,7 +127,7 @@ func startResearchWith(ctx context.Context, cfg Config, rc ResearchConfig, logge
 	cleanups = append(cleanups, func() { srv.Registry().Unregister(depth) })
 
 	dial := func(name, addr string) (*grpc.ClientConn, error) {
-		conn, err := grpcclient.Dial(addr, tp)
+		conn, err := grpcclient.Dial(addr, tp, grpcclient.Secure(cfg.Transport)...)
 		if err != nil {
 			return nil, fmt.Errorf("%s service: %w", name, err)
 		}

@@ -137,7 +137,7 @@ func run(ctx context.Context, cfg Config, logger *slog.Logger, ready func(*grpcs
 	}
 	st := store.New(db, artifacts)
 
-	searchConn, err := grpcclient.Dial(cfg.SearchAddr, tp)
+	searchConn, err := grpcclient.Dial(cfg.SearchAddr, tp, grpcclient.Secure(cfg.Transport)...)
 	if err != nil {
 		return fmt.Errorf("SEARCH_ADDR: %w", err)
 	}

@@ -186,7 +186,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	}
 	st := store.New(db)
 
-	conn, err := grpcclient.Dial(cfg.GroundingAddr, tp)
+	conn, err := grpcclient.Dial(cfg.GroundingAddr, tp, grpcclient.Secure(cfg.Transport)...)
 	if err != nil {
 		return err
 	}
