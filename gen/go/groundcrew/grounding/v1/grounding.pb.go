@@ -12,6 +12,7 @@ import (
 	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	structpb "google.golang.org/protobuf/types/known/structpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
@@ -390,7 +391,10 @@ type RoundConfig struct {
 	TimeoutMs *int32 `protobuf:"varint,5,opt,name=timeout_ms,json=timeoutMs,proto3,oneof" json:"timeout_ms,omitempty"`
 	// Cap on prompt plus response tokens; evidence is trimmed to fit. Unset or
 	// 0 means no cap beyond the model's.
-	BudgetTokens  *int32 `protobuf:"varint,6,opt,name=budget_tokens,json=budgetTokens,proto3,oneof" json:"budget_tokens,omitempty"`
+	BudgetTokens *int32 `protobuf:"varint,6,opt,name=budget_tokens,json=budgetTokens,proto3,oneof" json:"budget_tokens,omitempty"`
+	// Output only: the id (a UUID) of the round this effective configuration
+	// ran, on AnnotatedMessage.round_config; ignored in requests.
+	Id            string `protobuf:"bytes,7,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -465,6 +469,13 @@ func (x *RoundConfig) GetBudgetTokens() int32 {
 		return *x.BudgetTokens
 	}
 	return 0
+}
+
+func (x *RoundConfig) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
 }
 
 // GroundRequest asks for a grounded answer about text.
@@ -629,7 +640,29 @@ type AnnotatedMessage struct {
 	// When it was stored.
 	CreateTime *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
 	// The last review, if any.
-	Review        *Review `protobuf:"bytes,15,opt,name=review,proto3" json:"review,omitempty"`
+	Review *Review `protobuf:"bytes,15,opt,name=review,proto3" json:"review,omitempty"`
+	// The id (a UUID) of the grounding round that produced the message; the
+	// same as round_config.id.
+	RoundId string `protobuf:"bytes,16,opt,name=round_id,json=roundId,proto3" json:"round_id,omitempty"`
+	// The effective configuration of the round, every default applied:
+	// enable_search, engine, max_results, context_scale, timeout_ms and
+	// budget_tokens are always set.
+	RoundConfig *RoundConfig `protobuf:"bytes,17,opt,name=round_config,json=roundConfig,proto3" json:"round_config,omitempty"`
+	// The caller's x-request-id, or the one the service generated.
+	RequestId string `protobuf:"bytes,18,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// Every review, newest first; review is the first of them.
+	Reviews []*Review `protobuf:"bytes,19,rep,name=reviews,proto3" json:"reviews,omitempty"`
+	// What the parser derived from the raw response: the citation markers
+	// found ("markers": marker, source, start, end), those dropped as
+	// unresolvable ("dropped": marker, offset, reason) and the parse method.
+	ParsedMetadata *structpb.Struct `protobuf:"bytes,20,opt,name=parsed_metadata,json=parsedMetadata,proto3" json:"parsed_metadata,omitempty"`
+	// Whether the raw artifact has been archived (compressed or desensitised)
+	// after the raw-data retention period; artifact_path then names the
+	// archived form.
+	ArtifactArchived bool `protobuf:"varint,21,opt,name=artifact_archived,json=artifactArchived,proto3" json:"artifact_archived,omitempty"`
+	// Whether retention purged the message's bodies (text, summary, input
+	// text, evidence and snippets); its metadata is kept.
+	Purged        bool `protobuf:"varint,22,opt,name=purged,proto3" json:"purged,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -769,6 +802,55 @@ func (x *AnnotatedMessage) GetReview() *Review {
 	return nil
 }
 
+func (x *AnnotatedMessage) GetRoundId() string {
+	if x != nil {
+		return x.RoundId
+	}
+	return ""
+}
+
+func (x *AnnotatedMessage) GetRoundConfig() *RoundConfig {
+	if x != nil {
+		return x.RoundConfig
+	}
+	return nil
+}
+
+func (x *AnnotatedMessage) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *AnnotatedMessage) GetReviews() []*Review {
+	if x != nil {
+		return x.Reviews
+	}
+	return nil
+}
+
+func (x *AnnotatedMessage) GetParsedMetadata() *structpb.Struct {
+	if x != nil {
+		return x.ParsedMetadata
+	}
+	return nil
+}
+
+func (x *AnnotatedMessage) GetArtifactArchived() bool {
+	if x != nil {
+		return x.ArtifactArchived
+	}
+	return false
+}
+
+func (x *AnnotatedMessage) GetPurged() bool {
+	if x != nil {
+		return x.Purged
+	}
+	return false
+}
+
 // Citation ties a span of the message text to a source.
 type Citation struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -795,7 +877,16 @@ type Citation struct {
 	// The source site's icon.
 	FaviconUrl string `protobuf:"bytes,11,opt,name=favicon_url,json=faviconUrl,proto3" json:"favicon_url,omitempty"`
 	// 1-based position of the source in the evidence.
-	SourceIndex   int32 `protobuf:"varint,12,opt,name=source_index,json=sourceIndex,proto3" json:"source_index,omitempty"`
+	SourceIndex int32 `protobuf:"varint,12,opt,name=source_index,json=sourceIndex,proto3" json:"source_index,omitempty"`
+	// Server-assigned id (a UUID), stable across reads.
+	Id string `protobuf:"bytes,13,opt,name=id,proto3" json:"id,omitempty"`
+	// When the citation was stored.
+	CreateTime *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	// Who caused it to be stored: the authenticated caller, else the service.
+	CreatedBy string `protobuf:"bytes,15,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	// Whether the redacted HTML of the source page is kept (see
+	// GetCitationRawHtml); the HTML itself is never part of a message.
+	HasRawHtml    bool `protobuf:"varint,16,opt,name=has_raw_html,json=hasRawHtml,proto3" json:"has_raw_html,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -914,6 +1005,34 @@ func (x *Citation) GetSourceIndex() int32 {
 	return 0
 }
 
+func (x *Citation) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Citation) GetCreateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreateTime
+	}
+	return nil
+}
+
+func (x *Citation) GetCreatedBy() string {
+	if x != nil {
+		return x.CreatedBy
+	}
+	return ""
+}
+
+func (x *Citation) GetHasRawHtml() bool {
+	if x != nil {
+		return x.HasRawHtml
+	}
+	return false
+}
+
 // GroundedContext is the evidence a message was built from.
 type GroundedContext struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -989,8 +1108,13 @@ type Review struct {
 	ReviewTime *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=review_time,json=reviewTime,proto3" json:"review_time,omitempty"`
 	// The status before the review.
 	PreviousStatus AnnotatedMessage_Status `protobuf:"varint,4,opt,name=previous_status,json=previousStatus,proto3,enum=groundcrew.grounding.v1.AnnotatedMessage_Status" json:"previous_status,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The status the review set.
+	NewStatus AnnotatedMessage_Status `protobuf:"varint,5,opt,name=new_status,json=newStatus,proto3,enum=groundcrew.grounding.v1.AnnotatedMessage_Status" json:"new_status,omitempty"`
+	// The authenticated caller who recorded it (the gateway key's name, else
+	// the calling service); reviewer_id is the reviewer's own note.
+	Actor         string `protobuf:"bytes,6,opt,name=actor,proto3" json:"actor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Review) Reset() {
@@ -1049,6 +1173,20 @@ func (x *Review) GetPreviousStatus() AnnotatedMessage_Status {
 		return x.PreviousStatus
 	}
 	return AnnotatedMessage_STATUS_UNSPECIFIED
+}
+
+func (x *Review) GetNewStatus() AnnotatedMessage_Status {
+	if x != nil {
+		return x.NewStatus
+	}
+	return AnnotatedMessage_STATUS_UNSPECIFIED
+}
+
+func (x *Review) GetActor() string {
+	if x != nil {
+		return x.Actor
+	}
+	return ""
 }
 
 // GetAnnotatedMessageRequest names a message.
@@ -1362,6 +1500,136 @@ func (x *ReviewAnnotatedMessageRequest) GetStatus() AnnotatedMessage_Status {
 	return AnnotatedMessage_STATUS_UNSPECIFIED
 }
 
+// GetCitationRawHtmlRequest names a citation of a message.
+type GetCitationRawHtmlRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The message id.
+	MessageId string `protobuf:"bytes,1,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	// The citation id.
+	CitationId    string `protobuf:"bytes,2,opt,name=citation_id,json=citationId,proto3" json:"citation_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetCitationRawHtmlRequest) Reset() {
+	*x = GetCitationRawHtmlRequest{}
+	mi := &file_groundcrew_grounding_v1_grounding_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetCitationRawHtmlRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetCitationRawHtmlRequest) ProtoMessage() {}
+
+func (x *GetCitationRawHtmlRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_grounding_v1_grounding_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetCitationRawHtmlRequest.ProtoReflect.Descriptor instead.
+func (*GetCitationRawHtmlRequest) Descriptor() ([]byte, []int) {
+	return file_groundcrew_grounding_v1_grounding_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *GetCitationRawHtmlRequest) GetMessageId() string {
+	if x != nil {
+		return x.MessageId
+	}
+	return ""
+}
+
+func (x *GetCitationRawHtmlRequest) GetCitationId() string {
+	if x != nil {
+		return x.CitationId
+	}
+	return ""
+}
+
+// GetCitationRawHtmlResponse is the redacted HTML of a cited page.
+type GetCitationRawHtmlResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The page's HTML, redacted like raw provider responses; after the
+	// raw-data retention period, its archived form.
+	Html string `protobuf:"bytes,1,opt,name=html,proto3" json:"html,omitempty"`
+	// The source page.
+	Url string `protobuf:"bytes,2,opt,name=url,proto3" json:"url,omitempty"`
+	// When the page was fetched.
+	FetchTime *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=fetch_time,json=fetchTime,proto3" json:"fetch_time,omitempty"`
+	// Whether html is the archived form (desensitised) rather than the page
+	// as stored.
+	Archived      bool `protobuf:"varint,4,opt,name=archived,proto3" json:"archived,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetCitationRawHtmlResponse) Reset() {
+	*x = GetCitationRawHtmlResponse{}
+	mi := &file_groundcrew_grounding_v1_grounding_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetCitationRawHtmlResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetCitationRawHtmlResponse) ProtoMessage() {}
+
+func (x *GetCitationRawHtmlResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_grounding_v1_grounding_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetCitationRawHtmlResponse.ProtoReflect.Descriptor instead.
+func (*GetCitationRawHtmlResponse) Descriptor() ([]byte, []int) {
+	return file_groundcrew_grounding_v1_grounding_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *GetCitationRawHtmlResponse) GetHtml() string {
+	if x != nil {
+		return x.Html
+	}
+	return ""
+}
+
+func (x *GetCitationRawHtmlResponse) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *GetCitationRawHtmlResponse) GetFetchTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.FetchTime
+	}
+	return nil
+}
+
+func (x *GetCitationRawHtmlResponse) GetArchived() bool {
+	if x != nil {
+		return x.Archived
+	}
+	return false
+}
+
 // ReviewAnnotatedMessageResponse carries the reviewed message.
 type ReviewAnnotatedMessageResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1373,7 +1641,7 @@ type ReviewAnnotatedMessageResponse struct {
 
 func (x *ReviewAnnotatedMessageResponse) Reset() {
 	*x = ReviewAnnotatedMessageResponse{}
-	mi := &file_groundcrew_grounding_v1_grounding_proto_msgTypes[14]
+	mi := &file_groundcrew_grounding_v1_grounding_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1385,7 +1653,7 @@ func (x *ReviewAnnotatedMessageResponse) String() string {
 func (*ReviewAnnotatedMessageResponse) ProtoMessage() {}
 
 func (x *ReviewAnnotatedMessageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_grounding_proto_msgTypes[14]
+	mi := &file_groundcrew_grounding_v1_grounding_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1398,7 +1666,7 @@ func (x *ReviewAnnotatedMessageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReviewAnnotatedMessageResponse.ProtoReflect.Descriptor instead.
 func (*ReviewAnnotatedMessageResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_grounding_proto_rawDescGZIP(), []int{14}
+	return file_groundcrew_grounding_v1_grounding_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ReviewAnnotatedMessageResponse) GetMessage() *AnnotatedMessage {
@@ -1427,13 +1695,16 @@ type ConverseRequest struct {
 	HistorySize *int32 `protobuf:"varint,7,opt,name=history_size,json=historySize,proto3,oneof" json:"history_size,omitempty"`
 	// An id for the conversation, for logs and audit.
 	ConversationId string `protobuf:"bytes,8,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Curated stickers the agent may answer with; listed in the system
+	// instruction.
+	Stickers      []*Sticker `protobuf:"bytes,9,rep,name=stickers,proto3" json:"stickers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ConverseRequest) Reset() {
 	*x = ConverseRequest{}
-	mi := &file_groundcrew_grounding_v1_grounding_proto_msgTypes[15]
+	mi := &file_groundcrew_grounding_v1_grounding_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1445,7 +1716,7 @@ func (x *ConverseRequest) String() string {
 func (*ConverseRequest) ProtoMessage() {}
 
 func (x *ConverseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_grounding_proto_msgTypes[15]
+	mi := &file_groundcrew_grounding_v1_grounding_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1458,7 +1729,7 @@ func (x *ConverseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConverseRequest.ProtoReflect.Descriptor instead.
 func (*ConverseRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_grounding_proto_rawDescGZIP(), []int{15}
+	return file_groundcrew_grounding_v1_grounding_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ConverseRequest) GetPersona() string {
@@ -1517,6 +1788,86 @@ func (x *ConverseRequest) GetConversationId() string {
 	return ""
 }
 
+func (x *ConverseRequest) GetStickers() []*Sticker {
+	if x != nil {
+		return x.Stickers
+	}
+	return nil
+}
+
+// Sticker is a curated sticker the agent may send.
+type Sticker struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The sticker set's name.
+	SetName string `protobuf:"bytes,1,opt,name=set_name,json=setName,proto3" json:"set_name,omitempty"`
+	// The emoji the sticker stands for.
+	Emoji string `protobuf:"bytes,2,opt,name=emoji,proto3" json:"emoji,omitempty"`
+	// What it shows or means, for the model.
+	Description string `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	// The platform's file id to send it with.
+	FileId        string `protobuf:"bytes,4,opt,name=file_id,json=fileId,proto3" json:"file_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Sticker) Reset() {
+	*x = Sticker{}
+	mi := &file_groundcrew_grounding_v1_grounding_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Sticker) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Sticker) ProtoMessage() {}
+
+func (x *Sticker) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_grounding_v1_grounding_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Sticker.ProtoReflect.Descriptor instead.
+func (*Sticker) Descriptor() ([]byte, []int) {
+	return file_groundcrew_grounding_v1_grounding_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *Sticker) GetSetName() string {
+	if x != nil {
+		return x.SetName
+	}
+	return ""
+}
+
+func (x *Sticker) GetEmoji() string {
+	if x != nil {
+		return x.Emoji
+	}
+	return ""
+}
+
+func (x *Sticker) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *Sticker) GetFileId() string {
+	if x != nil {
+		return x.FileId
+	}
+	return ""
+}
+
 // ChatMsg is one message of a conversation, as ordered parts.
 type ChatMsg struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1540,7 +1891,7 @@ type ChatMsg struct {
 
 func (x *ChatMsg) Reset() {
 	*x = ChatMsg{}
-	mi := &file_groundcrew_grounding_v1_grounding_proto_msgTypes[16]
+	mi := &file_groundcrew_grounding_v1_grounding_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1552,7 +1903,7 @@ func (x *ChatMsg) String() string {
 func (*ChatMsg) ProtoMessage() {}
 
 func (x *ChatMsg) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_grounding_proto_msgTypes[16]
+	mi := &file_groundcrew_grounding_v1_grounding_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1565,7 +1916,7 @@ func (x *ChatMsg) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChatMsg.ProtoReflect.Descriptor instead.
 func (*ChatMsg) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_grounding_proto_rawDescGZIP(), []int{16}
+	return file_groundcrew_grounding_v1_grounding_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ChatMsg) GetId() string {
@@ -1633,7 +1984,7 @@ type ChatPart struct {
 
 func (x *ChatPart) Reset() {
 	*x = ChatPart{}
-	mi := &file_groundcrew_grounding_v1_grounding_proto_msgTypes[17]
+	mi := &file_groundcrew_grounding_v1_grounding_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1645,7 +1996,7 @@ func (x *ChatPart) String() string {
 func (*ChatPart) ProtoMessage() {}
 
 func (x *ChatPart) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_grounding_proto_msgTypes[17]
+	mi := &file_groundcrew_grounding_v1_grounding_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1658,7 +2009,7 @@ func (x *ChatPart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChatPart.ProtoReflect.Descriptor instead.
 func (*ChatPart) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_grounding_proto_rawDescGZIP(), []int{17}
+	return file_groundcrew_grounding_v1_grounding_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ChatPart) GetPart() isChatPart_Part {
@@ -1707,8 +2058,9 @@ func (*ChatPart_Media) isChatPart_Part() {}
 // Media is a non-text part, described in text for the model.
 type Media struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// What it is: photo, sticker, voice, video, document, …; unknown kinds are
-	// kept as placeholders.
+	// What it is: photo, sticker, gif, animation, voice, audio, video,
+	// video_note, document, …; unknown kinds are kept as placeholders with
+	// their rendered text.
 	MediaKind string `protobuf:"bytes,1,opt,name=media_kind,json=mediaKind,proto3" json:"media_kind,omitempty"`
 	// A short text description of it.
 	RenderedText string `protobuf:"bytes,2,opt,name=rendered_text,json=renderedText,proto3" json:"rendered_text,omitempty"`
@@ -1720,7 +2072,7 @@ type Media struct {
 
 func (x *Media) Reset() {
 	*x = Media{}
-	mi := &file_groundcrew_grounding_v1_grounding_proto_msgTypes[18]
+	mi := &file_groundcrew_grounding_v1_grounding_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1732,7 +2084,7 @@ func (x *Media) String() string {
 func (*Media) ProtoMessage() {}
 
 func (x *Media) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_grounding_proto_msgTypes[18]
+	mi := &file_groundcrew_grounding_v1_grounding_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1745,7 +2097,7 @@ func (x *Media) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Media.ProtoReflect.Descriptor instead.
 func (*Media) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_grounding_proto_rawDescGZIP(), []int{18}
+	return file_groundcrew_grounding_v1_grounding_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Media) GetMediaKind() string {
@@ -1780,13 +2132,16 @@ type ConverseResponse struct {
 	Model string `protobuf:"bytes,3,opt,name=model,proto3" json:"model,omitempty"`
 	// The id of the message replied to.
 	ReplyToMessageId string `protobuf:"bytes,4,opt,name=reply_to_message_id,json=replyToMessageId,proto3" json:"reply_to_message_id,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// A sticker from the request's stickers the agent chose to send with
+	// the reply, if any; text may then be empty.
+	Sticker       *Sticker `protobuf:"bytes,5,opt,name=sticker,proto3" json:"sticker,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ConverseResponse) Reset() {
 	*x = ConverseResponse{}
-	mi := &file_groundcrew_grounding_v1_grounding_proto_msgTypes[19]
+	mi := &file_groundcrew_grounding_v1_grounding_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1798,7 +2153,7 @@ func (x *ConverseResponse) String() string {
 func (*ConverseResponse) ProtoMessage() {}
 
 func (x *ConverseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_grounding_proto_msgTypes[19]
+	mi := &file_groundcrew_grounding_v1_grounding_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1811,7 +2166,7 @@ func (x *ConverseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConverseResponse.ProtoReflect.Descriptor instead.
 func (*ConverseResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_grounding_proto_rawDescGZIP(), []int{19}
+	return file_groundcrew_grounding_v1_grounding_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ConverseResponse) GetText() string {
@@ -1842,18 +2197,25 @@ func (x *ConverseResponse) GetReplyToMessageId() string {
 	return ""
 }
 
+func (x *ConverseResponse) GetSticker() *Sticker {
+	if x != nil {
+		return x.Sticker
+	}
+	return nil
+}
+
 var File_groundcrew_grounding_v1_grounding_proto protoreflect.FileDescriptor
 
 const file_groundcrew_grounding_v1_grounding_proto_rawDesc = "" +
 	"\n" +
-	"'groundcrew/grounding/v1/grounding.proto\x12\x17groundcrew.grounding.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!groundcrew/search/v1/search.proto\"s\n" +
+	"'groundcrew/grounding/v1/grounding.proto\x12\x17groundcrew.grounding.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!groundcrew/search/v1/search.proto\"s\n" +
 	"\x12DeriveQueryRequest\x12]\n" +
 	"\x04text\x18\x01 \x01(\tBI\xbaHF\xba\x01=\n" +
 	"\x0etext.not_blank\x12\x16text must not be blank\x1a\x13this.matches('\\\\S')r\x04\x18\xa0\x9c\x01R\x04text\"Y\n" +
 	"\x13DeriveQueryResponse\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12\x14\n" +
 	"\x05terms\x18\x02 \x03(\tR\x05terms\x12\x16\n" +
-	"\x06method\x18\x03 \x01(\tR\x06method\"\xde\x04\n" +
+	"\x06method\x18\x03 \x01(\tR\x06method\"\xf7\x04\n" +
 	"\vRoundConfig\x12(\n" +
 	"\renable_search\x18\x01 \x01(\bH\x00R\fenableSearch\x88\x01\x01\x12M\n" +
 	"\x06engine\x18\x02 \x01(\x0e2+.groundcrew.grounding.v1.RoundConfig.EngineB\b\xbaH\x05\x82\x01\x02\x10\x01R\x06engine\x12/\n" +
@@ -1863,7 +2225,8 @@ const file_groundcrew_grounding_v1_grounding_proto_rawDesc = "" +
 	"\rcontext_scale\x18\x04 \x01(\x0e21.groundcrew.grounding.v1.RoundConfig.ContextScaleB\b\xbaH\x05\x82\x01\x02\x10\x01R\fcontextScale\x12/\n" +
 	"\n" +
 	"timeout_ms\x18\x05 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\xa9\a(\x00H\x02R\ttimeoutMs\x88\x01\x01\x125\n" +
-	"\rbudget_tokens\x18\x06 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x00H\x03R\fbudgetTokens\x88\x01\x01\"J\n" +
+	"\rbudget_tokens\x18\x06 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x00H\x03R\fbudgetTokens\x88\x01\x01\x12\x17\n" +
+	"\x02id\x18\a \x01(\tB\a\xbaH\x04r\x02\x18@R\x02id\"J\n" +
 	"\x06Engine\x12\x16\n" +
 	"\x12ENGINE_UNSPECIFIED\x10\x00\x12\b\n" +
 	"\x04AUTO\x10\x01\x12\n" +
@@ -1893,7 +2256,7 @@ const file_groundcrew_grounding_v1_grounding_proto_rawDesc = "" +
 	"created_by\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\tcreatedByB\x0e\n" +
 	"\f_max_sources\"U\n" +
 	"\x0eGroundResponse\x12C\n" +
-	"\amessage\x18\x01 \x01(\v2).groundcrew.grounding.v1.AnnotatedMessageR\amessage\"\xbc\x06\n" +
+	"\amessage\x18\x01 \x01(\v2).groundcrew.grounding.v1.AnnotatedMessageR\amessage\"\x81\t\n" +
 	"\x10AnnotatedMessage\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12\"\n" +
@@ -1915,7 +2278,15 @@ const file_groundcrew_grounding_v1_grounding_proto_rawDesc = "" +
 	"created_by\x18\r \x01(\tR\tcreatedBy\x12;\n" +
 	"\vcreate_time\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x127\n" +
-	"\x06review\x18\x0f \x01(\v2\x1f.groundcrew.grounding.v1.ReviewR\x06review\"i\n" +
+	"\x06review\x18\x0f \x01(\v2\x1f.groundcrew.grounding.v1.ReviewR\x06review\x12\x19\n" +
+	"\bround_id\x18\x10 \x01(\tR\aroundId\x12G\n" +
+	"\fround_config\x18\x11 \x01(\v2$.groundcrew.grounding.v1.RoundConfigR\vroundConfig\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x12 \x01(\tR\trequestId\x129\n" +
+	"\areviews\x18\x13 \x03(\v2\x1f.groundcrew.grounding.v1.ReviewR\areviews\x12@\n" +
+	"\x0fparsed_metadata\x18\x14 \x01(\v2\x17.google.protobuf.StructR\x0eparsedMetadata\x12+\n" +
+	"\x11artifact_archived\x18\x15 \x01(\bR\x10artifactArchived\x12\x16\n" +
+	"\x06purged\x18\x16 \x01(\bR\x06purged\"i\n" +
 	"\x06Status\x12\x16\n" +
 	"\x12STATUS_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tPROCESSED\x10\x01\x12\x10\n" +
@@ -1924,10 +2295,11 @@ const file_groundcrew_grounding_v1_grounding_proto_rawDesc = "" +
 	"\x06FAILED\x10\x03\x12\f\n" +
 	"\bAPPROVED\x10\x04\x12\f\n" +
 	"\bREJECTED\x10\x05B\r\n" +
-	"\v_confidence\"\xa6\x04\n" +
-	"\bCitation\x12b\n" +
-	"\x03url\x18\x01 \x01(\tBP\xbaHM\xba\x01E\n" +
-	"\burl.http\x12\x19url must be http or https\x1a\x1ethis.matches('^(?i)https?://')r\x03\x88\x01\x01R\x03url\x12\x16\n" +
+	"\v_confidence\"\xb0\b\n" +
+	"\bCitation\x12\xdd\x03\n" +
+	"\x03url\x18\x01 \x01(\tB\xca\x03\xbaH\xc6\x03\xba\x01\xfa\x02\n" +
+	"\aurl.iri\x12Zurl must be a web address (IRIs welcome) without spaces, control characters or backslashes\x1a\x92\x02!this.matches('^(?i)https?://') || this.matches(r'^(?i:https?)://(?:(?:[^\\s\\p{Z}\\p{Cc}\\p{Cf}/?#@\\[\\]\\\\%]|%[0-9A-Fa-f]{2})*@)?(?:\\[[0-9A-Fa-f:.]+\\]|(?:[^\\s\\p{Z}\\p{Cc}\\p{Cf}/?#@:\\[\\]\\\\%]|%[0-9A-Fa-f]{2})+)(?::[0-9]*)?(?:[/?#](?:[^\\s\\p{Z}\\p{Cc}\\p{Cf}\\\\%]|%[0-9A-Fa-f]{2})*)?$')\xba\x01E\n" +
+	"\burl.http\x12\x19url must be http or https\x1a\x1ethis.matches('^(?i)https?://')R\x03url\x12\x16\n" +
 	"\x06domain\x18\x02 \x01(\tR\x06domain\x12\x14\n" +
 	"\x05title\x18\x03 \x01(\tR\x05title\x12\"\n" +
 	"\asnippet\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\asnippet\x12+\n" +
@@ -1942,18 +2314,28 @@ const file_groundcrew_grounding_v1_grounding_proto_rawDesc = "" +
 	" \x01(\tR\bmimeType\x12\x1f\n" +
 	"\vfavicon_url\x18\v \x01(\tR\n" +
 	"faviconUrl\x12*\n" +
-	"\fsource_index\x18\f \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\vsourceIndex\"\x9f\x01\n" +
+	"\fsource_index\x18\f \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\vsourceIndex\x12\x0e\n" +
+	"\x02id\x18\r \x01(\tR\x02id\x12;\n" +
+	"\vcreate_time\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"createTime\x12\x1d\n" +
+	"\n" +
+	"created_by\x18\x0f \x01(\tR\tcreatedBy\x12 \n" +
+	"\fhas_raw_html\x18\x10 \x01(\bR\n" +
+	"hasRawHtml\"\x9f\x01\n" +
 	"\x0fGroundedContext\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12<\n" +
 	"\aresults\x18\x02 \x03(\v2\".groundcrew.search.v1.SearchResultR\aresults\x128\n" +
-	"\ttimestamp\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\ttimestamp\"\xd7\x01\n" +
+	"\ttimestamp\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\ttimestamp\"\xbe\x02\n" +
 	"\x06Review\x12\x1f\n" +
 	"\vreviewer_id\x18\x01 \x01(\tR\n" +
 	"reviewerId\x12\x14\n" +
 	"\x05notes\x18\x02 \x01(\tR\x05notes\x12;\n" +
 	"\vreview_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"reviewTime\x12Y\n" +
-	"\x0fprevious_status\x18\x04 \x01(\x0e20.groundcrew.grounding.v1.AnnotatedMessage.StatusR\x0epreviousStatus\"7\n" +
+	"\x0fprevious_status\x18\x04 \x01(\x0e20.groundcrew.grounding.v1.AnnotatedMessage.StatusR\x0epreviousStatus\x12O\n" +
+	"\n" +
+	"new_status\x18\x05 \x01(\x0e20.groundcrew.grounding.v1.AnnotatedMessage.StatusR\tnewStatus\x12\x14\n" +
+	"\x05actor\x18\x06 \x01(\tR\x05actor\"7\n" +
 	"\x1aGetAnnotatedMessageRequest\x12\x19\n" +
 	"\x02id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x02id\"b\n" +
 	"\x1bGetAnnotatedMessageResponse\x12C\n" +
@@ -1976,9 +2358,20 @@ const file_groundcrew_grounding_v1_grounding_proto_rawDesc = "" +
 	"reviewerId\x12\x1e\n" +
 	"\x05notes\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\xa0\x1fR\x05notes\x12Z\n" +
 	"\x06status\x18\x04 \x01(\x0e20.groundcrew.grounding.v1.AnnotatedMessage.StatusB\x10\xbaH\r\x82\x01\n" +
-	"\x10\x01\x18\x01\x18\x02\x18\x04\x18\x05R\x06status\"e\n" +
+	"\x10\x01\x18\x01\x18\x02\x18\x04\x18\x05R\x06status\"q\n" +
+	"\x19GetCitationRawHtmlRequest\x12(\n" +
+	"\n" +
+	"message_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\tmessageId\x12*\n" +
+	"\vcitation_id\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\n" +
+	"citationId\"\x99\x01\n" +
+	"\x1aGetCitationRawHtmlResponse\x12\x12\n" +
+	"\x04html\x18\x01 \x01(\tR\x04html\x12\x10\n" +
+	"\x03url\x18\x02 \x01(\tR\x03url\x129\n" +
+	"\n" +
+	"fetch_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tfetchTime\x12\x1a\n" +
+	"\barchived\x18\x04 \x01(\bR\barchived\"e\n" +
 	"\x1eReviewAnnotatedMessageResponse\x12C\n" +
-	"\amessage\x18\x01 \x01(\v2).groundcrew.grounding.v1.AnnotatedMessageR\amessage\"\xe0\x03\n" +
+	"\amessage\x18\x01 \x01(\v2).groundcrew.grounding.v1.AnnotatedMessageR\amessage\"\xa8\x04\n" +
 	"\x0fConverseRequest\x12\"\n" +
 	"\apersona\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\xc0>R\apersona\x12)\n" +
 	"\vmodel_notes\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\xc0>R\n" +
@@ -1990,8 +2383,15 @@ const file_groundcrew_grounding_v1_grounding_proto_rawDesc = "" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x0ftargetMessageId\x122\n" +
 	"\fhistory_size\x18\a \x01(\x05B\n" +
 	"\xbaH\a\x1a\x05\x18\x88'(\x01H\x00R\vhistorySize\x88\x01\x01\x121\n" +
-	"\x0fconversation_id\x18\b \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x0econversationIdB\x0f\n" +
-	"\r_history_size\"\xb5\x02\n" +
+	"\x0fconversation_id\x18\b \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x0econversationId\x12F\n" +
+	"\bstickers\x18\t \x03(\v2 .groundcrew.grounding.v1.StickerB\b\xbaH\x05\x92\x01\x02\x102R\bstickersB\x0f\n" +
+	"\r_history_size\"\x9d\x01\n" +
+	"\aSticker\x12\"\n" +
+	"\bset_name\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\asetName\x12\x1d\n" +
+	"\x05emoji\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18\x10R\x05emoji\x12*\n" +
+	"\vdescription\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\vdescription\x12#\n" +
+	"\afile_id\x18\x04 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x02R\x06fileId\"\xb5\x02\n" +
 	"\aChatMsg\x12\x1a\n" +
 	"\x02id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x02id\x12\"\n" +
@@ -2011,23 +2411,25 @@ const file_groundcrew_grounding_v1_grounding_proto_rawDesc = "" +
 	"\n" +
 	"media_kind\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\tmediaKind\x12-\n" +
 	"\rrendered_text\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\xd0\x0fR\frenderedText\x12%\n" +
-	"\tunique_id\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\buniqueId\"\xac\x01\n" +
+	"\tunique_id\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\buniqueId\"\xe8\x01\n" +
 	"\x10ConverseResponse\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12?\n" +
 	"\tcitations\x18\x02 \x03(\v2!.groundcrew.grounding.v1.CitationR\tcitations\x12\x14\n" +
 	"\x05model\x18\x03 \x01(\tR\x05model\x12-\n" +
-	"\x13reply_to_message_id\x18\x04 \x01(\tR\x10replyToMessageId*=\n" +
+	"\x13reply_to_message_id\x18\x04 \x01(\tR\x10replyToMessageId\x12:\n" +
+	"\asticker\x18\x05 \x01(\v2 .groundcrew.grounding.v1.StickerR\asticker*=\n" +
 	"\bChatType\x12\x19\n" +
 	"\x15CHAT_TYPE_UNSPECIFIED\x10\x00\x12\v\n" +
 	"\aPRIVATE\x10\x01\x12\t\n" +
-	"\x05GROUP\x10\x022\x86\a\n" +
+	"\x05GROUP\x10\x022\xca\b\n" +
 	"\x10GroundingService\x12\x85\x01\n" +
 	"\vDeriveQuery\x12+.groundcrew.grounding.v1.DeriveQueryRequest\x1a,.groundcrew.grounding.v1.DeriveQueryResponse\"\x1b\x82\xd3\xe4\x93\x02\x15:\x01*\"\x10/v1/ground:query\x12y\n" +
 	"\x06Ground\x12&.groundcrew.grounding.v1.GroundRequest\x1a'.groundcrew.grounding.v1.GroundResponse\"\x1e\x82\xd3\xe4\x93\x02\x18:\x01*b\amessage\"\n" +
 	"/v1/ground\x12\xa4\x01\n" +
 	"\x13GetAnnotatedMessage\x123.groundcrew.grounding.v1.GetAnnotatedMessageRequest\x1a4.groundcrew.grounding.v1.GetAnnotatedMessageResponse\"\"\x82\xd3\xe4\x93\x02\x1cb\amessage\x12\x11/v1/messages/{id}\x12\x9c\x01\n" +
 	"\x15ListAnnotatedMessages\x125.groundcrew.grounding.v1.ListAnnotatedMessagesRequest\x1a6.groundcrew.grounding.v1.ListAnnotatedMessagesResponse\"\x14\x82\xd3\xe4\x93\x02\x0e\x12\f/v1/messages\x12\xae\x01\n" +
-	"\x16ReviewAnnotatedMessage\x126.groundcrew.grounding.v1.ReviewAnnotatedMessageRequest\x1a7.groundcrew.grounding.v1.ReviewAnnotatedMessageResponse\"#\x82\xd3\xe4\x93\x02\x1d:\x01*\"\x18/v1/messages/{id}:review\x12x\n" +
+	"\x16ReviewAnnotatedMessage\x126.groundcrew.grounding.v1.ReviewAnnotatedMessageRequest\x1a7.groundcrew.grounding.v1.ReviewAnnotatedMessageResponse\"#\x82\xd3\xe4\x93\x02\x1d:\x01*\"\x18/v1/messages/{id}:review\x12\xc1\x01\n" +
+	"\x12GetCitationRawHtml\x122.groundcrew.grounding.v1.GetCitationRawHtmlRequest\x1a3.groundcrew.grounding.v1.GetCitationRawHtmlResponse\"B\x82\xd3\xe4\x93\x02<\x12:/v1/messages/{message_id}/citations/{citation_id}/raw-html\x12x\n" +
 	"\bConverse\x12(.groundcrew.grounding.v1.ConverseRequest\x1a).groundcrew.grounding.v1.ConverseResponse\"\x17\x82\xd3\xe4\x93\x02\x11:\x01*\"\f/v1/converseBMZKgithub.com/groundcrew/groundcrew/gen/go/groundcrew/grounding/v1;groundingv1b\x06proto3"
 
 var (
@@ -2043,7 +2445,7 @@ func file_groundcrew_grounding_v1_grounding_proto_rawDescGZIP() []byte {
 }
 
 var file_groundcrew_grounding_v1_grounding_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_groundcrew_grounding_v1_grounding_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_groundcrew_grounding_v1_grounding_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_groundcrew_grounding_v1_grounding_proto_goTypes = []any{
 	(ChatType)(0),                          // 0: groundcrew.grounding.v1.ChatType
 	(RoundConfig_Engine)(0),                // 1: groundcrew.grounding.v1.RoundConfig.Engine
@@ -2063,14 +2465,18 @@ var file_groundcrew_grounding_v1_grounding_proto_goTypes = []any{
 	(*ListAnnotatedMessagesRequest)(nil),   // 15: groundcrew.grounding.v1.ListAnnotatedMessagesRequest
 	(*ListAnnotatedMessagesResponse)(nil),  // 16: groundcrew.grounding.v1.ListAnnotatedMessagesResponse
 	(*ReviewAnnotatedMessageRequest)(nil),  // 17: groundcrew.grounding.v1.ReviewAnnotatedMessageRequest
-	(*ReviewAnnotatedMessageResponse)(nil), // 18: groundcrew.grounding.v1.ReviewAnnotatedMessageResponse
-	(*ConverseRequest)(nil),                // 19: groundcrew.grounding.v1.ConverseRequest
-	(*ChatMsg)(nil),                        // 20: groundcrew.grounding.v1.ChatMsg
-	(*ChatPart)(nil),                       // 21: groundcrew.grounding.v1.ChatPart
-	(*Media)(nil),                          // 22: groundcrew.grounding.v1.Media
-	(*ConverseResponse)(nil),               // 23: groundcrew.grounding.v1.ConverseResponse
-	(*timestamppb.Timestamp)(nil),          // 24: google.protobuf.Timestamp
-	(*v1.SearchResult)(nil),                // 25: groundcrew.search.v1.SearchResult
+	(*GetCitationRawHtmlRequest)(nil),      // 18: groundcrew.grounding.v1.GetCitationRawHtmlRequest
+	(*GetCitationRawHtmlResponse)(nil),     // 19: groundcrew.grounding.v1.GetCitationRawHtmlResponse
+	(*ReviewAnnotatedMessageResponse)(nil), // 20: groundcrew.grounding.v1.ReviewAnnotatedMessageResponse
+	(*ConverseRequest)(nil),                // 21: groundcrew.grounding.v1.ConverseRequest
+	(*Sticker)(nil),                        // 22: groundcrew.grounding.v1.Sticker
+	(*ChatMsg)(nil),                        // 23: groundcrew.grounding.v1.ChatMsg
+	(*ChatPart)(nil),                       // 24: groundcrew.grounding.v1.ChatPart
+	(*Media)(nil),                          // 25: groundcrew.grounding.v1.Media
+	(*ConverseResponse)(nil),               // 26: groundcrew.grounding.v1.ConverseResponse
+	(*timestamppb.Timestamp)(nil),          // 27: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),                // 28: google.protobuf.Struct
+	(*v1.SearchResult)(nil),                // 29: groundcrew.search.v1.SearchResult
 }
 var file_groundcrew_grounding_v1_grounding_proto_depIdxs = []int32{
 	1,  // 0: groundcrew.grounding.v1.RoundConfig.engine:type_name -> groundcrew.grounding.v1.RoundConfig.Engine
@@ -2081,44 +2487,54 @@ var file_groundcrew_grounding_v1_grounding_proto_depIdxs = []int32{
 	3,  // 5: groundcrew.grounding.v1.AnnotatedMessage.status:type_name -> groundcrew.grounding.v1.AnnotatedMessage.Status
 	11, // 6: groundcrew.grounding.v1.AnnotatedMessage.grounded_context:type_name -> groundcrew.grounding.v1.GroundedContext
 	1,  // 7: groundcrew.grounding.v1.AnnotatedMessage.engine:type_name -> groundcrew.grounding.v1.RoundConfig.Engine
-	24, // 8: groundcrew.grounding.v1.AnnotatedMessage.create_time:type_name -> google.protobuf.Timestamp
+	27, // 8: groundcrew.grounding.v1.AnnotatedMessage.create_time:type_name -> google.protobuf.Timestamp
 	12, // 9: groundcrew.grounding.v1.AnnotatedMessage.review:type_name -> groundcrew.grounding.v1.Review
-	24, // 10: groundcrew.grounding.v1.Citation.fetch_time:type_name -> google.protobuf.Timestamp
-	25, // 11: groundcrew.grounding.v1.GroundedContext.results:type_name -> groundcrew.search.v1.SearchResult
-	24, // 12: groundcrew.grounding.v1.GroundedContext.timestamp:type_name -> google.protobuf.Timestamp
-	24, // 13: groundcrew.grounding.v1.Review.review_time:type_name -> google.protobuf.Timestamp
-	3,  // 14: groundcrew.grounding.v1.Review.previous_status:type_name -> groundcrew.grounding.v1.AnnotatedMessage.Status
-	9,  // 15: groundcrew.grounding.v1.GetAnnotatedMessageResponse.message:type_name -> groundcrew.grounding.v1.AnnotatedMessage
-	3,  // 16: groundcrew.grounding.v1.ListAnnotatedMessagesRequest.status:type_name -> groundcrew.grounding.v1.AnnotatedMessage.Status
-	24, // 17: groundcrew.grounding.v1.ListAnnotatedMessagesRequest.created_after:type_name -> google.protobuf.Timestamp
-	24, // 18: groundcrew.grounding.v1.ListAnnotatedMessagesRequest.created_before:type_name -> google.protobuf.Timestamp
-	9,  // 19: groundcrew.grounding.v1.ListAnnotatedMessagesResponse.messages:type_name -> groundcrew.grounding.v1.AnnotatedMessage
-	3,  // 20: groundcrew.grounding.v1.ReviewAnnotatedMessageRequest.status:type_name -> groundcrew.grounding.v1.AnnotatedMessage.Status
-	9,  // 21: groundcrew.grounding.v1.ReviewAnnotatedMessageResponse.message:type_name -> groundcrew.grounding.v1.AnnotatedMessage
-	0,  // 22: groundcrew.grounding.v1.ConverseRequest.chat_type:type_name -> groundcrew.grounding.v1.ChatType
-	24, // 23: groundcrew.grounding.v1.ConverseRequest.current_time:type_name -> google.protobuf.Timestamp
-	20, // 24: groundcrew.grounding.v1.ConverseRequest.history:type_name -> groundcrew.grounding.v1.ChatMsg
-	24, // 25: groundcrew.grounding.v1.ChatMsg.send_time:type_name -> google.protobuf.Timestamp
-	21, // 26: groundcrew.grounding.v1.ChatMsg.parts:type_name -> groundcrew.grounding.v1.ChatPart
-	22, // 27: groundcrew.grounding.v1.ChatPart.media:type_name -> groundcrew.grounding.v1.Media
-	10, // 28: groundcrew.grounding.v1.ConverseResponse.citations:type_name -> groundcrew.grounding.v1.Citation
-	4,  // 29: groundcrew.grounding.v1.GroundingService.DeriveQuery:input_type -> groundcrew.grounding.v1.DeriveQueryRequest
-	7,  // 30: groundcrew.grounding.v1.GroundingService.Ground:input_type -> groundcrew.grounding.v1.GroundRequest
-	13, // 31: groundcrew.grounding.v1.GroundingService.GetAnnotatedMessage:input_type -> groundcrew.grounding.v1.GetAnnotatedMessageRequest
-	15, // 32: groundcrew.grounding.v1.GroundingService.ListAnnotatedMessages:input_type -> groundcrew.grounding.v1.ListAnnotatedMessagesRequest
-	17, // 33: groundcrew.grounding.v1.GroundingService.ReviewAnnotatedMessage:input_type -> groundcrew.grounding.v1.ReviewAnnotatedMessageRequest
-	19, // 34: groundcrew.grounding.v1.GroundingService.Converse:input_type -> groundcrew.grounding.v1.ConverseRequest
-	5,  // 35: groundcrew.grounding.v1.GroundingService.DeriveQuery:output_type -> groundcrew.grounding.v1.DeriveQueryResponse
-	8,  // 36: groundcrew.grounding.v1.GroundingService.Ground:output_type -> groundcrew.grounding.v1.GroundResponse
-	14, // 37: groundcrew.grounding.v1.GroundingService.GetAnnotatedMessage:output_type -> groundcrew.grounding.v1.GetAnnotatedMessageResponse
-	16, // 38: groundcrew.grounding.v1.GroundingService.ListAnnotatedMessages:output_type -> groundcrew.grounding.v1.ListAnnotatedMessagesResponse
-	18, // 39: groundcrew.grounding.v1.GroundingService.ReviewAnnotatedMessage:output_type -> groundcrew.grounding.v1.ReviewAnnotatedMessageResponse
-	23, // 40: groundcrew.grounding.v1.GroundingService.Converse:output_type -> groundcrew.grounding.v1.ConverseResponse
-	35, // [35:41] is the sub-list for method output_type
-	29, // [29:35] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	6,  // 10: groundcrew.grounding.v1.AnnotatedMessage.round_config:type_name -> groundcrew.grounding.v1.RoundConfig
+	12, // 11: groundcrew.grounding.v1.AnnotatedMessage.reviews:type_name -> groundcrew.grounding.v1.Review
+	28, // 12: groundcrew.grounding.v1.AnnotatedMessage.parsed_metadata:type_name -> google.protobuf.Struct
+	27, // 13: groundcrew.grounding.v1.Citation.fetch_time:type_name -> google.protobuf.Timestamp
+	27, // 14: groundcrew.grounding.v1.Citation.create_time:type_name -> google.protobuf.Timestamp
+	29, // 15: groundcrew.grounding.v1.GroundedContext.results:type_name -> groundcrew.search.v1.SearchResult
+	27, // 16: groundcrew.grounding.v1.GroundedContext.timestamp:type_name -> google.protobuf.Timestamp
+	27, // 17: groundcrew.grounding.v1.Review.review_time:type_name -> google.protobuf.Timestamp
+	3,  // 18: groundcrew.grounding.v1.Review.previous_status:type_name -> groundcrew.grounding.v1.AnnotatedMessage.Status
+	3,  // 19: groundcrew.grounding.v1.Review.new_status:type_name -> groundcrew.grounding.v1.AnnotatedMessage.Status
+	9,  // 20: groundcrew.grounding.v1.GetAnnotatedMessageResponse.message:type_name -> groundcrew.grounding.v1.AnnotatedMessage
+	3,  // 21: groundcrew.grounding.v1.ListAnnotatedMessagesRequest.status:type_name -> groundcrew.grounding.v1.AnnotatedMessage.Status
+	27, // 22: groundcrew.grounding.v1.ListAnnotatedMessagesRequest.created_after:type_name -> google.protobuf.Timestamp
+	27, // 23: groundcrew.grounding.v1.ListAnnotatedMessagesRequest.created_before:type_name -> google.protobuf.Timestamp
+	9,  // 24: groundcrew.grounding.v1.ListAnnotatedMessagesResponse.messages:type_name -> groundcrew.grounding.v1.AnnotatedMessage
+	3,  // 25: groundcrew.grounding.v1.ReviewAnnotatedMessageRequest.status:type_name -> groundcrew.grounding.v1.AnnotatedMessage.Status
+	27, // 26: groundcrew.grounding.v1.GetCitationRawHtmlResponse.fetch_time:type_name -> google.protobuf.Timestamp
+	9,  // 27: groundcrew.grounding.v1.ReviewAnnotatedMessageResponse.message:type_name -> groundcrew.grounding.v1.AnnotatedMessage
+	0,  // 28: groundcrew.grounding.v1.ConverseRequest.chat_type:type_name -> groundcrew.grounding.v1.ChatType
+	27, // 29: groundcrew.grounding.v1.ConverseRequest.current_time:type_name -> google.protobuf.Timestamp
+	23, // 30: groundcrew.grounding.v1.ConverseRequest.history:type_name -> groundcrew.grounding.v1.ChatMsg
+	22, // 31: groundcrew.grounding.v1.ConverseRequest.stickers:type_name -> groundcrew.grounding.v1.Sticker
+	27, // 32: groundcrew.grounding.v1.ChatMsg.send_time:type_name -> google.protobuf.Timestamp
+	24, // 33: groundcrew.grounding.v1.ChatMsg.parts:type_name -> groundcrew.grounding.v1.ChatPart
+	25, // 34: groundcrew.grounding.v1.ChatPart.media:type_name -> groundcrew.grounding.v1.Media
+	10, // 35: groundcrew.grounding.v1.ConverseResponse.citations:type_name -> groundcrew.grounding.v1.Citation
+	22, // 36: groundcrew.grounding.v1.ConverseResponse.sticker:type_name -> groundcrew.grounding.v1.Sticker
+	4,  // 37: groundcrew.grounding.v1.GroundingService.DeriveQuery:input_type -> groundcrew.grounding.v1.DeriveQueryRequest
+	7,  // 38: groundcrew.grounding.v1.GroundingService.Ground:input_type -> groundcrew.grounding.v1.GroundRequest
+	13, // 39: groundcrew.grounding.v1.GroundingService.GetAnnotatedMessage:input_type -> groundcrew.grounding.v1.GetAnnotatedMessageRequest
+	15, // 40: groundcrew.grounding.v1.GroundingService.ListAnnotatedMessages:input_type -> groundcrew.grounding.v1.ListAnnotatedMessagesRequest
+	17, // 41: groundcrew.grounding.v1.GroundingService.ReviewAnnotatedMessage:input_type -> groundcrew.grounding.v1.ReviewAnnotatedMessageRequest
+	18, // 42: groundcrew.grounding.v1.GroundingService.GetCitationRawHtml:input_type -> groundcrew.grounding.v1.GetCitationRawHtmlRequest
+	21, // 43: groundcrew.grounding.v1.GroundingService.Converse:input_type -> groundcrew.grounding.v1.ConverseRequest
+	5,  // 44: groundcrew.grounding.v1.GroundingService.DeriveQuery:output_type -> groundcrew.grounding.v1.DeriveQueryResponse
+	8,  // 45: groundcrew.grounding.v1.GroundingService.Ground:output_type -> groundcrew.grounding.v1.GroundResponse
+	14, // 46: groundcrew.grounding.v1.GroundingService.GetAnnotatedMessage:output_type -> groundcrew.grounding.v1.GetAnnotatedMessageResponse
+	16, // 47: groundcrew.grounding.v1.GroundingService.ListAnnotatedMessages:output_type -> groundcrew.grounding.v1.ListAnnotatedMessagesResponse
+	20, // 48: groundcrew.grounding.v1.GroundingService.ReviewAnnotatedMessage:output_type -> groundcrew.grounding.v1.ReviewAnnotatedMessageResponse
+	19, // 49: groundcrew.grounding.v1.GroundingService.GetCitationRawHtml:output_type -> groundcrew.grounding.v1.GetCitationRawHtmlResponse
+	26, // 50: groundcrew.grounding.v1.GroundingService.Converse:output_type -> groundcrew.grounding.v1.ConverseResponse
+	44, // [44:51] is the sub-list for method output_type
+	37, // [37:44] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_groundcrew_grounding_v1_grounding_proto_init() }
@@ -2129,8 +2545,8 @@ func file_groundcrew_grounding_v1_grounding_proto_init() {
 	file_groundcrew_grounding_v1_grounding_proto_msgTypes[2].OneofWrappers = []any{}
 	file_groundcrew_grounding_v1_grounding_proto_msgTypes[3].OneofWrappers = []any{}
 	file_groundcrew_grounding_v1_grounding_proto_msgTypes[5].OneofWrappers = []any{}
-	file_groundcrew_grounding_v1_grounding_proto_msgTypes[15].OneofWrappers = []any{}
-	file_groundcrew_grounding_v1_grounding_proto_msgTypes[17].OneofWrappers = []any{
+	file_groundcrew_grounding_v1_grounding_proto_msgTypes[17].OneofWrappers = []any{}
+	file_groundcrew_grounding_v1_grounding_proto_msgTypes[20].OneofWrappers = []any{
 		(*ChatPart_Text)(nil),
 		(*ChatPart_Media)(nil),
 	}
@@ -2140,7 +2556,7 @@ func file_groundcrew_grounding_v1_grounding_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_groundcrew_grounding_v1_grounding_proto_rawDesc), len(file_groundcrew_grounding_v1_grounding_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   20,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -208,6 +208,61 @@ func local_request_GroundingService_ReviewAnnotatedMessage_0(ctx context.Context
 	return msg, metadata, err
 }
 
+func request_GroundingService_GetCitationRawHtml_0(ctx context.Context, marshaler runtime.Marshaler, client GroundingServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq GetCitationRawHtmlRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["message_id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "message_id")
+	}
+	protoReq.MessageId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "message_id", err)
+	}
+	val, ok = pathParams["citation_id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "citation_id")
+	}
+	protoReq.CitationId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "citation_id", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.GetCitationRawHtml(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_GroundingService_GetCitationRawHtml_0(ctx context.Context, marshaler runtime.Marshaler, server GroundingServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq GetCitationRawHtmlRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["message_id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "message_id")
+	}
+	protoReq.MessageId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "message_id", err)
+	}
+	val, ok = pathParams["citation_id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "citation_id")
+	}
+	protoReq.CitationId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "citation_id", err)
+	}
+	msg, err := server.GetCitationRawHtml(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 func request_GroundingService_Converse_0(ctx context.Context, marshaler runtime.Marshaler, client GroundingServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var (
 		protoReq ConverseRequest
@@ -340,6 +395,26 @@ func RegisterGroundingServiceHandlerServer(ctx context.Context, mux *runtime.Ser
 			return
 		}
 		forward_GroundingService_ReviewAnnotatedMessage_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodGet, pattern_GroundingService_GetCitationRawHtml_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/groundcrew.grounding.v1.GroundingService/GetCitationRawHtml", runtime.WithHTTPPathPattern("/v1/messages/{message_id}/citations/{citation_id}/raw-html"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_GroundingService_GetCitationRawHtml_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_GroundingService_GetCitationRawHtml_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
 	mux.Handle(http.MethodPost, pattern_GroundingService_Converse_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
@@ -486,6 +561,23 @@ func RegisterGroundingServiceHandlerClient(ctx context.Context, mux *runtime.Ser
 		}
 		forward_GroundingService_ReviewAnnotatedMessage_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_GroundingService_GetCitationRawHtml_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/groundcrew.grounding.v1.GroundingService/GetCitationRawHtml", runtime.WithHTTPPathPattern("/v1/messages/{message_id}/citations/{citation_id}/raw-html"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_GroundingService_GetCitationRawHtml_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_GroundingService_GetCitationRawHtml_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodPost, pattern_GroundingService_Converse_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -530,6 +622,7 @@ var (
 	pattern_GroundingService_GetAnnotatedMessage_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "messages", "id"}, ""))
 	pattern_GroundingService_ListAnnotatedMessages_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "messages"}, ""))
 	pattern_GroundingService_ReviewAnnotatedMessage_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "messages", "id"}, "review"))
+	pattern_GroundingService_GetCitationRawHtml_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"v1", "messages", "message_id", "citations", "citation_id", "raw-html"}, ""))
 	pattern_GroundingService_Converse_0               = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "converse"}, ""))
 )
 
@@ -539,5 +632,6 @@ var (
 	forward_GroundingService_GetAnnotatedMessage_0    = runtime.ForwardResponseMessage
 	forward_GroundingService_ListAnnotatedMessages_0  = runtime.ForwardResponseMessage
 	forward_GroundingService_ReviewAnnotatedMessage_0 = runtime.ForwardResponseMessage
+	forward_GroundingService_GetCitationRawHtml_0     = runtime.ForwardResponseMessage
 	forward_GroundingService_Converse_0               = runtime.ForwardResponseMessage
 )

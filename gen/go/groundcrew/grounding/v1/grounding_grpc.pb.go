@@ -24,6 +24,7 @@ const (
 	GroundingService_GetAnnotatedMessage_FullMethodName    = "/groundcrew.grounding.v1.GroundingService/GetAnnotatedMessage"
 	GroundingService_ListAnnotatedMessages_FullMethodName  = "/groundcrew.grounding.v1.GroundingService/ListAnnotatedMessages"
 	GroundingService_ReviewAnnotatedMessage_FullMethodName = "/groundcrew.grounding.v1.GroundingService/ReviewAnnotatedMessage"
+	GroundingService_GetCitationRawHtml_FullMethodName     = "/groundcrew.grounding.v1.GroundingService/GetCitationRawHtml"
 	GroundingService_Converse_FullMethodName               = "/groundcrew.grounding.v1.GroundingService/Converse"
 )
 
@@ -46,6 +47,10 @@ type GroundingServiceClient interface {
 	ListAnnotatedMessages(ctx context.Context, in *ListAnnotatedMessagesRequest, opts ...grpc.CallOption) (*ListAnnotatedMessagesResponse, error)
 	// ReviewAnnotatedMessage records a reviewer's decision on a message.
 	ReviewAnnotatedMessage(ctx context.Context, in *ReviewAnnotatedMessageRequest, opts ...grpc.CallOption) (*ReviewAnnotatedMessageResponse, error)
+	// GetCitationRawHtml returns the redacted HTML of the page a citation's
+	// source was fetched from. It is a restricted artifact: never part of a
+	// message, and the gateway serves it to admin-scoped callers only.
+	GetCitationRawHtml(ctx context.Context, in *GetCitationRawHtmlRequest, opts ...grpc.CallOption) (*GetCitationRawHtmlResponse, error)
 	// Converse writes the chat agent's reply to a target message given the
 	// conversation history.
 	Converse(ctx context.Context, in *ConverseRequest, opts ...grpc.CallOption) (*ConverseResponse, error)
@@ -109,6 +114,16 @@ func (c *groundingServiceClient) ReviewAnnotatedMessage(ctx context.Context, in 
 	return out, nil
 }
 
+func (c *groundingServiceClient) GetCitationRawHtml(ctx context.Context, in *GetCitationRawHtmlRequest, opts ...grpc.CallOption) (*GetCitationRawHtmlResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetCitationRawHtmlResponse)
+	err := c.cc.Invoke(ctx, GroundingService_GetCitationRawHtml_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *groundingServiceClient) Converse(ctx context.Context, in *ConverseRequest, opts ...grpc.CallOption) (*ConverseResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ConverseResponse)
@@ -138,6 +153,10 @@ type GroundingServiceServer interface {
 	ListAnnotatedMessages(context.Context, *ListAnnotatedMessagesRequest) (*ListAnnotatedMessagesResponse, error)
 	// ReviewAnnotatedMessage records a reviewer's decision on a message.
 	ReviewAnnotatedMessage(context.Context, *ReviewAnnotatedMessageRequest) (*ReviewAnnotatedMessageResponse, error)
+	// GetCitationRawHtml returns the redacted HTML of the page a citation's
+	// source was fetched from. It is a restricted artifact: never part of a
+	// message, and the gateway serves it to admin-scoped callers only.
+	GetCitationRawHtml(context.Context, *GetCitationRawHtmlRequest) (*GetCitationRawHtmlResponse, error)
 	// Converse writes the chat agent's reply to a target message given the
 	// conversation history.
 	Converse(context.Context, *ConverseRequest) (*ConverseResponse, error)
@@ -165,6 +184,9 @@ func (UnimplementedGroundingServiceServer) ListAnnotatedMessages(context.Context
 }
 func (UnimplementedGroundingServiceServer) ReviewAnnotatedMessage(context.Context, *ReviewAnnotatedMessageRequest) (*ReviewAnnotatedMessageResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ReviewAnnotatedMessage not implemented")
+}
+func (UnimplementedGroundingServiceServer) GetCitationRawHtml(context.Context, *GetCitationRawHtmlRequest) (*GetCitationRawHtmlResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetCitationRawHtml not implemented")
 }
 func (UnimplementedGroundingServiceServer) Converse(context.Context, *ConverseRequest) (*ConverseResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Converse not implemented")
@@ -280,6 +302,24 @@ func _GroundingService_ReviewAnnotatedMessage_Handler(srv interface{}, ctx conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _GroundingService_GetCitationRawHtml_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetCitationRawHtmlRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GroundingServiceServer).GetCitationRawHtml(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GroundingService_GetCitationRawHtml_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GroundingServiceServer).GetCitationRawHtml(ctx, req.(*GetCitationRawHtmlRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _GroundingService_Converse_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ConverseRequest)
 	if err := dec(in); err != nil {
@@ -324,6 +364,10 @@ var GroundingService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ReviewAnnotatedMessage",
 			Handler:    _GroundingService_ReviewAnnotatedMessage_Handler,
+		},
+		{
+			MethodName: "GetCitationRawHtml",
+			Handler:    _GroundingService_GetCitationRawHtml_Handler,
 		},
 		{
 			MethodName: "Converse",
