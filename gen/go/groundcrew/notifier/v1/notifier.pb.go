@@ -1451,7 +1451,7 @@ type Enrichment struct {
 	Summary string `protobuf:"bytes,1,opt,name=summary,proto3" json:"summary,omitempty"`
 	// Confidence in [0,1], if known.
 	Confidence *float64 `protobuf:"fixed64,2,opt,name=confidence,proto3,oneof" json:"confidence,omitempty"`
-	// Sources, most important first; at most 3 are shown.
+	// Sources, most important first; at most max_sources (default 3) are shown.
 	Citations     []*EnrichmentCitation `protobuf:"bytes,3,rep,name=citations,proto3" json:"citations,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1513,8 +1513,13 @@ type FormatMessageRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The alert.
 	Alert *AlertInput `protobuf:"bytes,1,opt,name=alert,proto3" json:"alert,omitempty"`
-	// The enrichment; without it the alert is rendered alone.
-	Enrichment    *Enrichment `protobuf:"bytes,2,opt,name=enrichment,proto3" json:"enrichment,omitempty"`
+	// The enrichment; without it the alert is rendered alone. Its summary is
+	// shown only with at least one source whose url is http(s); otherwise
+	// the message carries the note "Enrichment unavailable: no sources found".
+	Enrichment *Enrichment `protobuf:"bytes,2,opt,name=enrichment,proto3" json:"enrichment,omitempty"`
+	// How many sources are shown at most (1..10); unset means the notifier's
+	// configured limit (GROUNDING_MAX_SOURCES, default 3).
+	MaxSources    *int32 `protobuf:"varint,3,opt,name=max_sources,json=maxSources,proto3,oneof" json:"max_sources,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1561,6 +1566,13 @@ func (x *FormatMessageRequest) GetEnrichment() *Enrichment {
 		return x.Enrichment
 	}
 	return nil
+}
+
+func (x *FormatMessageRequest) GetMaxSources() int32 {
+	if x != nil && x.MaxSources != nil {
+		return *x.MaxSources
+	}
+	return 0
 }
 
 // FormatMessageResponse is the rendered message.
@@ -1634,6 +1646,13 @@ type InlineButton struct {
 	// The label.
 	Text string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
 	// What the webhook receives when it is pressed (Telegram allows 64 bytes).
+	//
+	// Approval buttons carry "approval:<approval id>:approve" or
+	// "approval:<approval id>:reject" (the id a UUID of grounding's
+	// ApprovalRequest): the notifier records a press of one through
+	// ResearchService.DecideApproval in the presser's name, and only for the
+	// message sent with that approval's buttons, in its chat. Other data is
+	// answered as not understood.
 	CallbackData  string `protobuf:"bytes,2,opt,name=callback_data,json=callbackData,proto3" json:"callback_data,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2074,12 +2093,13 @@ const file_groundcrew_notifier_v1_notifier_proto_rawDesc = "" +
 	"AlertInput\x12]\n" +
 	"\x04text\x18\x01 \x01(\tBI\xbaHF\xba\x01=\n" +
 	"\x0etext.not_blank\x12\x16text must not be blank\x1a\x13this.matches('\\\\S')r\x04\x18\xc0\x84=R\x04text\x123\n" +
-	"\bmetadata\x18\x02 \x01(\v2\x17.google.protobuf.StructR\bmetadata\"\xa8\x01\n" +
+	"\bmetadata\x18\x02 \x01(\v2\x17.google.protobuf.StructR\bmetadata\"\xa4\x04\n" +
 	"\x12EnrichmentCitation\x12\x14\n" +
 	"\x05title\x18\x01 \x01(\tR\x05title\x12\x18\n" +
-	"\asnippet\x18\x02 \x01(\tR\asnippet\x12b\n" +
-	"\x03url\x18\x03 \x01(\tBP\xbaHM\xba\x01E\n" +
-	"\burl.http\x12\x19url must be http or https\x1a\x1ethis.matches('^(?i)https?://')r\x03\x88\x01\x01R\x03url\"\xc7\x01\n" +
+	"\asnippet\x18\x02 \x01(\tR\asnippet\x12\xdd\x03\n" +
+	"\x03url\x18\x03 \x01(\tB\xca\x03\xbaH\xc6\x03\xba\x01\xfa\x02\n" +
+	"\aurl.iri\x12Zurl must be a web address (IRIs welcome) without spaces, control characters or backslashes\x1a\x92\x02!this.matches('^(?i)https?://') || this.matches(r'^(?i:https?)://(?:(?:[^\\s\\p{Z}\\p{Cc}\\p{Cf}/?#@\\[\\]\\\\%]|%[0-9A-Fa-f]{2})*@)?(?:\\[[0-9A-Fa-f:.]+\\]|(?:[^\\s\\p{Z}\\p{Cc}\\p{Cf}/?#@:\\[\\]\\\\%]|%[0-9A-Fa-f]{2})+)(?::[0-9]*)?(?:[/?#](?:[^\\s\\p{Z}\\p{Cc}\\p{Cf}\\\\%]|%[0-9A-Fa-f]{2})*)?$')\xba\x01E\n" +
+	"\burl.http\x12\x19url must be http or https\x1a\x1ethis.matches('^(?i)https?://')R\x03url\"\xc7\x01\n" +
 	"\n" +
 	"Enrichment\x12\x18\n" +
 	"\asummary\x18\x01 \x01(\tR\asummary\x12<\n" +
@@ -2087,12 +2107,16 @@ const file_groundcrew_notifier_v1_notifier_proto_rawDesc = "" +
 	"confidence\x18\x02 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00H\x00R\n" +
 	"confidence\x88\x01\x01\x12R\n" +
 	"\tcitations\x18\x03 \x03(\v2*.groundcrew.notifier.v1.EnrichmentCitationB\b\xbaH\x05\x92\x01\x02\x10dR\tcitationsB\r\n" +
-	"\v_confidence\"\x9c\x01\n" +
+	"\v_confidence\"\xdd\x01\n" +
 	"\x14FormatMessageRequest\x12@\n" +
 	"\x05alert\x18\x01 \x01(\v2\".groundcrew.notifier.v1.AlertInputB\x06\xbaH\x03\xc8\x01\x01R\x05alert\x12B\n" +
 	"\n" +
 	"enrichment\x18\x02 \x01(\v2\".groundcrew.notifier.v1.EnrichmentR\n" +
-	"enrichment\"\xa5\x01\n" +
+	"enrichment\x12/\n" +
+	"\vmax_sources\x18\x03 \x01(\x05B\t\xbaH\x06\x1a\x04\x18\n" +
+	"(\x01H\x00R\n" +
+	"maxSources\x88\x01\x01B\x0e\n" +
+	"\f_max_sources\"\xa5\x01\n" +
 	"\x15FormatMessageResponse\x12A\n" +
 	"\amessage\x18\x01 \x01(\v2'.groundcrew.notifier.v1.TelegramMessageR\amessage\x12'\n" +
 	"\x0fdropped_sources\x18\x02 \x01(\x05R\x0edroppedSources\x12 \n" +
@@ -2252,6 +2276,7 @@ func file_groundcrew_notifier_v1_notifier_proto_init() {
 	}
 	file_groundcrew_notifier_v1_telegram_proto_init()
 	file_groundcrew_notifier_v1_notifier_proto_msgTypes[16].OneofWrappers = []any{}
+	file_groundcrew_notifier_v1_notifier_proto_msgTypes[17].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
