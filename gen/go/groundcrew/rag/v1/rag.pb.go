@@ -1446,10 +1446,11 @@ const file_groundcrew_rag_v1_rag_proto_rawDesc = "" +
 	"collection\"\x18\n" +
 	"\x16ListCollectionsRequest\"Z\n" +
 	"\x17ListCollectionsResponse\x12?\n" +
-	"\vcollections\x18\x01 \x03(\v2\x1d.groundcrew.rag.v1.CollectionR\vcollections\"\xcc\x02\n" +
-	"\bDocument\x12e\n" +
-	"\x03url\x18\x01 \x01(\tBS\xbaHP\xba\x01E\n" +
-	"\burl.http\x12\x19url must be http or https\x1a\x1ethis.matches('^(?i)https?://')r\x06\x18\x80\x10\x88\x01\x01R\x03url\x12\x1e\n" +
+	"\vcollections\x18\x01 \x03(\v2\x1d.groundcrew.rag.v1.CollectionR\vcollections\"\xca\x05\n" +
+	"\bDocument\x12\xe2\x03\n" +
+	"\x03url\x18\x01 \x01(\tB\xcf\x03\xbaH\xcb\x03\xba\x01\xfa\x02\n" +
+	"\aurl.iri\x12Zurl must be a web address (IRIs welcome) without spaces, control characters or backslashes\x1a\x92\x02!this.matches('^(?i)https?://') || this.matches(r'^(?i:https?)://(?:(?:[^\\s\\p{Z}\\p{Cc}\\p{Cf}/?#@\\[\\]\\\\%]|%[0-9A-Fa-f]{2})*@)?(?:\\[[0-9A-Fa-f:.]+\\]|(?:[^\\s\\p{Z}\\p{Cc}\\p{Cf}/?#@:\\[\\]\\\\%]|%[0-9A-Fa-f]{2})+)(?::[0-9]*)?(?:[/?#](?:[^\\s\\p{Z}\\p{Cc}\\p{Cf}\\\\%]|%[0-9A-Fa-f]{2})*)?$')\xba\x01E\n" +
+	"\burl.http\x12\x19url must be http or https\x1a\x1ethis.matches('^(?i)https?://')r\x03\x18\x80\x10R\x03url\x12\x1e\n" +
 	"\x05title\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\xf4\x03R\x05title\x12\"\n" +
 	"\x04text\x18\x03 \x01(\tB\f\xbaH\tr\a\x10\x01\x18\x80\xda\xc4\tH\x00R\x04text\x12\"\n" +
 	"\x04html\x18\x04 \x01(\tB\f\xbaH\tr\a\x10\x01\x18\x80\xda\xc4\tH\x00R\x04html\x12*\n" +

@@ -279,14 +279,25 @@ type SearchResult struct {
 	Title string `protobuf:"bytes,1,opt,name=title,proto3" json:"title,omitempty"`
 	// The passage that matched; never empty.
 	Snippet string `protobuf:"bytes,2,opt,name=snippet,proto3" json:"snippet,omitempty"`
-	// The page, http or https.
+	// The page, http or https, in ASCII: an IRI's host in punycode and its
+	// other non-ASCII characters percent-encoded (see display_url).
 	Url string `protobuf:"bytes,3,opt,name=url,proto3" json:"url,omitempty"`
 	// Lower-case host of url without "www.".
 	SourceDomain string `protobuf:"bytes,4,opt,name=source_domain,json=sourceDomain,proto3" json:"source_domain,omitempty"`
 	// Engine relevance score; higher is better, comparable within a response.
 	Score float64 `protobuf:"fixed64,5,opt,name=score,proto3" json:"score,omitempty"`
 	// When the page was published, if the engine knows.
-	PublishedAt   *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=published_at,json=publishedAt,proto3" json:"published_at,omitempty"`
+	PublishedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=published_at,json=publishedAt,proto3" json:"published_at,omitempty"`
+	// url as people read it: a Unicode host and percent-escapes of non-ASCII
+	// characters decoded, e.g. https://de.wikipedia.org/wiki/Überwachung.
+	// Show this one; fetch and compare url.
+	DisplayUrl string `protobuf:"bytes,7,opt,name=display_url,json=displayUrl,proto3" json:"display_url,omitempty"`
+	// The page's media type (e.g. "text/html", "application/pdf") when the
+	// engine or the indexed document says so; empty when unknown.
+	MimeType string `protobuf:"bytes,8,opt,name=mime_type,json=mimeType,proto3" json:"mime_type,omitempty"`
+	// The site's icon when the engine or the indexed document provides one;
+	// empty when unknown.
+	FaviconUrl    string `protobuf:"bytes,9,opt,name=favicon_url,json=faviconUrl,proto3" json:"favicon_url,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -363,11 +374,34 @@ func (x *SearchResult) GetPublishedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *SearchResult) GetDisplayUrl() string {
+	if x != nil {
+		return x.DisplayUrl
+	}
+	return ""
+}
+
+func (x *SearchResult) GetMimeType() string {
+	if x != nil {
+		return x.MimeType
+	}
+	return ""
+}
+
+func (x *SearchResult) GetFaviconUrl() string {
+	if x != nil {
+		return x.FaviconUrl
+	}
+	return ""
+}
+
 // Document is a page to index locally. Give text or HTML; readable text is
 // extracted from HTML.
 type Document struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Where the document lives; its canonical form is the document's key.
+	// Where the document lives, an http or https URL or IRI (non-ASCII host
+	// and path welcome); its canonical form is the document's key, so the
+	// IRI and its percent-encoded form are one document.
 	Url string `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
 	// Title; taken from the HTML <title> when empty.
 	Title string `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
@@ -378,7 +412,9 @@ type Document struct {
 	//	*Document_Text
 	//	*Document_Html
 	Content isDocument_Content `protobuf_oneof:"content"`
-	// Free-form attributes kept with the document.
+	// Free-form attributes kept with the document. "mime_type" (or
+	// "content_type") and "favicon_url" (or "favicon"), when strings, fill the
+	// search results' fields of the same names.
 	Metadata      *structpb.Struct `protobuf:"bytes,5,opt,name=metadata,proto3" json:"metadata,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -856,18 +892,25 @@ const file_groundcrew_search_v1_search_proto_rawDesc = "" +
 	"\x06engine\x18\x02 \x01(\x0e2\x1c.groundcrew.search.v1.EngineR\x06engine\x12'\n" +
 	"\x0fdropped_results\x18\x03 \x01(\x05R\x0edroppedResults\x12\x16\n" +
 	"\x06cached\x18\x04 \x01(\bR\x06cached\x12A\n" +
-	"\rfallback_from\x18\x05 \x03(\x0e2\x1c.groundcrew.search.v1.EngineR\ffallbackFrom\"\xae\x02\n" +
+	"\rfallback_from\x18\x05 \x03(\x0e2\x1c.groundcrew.search.v1.EngineR\ffallbackFrom\"\x89\x06\n" +
 	"\fSearchResult\x12\x1d\n" +
 	"\x05title\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x05title\x12!\n" +
-	"\asnippet\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\asnippet\x12b\n" +
-	"\x03url\x18\x03 \x01(\tBP\xbaHM\xba\x01E\n" +
-	"\burl.http\x12\x19url must be http or https\x1a\x1ethis.matches('^(?i)https?://')r\x03\x88\x01\x01R\x03url\x12#\n" +
+	"\asnippet\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\asnippet\x12\xdd\x03\n" +
+	"\x03url\x18\x03 \x01(\tB\xca\x03\xbaH\xc6\x03\xba\x01\xfa\x02\n" +
+	"\aurl.iri\x12Zurl must be a web address (IRIs welcome) without spaces, control characters or backslashes\x1a\x92\x02!this.matches('^(?i)https?://') || this.matches(r'^(?i:https?)://(?:(?:[^\\s\\p{Z}\\p{Cc}\\p{Cf}/?#@\\[\\]\\\\%]|%[0-9A-Fa-f]{2})*@)?(?:\\[[0-9A-Fa-f:.]+\\]|(?:[^\\s\\p{Z}\\p{Cc}\\p{Cf}/?#@:\\[\\]\\\\%]|%[0-9A-Fa-f]{2})+)(?::[0-9]*)?(?:[/?#](?:[^\\s\\p{Z}\\p{Cc}\\p{Cf}\\\\%]|%[0-9A-Fa-f]{2})*)?$')\xba\x01E\n" +
+	"\burl.http\x12\x19url must be http or https\x1a\x1ethis.matches('^(?i)https?://')R\x03url\x12#\n" +
 	"\rsource_domain\x18\x04 \x01(\tR\fsourceDomain\x12\x14\n" +
 	"\x05score\x18\x05 \x01(\x01R\x05score\x12=\n" +
-	"\fpublished_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\vpublishedAt\"\x9e\x02\n" +
-	"\bDocument\x12e\n" +
-	"\x03url\x18\x01 \x01(\tBS\xbaHP\xba\x01E\n" +
-	"\burl.http\x12\x19url must be http or https\x1a\x1ethis.matches('^(?i)https?://')r\x06\x18\x80\x10\x88\x01\x01R\x03url\x12\x1e\n" +
+	"\fpublished_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\vpublishedAt\x12\x1f\n" +
+	"\vdisplay_url\x18\a \x01(\tR\n" +
+	"displayUrl\x12\x1b\n" +
+	"\tmime_type\x18\b \x01(\tR\bmimeType\x12\x1f\n" +
+	"\vfavicon_url\x18\t \x01(\tR\n" +
+	"faviconUrl\"\x9c\x05\n" +
+	"\bDocument\x12\xe2\x03\n" +
+	"\x03url\x18\x01 \x01(\tB\xcf\x03\xbaH\xcb\x03\xba\x01\xfa\x02\n" +
+	"\aurl.iri\x12Zurl must be a web address (IRIs welcome) without spaces, control characters or backslashes\x1a\x92\x02!this.matches('^(?i)https?://') || this.matches(r'^(?i:https?)://(?:(?:[^\\s\\p{Z}\\p{Cc}\\p{Cf}/?#@\\[\\]\\\\%]|%[0-9A-Fa-f]{2})*@)?(?:\\[[0-9A-Fa-f:.]+\\]|(?:[^\\s\\p{Z}\\p{Cc}\\p{Cf}/?#@:\\[\\]\\\\%]|%[0-9A-Fa-f]{2})+)(?::[0-9]*)?(?:[/?#](?:[^\\s\\p{Z}\\p{Cc}\\p{Cf}\\\\%]|%[0-9A-Fa-f]{2})*)?$')\xba\x01E\n" +
+	"\burl.http\x12\x19url must be http or https\x1a\x1ethis.matches('^(?i)https?://')r\x03\x18\x80\x10R\x03url\x12\x1e\n" +
 	"\x05title\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\xf4\x03R\x05title\x12!\n" +
 	"\x04text\x18\x03 \x01(\tB\v\xbaH\br\x06\x10\x01\x18\x80\x89zH\x00R\x04text\x12!\n" +
 	"\x04html\x18\x04 \x01(\tB\v\xbaH\br\x06\x10\x01\x18\x80\x89zH\x00R\x04html\x123\n" +
