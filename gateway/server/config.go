@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"strings"
 	"time"
 
+	"github.com/groundcrew/groundcrew/gateway/internal/edge"
 	"github.com/groundcrew/groundcrew/platform/config"
 )
 
@@ -17,8 +19,9 @@ import (
 type Config struct {
 	config.Common
 
-	// Addr is where the REST edge listens.
-	Addr string `env:"GATEWAY_ADDR" envDefault:":8080"`
+	// Addr is where the REST edge listens. Loopback by default: binding
+	// anything else needs APIKeys, or AllowOpen.
+	Addr string `env:"GATEWAY_ADDR" envDefault:"127.0.0.1:8080"`
 	// AdminAddr serves /metrics, /healthz and /readyz for the platform.
 	AdminAddr string `env:"GATEWAY_ADMIN_ADDR" envDefault:"127.0.0.1:9090"`
 
@@ -30,8 +33,27 @@ type Config struct {
 	NotifierAddr  string `env:"NOTIFIER_ADDR" envDefault:"127.0.0.1:50054"`
 
 	// APIKeys, when set, are required as `Authorization: Bearer <key>` on
-	// every /v1/ route except the Telegram webhook.
+	// every /v1/ route except the Telegram webhook. Entries are
+	// `name:key[:scopes]` (scopes read, write, admin joined by +) or a bare
+	// key, named key-1, key-2, … with every scope; see edge.ParseKeys.
 	APIKeys []string `env:"GATEWAY_API_KEYS" envSeparator:"," secret:"true"`
+	// AllowOpen lets the gateway listen on a non-loopback address without
+	// API keys. Even then only loopback hosts and Hosts are served.
+	AllowOpen bool `env:"GATEWAY_ALLOW_OPEN" envDefault:"false"`
+	// Hosts are the Host names served besides localhost and loopback
+	// addresses; when set they are checked with keys too. An open gateway
+	// refuses other hosts (DNS rebinding).
+	Hosts []string `env:"GATEWAY_HOSTS" envSeparator:","`
+	// TrustedProxies are the addresses or CIDR prefixes of reverse proxies
+	// whose X-Forwarded-For is believed (for rate limits and the
+	// forwarded-for metadata); empty trusts none.
+	TrustedProxies []string `env:"GATEWAY_TRUSTED_PROXIES" envSeparator:","`
+	// MaxStreamsPerClient caps the server streams (askStream, watch) one
+	// client (key, or address without one) holds open at once; 0 disables.
+	MaxStreamsPerClient int `env:"GATEWAY_MAX_STREAMS_PER_CLIENT" envDefault:"8"`
+	// RateClients bounds the rate limiter's table of clients (least
+	// recently seen evicted first).
+	RateClients int `env:"GATEWAY_RATE_CLIENTS" envDefault:"10000"`
 	// CORSOrigins are the browser origins allowed to call the API ("*" for
 	// any); empty allows none.
 	CORSOrigins []string `env:"GATEWAY_CORS_ORIGINS" envSeparator:","`
@@ -44,8 +66,8 @@ type Config struct {
 	// ForwardHeaders are extra request headers passed to the backends as gRPC
 	// metadata, on top of the built-in allow-list.
 	ForwardHeaders []string `env:"GATEWAY_FORWARD_HEADERS" envSeparator:","`
-	// BackendTimeout bounds a unary call when the client sets no
-	// Grpc-Timeout.
+	// BackendTimeout bounds every unary call; a client's Grpc-Timeout can
+	// shorten it, never lengthen it.
 	BackendTimeout time.Duration `env:"GATEWAY_BACKEND_TIMEOUT" envDefault:"60s"`
 	// ReadinessTimeout bounds each backend health check of /readyz.
 	ReadinessTimeout time.Duration `env:"GATEWAY_READINESS_TIMEOUT" envDefault:"2s"`
@@ -118,11 +140,41 @@ func (c Config) Validate() error {
 	if c.RateLimit < 0 || (c.RateLimit > 0 && c.RateBurst < 1) {
 		errs = append(errs, errors.New("GATEWAY_RATE_LIMIT must be >= 0 and GATEWAY_RATE_BURST >= 1 when limiting"))
 	}
-	for _, k := range c.APIKeys {
-		if strings.TrimSpace(k) == "" {
-			errs = append(errs, errors.New("GATEWAY_API_KEYS: contains an empty key"))
-			break
+	if _, err := edge.ParseKeys(c.APIKeys); err != nil {
+		errs = append(errs, err)
+	}
+	if len(c.APIKeys) == 0 && !c.AllowOpen && !loopback(c.Addr) {
+		errs = append(errs, fmt.Errorf("GATEWAY_ADDR %s is not a loopback address and GATEWAY_API_KEYS is not set: "+
+			"set GATEWAY_API_KEYS (e.g. name:key:read+write), or GATEWAY_ALLOW_OPEN=true to serve without keys", c.Addr))
+	}
+	if _, err := edge.ParseProxies(c.TrustedProxies); err != nil {
+		errs = append(errs, err)
+	}
+	if c.MaxStreamsPerClient < 0 {
+		errs = append(errs, fmt.Errorf("GATEWAY_MAX_STREAMS_PER_CLIENT: must be >= 0 (0 disables), got %d", c.MaxStreamsPerClient))
+	}
+	if c.RateClients < 0 {
+		errs = append(errs, fmt.Errorf("GATEWAY_RATE_CLIENTS: must be >= 0, got %d", c.RateClients))
+	}
+	for _, h := range c.ForwardHeaders {
+		if edge.ReservedMetadata(h) {
+			errs = append(errs, fmt.Errorf("GATEWAY_FORWARD_HEADERS: %q is set by the gateway alone and cannot be forwarded from clients", strings.TrimSpace(h)))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// loopback reports whether addr (host:port) binds loopback only: an
+// empty host, 0.0.0.0 or :: bind every interface, and a host name other
+// than localhost may resolve to anything.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }

@@ -17,24 +17,25 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/cors"
-	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
 	"github.com/groundcrew/groundcrew/gateway/internal/apidocs"
 	"github.com/groundcrew/groundcrew/gateway/internal/codec"
+	"github.com/groundcrew/groundcrew/gateway/internal/console"
 	"github.com/groundcrew/groundcrew/gateway/internal/edge"
 	"github.com/groundcrew/groundcrew/gen"
 	groundingv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/grounding/v1"
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
 	ragv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/rag/v1"
 	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
+	"github.com/groundcrew/groundcrew/platform/actor"
 	"github.com/groundcrew/groundcrew/platform/config"
+	"github.com/groundcrew/groundcrew/platform/grpcclient"
 	"github.com/groundcrew/groundcrew/platform/telemetry"
 )
 
@@ -53,18 +54,18 @@ type Backends struct {
 
 func (b Backends) all() []Backend { return []Backend{b.Search, b.Grounding, b.Rag, b.Notifier} }
 
-// Dial opens a client connection to each backend. Connections are lazy: a
-// backend that is down makes its routes answer 503 and /readyz fail, not
-// the gateway's start.
+// Dial opens a client connection to each backend through
+// platform/grpcclient, as the services dial each other (tracing, request
+// ids, GRPC_SHARED_TOKEN or mTLS), with room for large answers. Connections
+// are lazy: a backend that is down makes its routes answer 503 and /readyz
+// fail, not the gateway's start. Every call carries the authenticated
+// caller's name as actor metadata (see withActor).
 func Dial(cfg Config, tp trace.TracerProvider) (Backends, func() error, error) {
-	opts := []grpc.DialOption{
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithStatsHandler(otelgrpc.NewClientHandler(
-			otelgrpc.WithTracerProvider(tp),
-			otelgrpc.WithPropagators(telemetry.Propagator()),
-		)),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(32 << 20)),
-	}
+	opts := append(grpcclient.Secure(cfg.Transport),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxBackendMessage)),
+		grpc.WithChainUnaryInterceptor(unaryActor),
+		grpc.WithChainStreamInterceptor(streamActor),
+	)
 	var conns []*grpc.ClientConn
 	closeAll := func() error {
 		var errs []error
@@ -74,9 +75,9 @@ func Dial(cfg Config, tp trace.TracerProvider) (Backends, func() error, error) {
 		return errors.Join(errs...)
 	}
 	dial := func(name, addr string, services ...string) (Backend, error) {
-		conn, err := grpc.NewClient(addr, opts...)
+		conn, err := grpcclient.Dial(addr, tp, opts...)
 		if err != nil {
-			return Backend{}, fmt.Errorf("dialing %s at %s: %w", name, addr, err)
+			return Backend{}, fmt.Errorf("%s: %w", name, err)
 		}
 		conns = append(conns, conn)
 		return Backend{Name: name, Services: services, Conn: conn}, nil
@@ -99,16 +100,33 @@ func Dial(cfg Config, tp trace.TracerProvider) (Backends, func() error, error) {
 	return b, closeAll, nil
 }
 
+// maxBackendMessage is the largest answer the gateway accepts from a
+// backend (a long research report, a page of messages with evidence).
+const maxBackendMessage = 32 << 20
+
 // forwardedHeaders are the request headers passed to the backends as gRPC
 // metadata. Everything else stays at the edge: in particular clients cannot
-// inject arbitrary metadata with Grpc-Metadata-* headers.
+// inject arbitrary metadata with Grpc-Metadata-* headers, and credentials,
+// cookies, baggage, forwarding chains and the actor are scrubbed before
+// the routes run (edge.Scrub).
 var forwardedHeaders = []string{
 	"x-request-id",
 	"traceparent",
 	"tracestate",
-	"baggage",
 	"x-telegram-bot-api-secret-token",
 	"accept-language",
+}
+
+// unaryActor and streamActor put the authenticated caller's name (the API
+// key's, from edge.Identify) on every backend call as actor metadata,
+// replacing whatever else is there: the name comes from the gateway, never
+// from the client.
+func unaryActor(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	return invoker(actor.OutgoingContext(ctx, edge.ClientFrom(ctx).Actor()), method, req, reply, cc, opts...)
+}
+
+func streamActor(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	return streamer(actor.OutgoingContext(ctx, edge.ClientFrom(ctx).Actor()), desc, cc, method, opts...)
 }
 
 // Handler is the REST edge, ready to serve.
@@ -122,9 +140,17 @@ type Handler struct {
 func NewHandler(ctx context.Context, cfg Config, b Backends, logger *slog.Logger, reg prometheus.Registerer, tp trace.TracerProvider) (*Handler, error) {
 	allowed := map[string]bool{}
 	for _, h := range append(append([]string{}, forwardedHeaders...), cfg.ForwardHeaders...) {
-		if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
+		if h = strings.ToLower(strings.TrimSpace(h)); h != "" && !edge.ReservedMetadata(h) {
 			allowed[h] = true
 		}
+	}
+	keys, err := edge.ParseKeys(cfg.APIKeys)
+	if err != nil {
+		return nil, err
+	}
+	proxies, err := edge.ParseProxies(cfg.TrustedProxies)
+	if err != nil {
+		return nil, err
 	}
 	jsonCodec := codec.NewJSON(cfg.JSONMaxDepth)
 	metrics := newHTTPMetrics(reg)
@@ -181,12 +207,22 @@ func NewHandler(ctx context.Context, cfg Config, b Backends, logger *slog.Logger
 	// The OpenAPI 3 document, complete as tools/openapi3 generates it.
 	openapi := gen.OpenAPI3
 
+	// The API, innermost last: who is calling, counted against its limit,
+	// allowed (key and scope), sending JSON, within the body limit and its
+	// stream cap; then the client's headers are scrubbed and the call gets
+	// its deadline and its actor.
 	var api http.Handler = withTimeout(cfg.BackendTimeout, orDefault(cfg.WriteTimeout, defaultWriteTimeout), mux)
-	api = edge.BodyLimit(cfg.BodyLimit, api)
-	api = edge.Auth(cfg.APIKeys, protectedRoute, api)
-	if cfg.RateLimit > 0 {
-		api = edge.NewRateLimiter(cfg.RateLimit, cfg.RateBurst).Middleware(api)
+	api = edge.Scrub(api)
+	if cfg.MaxStreamsPerClient > 0 {
+		api = edge.NewStreamLimiter(cfg.MaxStreamsPerClient).Middleware(isStream, api)
 	}
+	api = edge.BodyLimit(cfg.BodyLimit, api)
+	api = edge.RequireJSON(api)
+	api = edge.Require(len(keys) > 0, routeScope, api)
+	if cfg.RateLimit > 0 {
+		api = edge.NewRateLimiter(cfg.RateLimit, cfg.RateBurst, cfg.RateClients).Middleware(api)
+	}
+	api = edge.Identify(keys, proxies, api)
 
 	rd := &readiness{backends: b.all(), timeout: cfg.ReadinessTimeout}
 	root := http.NewServeMux()
@@ -201,9 +237,20 @@ func NewHandler(ctx context.Context, cfg Config, b Backends, logger *slog.Logger
 	})
 	root.Handle("GET /docs/", http.StripPrefix("/docs/", apidocs.Handler()))
 	root.Handle("GET /docs", http.RedirectHandler("/docs/", http.StatusMovedPermanently))
+	consoleHandler, err := console.Handler()
+	if err != nil {
+		return nil, fmt.Errorf("preparing the console: %w", err)
+	}
+	root.Handle("GET "+console.Prefix, consoleHandler)
+	root.Handle("GET /console", http.RedirectHandler(console.Prefix, http.StatusMovedPermanently))
 	root.Handle("/", api)
 
 	var h http.Handler = root
+	// An open gateway is reachable from any web page through DNS
+	// rebinding; it serves only loopback hosts and GATEWAY_HOSTS.
+	if len(keys) == 0 || len(cfg.Hosts) > 0 {
+		h = edge.NewHosts(cfg.Hosts).Middleware(h)
+	}
 	if len(cfg.CORSOrigins) > 0 {
 		h = cors.New(cors.Options{
 			AllowedOrigins:   cfg.CORSOrigins,
@@ -225,23 +272,19 @@ func NewHandler(ctx context.Context, cfg Config, b Backends, logger *slog.Logger
 	return &Handler{Handler: h, readiness: rd}, nil
 }
 
-// protectedRoute says which routes need an API key: every /v1/ route except
-// the Telegram webhook, which Telegram calls with its own secret header.
-func protectedRoute(r *http.Request) bool {
-	return strings.HasPrefix(r.URL.Path, "/v1/") && r.URL.Path != "/v1/telegram/webhook"
-}
-
-// withTimeout bounds unary calls when the client sent no Grpc-Timeout.
-// Streams (Server-Sent Events, watches) run until the client goes away:
-// their writes each get writeTimeout, instead of the server's one deadline
-// for the whole response.
+// withTimeout bounds every unary call by d. A client's Grpc-Timeout still
+// applies (grpc-gateway derives its deadline from this context), so it can
+// shorten the call but never lift it past d. Streams (Server-Sent Events,
+// watches), chosen by route, run until the client goes away: their writes
+// each get writeTimeout, instead of the server's one deadline for the
+// whole response.
 func withTimeout(d, writeTimeout time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isStream(r) {
 			next.ServeHTTP(&streamWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: writeTimeout}, r)
 			return
 		}
-		if d <= 0 || r.Header.Get("Grpc-Timeout") != "" {
+		if d <= 0 {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -275,11 +318,6 @@ func (w *streamWriter) Flush() {
 
 // Unwrap lets http.ResponseController reach the connection.
 func (w *streamWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-func isStream(r *http.Request) bool {
-	return strings.HasSuffix(r.URL.Path, ":askStream") || strings.HasSuffix(r.URL.Path, ":watch") ||
-		strings.Contains(r.Header.Get("Accept"), codec.SSEContentType)
-}
 
 // sanitize keeps a backend's error text away from clients where it may hold
 // internals: Internal, Unknown and DataLoss become "internal error", and
@@ -391,7 +429,8 @@ func (rd *readiness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	logger.Info("starting gateway", "config", config.LogValue(cfg))
 	if len(cfg.APIKeys) == 0 {
-		logger.Warn("GATEWAY_API_KEYS is not set: the API is open to anyone who can reach it")
+		logger.Warn("GATEWAY_API_KEYS is not set: the API is open to anyone who can reach it; only localhost and GATEWAY_HOSTS are served",
+			"addr", cfg.Addr, "allow_open", cfg.AllowOpen)
 	}
 	tp, shutdownTracing, err := telemetry.Setup(ctx, cfg.ServiceName("gateway"), cfg.OTLPEndpoint, telemetry.WithLogger(logger))
 	if err != nil {
@@ -426,8 +465,11 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	admin.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	admin.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	admin.Handle("GET /readyz", h.readiness)
-	// Go's profiler, as on every service's admin port (loopback by default).
-	telemetry.HandleProfiler(admin)
+	// Go's profiler, as on every service's admin port, only with
+	// ADMIN_PPROF=true.
+	if cfg.Transport.AdminPprof {
+		telemetry.HandleProfiler(admin)
+	}
 	adminSrv := newHTTPServer(admin, cfg, logger)
 
 	logger.Info("gateway listening", "rest", "http://"+displayAddr(lis.Addr()), "admin", "http://"+displayAddr(adminLis.Addr()),

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -216,6 +217,10 @@ func do(t *testing.T, method, url, body string, headers ...string) response {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if body != "" {
+		// What every JSON client sends; tests of other types override it.
+		req.Header.Set("Content-Type", "application/json")
+	}
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
@@ -307,6 +312,7 @@ func TestBodyLimit(t *testing.T) {
 	}
 	// Without Content-Length (chunked), the limit still holds.
 	req, _ := http.NewRequest("POST", h.url+"/v1/alerts", io.MultiReader(strings.NewReader(big)))
+	req.Header.Set("Content-Type", "application/json")
 	req.ContentLength = -1
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -434,21 +440,31 @@ func TestHeaderAllowList(t *testing.T) {
 func TestRateLimit(t *testing.T) {
 	cfg := testConfig()
 	cfg.RateLimit, cfg.RateBurst = 0.001, 2
+	cfg.APIKeys = []string{"ci:kci:write", "ops:kops:write"}
 	h := newHarness(t, cfg)
 	var codes []int
 	for range 3 {
-		codes = append(codes, do(t, "POST", h.url+"/v1/alerts", `{"text":"x"}`).code)
+		codes = append(codes, do(t, "POST", h.url+"/v1/alerts", `{"text":"x"}`, "Authorization", "Bearer kci").code)
 	}
 	if codes[0] != 200 || codes[1] != 200 || codes[2] != 429 {
 		t.Fatalf("codes = %v, want [200 200 429]", codes)
 	}
-	got := do(t, "POST", h.url+"/v1/alerts", `{"text":"x"}`)
+	got := do(t, "POST", h.url+"/v1/alerts", `{"text":"x"}`, "Authorization", "Bearer kci")
 	if got.header.Get("Retry-After") == "" {
 		t.Error("429 without Retry-After")
 	}
-	// Another client (a different key) has its own bucket.
-	if got := do(t, "POST", h.url+"/v1/alerts", `{"text":"x"}`, "Authorization", "Bearer other"); got.code != 200 {
-		t.Errorf("second client = %d, want 200", got.code)
+	// Another valid key has its own bucket.
+	if got := do(t, "POST", h.url+"/v1/alerts", `{"text":"x"}`, "Authorization", "Bearer kops"); got.code != 200 {
+		t.Errorf("second key = %d, want 200", got.code)
+	}
+	// Requests without a valid key count against the address: junk tokens
+	// share one bucket (401, 401, then 429), so guessing keys is limited.
+	var junk []int
+	for i := range 3 {
+		junk = append(junk, do(t, "POST", h.url+"/v1/alerts", `{"text":"x"}`, "Authorization", "Bearer junk-"+strconv.Itoa(i)).code)
+	}
+	if junk[0] != 401 || junk[1] != 401 || junk[2] != 429 {
+		t.Errorf("junk tokens = %v, want [401 401 429]", junk)
 	}
 	// Probes are not rate limited.
 	if got := do(t, "GET", h.url+"/healthz", ""); got.code != 200 {
@@ -541,7 +557,7 @@ func TestConfigValidation(t *testing.T) {
 	valid := func() Config {
 		cfg := testConfig()
 		cfg.DataDir, cfg.LogLevel, cfg.LogFormat = "d", "info", "json"
-		cfg.Addr, cfg.AdminAddr = ":8080", "127.0.0.1:9090"
+		cfg.Addr, cfg.AdminAddr = "127.0.0.1:8080", "127.0.0.1:9090"
 		cfg.SearchAddr, cfg.GroundingAddr, cfg.RagAddr, cfg.NotifierAddr = "a:1", "b:2", "c:3", "d:4"
 		return cfg
 	}
@@ -560,6 +576,20 @@ func TestConfigValidation(t *testing.T) {
 		{"negative read timeout", func(c *Config) { c.ReadTimeout = -time.Second }, []string{"GATEWAY_READ_TIMEOUT"}},
 		{"no write timeout", func(c *Config) { c.WriteTimeout = 0 }, []string{"GATEWAY_WRITE_TIMEOUT"}},
 		{"no idle timeout", func(c *Config) { c.IdleTimeout = 0 }, []string{"GATEWAY_IDLE_TIMEOUT"}},
+		{"every interface without keys", func(c *Config) { c.Addr = ":8080" }, []string{"GATEWAY_API_KEYS", "GATEWAY_ALLOW_OPEN"}},
+		{"0.0.0.0 without keys", func(c *Config) { c.Addr = "0.0.0.0:8080" }, []string{"GATEWAY_API_KEYS", "GATEWAY_ALLOW_OPEN"}},
+		{"a host name without keys", func(c *Config) { c.Addr = "gateway.internal:8080" }, []string{"GATEWAY_API_KEYS"}},
+		{"localhost without keys", func(c *Config) { c.Addr = "localhost:8080" }, nil},
+		{"::1 without keys", func(c *Config) { c.Addr = "[::1]:8080" }, nil},
+		{"every interface with keys", func(c *Config) { c.Addr, c.APIKeys = ":8080", []string{"ops:k1:admin"} }, nil},
+		{"every interface, explicitly open", func(c *Config) { c.Addr, c.AllowOpen = ":8080", true }, nil},
+		{"unknown scope", func(c *Config) { c.APIKeys = []string{"ci:k2:read+delete"} }, []string{"GATEWAY_API_KEYS", `unknown scope "delete"`}},
+		{"name used twice", func(c *Config) { c.APIKeys = []string{"ci:k1", "ci:k2"} }, []string{`the name "ci" is used twice`}},
+		{"empty key", func(c *Config) { c.APIKeys = []string{"ci::read"} }, []string{"empty key"}},
+		{"bad proxy", func(c *Config) { c.TrustedProxies = []string{"10.0.0.0/99"} }, []string{"GATEWAY_TRUSTED_PROXIES"}},
+		{"forwarding the actor", func(c *Config) { c.ForwardHeaders = []string{"X-Groundcrew-Actor"} }, []string{"GATEWAY_FORWARD_HEADERS"}},
+		{"forwarding X-Forwarded-For", func(c *Config) { c.ForwardHeaders = []string{"x-forwarded-for"} }, []string{"GATEWAY_FORWARD_HEADERS"}},
+		{"negative stream cap", func(c *Config) { c.MaxStreamsPerClient = -1 }, []string{"GATEWAY_MAX_STREAMS_PER_CLIENT"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -50,6 +50,7 @@ func TestStreamOutlivesWriteTimeout(t *testing.T) {
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost,
 		"http://"+rest+"/v1/collections/gospec:askStream", strings.NewReader(`{"query":"q"}`))
 	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Content-Type", "application/json")
 	client := &http.Client{Timeout: 30 * time.Second}
 	resp, err := client.Do(req)
 	if err != nil {

@@ -135,7 +135,7 @@ func TestSlowHeadersAreCutOff(t *testing.T) {
 
 	start := time.Now()
 	c := dialRaw(t, addr)
-	if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: gateway\r\nX-Slow: "); err != nil {
+	if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Slow: "); err != nil {
 		t.Fatal(err)
 	}
 	stop := trickle(c, 'a', 20*time.Millisecond)
@@ -159,7 +159,7 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 
 	start := time.Now()
 	c := dialRaw(t, addr)
-	const head = "POST /v1/alerts HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+	const head = "POST /v1/alerts HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
 	if _, err := io.WriteString(c, head+`{"text":"`); err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 	// The server starts its idle clock when it has answered, which is
 	// after this and (by a little) before we have read the answer.
 	sent := time.Now()
-	if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: gateway\r\n\r\n"); err != nil {
+	if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"); err != nil {
 		t.Fatal(err)
 	}
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
@@ -282,9 +282,12 @@ func TestNewHTTPServerTimeouts(t *testing.T) {
 }
 
 // TestAdminPortServesProfiler checks that the gateway's admin port has Go's
-// profiler, as every service's admin port does, and the REST port not.
+// profiler with ADMIN_PPROF=true, as every service's admin port does, and
+// the REST port never.
 func TestAdminPortServesProfiler(t *testing.T) {
-	rest, admin := runGatewayWith(t, testConfig(), func(*grpcserver.Server) {})
+	cfg := testConfig()
+	cfg.Transport.AdminPprof = true
+	rest, admin := runGatewayWith(t, cfg, func(*grpcserver.Server) {})
 	get := func(url string) (int, string) {
 		t.Helper()
 		resp, err := http.Get(url)
@@ -300,5 +303,10 @@ func TestAdminPortServesProfiler(t *testing.T) {
 	}
 	if code, _ := get("http://" + rest + "/debug/pprof/goroutine?debug=1"); code == http.StatusOK {
 		t.Errorf("REST port serves the profiler (%d)", code)
+	}
+	// Without ADMIN_PPROF=true the admin port has no profiler either.
+	_, admin = runGatewayWith(t, testConfig(), func(*grpcserver.Server) {})
+	if code, _ := get("http://" + admin + "/debug/pprof/goroutine?debug=1"); code == http.StatusOK {
+		t.Errorf("admin port serves the profiler without ADMIN_PPROF (%d)", code)
 	}
 }

@@ -1,27 +1,24 @@
 // Package edge holds the HTTP middleware in front of the gateway's routes:
-// request ids, access logs, body limits, API-key auth and per-client rate
-// limits. Each writes errors in the gRPC status JSON shape the routes use.
+// request ids, access logs, body limits, named API keys with scopes, the
+// client's identity (trusted proxies), per-client rate and stream limits,
+// Host and Content-Type checks against browser attacks, and the scrubbing of
+// client headers before a backend sees the request. Each writes errors in
+// the gRPC status JSON shape the routes use.
 package edge
 
 import (
 	"bytes"
 	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"strconv"
-	"strings"
-	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
 	"google.golang.org/grpc/codes"
 )
 
@@ -127,7 +124,7 @@ func AccessLog(logger *slog.Logger, next http.Handler) http.Handler {
 			slog.Duration("latency", time.Since(start)),
 			slog.Int64("bytes", rec.bytes),
 			slog.String("request_id", r.Header.Get(RequestIDHeader)),
-			slog.String("client", clientIP(r)),
+			slog.String("client", ClientFrom(r.Context()).IP),
 		)
 	})
 }
@@ -173,145 +170,6 @@ func tooLarge(w http.ResponseWriter, limit int64) {
 	w.Header().Set("Connection", "close")
 	WriteError(w, http.StatusRequestEntityTooLarge, codes.ResourceExhausted,
 		"request body larger than "+strconv.FormatInt(limit, 10)+" bytes")
-}
-
-// Auth requires `Authorization: Bearer <key>` with one of keys on every
-// route for which protected returns true. Keys are compared in constant time
-// (over their SHA-256, so neither content nor length leaks through timing).
-// With no keys, everything is open.
-func Auth(keys []string, protected func(*http.Request) bool, next http.Handler) http.Handler {
-	if len(keys) == 0 {
-		return next
-	}
-	hashes := make([][32]byte, len(keys))
-	for i, k := range keys {
-		hashes[i] = sha256.Sum256([]byte(k))
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !protected(r) || r.Method == http.MethodOptions {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if _, ok := matchKey(hashes, r); !ok {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="groundcrew"`)
-			WriteError(w, http.StatusUnauthorized, codes.Unauthenticated, "missing or invalid API key: send Authorization: Bearer <key>")
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-func bearer(r *http.Request) (string, bool) {
-	h := r.Header.Get("Authorization")
-	const prefix = "bearer "
-	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
-		return "", false
-	}
-	return strings.TrimSpace(h[len(prefix):]), true
-}
-
-func matchKey(hashes [][32]byte, r *http.Request) (int, bool) {
-	key, ok := bearer(r)
-	if !ok {
-		return -1, false
-	}
-	sum := sha256.Sum256([]byte(key))
-	found := -1
-	// Compare against every key so the time taken does not say which matched.
-	for i := range hashes {
-		if subtle.ConstantTimeCompare(sum[:], hashes[i][:]) == 1 {
-			found = i
-		}
-	}
-	return found, found >= 0
-}
-
-// RateLimiter is a per-client token bucket. A client is its API key when it
-// sends one, otherwise its IP address.
-type RateLimiter struct {
-	perSecond rate.Limit
-	burst     int
-	now       func() time.Time
-
-	mu      sync.Mutex
-	clients map[string]*clientLimiter
-	swept   time.Time
-}
-
-type clientLimiter struct {
-	limiter  *rate.Limiter
-	lastSeen time.Time
-}
-
-// NewRateLimiter allows perSecond requests per client with bursts of burst.
-func NewRateLimiter(perSecond float64, burst int) *RateLimiter {
-	return &RateLimiter{perSecond: rate.Limit(perSecond), burst: burst, now: time.Now, clients: map[string]*clientLimiter{}}
-}
-
-// Middleware rejects requests over the limit with 429 and Retry-After.
-func (l *RateLimiter) Middleware(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		wait, ok := l.allow(clientKey(r))
-		if !ok {
-			secs := int(wait.Seconds() + 0.999)
-			if secs < 1 {
-				secs = 1
-			}
-			w.Header().Set("Retry-After", strconv.Itoa(secs))
-			WriteError(w, http.StatusTooManyRequests, codes.ResourceExhausted, "rate limit exceeded: retry after "+strconv.Itoa(secs)+"s")
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-func (l *RateLimiter) allow(client string) (time.Duration, bool) {
-	now := l.now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	// Forget idle clients now and then so the map stays bounded by the
-	// clients of the last few minutes.
-	if now.Sub(l.swept) > time.Minute {
-		for k, c := range l.clients {
-			if now.Sub(c.lastSeen) > 5*time.Minute {
-				delete(l.clients, k)
-			}
-		}
-		l.swept = now
-	}
-	c, ok := l.clients[client]
-	if !ok {
-		c = &clientLimiter{limiter: rate.NewLimiter(l.perSecond, l.burst)}
-		l.clients[client] = c
-	}
-	c.lastSeen = now
-	res := c.limiter.ReserveN(now, 1)
-	if !res.OK() {
-		return time.Second, false
-	}
-	if d := res.DelayFrom(now); d > 0 {
-		res.CancelAt(now)
-		return d, false
-	}
-	return 0, true
-}
-
-func clientKey(r *http.Request) string {
-	if key, ok := bearer(r); ok {
-		sum := sha256.Sum256([]byte(key))
-		return "key:" + hex.EncodeToString(sum[:8])
-	}
-	return "ip:" + clientIP(r)
-}
-
-// clientIP is the peer address. X-Forwarded-For is not trusted: anyone can
-// set it, and trusting it would let a client dodge its rate limit.
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
 }
 
 // Recover turns a panic in a handler into a 500 with no detail, logged with

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ import (
 
 func TestRateLimiterRefills(t *testing.T) {
 	now := time.Unix(1000, 0)
-	l := NewRateLimiter(1, 2)
+	l := NewRateLimiter(1, 2, 10)
 	l.now = func() time.Time { return now }
 	for i, want := range []bool{true, true, false} {
 		if _, ok := l.allow("c"); ok != want {
@@ -31,17 +32,29 @@ func TestRateLimiterRefills(t *testing.T) {
 	}
 }
 
-func TestRateLimiterForgetsIdleClients(t *testing.T) {
+func TestRateLimiterTableIsBounded(t *testing.T) {
 	now := time.Unix(1000, 0)
-	l := NewRateLimiter(1, 1)
+	l := NewRateLimiter(1, 1, 50)
 	l.now = func() time.Time { return now }
-	for i := range 100 {
-		l.allow(strings.Repeat("x", i))
+	if _, ok := l.allow("regular"); !ok {
+		t.Fatal("first request refused")
 	}
-	now = now.Add(10 * time.Minute)
-	l.allow("fresh")
-	if len(l.clients) != 1 {
-		t.Errorf("clients after idle sweep = %d, want 1", len(l.clients))
+	for i := range 49 {
+		l.allow("junk-" + strconv.Itoa(i))
+	}
+	// Seen again, "regular" is the most recent: the next junk evicts the
+	// oldest junk, not it.
+	if _, ok := l.allow("regular"); ok {
+		t.Fatal("regular's second request in the same instant allowed, want refused (burst 1)")
+	}
+	for i := range 1000 {
+		l.allow("more-junk-" + strconv.Itoa(i))
+	}
+	if got := l.Len(); got != 50 {
+		t.Errorf("table holds %d clients, want the capacity 50", got)
+	}
+	if _, ok := l.allow("junk-0"); !ok {
+		t.Error("an evicted client was not forgotten (refused, want a fresh bucket)")
 	}
 }
 

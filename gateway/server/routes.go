@@ -1,0 +1,134 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/groundcrew/groundcrew/gateway/internal/edge"
+)
+
+// route is one line of the route table: a method, a path pattern in the
+// proto's http-rule syntax ({var} matches one segment, {var}:verb one
+// segment ending in :verb) and what calling it takes.
+type route struct {
+	method, pattern string
+	// scope is what an API key needs; open routes need no key.
+	scope edge.Scope
+	open  bool
+	// stream routes run until the client leaves: no backend deadline, but
+	// a cap on how many one client holds (GATEWAY_MAX_STREAMS_PER_CLIENT).
+	stream bool
+}
+
+// routes says, for every /v1/ route, which scope an API key needs (the
+// README's "Security" section prints this table). read: GETs and queries
+// that change nothing; write: ingest, grounding, conversations, research
+// runs; admin: acting for a person (sending to chats, deciding approvals,
+// reviews, silencing and acknowledging alert groups) and raw stored
+// evidence. A route missing here needs admin, the strictest scope, so a
+// new route is closed until someone decides otherwise.
+var routes = []route{
+	{method: "POST", pattern: "/v1/telegram/webhook", open: true}, // Telegram's own secret header
+
+	{method: "POST", pattern: "/v1/search", scope: edge.ScopeRead},
+	{method: "GET", pattern: "/v1/search/engines", scope: edge.ScopeRead},
+	{method: "POST", pattern: "/v1/search/documents", scope: edge.ScopeWrite},
+
+	{method: "POST", pattern: "/v1/ground", scope: edge.ScopeWrite},
+	{method: "POST", pattern: "/v1/ground:query", scope: edge.ScopeRead},
+	{method: "POST", pattern: "/v1/converse", scope: edge.ScopeWrite},
+	{method: "GET", pattern: "/v1/messages", scope: edge.ScopeRead},
+	{method: "GET", pattern: "/v1/messages/{id}", scope: edge.ScopeRead},
+	{method: "POST", pattern: "/v1/messages/{id}:review", scope: edge.ScopeAdmin},
+	{method: "GET", pattern: "/v1/messages/{message_id}/citations/{citation_id}/raw-html", scope: edge.ScopeAdmin},
+
+	{method: "POST", pattern: "/v1/research", scope: edge.ScopeWrite},
+	{method: "GET", pattern: "/v1/research", scope: edge.ScopeRead},
+	{method: "GET", pattern: "/v1/research/{id}", scope: edge.ScopeRead},
+	{method: "GET", pattern: "/v1/research/{id}/report", scope: edge.ScopeRead},
+	{method: "GET", pattern: "/v1/research/{id}:watch", scope: edge.ScopeRead, stream: true},
+	{method: "GET", pattern: "/v1/approvals", scope: edge.ScopeRead},
+	{method: "POST", pattern: "/v1/approvals/{id}:decide", scope: edge.ScopeAdmin},
+
+	{method: "GET", pattern: "/v1/collections", scope: edge.ScopeRead},
+	{method: "POST", pattern: "/v1/collections", scope: edge.ScopeWrite},
+	{method: "GET", pattern: "/v1/collections/{collection}", scope: edge.ScopeRead},
+	{method: "POST", pattern: "/v1/collections/{collection}/documents", scope: edge.ScopeWrite},
+	{method: "POST", pattern: "/v1/collections/{collection}:retrieve", scope: edge.ScopeRead},
+	{method: "POST", pattern: "/v1/collections/{collection}:ask", scope: edge.ScopeRead},
+	{method: "POST", pattern: "/v1/collections/{collection}:askStream", scope: edge.ScopeRead, stream: true},
+
+	{method: "POST", pattern: "/v1/alerts", scope: edge.ScopeWrite},
+	{method: "POST", pattern: "/v1/alerts:alertmanager", scope: edge.ScopeWrite},
+	{method: "POST", pattern: "/v1/alerts:grafana", scope: edge.ScopeWrite},
+	{method: "GET", pattern: "/v1/alerts", scope: edge.ScopeRead},
+	{method: "GET", pattern: "/v1/alerts/{id}", scope: edge.ScopeRead},
+	{method: "GET", pattern: "/v1/alert-groups", scope: edge.ScopeRead},
+	{method: "GET", pattern: "/v1/alert-groups/{id}", scope: edge.ScopeRead},
+	{method: "POST", pattern: "/v1/alert-groups/{id}:silence", scope: edge.ScopeAdmin},
+	{method: "POST", pattern: "/v1/alert-groups/{id}:ack", scope: edge.ScopeAdmin},
+	{method: "POST", pattern: "/v1/notifications:format", scope: edge.ScopeRead},
+	{method: "POST", pattern: "/v1/notifications:send", scope: edge.ScopeAdmin},
+}
+
+// lookupRoute finds r's line in the table; ok is false for a route the
+// table does not know.
+func lookupRoute(r *http.Request) (route, bool) {
+	for _, rt := range routes {
+		if rt.method == r.Method && matchPattern(rt.pattern, r.URL.Path) {
+			return rt, true
+		}
+	}
+	return route{}, false
+}
+
+// routeScope is what [edge.Require] asks: the scope r needs, and whether it
+// needs a key at all. Only /v1/ is the API; everything else (probes,
+// openapi.json, docs, the console's assets) is public.
+func routeScope(r *http.Request) (edge.Scope, bool) {
+	if !strings.HasPrefix(r.URL.Path, "/v1/") {
+		return "", false
+	}
+	rt, ok := lookupRoute(r)
+	if !ok {
+		return edge.ScopeAdmin, true
+	}
+	return rt.scope, !rt.open
+}
+
+// isStream says whether r is a server stream, by route alone: a client's
+// Accept header does not turn a unary call into an unbounded one.
+func isStream(r *http.Request) bool {
+	rt, ok := lookupRoute(r)
+	return ok && rt.stream
+}
+
+// matchPattern matches path against an http-rule pattern.
+func matchPattern(pattern, path string) bool {
+	ps := strings.Split(strings.Trim(pattern, "/"), "/")
+	xs := strings.Split(strings.Trim(path, "/"), "/")
+	if len(ps) != len(xs) || strings.HasSuffix(path, "//") {
+		return false
+	}
+	for i, p := range ps {
+		x := xs[i]
+		if !strings.HasPrefix(p, "{") {
+			if p != x {
+				return false
+			}
+			continue
+		}
+		end := strings.IndexByte(p, '}')
+		verb := p[end+1:] // "" or ":verb"
+		if verb == "" {
+			if x == "" || strings.Contains(x, ":") {
+				return false
+			}
+			continue
+		}
+		if !strings.HasSuffix(x, verb) || len(x) == len(verb) || strings.Contains(strings.TrimSuffix(x, verb), ":") {
+			return false
+		}
+	}
+	return true
+}
