@@ -34,7 +34,7 @@ run: build ## Build and start all four services and the gateway on embedded defa
 	@scripts/run.sh
 
 .PHONY: test
-test: proto-check fmt-check test-go fuzz ## Run every check and test (what CI runs).
+test: proto-check fmt-check test-console test-go fuzz ## Run every check and test (what CI runs).
 
 .PHONY: build
 build: ## Build every binary into bin/.
@@ -56,6 +56,26 @@ generate: tools ## Format the protos and regenerate gen/.
 	$(BUF) generate
 	@# The OpenAPI 3 document /openapi.json serves, from the Swagger 2.0 one.
 	cd tools/openapi3 && go run . -in ../../gen/openapi/groundcrew.swagger.json -out ../../gen/openapi/groundcrew.openapi.json
+	$(MAKE) --no-print-directory console
+
+# The console (web/console): its TypeScript client is generated from the
+# OpenAPI 3 document and its built assets are committed under
+# gateway/internal/console/dist, so `make run` needs only Go. Node and npm
+# (versions pinned in web/console/package-lock.json) are needed only here.
+CONSOLE := web/console
+CONSOLE_GENERATED := $(CONSOLE)/src/api gateway/internal/console/dist
+
+.PHONY: console
+console: ## Regenerate the console's typed API client and rebuild its embedded assets (needs Node 20 and npm).
+	cd $(CONSOLE) && npm ci --no-audit --no-fund --loglevel=error && npm run generate && npm run build
+
+.PHONY: test-console
+test-console: ## Type-check the console and its generated client against the OpenAPI document (tsc).
+	cd $(CONSOLE) && npm ci --no-audit --no-fund --loglevel=error && npm run generate && npm run typecheck
+
+.PHONY: screenshots
+screenshots: ## PNGs of every console page at desktop and phone width into docs/console/ (needs Chromium).
+	cd e2e && GROUNDCREW_SCREENSHOTS=$(CURDIR)/docs/console go test -count=1 -run '^TestConsoleScreenshots$$' ./console
 
 .PHONY: proto-check
 proto-check: proto-lint proto-breaking check-generate ## buf lint, format, breaking and generate-drift checks.
@@ -75,10 +95,10 @@ proto-breaking: tools
 	fi
 
 .PHONY: check-generate
-check-generate: generate ## Fail when `make generate` changes gen/.
-	@if [ -n "$$(git status --porcelain -- gen proto)" ]; then \
+check-generate: generate ## Fail when `make generate` changes gen/ or the console's client and assets.
+	@if [ -n "$$(git status --porcelain -- gen proto $(CONSOLE_GENERATED))" ]; then \
 		echo "generated code is out of date; run 'make generate' and commit:"; \
-		git status --porcelain -- gen proto; git --no-pager diff --stat -- gen proto; exit 1; \
+		git status --porcelain -- gen proto $(CONSOLE_GENERATED); git --no-pager diff --stat -- gen proto $(CONSOLE_GENERATED); exit 1; \
 	fi
 
 .PHONY: test-go

@@ -1,0 +1,217 @@
+// /console/messages: the grounded-answer audit. Each citation's span is
+// highlighted at its stored offsets (Unicode code points), beside its
+// source; reviewers approve or flag with a note.
+import type { VNode } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import { api, call, type Message, type Schemas } from "../api/client";
+import { Chip, Empty, ErrorBox, Field, Link, Loading, when } from "../ui";
+
+type Citation = Schemas["v1Citation"];
+type MsgStatus = Schemas["v1AnnotatedMessageStatus"];
+
+export function MessagesPage() {
+  const [status, setStatus] = useState<MsgStatus | "">("");
+  const [list, setList] = useState<Message[] | null>(null);
+  const [token, setToken] = useState("");
+  const [error, setError] = useState<unknown>(null);
+  const load = async (pageToken?: string) => {
+    try {
+      const r = await call(
+        api.GET("/v1/messages", { params: { query: { pageSize: 50, pageToken, status: status || undefined } } }),
+      );
+      setList((l) => (pageToken ? [...(l ?? []), ...(r.messages ?? [])] : (r.messages ?? [])));
+      setToken(r.nextPageToken ?? "");
+      setError(null);
+    } catch (e) {
+      setError(e);
+    }
+  };
+  useEffect(() => {
+    setList(null);
+    void load();
+  }, [status]);
+  return (
+    <section aria-labelledby="h-messages">
+      <h1 id="h-messages">Grounded answers</h1>
+      <form class="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filter answers">
+        <Field label="Status" name="status">
+          {(id) => (
+            <select id={id} value={status} onChange={(e) => setStatus(e.currentTarget.value as MsgStatus | "")}>
+              <option value="">Any</option>
+              {(["PROCESSED", "NEEDS_REVIEW", "FAILED", "APPROVED", "REJECTED"] as const).map((s) => (
+                <option value={s}>{s}</option>
+              ))}
+            </select>
+          )}
+        </Field>
+      </form>
+      <ErrorBox error={error} />
+      {list === null && !error ? (
+        <Loading />
+      ) : !list?.length ? (
+        <Empty title="No grounded answers stored.">
+          <p>
+            They are written by <code>POST /v1/ground</code> and by every enriched alert.
+          </p>
+        </Empty>
+      ) : (
+        <>
+          <ul class="rows">
+            {list.map((m) => (
+              <li key={m.id}>
+                <Link href={`/console/messages/${m.id}`}>
+                  <Chip value={m.status} /> <span class="row-title">{m.summary || m.text?.slice(0, 120)}</span>
+                  <span class="muted">
+                    {(m.citations ?? []).length} citations · {when(m.createTime)}
+                  </span>
+                </Link>
+              </li>
+            ))}
+          </ul>
+          {token && (
+            <button type="button" onClick={() => load(token)}>
+              Older answers
+            </button>
+          )}
+        </>
+      )}
+    </section>
+  );
+}
+
+/**
+ * highlight splits text at the citations' spans (code-point offsets) and
+ * marks each cited span with the numbers of the citations that cover it.
+ */
+export function highlight(text: string, citations: Citation[]): (string | VNode)[] {
+  const cps = Array.from(text);
+  const cuts = new Set<number>([0, cps.length]);
+  const spans = citations
+    .map((c, i) => ({ n: i + 1, s: Math.max(0, c.startIndex ?? 0), e: Math.min(cps.length, c.endIndex ?? 0) }))
+    .filter((x) => x.e > x.s);
+  spans.forEach((x) => (cuts.add(x.s), cuts.add(x.e)));
+  const points = [...cuts].sort((a, b) => a - b);
+  const out: (string | VNode)[] = [];
+  for (let i = 0; i + 1 < points.length; i++) {
+    const a = points[i]!;
+    const b = points[i + 1]!;
+    const piece = cps.slice(a, b).join("");
+    const by = spans.filter((x) => x.s <= a && x.e >= b).map((x) => x.n);
+    out.push(
+      by.length ? (
+        <mark data-citations={by.join(",")} title={`citation ${by.join(", ")}`}>
+          {piece}
+          <sup>[{by.join(",")}]</sup>
+        </mark>
+      ) : (
+        piece
+      ),
+    );
+  }
+  return out;
+}
+
+export function MessageDetail({ id }: { id: string }) {
+  const [m, setM] = useState<Message | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [reviewError, setReviewError] = useState<unknown>(null);
+  const [reviewer, setReviewer] = useState(localStorage.getItem("groundcrew.name") ?? "");
+  const [notes, setNotes] = useState("");
+  useEffect(() => {
+    call(api.GET("/v1/messages/{id}", { params: { path: { id } } }))
+      .then((msg) => setM(msg))
+      .catch(setError);
+  }, [id]);
+  const review = async (status: MsgStatus) => {
+    localStorage.setItem("groundcrew.name", reviewer);
+    try {
+      const r = await call(
+        api.POST("/v1/messages/{id}:review", {
+          params: { path: { id } },
+          body: { status, reviewerId: reviewer, notes },
+        }),
+      );
+      setM(r.message ?? m);
+      setReviewError(null);
+    } catch (e) {
+      setReviewError(e);
+    }
+  };
+  if (error) return <ErrorBox error={error} />;
+  if (!m) return <Loading />;
+  const cites = m.citations ?? [];
+  return (
+    <section aria-labelledby="h-message">
+      <p>
+        <Link href="/console/messages">← Grounded answers</Link>
+      </p>
+      <h1 id="h-message">
+        Answer <Chip value={m.status} />
+      </h1>
+      <dl class="facts">
+        <dt>Confidence</dt>
+        <dd>{m.confidence === undefined ? "—" : m.confidence.toFixed(2)}</dd>
+        <dt>Model</dt>
+        <dd>{m.model || "—"}</dd>
+        <dt>Query</dt>
+        <dd>{m.groundedContext?.query || "—"}</dd>
+        <dt>Raw artifact</dt>
+        <dd>{m.artifactPath ? <code>{m.artifactPath}</code> : "—"}</dd>
+        <dt>Created</dt>
+        <dd>{when(m.createTime)}</dd>
+      </dl>
+      <h2>Summary</h2>
+      <p>{m.summary}</p>
+      <h2>Text with citations</h2>
+      <p class="cited" id="cited-text">
+        {highlight(m.text ?? "", cites)}
+      </p>
+      <h2>Sources</h2>
+      {cites.length === 0 ? (
+        <p class="muted">No citations.</p>
+      ) : (
+        <ol class="sources">
+          {cites.map((c) => (
+            <li>
+              <a href={c.url} rel="noopener noreferrer" target="_blank">
+                {c.title || c.url}
+              </a>{" "}
+              <span class="muted">
+                {c.domain} · chars {c.startIndex ?? 0}–{c.endIndex ?? 0}
+                {c.confidenceScore !== undefined && ` · score ${c.confidenceScore.toFixed(2)}`}
+              </span>
+              {c.snippet && <blockquote>{c.snippet}</blockquote>}
+            </li>
+          ))}
+        </ol>
+      )}
+      <h2>Review</h2>
+      {m.review?.reviewerId && (
+        <p>
+          Last review by <strong>{m.review.reviewerId}</strong> at {when(m.review.reviewTime)}: {m.review.notes}
+        </p>
+      )}
+      <form class="stack" onSubmit={(e) => e.preventDefault()} aria-label="Review">
+        <Field label="Your name" name="reviewer_id" error={reviewError}>
+          {(fid, inv, d) => (
+            <input id={fid} aria-invalid={inv} aria-describedby={d} value={reviewer} onInput={(e) => setReviewer(e.currentTarget.value)} />
+          )}
+        </Field>
+        <Field label="Note" name="notes" error={reviewError}>
+          {(fid, inv, d) => (
+            <textarea id={fid} aria-invalid={inv} aria-describedby={d} value={notes} onInput={(e) => setNotes(e.currentTarget.value)} />
+          )}
+        </Field>
+        <ErrorBox error={reviewError} />
+        <div class="actions">
+          <button type="button" onClick={() => review("APPROVED")}>
+            Approve
+          </button>
+          <button type="button" class="danger" onClick={() => review("NEEDS_REVIEW")}>
+            Flag
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}

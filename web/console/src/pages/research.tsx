@@ -1,0 +1,225 @@
+// /console/research: start a run, watch it (the WatchResearch server stream
+// as Server-Sent Events), critique score against the threshold and its
+// reasons, the report rendered from Markdown, planned actions and their
+// approvals.
+import { useEffect, useState } from "preact/hooks";
+import { api, call, events, toError, type Research, type Schemas } from "../api/client";
+import { Markdown } from "../markdown";
+import { Chip, Empty, ErrorBox, Field, Link, Loading, navigate, when } from "../ui";
+
+type Watch = Schemas["v1WatchResearchResponse"];
+
+function userId(): string {
+  let id = localStorage.getItem("groundcrew.userId");
+  if (!id) {
+    id = crypto.randomUUID();
+    localStorage.setItem("groundcrew.userId", id);
+  }
+  return id;
+}
+
+export function ResearchPage() {
+  const [topic, setTopic] = useState("");
+  const [collection, setCollection] = useState("");
+  const [maxIterations, setMaxIterations] = useState("3");
+  const [threshold, setThreshold] = useState("0.8");
+  const [error, setError] = useState<unknown>(null);
+  const [runs, setRuns] = useState<Research[] | null>(null);
+  useEffect(() => {
+    call(api.GET("/v1/research", { params: { query: { pageSize: 50 } } }))
+      .then((r) => setRuns(r.runs ?? []))
+      .catch((e) => {
+        setRuns([]);
+        setError(e);
+      });
+  }, []);
+  const start = async (e: Event) => {
+    e.preventDefault();
+    try {
+      const r = await call(
+        api.POST("/v1/research", {
+          body: {
+            topic,
+            userId: userId(),
+            collection: collection || undefined,
+            maxIterations: Number(maxIterations) || undefined,
+            qualityThreshold: threshold === "" ? undefined : Number(threshold),
+          },
+        }),
+      );
+      setError(null);
+      if (r.run?.id) navigate(`/console/research/${r.run.id}`);
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return (
+    <section aria-labelledby="h-research">
+      <h1 id="h-research">Research</h1>
+      <form class="stack" onSubmit={start} aria-label="Start research">
+        <Field label="Topic" name="topic" error={error}>
+          {(id, inv, d) => (
+            <textarea id={id} rows={2} aria-invalid={inv} aria-describedby={d} value={topic} onInput={(e) => setTopic(e.currentTarget.value)} />
+          )}
+        </Field>
+        <div class="row">
+          <Field label="Collection (optional)" name="collection" error={error}>
+            {(id, inv, d) => (
+              <input id={id} aria-invalid={inv} aria-describedby={d} value={collection} onInput={(e) => setCollection(e.currentTarget.value)} />
+            )}
+          </Field>
+          <Field label="Iterations (at most 5)" name="max_iterations" error={error}>
+            {(id, inv, d) => (
+              <input id={id} type="number" min={1} max={5} aria-invalid={inv} aria-describedby={d} value={maxIterations} onInput={(e) => setMaxIterations(e.currentTarget.value)} />
+            )}
+          </Field>
+          <Field label="Quality threshold" name="quality_threshold" error={error}>
+            {(id, inv, d) => (
+              <input id={id} type="number" step="0.05" min={0} max={1} aria-invalid={inv} aria-describedby={d} value={threshold} onInput={(e) => setThreshold(e.currentTarget.value)} />
+            )}
+          </Field>
+        </div>
+        <ErrorBox error={error} />
+        <div class="actions">
+          <button type="submit">Start research</button>
+        </div>
+      </form>
+      <h2>Runs</h2>
+      {runs === null ? (
+        <Loading />
+      ) : runs.length === 0 ? (
+        <Empty title="No research runs yet.">
+          <p>Start one above: it plans, searches, critiques and refines until the quality threshold or 5 iterations.</p>
+        </Empty>
+      ) : (
+        <ul class="rows">
+          {runs.map((r) => (
+            <li key={r.id}>
+              <Link href={`/console/research/${r.id}`}>
+                <Chip value={r.status} /> <span class="row-title">{r.topic}</span>
+                <span class="muted">{when(r.createTime)}</span>
+              </Link>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+export function ResearchDetail({ id }: { id: string }) {
+  const [run, setRun] = useState<Research | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => {
+    const ctl = new AbortController();
+    (async () => {
+      try {
+        // The first state at once, then every change from the stream.
+        const first = await call(api.GET("/v1/research/{id}", { params: { path: { id } }, signal: ctl.signal }));
+        setRun(first.run ?? null);
+        const r = await api.GET("/v1/research/{id}:watch", {
+          params: { path: { id } },
+          headers: { Accept: "text/event-stream" },
+          parseAs: "stream",
+          signal: ctl.signal,
+        });
+        if (!r.response.ok) throw toError(r.response.status, await r.response.json().catch(() => undefined));
+        for await (const ev of events<Watch>(r.data ?? null)) if (ev.run) setRun(ev.run);
+      } catch (e) {
+        if (!(e instanceof DOMException && e.name === "AbortError")) setError(e);
+      }
+    })();
+    return () => ctl.abort();
+  }, [id]);
+  if (!run) return error ? <ErrorBox error={error} /> : <Loading />;
+  const score = run.qualityScore ?? run.critique?.qualityScore;
+  const threshold = run.qualityThreshold ?? 0.8;
+  return (
+    <section aria-labelledby="h-run">
+      <p>
+        <Link href="/console/research">← Research</Link>
+      </p>
+      <h1 id="h-run">{run.topic}</h1>
+      <p>
+        <Chip value={run.status} />{" "}
+        <span id="run-status" data-status={run.status}>
+          iteration {run.iterationCount ?? 0} of {run.maxIterations ?? 5}
+        </span>
+      </p>
+      <ErrorBox error={error} />
+      {run.error && <p class="bad">{run.error}</p>}
+      <h2>Quality</h2>
+      <p>
+        <meter min={0} max={1} low={threshold} optimum={1} value={score ?? 0} aria-label="quality score" />{" "}
+        {score === undefined ? "not scored yet" : score.toFixed(2)} against the threshold {threshold.toFixed(2)}
+      </p>
+      {(run.critique?.reasons ?? []).length > 0 && (
+        <ul>
+          {run.critique!.reasons!.map((r) => (
+            <li>{r}</li>
+          ))}
+        </ul>
+      )}
+      {(run.plan ?? []).length > 0 && (
+        <>
+          <h2>Plan</h2>
+          <ol>
+            {run.plan!.map((p) => (
+              <li>{p}</li>
+            ))}
+          </ol>
+        </>
+      )}
+      <h2>Planned actions</h2>
+      {(run.plannedActions ?? []).length === 0 ? (
+        <p class="muted">None.</p>
+      ) : (
+        <ul class="rows" id="planned-actions">
+          {run.plannedActions!.map((a) => (
+            <li data-action-status={a.status}>
+              <div>
+                <Chip value={a.status} /> <strong>{a.actionType}</strong> <Chip value={a.riskLevel} /> {a.description}
+                {a.status === "AWAITING_APPROVAL" && (
+                  <>
+                    {" "}
+                    <Link href="/console/approvals">Decide</Link>
+                  </>
+                )}
+                {a.result && <p class="muted">{a.result}</p>}
+              </div>
+            </li>
+          ))}
+        </ul>
+      )}
+      <h2>Report</h2>
+      {run.report ? (
+        <div>
+          <p>
+            <strong>{run.report.executiveSummary}</strong>
+          </p>
+          <Markdown source={run.report.findingsMarkdown ?? ""} />
+          {(run.report.quality?.warnings ?? []).map((w) => (
+            <p class="muted">⚠ {w}</p>
+          ))}
+        </div>
+      ) : (
+        <p class="muted">Written when the run finishes.</p>
+      )}
+      <h2>Sources</h2>
+      {(run.sources ?? []).length === 0 ? (
+        <p class="muted">None yet.</p>
+      ) : (
+        <ol class="sources">
+          {run.sources!.map((s) => (
+            <li>
+              <a href={s.url} rel="noopener noreferrer" target="_blank">
+                {s.title || s.url}
+              </a>
+              {s.snippet && <blockquote>{s.snippet}</blockquote>}
+            </li>
+          ))}
+        </ol>
+      )}
+    </section>
+  );
+}
