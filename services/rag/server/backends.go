@@ -13,6 +13,7 @@ import (
 	"github.com/groundcrew/groundcrew/services/rag/internal/groq"
 	"github.com/groundcrew/groundcrew/services/rag/internal/library"
 	"github.com/groundcrew/groundcrew/services/rag/internal/qdrantstore"
+	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 	"github.com/groundcrew/groundcrew/services/rag/internal/remoteembed"
 	"github.com/groundcrew/groundcrew/services/rag/internal/vectorindex"
 )
@@ -26,7 +27,7 @@ type store interface {
 
 // backends are the service's dependencies, chosen from the configuration.
 type backends struct {
-	embedder  vectorindex.Embedder
+	embedder  rag.Embedder
 	store     store
 	lib       *library.Library
 	generator answer.Generator
@@ -93,7 +94,7 @@ func newBackends(ctx context.Context, cfg Config, logger *slog.Logger, httpClien
 }
 
 // newEmbedder builds the embedder EMBEDDINGS_PROVIDER names.
-func newEmbedder(ctx context.Context, cfg Config, httpClient func(provider string) *http.Client) (vectorindex.Embedder, string, error) {
+func newEmbedder(ctx context.Context, cfg Config, httpClient func(provider string) *http.Client) (rag.Embedder, string, error) {
 	rc := remoteembed.Config{
 		APIKey:     cfg.EmbeddingsAPIKey,
 		BaseURL:    cfg.EmbeddingsBaseURL,

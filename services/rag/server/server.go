@@ -17,6 +17,7 @@ import (
 	"github.com/groundcrew/groundcrew/platform/entrypoint"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
 	"github.com/groundcrew/groundcrew/platform/telemetry"
+	"github.com/groundcrew/groundcrew/services/rag/internal/answer"
 	"github.com/groundcrew/groundcrew/services/rag/internal/raggrpc"
 )
 
@@ -138,8 +139,11 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	defer b.close()
 	logger.Info("rag backends", "store", b.storeDesc, "embedder", b.embedderDesc, "answerer", b.answererDesc)
 
+	// One Asker serves every question: the configured writer, with the
+	// extractive writer as its fallback.
+	asker := answer.NewAsker(b.store, answer.Options{Generator: b.generator, Logger: logger})
 	ragv1.RegisterRagServiceServer(srv, raggrpc.NewRagService(b.lib, b.store, raggrpc.Options{
-		Generator:      b.generator,
+		Asker:          asker,
 		EmbeddingModel: b.embedder.Name(),
 		Logger:         logger,
 	}))

@@ -15,6 +15,7 @@ import (
 	"github.com/groundcrew/groundcrew/services/rag/internal/answer"
 	"github.com/groundcrew/groundcrew/services/rag/internal/chunker"
 	"github.com/groundcrew/groundcrew/services/rag/internal/embedder"
+	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 	"github.com/groundcrew/groundcrew/services/rag/internal/vectorindex"
 )
 
@@ -91,7 +92,7 @@ func evaluate(ctx context.Context, cfg config, out io.Writer) error {
 	if title == "" {
 		title = chunker.HTMLTitle(string(spec))
 	}
-	res, err := store.Upsert(ctx, collection, vectorindex.Document{URL: qs.Document.URL, Title: title, Chunks: chunks})
+	res, err := store.Upsert(ctx, collection, rag.Document{URL: qs.Document.URL, Title: title, Chunks: chunks})
 	if err != nil {
 		return err
 	}
@@ -101,7 +102,7 @@ func evaluate(ctx context.Context, cfg config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := store.PutSettings(collection, vectorindex.Settings{CalibratedThreshold: cal.Threshold, CalibratedChunks: res.Chunks}); err != nil {
+	if err := store.PutSettings(collection, rag.Settings{CalibratedThreshold: cal.Threshold, CalibratedChunks: res.Chunks}); err != nil {
 		return err
 	}
 	calTime := time.Since(start)
@@ -116,14 +117,14 @@ func evaluate(ctx context.Context, cfg config, out io.Writer) error {
 	var misses []string
 	for _, m := range []struct {
 		name string
-		mode vectorindex.Mode
-	}{{"embedder", vectorindex.ModeDense}, {"bm25", vectorindex.ModeBM25}, {"hybrid", vectorindex.ModeHybrid}} {
+		mode rag.Mode
+	}{{"embedder", rag.ModeDense}, {"bm25", rag.ModeBM25}, {"hybrid", rag.ModeHybrid}} {
 		var hit1, hit5 int
 		var mrr float64
 		var lat []time.Duration
 		for _, q := range qs.InScope {
 			t := time.Now()
-			hits, err := store.Search(ctx, collection, vectorindex.Query{Text: q.Question, TopK: rankDepth, Mode: m.mode})
+			hits, err := store.Search(ctx, collection, rag.Query{Text: q.Question, TopK: rankDepth, Mode: m.mode})
 			lat = append(lat, time.Since(t))
 			if err != nil {
 				return err
@@ -139,7 +140,7 @@ func evaluate(ctx context.Context, cfg config, out io.Writer) error {
 			if rank > 0 {
 				mrr += 1 / float64(rank)
 			}
-			if cfg.verbose && m.mode == vectorindex.ModeHybrid && rank != 1 {
+			if cfg.verbose && m.mode == rag.ModeHybrid && rank != 1 {
 				misses = append(misses, fmt.Sprintf("  rank %2d  %q want %v, got %s", rank, q.Question, q.Expected, top3(hits)))
 			}
 		}
@@ -231,7 +232,7 @@ func evaluate(ctx context.Context, cfg config, out io.Writer) error {
 
 // firstMatch returns the 1-based rank of the first hit whose deepest
 // heading is expected, or 0.
-func firstMatch(hits []vectorindex.Hit, expected []string) int {
+func firstMatch(hits []rag.Hit, expected []string) int {
 	for i, h := range hits {
 		if len(h.HeadingPath) > 0 && slices.Contains(expected, h.HeadingPath[len(h.HeadingPath)-1]) {
 			return i + 1
@@ -242,27 +243,27 @@ func firstMatch(hits []vectorindex.Hit, expected []string) int {
 
 // primaryChunk returns the matched chunk an answer relies on most, as a
 // one-element list, or nothing when out of scope.
-func primaryChunk(r answer.Result) []vectorindex.Hit {
+func primaryChunk(r answer.Result) []rag.Hit {
 	if r.IsOutOfScope || len(r.Sources) == 0 {
 		return nil
 	}
 	p := r.Sources[r.Primary]
 	for _, h := range r.MatchedChunks {
 		if h.URL == p.URL && h.ChunkIndex == p.ChunkIndex {
-			return []vectorindex.Hit{h}
+			return []rag.Hit{h}
 		}
 	}
 	return nil
 }
 
-func headingOf(hits []vectorindex.Hit) string {
+func headingOf(hits []rag.Hit) string {
 	if len(hits) == 0 {
 		return "?"
 	}
 	return strings.Join(hits[0].HeadingPath, " > ")
 }
 
-func top3(hits []vectorindex.Hit) string {
+func top3(hits []rag.Hit) string {
 	var parts []string
 	for _, h := range hits[:min(3, len(hits))] {
 		parts = append(parts, fmt.Sprintf("%s (%.2f)", strings.Join(h.HeadingPath, " > "), h.Score))
@@ -270,7 +271,7 @@ func top3(hits []vectorindex.Hit) string {
 	return strings.Join(parts, "; ")
 }
 
-func bestScore(hits []vectorindex.Hit) float64 {
+func bestScore(hits []rag.Hit) float64 {
 	best := 0.0
 	for _, h := range hits {
 		best = max(best, h.Score)

@@ -9,11 +9,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 	"unicode/utf8"
 
-	"github.com/groundcrew/groundcrew/services/rag/internal/vectorindex"
+	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 )
 
 // MaxQuestionLength is the longest question accepted, in characters
@@ -25,17 +26,43 @@ const MaxQuestionLength = 2000
 var ErrInvalidQuestion = errors.New("invalid question")
 
 // Searcher is what answering needs from a document store;
-// *vectorindex.Store implements it.
+// both document stores (vectorindex, qdrantstore) implement it.
 type Searcher interface {
-	Search(ctx context.Context, collection string, q vectorindex.Query) ([]vectorindex.Hit, error)
-	Settings(collection string) (vectorindex.Settings, error)
+	Search(ctx context.Context, collection string, q rag.Query) ([]rag.Hit, error)
+	Settings(collection string) (rag.Settings, error)
 }
 
 // Generator writes an answer from retrieved chunks. [Extractive] is the
 // offline one; a language-model writer can take its place.
 type Generator interface {
-	Generate(ctx context.Context, question string, chunks []vectorindex.Hit) (Draft, error)
+	Generate(ctx context.Context, question string, chunks []rag.Hit) (Draft, error)
 }
+
+// StreamGenerator is an answer writer that can also hand out its text as
+// it is written; [Request.Delta] receives those pieces. Generators that
+// cannot stream (the extractive one) hand out their text as one piece.
+type StreamGenerator interface {
+	Generator
+	// GenerateStream is Generate calling delta with each new piece of the
+	// answer text, in order; the pieces add up to the Draft's Text.
+	GenerateStream(ctx context.Context, question string, chunks []rag.Hit, delta func(string)) (Draft, error)
+}
+
+// GenerationError marks a failure of the answer writer (after the
+// fallback, see [Asker.Ask]); callers report it as a failed answer rather
+// than a bad request.
+type GenerationError struct {
+	// Model names the writer that failed.
+	Model string
+	// Err is its error.
+	Err error
+}
+
+// Error implements error.
+func (e *GenerationError) Error() string { return fmt.Sprintf("%s: %v", e.Model, e.Err) }
+
+// Unwrap returns the writer's error.
+func (e *GenerationError) Unwrap() error { return e.Err }
 
 // Draft is a generator's answer.
 type Draft struct {
@@ -82,7 +109,7 @@ type Result struct {
 	Sources []Source
 	// MatchedChunks are all chunks retrieved for the question, in rank
 	// order.
-	MatchedChunks []vectorindex.Hit
+	MatchedChunks []rag.Hit
 	// IsOutOfScope is set when the collection does not cover the
 	// question.
 	IsOutOfScope bool
@@ -120,6 +147,9 @@ type Request struct {
 	// Progress, when set, is called as answering enters each stage, for
 	// streaming clients.
 	Progress func(Stage)
+	// Delta, when set, receives the answer text as it is written (see
+	// [StreamGenerator]); an out-of-scope answer sends none.
+	Delta func(string)
 }
 
 // Options tune an [Asker]; zero fields take defaults.
@@ -127,11 +157,16 @@ type Options struct {
 	// TopK is the number of chunks retrieved and matched; default 5.
 	TopK int
 	// Mode is the retrieval ranking; default hybrid.
-	Mode vectorindex.Mode
+	Mode rag.Mode
 	// Scope tunes the scope check.
 	Scope ScopeOptions
 	// Generator writes answers; default [Extractive] with its defaults.
+	// When another writer (a language model) fails before it wrote any
+	// text, the extractive writer answers instead, so the caller still
+	// gets a grounded, cited answer; [Result.Model] says which wrote it.
 	Generator Generator
+	// Logger receives writer failures; default discards.
+	Logger *slog.Logger
 	// Now is the clock, for tests; default time.Now.
 	Now func() time.Time
 }
@@ -145,13 +180,16 @@ type Asker struct {
 // NewAsker returns an Asker over s.
 func NewAsker(s Searcher, opts Options) *Asker {
 	if opts.TopK <= 0 {
-		opts.TopK = vectorindex.DefaultTopK
+		opts.TopK = rag.DefaultTopK
 	}
 	if opts.Generator == nil {
 		opts.Generator = &Extractive{}
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	opts.Scope = opts.Scope.withDefaults()
 	return &Asker{s: s, opts: opts}
@@ -171,7 +209,7 @@ func ValidateQuestion(q string) error {
 
 // Ask answers a question from a collection: retrieval, the scope check,
 // then an answer grounded in the retrieved chunks. Errors wrap
-// [ErrInvalidQuestion] or the store's errors (vectorindex.ErrNotFound…).
+// [ErrInvalidQuestion] or the store's errors (rag.ErrNotFound…).
 func (a *Asker) Ask(ctx context.Context, req Request) (Result, error) {
 	start := a.opts.Now()
 	question, collection := req.Question, req.Collection
@@ -182,8 +220,8 @@ func (a *Asker) Ask(ctx context.Context, req Request) (Result, error) {
 	if topK == 0 {
 		topK = a.opts.TopK
 	}
-	if topK < 0 || topK > vectorindex.MaxTopK {
-		return Result{}, fmt.Errorf("%w: top_k %d is outside 1..%d", ErrInvalidQuestion, topK, vectorindex.MaxTopK)
+	if topK < 0 || topK > rag.MaxTopK {
+		return Result{}, fmt.Errorf("%w: top_k %d is outside 1..%d", ErrInvalidQuestion, topK, rag.MaxTopK)
 	}
 	progress := func(s Stage) {
 		if req.Progress != nil {
@@ -195,7 +233,7 @@ func (a *Asker) Ask(ctx context.Context, req Request) (Result, error) {
 		return Result{}, err
 	}
 	progress(StageRetrieving)
-	hits, err := a.s.Search(ctx, collection, vectorindex.Query{Text: question, TopK: topK, Mode: a.opts.Mode})
+	hits, err := a.s.Search(ctx, collection, rag.Query{Text: question, TopK: topK, Mode: a.opts.Mode})
 	if err != nil {
 		return Result{}, fmt.Errorf("retrieving chunks: %w", err)
 	}
@@ -203,7 +241,7 @@ func (a *Asker) Ask(ctx context.Context, req Request) (Result, error) {
 	outOfScope := func(reason string) (Result, error) {
 		ans := settings.OutOfScopeAnswer
 		if ans == "" {
-			ans = vectorindex.DefaultOutOfScopeAnswer
+			ans = rag.DefaultOutOfScopeAnswer
 		}
 		return Result{
 			Answer:           ans,
@@ -219,7 +257,7 @@ func (a *Asker) Ask(ctx context.Context, req Request) (Result, error) {
 		return outOfScope(verdict.Reason)
 	}
 	progress(StageAnswering)
-	draft, err := a.opts.Generator.Generate(ctx, question, hits)
+	draft, err := a.generate(ctx, question, hits, req.Delta)
 	if err != nil {
 		return Result{}, fmt.Errorf("writing the answer: %w", err)
 	}
@@ -265,8 +303,67 @@ func (a *Asker) Ask(ctx context.Context, req Request) (Result, error) {
 	}, nil
 }
 
+// generate writes the answer with the configured writer, streaming to
+// delta when set, and falls back to the extractive writer when the
+// configured one fails before it produced any text. Once text has been
+// streamed a fallback would contradict it, so a later failure is a
+// [*GenerationError], as is a failure of the extractive writer itself.
+func (a *Asker) generate(ctx context.Context, question string, chunks []rag.Hit, delta func(string)) (Draft, error) {
+	primary := a.opts.Generator
+	var (
+		draft Draft
+		err   error
+		sent  bool
+	)
+	sg, streams := primary.(StreamGenerator)
+	if streams && delta != nil {
+		draft, err = sg.GenerateStream(ctx, question, chunks, func(s string) {
+			sent = sent || s != ""
+			delta(s)
+		})
+	} else {
+		draft, err = primary.Generate(ctx, question, chunks)
+	}
+	name := ModelName(primary)
+	switch {
+	case err == nil:
+		if !streams && delta != nil && !draft.OutOfScope {
+			delta(draft.Text)
+		}
+		return draft, nil
+	case ctx.Err() != nil:
+		return Draft{}, err
+	case sent:
+		return Draft{}, &GenerationError{Model: name, Err: err}
+	}
+	if _, isExtractive := primary.(*Extractive); isExtractive {
+		return Draft{}, &GenerationError{Model: name, Err: err}
+	}
+	a.opts.Logger.WarnContext(ctx, "answer writer failed; answering extractively", "writer", name, "error", err)
+	draft, err = (&Extractive{}).Generate(ctx, question, chunks)
+	if err != nil {
+		return Draft{}, &GenerationError{Model: ExtractiveModel, Err: err}
+	}
+	if delta != nil && !draft.OutOfScope {
+		delta(draft.Text)
+	}
+	return draft, nil
+}
+
+// ModelName names a generator for errors and logs: its Model() when it
+// has one.
+func ModelName(g Generator) string {
+	if n, ok := g.(interface{ Model() string }); ok {
+		return n.Model()
+	}
+	if _, ok := g.(*Extractive); ok {
+		return ExtractiveModel
+	}
+	return fmt.Sprintf("%T", g)
+}
+
 // SourceOf returns the source of a retrieved chunk.
-func SourceOf(h vectorindex.Hit) Source {
+func SourceOf(h rag.Hit) Source {
 	return Source{URL: h.URL, Title: h.Title, ChunkIndex: h.ChunkIndex}
 }
 

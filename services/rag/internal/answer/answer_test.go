@@ -17,6 +17,7 @@ import (
 
 	"github.com/groundcrew/groundcrew/services/rag/internal/chunker"
 	"github.com/groundcrew/groundcrew/services/rag/internal/embedder"
+	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 	"github.com/groundcrew/groundcrew/services/rag/internal/vectorindex"
 )
 
@@ -54,14 +55,14 @@ func goSpec(t *testing.T) *vectorindex.Store {
 			s.err = err
 			return
 		}
-		if _, err := st.Upsert(ctx, "gospec", vectorindex.Document{URL: specURL, Title: "The Go Programming Language Specification", Chunks: cs}); err != nil {
+		if _, err := st.Upsert(ctx, "gospec", rag.Document{URL: specURL, Title: "The Go Programming Language Specification", Chunks: cs}); err != nil {
 			s.err = err
 			return
 		}
 		if s.cal, s.err = Calibrate(ctx, st, "gospec"); s.err != nil {
 			return
 		}
-		s.err = st.PutSettings("gospec", vectorindex.Settings{CalibratedThreshold: s.cal.Threshold})
+		s.err = st.PutSettings("gospec", rag.Settings{CalibratedThreshold: s.cal.Threshold})
 		s.st = st
 	})
 	if s.err != nil {
@@ -111,7 +112,7 @@ func TestAskOutOfScope(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := Result{Answer: vectorindex.DefaultOutOfScopeAnswer, IsOutOfScope: true, Success: true}
+			want := Result{Answer: rag.DefaultOutOfScopeAnswer, IsOutOfScope: true, Success: true}
 			got := Result{Answer: r.Answer, IsOutOfScope: r.IsOutOfScope, Success: r.Success, PrimarySource: r.PrimarySource, Sources: r.Sources}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("Ask() mismatch (-want +got):\n%s", diff)
@@ -130,10 +131,10 @@ func TestAskCustomOutOfScopeAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if err := st.PutSettings("zoo", vectorindex.Settings{OutOfScopeAnswer: "Ask me about penguins."}); err != nil {
+	if err := st.PutSettings("zoo", rag.Settings{OutOfScopeAnswer: "Ask me about penguins."}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Upsert(ctx, "zoo", vectorindex.Document{URL: "https://zoo", Title: "Zoo", Chunks: []chunker.Chunk{{Text: "Penguins live in Antarctica and eat krill."}}}); err != nil {
+	if _, err := st.Upsert(ctx, "zoo", rag.Document{URL: "https://zoo", Title: "Zoo", Chunks: []chunker.Chunk{{Text: "Penguins live in Antarctica and eat krill."}}}); err != nil {
 		t.Fatal(err)
 	}
 	r, err := NewAsker(st, Options{}).Ask(ctx, Request{Collection: "zoo", Question: "How do I tune a guitar?"})
@@ -183,7 +184,7 @@ func TestAskInScope(t *testing.T) {
 }
 
 // chunkOf finds the matched chunk of a source.
-func chunkOf(t *testing.T, r Result, s Source) vectorindex.Hit {
+func chunkOf(t *testing.T, r Result, s Source) rag.Hit {
 	t.Helper()
 	for _, h := range r.MatchedChunks {
 		if h.URL == s.URL && h.ChunkIndex == s.ChunkIndex {
@@ -191,7 +192,7 @@ func chunkOf(t *testing.T, r Result, s Source) vectorindex.Hit {
 		}
 	}
 	t.Fatalf("source %+v is not among the matched chunks", s)
-	return vectorindex.Hit{}
+	return rag.Hit{}
 }
 
 // TestExtractiveCitesItsChunks checks that every quoted sentence comes
@@ -259,14 +260,14 @@ func madeOf(s string, sentences []string) bool {
 }
 
 func TestCheckScope(t *testing.T) {
-	hits := []vectorindex.Hit{
+	hits := []rag.Hit{
 		{HeadingPath: []string{"Channels"}, Text: "A send on a closed channel panics.", Score: 0.4},
 		{Text: "Receiving from a nil channel blocks forever.", Score: 0.2},
 	}
 	tests := []struct {
 		name     string
 		question string
-		hits     []vectorindex.Hit
+		hits     []rag.Hit
 		in       bool
 		reason   string
 	}{
@@ -275,7 +276,7 @@ func TestCheckScope(t *testing.T) {
 		{"no content words", "what is it?", hits, false, "no content words"},
 		{"nothing retrieved", "send", nil, false, "no chunk"},
 		{"mostly missing terms", "bake bread in a closed oven", hits, false, "4 terms"},
-		{"below threshold", "channel", []vectorindex.Hit{{Text: "channel", Score: 0.05}}, false, "below the collection's threshold 0.100"},
+		{"below threshold", "channel", []rag.Hit{{Text: "channel", Score: 0.05}}, false, "below the collection's threshold 0.100"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -308,8 +309,8 @@ func TestAskErrors(t *testing.T) {
 	st := goSpec(t)
 	a := NewAsker(st, Options{})
 	ctx := context.Background()
-	if _, err := a.Ask(ctx, Request{Collection: "nope", Question: "x"}); !errors.Is(err, vectorindex.ErrNotFound) {
-		t.Errorf("Ask(unknown collection) error = %v, want %v", err, vectorindex.ErrNotFound)
+	if _, err := a.Ask(ctx, Request{Collection: "nope", Question: "x"}); !errors.Is(err, rag.ErrNotFound) {
+		t.Errorf("Ask(unknown collection) error = %v, want %v", err, rag.ErrNotFound)
 	}
 	if _, err := a.Ask(ctx, Request{Collection: "gospec", Question: "x", TopK: 51}); !errors.Is(err, ErrInvalidQuestion) {
 		t.Errorf("Ask(top_k 51) error = %v, want %v", err, ErrInvalidQuestion)
@@ -336,7 +337,7 @@ func TestFormatSource(t *testing.T) {
 // no answer in the chunks.
 type fakeGenerator struct{}
 
-func (fakeGenerator) Generate(context.Context, string, []vectorindex.Hit) (Draft, error) {
+func (fakeGenerator) Generate(context.Context, string, []rag.Hit) (Draft, error) {
 	return Draft{OutOfScope: true, Reason: "not in the text"}, nil
 }
 

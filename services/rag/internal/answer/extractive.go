@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/groundcrew/groundcrew/services/rag/internal/embedder"
-	"github.com/groundcrew/groundcrew/services/rag/internal/vectorindex"
+	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 )
 
 // rankPrior is the score bonus of sentences from the best-ranked chunk;
@@ -59,7 +59,7 @@ type candidate struct {
 }
 
 // Generate implements [Generator].
-func (e *Extractive) Generate(ctx context.Context, question string, chunks []vectorindex.Hit) (Draft, error) {
+func (e *Extractive) Generate(ctx context.Context, question string, chunks []rag.Hit) (Draft, error) {
 	maxSent := cmp.Or(e.MaxSentences, DefaultMaxSentences)
 	maxChars := cmp.Or(e.MaxChars, DefaultMaxChars)
 	from := min(cmp.Or(e.FromChunks, DefaultFromChunks), len(chunks))

@@ -9,7 +9,7 @@ import (
 
 	"github.com/groundcrew/groundcrew/services/rag/internal/chunker"
 	"github.com/groundcrew/groundcrew/services/rag/internal/embedder"
-	"github.com/groundcrew/groundcrew/services/rag/internal/vectorindex"
+	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 )
 
 // The scope check declares a question out of scope when one of these
@@ -61,7 +61,7 @@ func (o ScopeOptions) withDefaults() ScopeOptions {
 // Threshold returns the similarity threshold the scope check applies to a
 // collection: its explicit ScopeThreshold, else its calibrated one, else
 // the default. This is the collection's effective scope_threshold.
-func (o ScopeOptions) Threshold(s vectorindex.Settings) float64 {
+func (o ScopeOptions) Threshold(s rag.Settings) float64 {
 	o = o.withDefaults()
 	switch {
 	case s.ScopeThreshold > 0:
@@ -86,7 +86,7 @@ type Verdict struct {
 
 // CheckScope applies the scope check to a question and the chunks
 // retrieved for it (see the rules above).
-func CheckScope(question string, hits []vectorindex.Hit, threshold, minCoverage float64) Verdict {
+func CheckScope(question string, hits []rag.Hit, threshold, minCoverage float64) Verdict {
 	terms := distinct(embedder.Analyze(question))
 	if len(terms) == 0 {
 		return Verdict{Reason: "the question has no content words to look for"}
@@ -130,10 +130,10 @@ func distinct(terms []string) []string {
 }
 
 // Sampler lists chunks of a collection for calibration;
-// *vectorindex.Store implements it.
+// both document stores (vectorindex, qdrantstore) implement it.
 type Sampler interface {
 	Searcher
-	Sample(ctx context.Context, collection string, n int) ([]vectorindex.Hit, error)
+	Sample(ctx context.Context, collection string, n int) ([]rag.Hit, error)
 }
 
 // Calibration parameters. A pseudo-question is calibrationWords content
@@ -183,7 +183,7 @@ func Calibrate(ctx context.Context, s Sampler, collection string) (Calibration, 
 		if q == "" {
 			continue
 		}
-		hits, err := s.Search(ctx, collection, vectorindex.Query{Text: q, TopK: vectorindex.DefaultTopK})
+		hits, err := s.Search(ctx, collection, rag.Query{Text: q, TopK: rag.DefaultTopK})
 		if err != nil {
 			return Calibration{}, fmt.Errorf("calibrating %q: %w", collection, err)
 		}

@@ -36,7 +36,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/groundcrew/groundcrew/services/rag/internal/answer"
-	"github.com/groundcrew/groundcrew/services/rag/internal/vectorindex"
+	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 )
 
 // Defaults of [Config].
@@ -119,7 +119,7 @@ func New(cfg Config) (*Generator, error) {
 func (g *Generator) Model() string { return g.model }
 
 // Generate implements answer.Generator with one non-streaming request.
-func (g *Generator) Generate(ctx context.Context, question string, chunks []vectorindex.Hit) (answer.Draft, error) {
+func (g *Generator) Generate(ctx context.Context, question string, chunks []rag.Hit) (answer.Draft, error) {
 	if len(chunks) == 0 {
 		return answer.Draft{OutOfScope: true, Reason: "no chunks to answer from", Model: g.model}, nil
 	}
@@ -137,7 +137,7 @@ func (g *Generator) Generate(ctx context.Context, question string, chunks []vect
 // to delta as it arrives, after the verdict line has been read (an
 // out-of-scope reply passes nothing). The pieces add up to the Draft's
 // Text.
-func (g *Generator) GenerateStream(ctx context.Context, question string, chunks []vectorindex.Hit, delta func(string)) (answer.Draft, error) {
+func (g *Generator) GenerateStream(ctx context.Context, question string, chunks []rag.Hit, delta func(string)) (answer.Draft, error) {
 	if len(chunks) == 0 {
 		return answer.Draft{OutOfScope: true, Reason: "no chunks to answer from", Model: g.model}, nil
 	}
@@ -160,7 +160,7 @@ func (g *Generator) GenerateStream(ctx context.Context, question string, chunks 
 
 // params builds the request. Only fields Groq accepts are set: no
 // logprobs, logit_bias, n or message names.
-func (g *Generator) params(question string, chunks []vectorindex.Hit) openai.ChatCompletionNewParams {
+func (g *Generator) params(question string, chunks []rag.Hit) openai.ChatCompletionNewParams {
 	return openai.ChatCompletionNewParams{
 		Model: g.model,
 		Messages: []openai.ChatCompletionMessageParamUnion{
@@ -193,7 +193,7 @@ After an IN_SCOPE verdict, write a blank line and then the answer. After an OUT_
 const maxChunkChars = 4000
 
 // userPrompt numbers the chunks from 1 and asks the question.
-func userPrompt(question string, chunks []vectorindex.Hit) string {
+func userPrompt(question string, chunks []rag.Hit) string {
 	var b strings.Builder
 	b.WriteString("Excerpts:\n")
 	for i, c := range chunks {

@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/groundcrew/groundcrew/services/rag/internal/answer"
-	"github.com/groundcrew/groundcrew/services/rag/internal/vectorindex"
+	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 )
 
 // chatServer is a local server speaking the OpenAI chat-completions wire
@@ -103,7 +103,7 @@ func newServer(t *testing.T, replies ...reply) (*chatServer, *Generator) {
 	return cs, g
 }
 
-var chunks = []vectorindex.Hit{
+var chunks = []rag.Hit{
 	{URL: "https://go.dev/ref/spec", Title: "The Go Programming Language Specification", HeadingPath: []string{"Types", "Channel types"},
 		Text: "A channel may be closed with the built-in function close."},
 	{URL: "https://go.dev/ref/spec", Title: "The Go Programming Language Specification", HeadingPath: []string{"Statements", "Send statements"},

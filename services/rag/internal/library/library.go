@@ -26,6 +26,7 @@ import (
 
 	"github.com/groundcrew/groundcrew/services/rag/internal/answer"
 	"github.com/groundcrew/groundcrew/services/rag/internal/chunker"
+	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 	"github.com/groundcrew/groundcrew/services/rag/internal/vectorindex"
 )
 
@@ -33,9 +34,9 @@ import (
 // *vectorindex.Store implements it.
 type Store interface {
 	answer.Sampler
-	Upsert(ctx context.Context, collection string, docs ...vectorindex.Document) (vectorindex.UpsertResult, error)
-	PutSettings(collection string, s vectorindex.Settings) error
-	Stats(collection string) (vectorindex.Stats, error)
+	Upsert(ctx context.Context, collection string, docs ...rag.Document) (rag.UpsertResult, error)
+	PutSettings(collection string, s rag.Settings) error
+	Stats(collection string) (rag.Stats, error)
 	Collections() []string
 }
 
@@ -79,7 +80,7 @@ type Document struct {
 
 // IngestResult counts what an ingest stored.
 type IngestResult struct {
-	vectorindex.UpsertResult
+	rag.UpsertResult
 	// Collection describes the collection afterwards.
 	Collection Info
 }
@@ -89,9 +90,9 @@ type Info struct {
 	// Name is the collection's name.
 	Name string
 	// Settings are the collection's settings.
-	Settings vectorindex.Settings
+	Settings rag.Settings
 	// Stats count its documents and chunks.
-	Stats vectorindex.Stats
+	Stats rag.Stats
 	// ScopeThreshold is the threshold the scope check applies now:
 	// explicit, calibrated or the default.
 	ScopeThreshold float64
@@ -177,12 +178,12 @@ func (l *Library) Close() {
 // existing one (there is no separate update call, and collections are
 // also created implicitly by the first ingest, with default settings).
 // Calibration results and the embedding model are kept.
-func (l *Library) Create(ctx context.Context, name string, s vectorindex.Settings) (Info, error) {
+func (l *Library) Create(ctx context.Context, name string, s rag.Settings) (Info, error) {
 	l.settingsMu.Lock()
 	cur, err := l.store.Settings(name)
 	switch {
-	case errors.Is(err, vectorindex.ErrNotFound):
-		cur = vectorindex.Settings{}
+	case errors.Is(err, rag.ErrNotFound):
+		cur = rag.Settings{}
 	case err != nil:
 		l.settingsMu.Unlock()
 		return Info{}, err
@@ -198,7 +199,7 @@ func (l *Library) Create(ctx context.Context, name string, s vectorindex.Setting
 	return l.Info(name)
 }
 
-// Info describes a collection. Errors wrap vectorindex.ErrNotFound for an
+// Info describes a collection. Errors wrap rag.ErrNotFound for an
 // unknown one.
 func (l *Library) Info(name string) (Info, error) {
 	s, err := l.store.Settings(name)
@@ -229,7 +230,7 @@ func (l *Library) List() []Info {
 // stored before under its URL. The documents are stored together, all or
 // none. The collection is then queued for recalibration.
 func (l *Library) Ingest(ctx context.Context, name string, docs []Document) (IngestResult, error) {
-	vdocs := make([]vectorindex.Document, 0, len(docs))
+	vdocs := make([]rag.Document, 0, len(docs))
 	for i, d := range docs {
 		vd, err := l.prepare(d)
 		if err != nil {
@@ -250,19 +251,19 @@ func (l *Library) Ingest(ctx context.Context, name string, docs []Document) (Ing
 }
 
 // prepare chunks one document.
-func (l *Library) prepare(d Document) (vectorindex.Document, error) {
+func (l *Library) prepare(d Document) (rag.Document, error) {
 	if strings.TrimSpace(d.URL) == "" {
-		return vectorindex.Document{}, errors.New("the url is empty")
+		return rag.Document{}, errors.New("the url is empty")
 	}
 	chunks, err := chunker.Split(d.Format, d.Content, l.opts.Chunking)
 	if err != nil {
-		return vectorindex.Document{}, fmt.Errorf("reading its %v: %w", d.Format, err)
+		return rag.Document{}, fmt.Errorf("reading its %v: %w", d.Format, err)
 	}
 	title := strings.TrimSpace(d.Title)
 	if title == "" {
 		title = chunker.Title(d.Format, d.Content)
 	}
-	return vectorindex.Document{URL: d.URL, Title: title, Metadata: d.Metadata, Chunks: chunks}, nil
+	return rag.Document{URL: d.URL, Title: title, Metadata: d.Metadata, Chunks: chunks}, nil
 }
 
 // queue marks a collection stale and wakes the worker.

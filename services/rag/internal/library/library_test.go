@@ -8,6 +8,7 @@ import (
 
 	"github.com/groundcrew/groundcrew/services/rag/internal/chunker"
 	"github.com/groundcrew/groundcrew/services/rag/internal/embedder"
+	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 	"github.com/groundcrew/groundcrew/services/rag/internal/vectorindex"
 )
 
@@ -67,7 +68,7 @@ func TestRecalibratesOnOpen(t *testing.T) {
 	store := openStore(t, t.TempDir())
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	var vdocs []vectorindex.Document
+	var vdocs []rag.Document
 	l0 := &Library{}
 	for _, d := range corpus(30) {
 		vd, err := l0.prepare(d)
@@ -96,10 +97,10 @@ func TestCreateKeepsCalibration(t *testing.T) {
 	lib := New(store, Options{})
 	t.Cleanup(lib.Close)
 	ctx := t.Context()
-	if err := store.PutSettings("book", vectorindex.Settings{CalibratedThreshold: 0.2, CalibratedChunks: 7}); err != nil {
+	if err := store.PutSettings("book", rag.Settings{CalibratedThreshold: 0.2, CalibratedChunks: 7}); err != nil {
 		t.Fatal(err)
 	}
-	info, err := lib.Create(ctx, "book", vectorindex.Settings{Description: "d", OutOfScopeAnswer: "no", CalibratedThreshold: 0.9})
+	info, err := lib.Create(ctx, "book", rag.Settings{Description: "d", OutOfScopeAnswer: "no", CalibratedThreshold: 0.9})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func TestCreateKeepsCalibration(t *testing.T) {
 	if s.Description != "d" || s.OutOfScopeAnswer != "no" || s.CalibratedThreshold != 0.2 || s.CalibratedChunks != 7 || info.ScopeThreshold != 0.2 {
 		t.Errorf("Create = %+v, want new texts and the calibration kept", info)
 	}
-	if _, err := lib.Info("nope"); !errors.Is(err, vectorindex.ErrNotFound) {
+	if _, err := lib.Info("nope"); !errors.Is(err, rag.ErrNotFound) {
 		t.Errorf("Info(nope) = %v, want ErrNotFound", err)
 	}
 }

@@ -1,6 +1,7 @@
 // Package qdrantstore keeps rag collections in Qdrant instead of the
-// embedded index. It offers the same operations and meanings as
-// vectorindex.Store, so the rest of the service cannot tell them apart.
+// embedded index. It offers the same operations and meanings as the
+// embedded store (package vectorindex): both speak package rag, so the
+// rest of the service cannot tell them apart.
 //
 // Layout. Each rag collection is one Qdrant collection (named with a
 // prefix, "rag_" by default) holding one point per chunk, with
@@ -19,7 +20,7 @@
 // Search mirrors the embedded store: hybrid runs a Query with two
 // prefetches (dense nearest and bm25 nearest) fused by RRF; dense and bm25
 // modes query one vector. Scores: Qdrant's fused scores are ranks, not
-// similarities, so each hit's [vectorindex.Hit.Score] is recomputed as the
+// similarities, so each hit's [rag.Hit.Score] is recomputed as the
 // cosine of the query and the returned dense vector, clamped to [0,1] —
 // the same scale as the embedded store's, which the scope check and
 // score_threshold rely on.
@@ -48,7 +49,7 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc"
 
-	"github.com/groundcrew/groundcrew/services/rag/internal/vectorindex"
+	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 )
 
 // Names used in Qdrant.
@@ -77,7 +78,7 @@ type Config struct {
 	// APIKey authenticates, if the server wants one.
 	APIKey string
 	// Embedder makes the dense vectors.
-	Embedder vectorindex.Embedder
+	Embedder rag.Embedder
 	// Prefix is put before every collection name; default "rag_".
 	Prefix string
 	// DialOptions are extra gRPC options (tests dial a bufconn).
@@ -87,11 +88,11 @@ type Config struct {
 // Store is a rag document store on Qdrant. It is safe for concurrent use.
 type Store struct {
 	client *qdrant.Client
-	emb    vectorindex.Embedder
+	emb    rag.Embedder
 	prefix string
 
 	mu       sync.RWMutex
-	settings map[string]vectorindex.Settings // by rag collection name
+	settings map[string]rag.Settings // by rag collection name
 }
 
 // Open connects to Qdrant, checks it answers, and loads the settings of
@@ -117,7 +118,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to qdrant at %s: %w", cfg.URL, err)
 	}
-	s := &Store{client: client, emb: cfg.Embedder, prefix: cmp.Or(cfg.Prefix, DefaultPrefix), settings: map[string]vectorindex.Settings{}}
+	s := &Store{client: client, emb: cfg.Embedder, prefix: cmp.Or(cfg.Prefix, DefaultPrefix), settings: map[string]rag.Settings{}}
 	if err := s.load(ctx); err != nil {
 		client.Close()
 		return nil, fmt.Errorf("qdrant at %s: %w", cfg.URL, err)
@@ -148,7 +149,7 @@ func (s *Store) load(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("reading collection %q: %w", qn, err)
 		}
-		var st vectorindex.Settings
+		var st rag.Settings
 		if v := info.GetConfig().GetMetadata()[settingsKey]; v != nil {
 			if err := json.Unmarshal([]byte(v.GetStringValue()), &st); err != nil {
 				return fmt.Errorf("reading the settings of %q: %w", qn, err)
@@ -172,28 +173,28 @@ func (s *Store) Collections() []string {
 }
 
 // Settings returns a collection's settings.
-func (s *Store) Settings(name string) (vectorindex.Settings, error) {
+func (s *Store) Settings(name string) (rag.Settings, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	st, ok := s.settings[name]
 	if !ok {
-		return vectorindex.Settings{}, fmt.Errorf("%w: %q", vectorindex.ErrNotFound, name)
+		return rag.Settings{}, fmt.Errorf("%w: %q", rag.ErrNotFound, name)
 	}
 	return st, nil
 }
 
 // compatible refuses collections made with another embedder.
-func (s *Store) compatible(name string, st vectorindex.Settings) error {
+func (s *Store) compatible(name string, st rag.Settings) error {
 	if st.EmbeddingModel != "" && st.EmbeddingModel != s.emb.Name() {
 		return fmt.Errorf("%w: collection %q uses %q, the store embeds with %q",
-			vectorindex.ErrEmbedderMismatch, name, st.EmbeddingModel, s.emb.Name())
+			rag.ErrEmbedderMismatch, name, st.EmbeddingModel, s.emb.Name())
 	}
 	return nil
 }
 
 // PutSettings creates the collection with the given settings or updates
 // them. EmbeddingModel and Created are the store's to set.
-func (s *Store) PutSettings(name string, st vectorindex.Settings) error {
+func (s *Store) PutSettings(name string, st rag.Settings) error {
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
 	_, err := s.putSettings(ctx, name, st)
@@ -202,7 +203,7 @@ func (s *Store) PutSettings(name string, st vectorindex.Settings) error {
 
 // putSettings is PutSettings; it reports whether it created the
 // collection.
-func (s *Store) putSettings(ctx context.Context, name string, st vectorindex.Settings) (bool, error) {
+func (s *Store) putSettings(ctx context.Context, name string, st rag.Settings) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur, exists := s.settings[name]
@@ -260,67 +261,58 @@ func (s *Store) create(ctx context.Context, name string, meta map[string]*qdrant
 
 // Stats counts a collection's chunks and documents (chunks with index 0:
 // every document has exactly one).
-func (s *Store) Stats(name string) (vectorindex.Stats, error) {
+func (s *Store) Stats(name string) (rag.Stats, error) {
 	if _, err := s.Settings(name); err != nil {
-		return vectorindex.Stats{}, err
+		return rag.Stats{}, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
 	chunks, err := s.client.Count(ctx, &qdrant.CountPoints{CollectionName: s.qname(name), Exact: new(true)})
 	if err != nil {
-		return vectorindex.Stats{}, fmt.Errorf("counting chunks of %q: %w", name, err)
+		return rag.Stats{}, fmt.Errorf("counting chunks of %q: %w", name, err)
 	}
 	docs, err := s.client.Count(ctx, &qdrant.CountPoints{CollectionName: s.qname(name), Exact: new(true),
 		Filter: &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchInt("chunk_index", 0)}}})
 	if err != nil {
-		return vectorindex.Stats{}, fmt.Errorf("counting documents of %q: %w", name, err)
+		return rag.Stats{}, fmt.Errorf("counting documents of %q: %w", name, err)
 	}
-	return vectorindex.Stats{Documents: int(docs), Chunks: int(chunks)}, nil
-}
-
-// indexText is what the embedder and BM25 see of a chunk: its headings,
-// then its text, as in the embedded store.
-func indexText(headings []string, text string) string {
-	if len(headings) == 0 {
-		return text
-	}
-	return strings.Join(headings, " / ") + "\n" + headings[len(headings)-1] + "\n" + text
+	return rag.Stats{Documents: int(docs), Chunks: int(chunks)}, nil
 }
 
 // Upsert stores documents, creating the collection with default settings
 // if needed; each document replaces every chunk stored under its URL.
 // Unlike the embedded store, a batch is not atomic: Qdrant has no
 // transactions, so a failure part-way leaves earlier documents written.
-func (s *Store) Upsert(ctx context.Context, name string, docs ...vectorindex.Document) (vectorindex.UpsertResult, error) {
+func (s *Store) Upsert(ctx context.Context, name string, docs ...rag.Document) (rag.UpsertResult, error) {
 	var texts []string
 	for _, d := range docs {
 		if strings.TrimSpace(d.URL) == "" {
-			return vectorindex.UpsertResult{}, fmt.Errorf("%w: document without URL", vectorindex.ErrInvalidArgument)
+			return rag.UpsertResult{}, fmt.Errorf("%w: document without URL", rag.ErrInvalidArgument)
 		}
 		for _, c := range d.Chunks {
-			texts = append(texts, indexText(c.HeadingPath, c.Text))
+			texts = append(texts, rag.IndexText(c.HeadingPath, c.Text))
 		}
 	}
 	st, err := s.Settings(name)
-	if errors.Is(err, vectorindex.ErrNotFound) {
-		_, err = s.putSettings(ctx, name, vectorindex.Settings{})
-		st = vectorindex.Settings{EmbeddingModel: s.emb.Name()}
+	if errors.Is(err, rag.ErrNotFound) {
+		_, err = s.putSettings(ctx, name, rag.Settings{})
+		st = rag.Settings{EmbeddingModel: s.emb.Name()}
 	}
 	if err != nil {
-		return vectorindex.UpsertResult{}, err
+		return rag.UpsertResult{}, err
 	}
 	if err := s.compatible(name, st); err != nil {
-		return vectorindex.UpsertResult{}, err
+		return rag.UpsertResult{}, err
 	}
 	vecs, err := s.emb.Embed(ctx, texts)
 	if err != nil {
-		return vectorindex.UpsertResult{}, fmt.Errorf("embedding %d chunks: %w", len(texts), err)
+		return rag.UpsertResult{}, fmt.Errorf("embedding %d chunks: %w", len(texts), err)
 	}
 	if len(vecs) != len(texts) {
-		return vectorindex.UpsertResult{}, fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(texts))
+		return rag.UpsertResult{}, fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(texts))
 	}
 	qn := s.qname(name)
-	res := vectorindex.UpsertResult{Documents: len(docs)}
+	res := rag.UpsertResult{Documents: len(docs)}
 	k := 0
 	for _, d := range docs {
 		byURL := &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword("url", d.URL)}}
@@ -397,8 +389,8 @@ func (s *Store) Delete(ctx context.Context, name, u string) error {
 	return nil
 }
 
-// filter translates a vectorindex filter.
-func filter(f vectorindex.Filter) *qdrant.Filter {
+// filter translates a rag filter.
+func filter(f rag.Filter) *qdrant.Filter {
 	var must []*qdrant.Condition
 	if len(f.URLs) > 0 {
 		must = append(must, qdrant.NewMatchKeywords("url", f.URLs...))
@@ -413,20 +405,14 @@ func filter(f vectorindex.Filter) *qdrant.Filter {
 }
 
 // Search returns the chunks of a collection that best match q.
-func (s *Store) Search(ctx context.Context, name string, q vectorindex.Query) ([]vectorindex.Hit, error) {
-	if strings.TrimSpace(q.Text) == "" {
-		return nil, fmt.Errorf("%w: empty query", vectorindex.ErrInvalidArgument)
-	}
-	q.TopK = cmp.Or(q.TopK, vectorindex.DefaultTopK)
-	if q.TopK < 0 || q.TopK > vectorindex.MaxTopK {
-		return nil, fmt.Errorf("%w: top_k %d is outside 1..%d", vectorindex.ErrInvalidArgument, q.TopK, vectorindex.MaxTopK)
-	}
-	if q.MinScore < 0 || q.MinScore > 1 {
-		return nil, fmt.Errorf("%w: score threshold %v is outside [0,1]", vectorindex.ErrInvalidArgument, q.MinScore)
+func (s *Store) Search(ctx context.Context, name string, q rag.Query) ([]rag.Hit, error) {
+	q, err := q.Normalize()
+	if err != nil {
+		return nil, err
 	}
 	if q.Filter.URLPrefix != "" {
 		// Qdrant's keyword index matches whole values only.
-		return nil, fmt.Errorf("%w: URL prefix filters are not supported on Qdrant", vectorindex.ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: URL prefix filters are not supported on Qdrant", rag.ErrInvalidArgument)
 	}
 	st, err := s.Settings(name)
 	if err != nil {
@@ -454,25 +440,25 @@ func (s *Store) Search(ctx context.Context, name string, q vectorindex.Query) ([
 		WithVectors:    qdrant.NewWithVectorsInclude(denseName),
 	}
 	switch q.Mode {
-	case vectorindex.ModeHybrid:
+	case rag.ModeHybrid:
 		depth := uint64(max(prefetchDepth, q.TopK))
 		req.Prefetch = []*qdrant.PrefetchQuery{
 			{Query: dense, Using: new(denseName), Limit: &depth, Filter: req.Filter},
 			{Query: sparse, Using: new(sparseName), Limit: &depth, Filter: req.Filter},
 		}
 		req.Query = qdrant.NewQueryFusion(qdrant.Fusion_RRF)
-	case vectorindex.ModeDense:
+	case rag.ModeDense:
 		req.Query, req.Using = dense, new(denseName)
-	case vectorindex.ModeBM25:
+	case rag.ModeBM25:
 		req.Query, req.Using = sparse, new(sparseName)
 	default:
-		return nil, fmt.Errorf("%w: unknown mode %v", vectorindex.ErrInvalidArgument, q.Mode)
+		return nil, fmt.Errorf("%w: unknown mode %v", rag.ErrInvalidArgument, q.Mode)
 	}
 	points, err := s.client.Query(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("querying %q: %w", name, err)
 	}
-	hits := make([]vectorindex.Hit, 0, len(points))
+	hits := make([]rag.Hit, 0, len(points))
 	for _, p := range points {
 		h := toHit(p.GetPayload())
 		dv := p.GetVectors().GetVectors().GetVectors()[denseName]
@@ -505,8 +491,8 @@ func cosine(a, b []float32) float64 {
 }
 
 // toHit reads a point's payload.
-func toHit(p map[string]*qdrant.Value) vectorindex.Hit {
-	h := vectorindex.Hit{
+func toHit(p map[string]*qdrant.Value) rag.Hit {
+	h := rag.Hit{
 		URL:        p["url"].GetStringValue(),
 		Title:      p["title"].GetStringValue(),
 		ChunkIndex: int(p["chunk_index"].GetIntegerValue()),
@@ -527,7 +513,7 @@ func toHit(p map[string]*qdrant.Value) vectorindex.Hit {
 // Sample returns up to n chunks for scope calibration: the first n in
 // Qdrant's id order. Ids are hashes, so that order is effectively random
 // over documents, which is what calibration needs.
-func (s *Store) Sample(ctx context.Context, name string, n int) ([]vectorindex.Hit, error) {
+func (s *Store) Sample(ctx context.Context, name string, n int) ([]rag.Hit, error) {
 	if _, err := s.Settings(name); err != nil {
 		return nil, err
 	}
@@ -539,7 +525,7 @@ func (s *Store) Sample(ctx context.Context, name string, n int) ([]vectorindex.H
 	if err != nil {
 		return nil, fmt.Errorf("sampling %q: %w", name, err)
 	}
-	out := make([]vectorindex.Hit, 0, len(points))
+	out := make([]rag.Hit, 0, len(points))
 	for _, p := range points {
 		out = append(out, toHit(p.GetPayload()))
 	}

@@ -24,7 +24,7 @@ import (
 	"github.com/groundcrew/groundcrew/services/rag/internal/chunker"
 	"github.com/groundcrew/groundcrew/services/rag/internal/embedder"
 	"github.com/groundcrew/groundcrew/services/rag/internal/library"
-	"github.com/groundcrew/groundcrew/services/rag/internal/vectorindex"
+	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 )
 
 var (
@@ -309,8 +309,8 @@ func openFake(t *testing.T, url string) *Store {
 	return s
 }
 
-func doc(url, title string, meta map[string]string, texts ...string) vectorindex.Document {
-	d := vectorindex.Document{URL: url, Title: title, Metadata: meta}
+func doc(url, title string, meta map[string]string, texts ...string) rag.Document {
+	d := rag.Document{URL: url, Title: title, Metadata: meta}
 	for i, t := range texts {
 		d.Chunks = append(d.Chunks, chunker.Chunk{Text: t, Index: i, HeadingPath: []string{title}})
 	}
@@ -329,7 +329,7 @@ func TestStoreAgainstFake(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := gocmp.Diff(vectorindex.UpsertResult{Documents: 2, Chunks: 3}, res); diff != "" {
+	if diff := gocmp.Diff(rag.UpsertResult{Documents: 2, Chunks: 3}, res); diff != "" {
 		t.Errorf("Upsert (-want +got):\n%s", diff)
 	}
 
@@ -367,7 +367,7 @@ func TestStoreAgainstFake(t *testing.T) {
 	}
 
 	// Hybrid search: two prefetches fused by RRF; scores are cosines.
-	hits, err := s.Search(ctx, "ops", vectorindex.Query{Text: "PgBouncer connections", TopK: 2, Filter: vectorindex.Filter{Metadata: map[string]string{"team": "db"}}})
+	hits, err := s.Search(ctx, "ops", rag.Query{Text: "PgBouncer connections", TopK: 2, Filter: rag.Filter{Metadata: map[string]string{"team": "db"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,10 +385,10 @@ func TestStoreAgainstFake(t *testing.T) {
 
 	// Modes query one named vector.
 	for _, m := range []struct {
-		mode  vectorindex.Mode
+		mode  rag.Mode
 		using string
-	}{{vectorindex.ModeDense, denseName}, {vectorindex.ModeBM25, sparseName}} {
-		if _, err := s.Search(ctx, "ops", vectorindex.Query{Text: "lag", Mode: m.mode}); err != nil {
+	}{{rag.ModeDense, denseName}, {rag.ModeBM25, sparseName}} {
+		if _, err := s.Search(ctx, "ops", rag.Query{Text: "lag", Mode: m.mode}); err != nil {
 			t.Fatal(err)
 		}
 		if q := fake.queries[len(fake.queries)-1]; q.GetUsing() != m.using || len(q.GetPrefetch()) != 0 {
@@ -412,12 +412,12 @@ func TestStoreAgainstFake(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := gocmp.Diff(vectorindex.Stats{Documents: 2, Chunks: 2}, st); diff != "" {
+	if diff := gocmp.Diff(rag.Stats{Documents: 2, Chunks: 2}, st); diff != "" {
 		t.Errorf("Stats (-want +got):\n%s", diff)
 	}
 
 	// Settings round-trip through Qdrant: a new Store reads them back.
-	if err := s.PutSettings("ops", vectorindex.Settings{Description: "runbooks", CalibratedThreshold: 0.2}); err != nil {
+	if err := s.PutSettings("ops", rag.Settings{Description: "runbooks", CalibratedThreshold: 0.2}); err != nil {
 		t.Fatal(err)
 	}
 	s2 := openFake(t, url)
@@ -435,7 +435,7 @@ func TestStoreAgainstFake(t *testing.T) {
 	if err != nil || len(sample) != 2 {
 		t.Errorf("Sample = %d hits, %v; want 2", len(sample), err)
 	}
-	if _, err := s2.Search(ctx, "nope", vectorindex.Query{Text: "x"}); !errors.Is(err, vectorindex.ErrNotFound) {
+	if _, err := s2.Search(ctx, "nope", rag.Query{Text: "x"}); !errors.Is(err, rag.ErrNotFound) {
 		t.Errorf("Search(unknown) = %v, want ErrNotFound", err)
 	}
 }
@@ -481,8 +481,8 @@ func TestRealQdrant(t *testing.T) {
 		doc("https://example.com/maps", "Maps", nil, "A map is an unordered group of elements indexed by keys.")); err != nil {
 		t.Fatal(err)
 	}
-	for _, mode := range []vectorindex.Mode{vectorindex.ModeHybrid, vectorindex.ModeDense, vectorindex.ModeBM25} {
-		hits, err := s.Search(ctx, name, vectorindex.Query{Text: "send on closed channel", Mode: mode})
+	for _, mode := range []rag.Mode{rag.ModeHybrid, rag.ModeDense, rag.ModeBM25} {
+		hits, err := s.Search(ctx, name, rag.Query{Text: "send on closed channel", Mode: mode})
 		if err != nil {
 			t.Fatalf("%v: %v", mode, err)
 		}

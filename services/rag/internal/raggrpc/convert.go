@@ -11,12 +11,12 @@ import (
 	"github.com/groundcrew/groundcrew/services/rag/internal/answer"
 	"github.com/groundcrew/groundcrew/services/rag/internal/chunker"
 	"github.com/groundcrew/groundcrew/services/rag/internal/library"
-	"github.com/groundcrew/groundcrew/services/rag/internal/vectorindex"
+	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 )
 
 // toSettings reads the settings a client may set on a collection.
-func toSettings(c *ragv1.Collection) vectorindex.Settings {
-	return vectorindex.Settings{
+func toSettings(c *ragv1.Collection) rag.Settings {
+	return rag.Settings{
 		Description:      c.GetDescription(),
 		OutOfScopeAnswer: c.GetOutOfScopeAnswer(),
 	}
@@ -35,7 +35,7 @@ func fromInfo(info library.Info) *ragv1.Collection {
 		ScopeThreshold:   info.ScopeThreshold,
 	}
 	if c.OutOfScopeAnswer == "" {
-		c.OutOfScopeAnswer = vectorindex.DefaultOutOfScopeAnswer
+		c.OutOfScopeAnswer = rag.DefaultOutOfScopeAnswer
 	}
 	if !info.Settings.Created.IsZero() {
 		c.CreateTime = timestamppb.New(info.Settings.Created)
@@ -85,8 +85,8 @@ func toMetadata(s *structpb.Struct) map[string]string {
 }
 
 // toQuery reads a retrieval request.
-func toQuery(req *ragv1.RetrieveRequest) vectorindex.Query {
-	q := vectorindex.Query{
+func toQuery(req *ragv1.RetrieveRequest) rag.Query {
+	q := rag.Query{
 		Text:     req.GetQuery(),
 		TopK:     int(topK32(req.TopK)),
 		MinScore: req.GetScoreThreshold(),
@@ -99,7 +99,7 @@ func toQuery(req *ragv1.RetrieveRequest) vectorindex.Query {
 
 // fromHit describes a retrieved chunk. Its similarity is the store's
 // cosine clamped to [0,1] (see package vectorindex), whatever the ranking.
-func fromHit(h vectorindex.Hit) *ragv1.Chunk {
+func fromHit(h rag.Hit) *ragv1.Chunk {
 	return &ragv1.Chunk{
 		Text:            h.Text,
 		SimilarityScore: clamp01(h.Score),

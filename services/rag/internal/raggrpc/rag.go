@@ -18,7 +18,7 @@ import (
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
 	"github.com/groundcrew/groundcrew/services/rag/internal/answer"
 	"github.com/groundcrew/groundcrew/services/rag/internal/library"
-	"github.com/groundcrew/groundcrew/services/rag/internal/vectorindex"
+	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 )
 
 // Store is what the handlers read directly from the document store;
@@ -27,24 +27,12 @@ type Store interface {
 	answer.Searcher
 }
 
-// StreamGenerator is an answer writer that can also hand out its text as
-// it is written; AskStream forwards those pieces as deltas. Generators
-// that cannot stream (the extractive one) are sent as one delta.
-type StreamGenerator interface {
-	answer.Generator
-	// GenerateStream is Generate calling delta with each new piece of the
-	// answer text, in order; the pieces add up to the Draft's Text.
-	GenerateStream(ctx context.Context, question string, chunks []vectorindex.Hit, delta func(string)) (answer.Draft, error)
-}
-
 // Options configure a [RagService]; zero fields take defaults.
 type Options struct {
-	// Generator writes answers; default the extractive one. When it fails
-	// before producing any text, the extractive writer answers instead
-	// (see [RagService.Ask]).
-	Generator answer.Generator
-	// Scope tunes the scope check.
-	Scope answer.ScopeOptions
+	// Asker answers questions; the server builds it once with the
+	// configured writer and its fallback. Default: an extractive Asker
+	// over the store.
+	Asker *answer.Asker
 	// EmbeddingModel is the store's embedder name, checked against a
 	// CreateCollection request's embedding_model.
 	EmbeddingModel string
@@ -68,14 +56,14 @@ var _ ragv1.RagServiceServer = (*RagService)(nil)
 // NewRagService returns the handlers over a library and the store it
 // manages.
 func NewRagService(lib *library.Library, store Store, opts Options) *RagService {
-	if opts.Generator == nil {
-		opts.Generator = &answer.Extractive{}
-	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Asker == nil {
+		opts.Asker = answer.NewAsker(store, answer.Options{Logger: opts.Logger, Now: opts.Now})
 	}
 	return &RagService{lib: lib, store: store, opts: opts, log: opts.Logger}
 }
@@ -149,10 +137,9 @@ func (s *RagService) Retrieve(ctx context.Context, req *ragv1.RetrieveRequest) (
 }
 
 // Ask answers a question from a collection. A question the collection does
-// not cover gets the collection's out-of-scope answer and a reason. When
-// the configured answer writer (a language model) fails, the extractive
-// writer answers instead, so the caller still gets a grounded, cited
-// answer; the response's model says which wrote it.
+// not cover gets the collection's out-of-scope answer and a reason. The
+// writer's fallback is the Asker's (see answer.Options.Generator); the
+// response's model says which writer answered.
 func (s *RagService) Ask(ctx context.Context, req *ragv1.AskRequest) (*ragv1.AskResponse, error) {
 	resp, err := s.ask(ctx, req.GetCollection(), req.GetQuery(), req.TopK, nil, nil)
 	if err != nil {
@@ -212,9 +199,7 @@ func (s *RagService) ask(ctx context.Context, collection, query string, topK *in
 		}
 	}
 	state(ragv1.AgentResponse_RECEIVED)
-	gen := &fallbackGenerator{primary: s.opts.Generator, delta: onDelta, log: s.log, ctx: ctx}
-	asker := answer.NewAsker(s.store, answer.Options{Generator: gen, Scope: s.opts.Scope, Now: s.opts.Now})
-	res, err := asker.Ask(ctx, answer.Request{
+	res, err := s.opts.Asker.Ask(ctx, answer.Request{
 		Collection: collection,
 		Question:   query,
 		TopK:       int(topK32(topK)),
@@ -223,9 +208,10 @@ func (s *RagService) ask(ctx context.Context, collection, query string, topK *in
 				state(ps)
 			}
 		},
+		Delta: onDelta,
 	})
 	logAttrs := []any{"collection", collection, "query_chars", len([]rune(query))}
-	var genErr *generationError
+	var genErr *answer.GenerationError
 	switch {
 	case errors.As(err, &genErr):
 		state(ragv1.AgentResponse_FAILED)
@@ -234,7 +220,7 @@ func (s *RagService) ask(ctx context.Context, collection, query string, topK *in
 			State:     ragv1.AgentResponse_FAILED,
 			Error:     "the answer could not be written; try again later",
 			QueryTime: s.opts.Now().Sub(start).Seconds(),
-			Model:     genErr.model,
+			Model:     genErr.Model,
 		}, nil
 	case err != nil:
 		s.log.InfoContext(ctx, "ask rejected", append(logAttrs, "states", strings.Join(path, ">"), "error", err)...)
@@ -264,99 +250,25 @@ func toStates(st answer.Stage) []ragv1.AgentResponse_State {
 	return nil
 }
 
-// generationError marks a failure of the answer writer, which Ask reports
-// as a FAILED response rather than an RPC error.
-type generationError struct {
-	model string
-	err   error
-}
-
-func (e *generationError) Error() string { return fmt.Sprintf("%s: %v", e.model, e.err) }
-func (e *generationError) Unwrap() error { return e.err }
-
-// fallbackGenerator streams from the configured writer when asked to, and
-// falls back to the extractive writer when the configured one fails before
-// it produced any text. Once text has been streamed a fallback would
-// contradict it, so a later failure is a generationError.
-type fallbackGenerator struct {
-	primary answer.Generator
-	delta   func(string)
-	log     *slog.Logger
-	ctx     context.Context // the request's, for log correlation
-}
-
-// Generate implements answer.Generator.
-func (g *fallbackGenerator) Generate(ctx context.Context, question string, chunks []vectorindex.Hit) (answer.Draft, error) {
-	var (
-		draft answer.Draft
-		err   error
-		sent  bool
-	)
-	sg, streams := g.primary.(StreamGenerator)
-	if streams && g.delta != nil {
-		draft, err = sg.GenerateStream(ctx, question, chunks, func(s string) {
-			sent = sent || s != ""
-			g.delta(s)
-		})
-	} else {
-		draft, err = g.primary.Generate(ctx, question, chunks)
-	}
-	name := modelName(g.primary)
-	switch {
-	case err == nil:
-		if !streams && g.delta != nil && !draft.OutOfScope {
-			g.delta(draft.Text)
-		}
-		return draft, nil
-	case ctx.Err() != nil:
-		return answer.Draft{}, err
-	case sent:
-		return answer.Draft{}, &generationError{model: name, err: err}
-	}
-	if _, isExtractive := g.primary.(*answer.Extractive); isExtractive {
-		return answer.Draft{}, &generationError{model: name, err: err}
-	}
-	g.log.WarnContext(g.ctx, "answer writer failed; answering extractively", "writer", name, "error", err)
-	draft, err = (&answer.Extractive{}).Generate(ctx, question, chunks)
-	if err != nil {
-		return answer.Draft{}, &generationError{model: answer.ExtractiveModel, err: err}
-	}
-	if g.delta != nil && !draft.OutOfScope {
-		g.delta(draft.Text)
-	}
-	return draft, nil
-}
-
-// modelName names a generator for errors and logs.
-func modelName(g answer.Generator) string {
-	if n, ok := g.(interface{ Model() string }); ok {
-		return n.Model()
-	}
-	if _, ok := g.(*answer.Extractive); ok {
-		return answer.ExtractiveModel
-	}
-	return fmt.Sprintf("%T", g)
-}
-
 // toStatus maps domain errors to codes. field names the request field an
 // unknown or invalid collection name came from.
 func (s *RagService) toStatus(ctx context.Context, err error, doing, field string) error {
 	var docErr *library.DocumentError
 	switch {
-	case errors.Is(err, vectorindex.ErrNotFound):
+	case errors.Is(err, rag.ErrNotFound):
 		return status.Error(codes.NotFound, "collection not found")
 	case errors.Is(err, answer.ErrInvalidQuestion):
 		return grpcserver.FieldViolations(grpcserver.FieldViolation{Field: "query", Description: reason(err, answer.ErrInvalidQuestion)})
 	case errors.As(err, &docErr):
 		return grpcserver.FieldViolations(grpcserver.FieldViolation{Field: fmt.Sprintf("documents[%d]", docErr.Index), Description: docErr.Reason})
-	case errors.Is(err, vectorindex.ErrInvalidName):
+	case errors.Is(err, rag.ErrInvalidName):
 		return grpcserver.FieldViolations(grpcserver.FieldViolation{Field: field, Description: "must be 1..63 lower-case letters, digits, '-' or '_'"})
-	case errors.Is(err, vectorindex.ErrEmbedderMismatch):
+	case errors.Is(err, rag.ErrEmbedderMismatch):
 		return status.Error(codes.FailedPrecondition, "the collection was embedded with another model than this service's; re-ingest it into a new collection")
-	case errors.Is(err, vectorindex.ErrClosed):
+	case errors.Is(err, rag.ErrClosed):
 		return status.Error(codes.Unavailable, "the service is shutting down")
 	}
-	// vectorindex.ErrInvalidArgument is not mapped: requests are validated
+	// rag.ErrInvalidArgument is not mapped: requests are validated
 	// before they reach the store, so one coming back is our bug.
 	return grpcserver.InternalError(ctx, s.log, err, doing)
 }

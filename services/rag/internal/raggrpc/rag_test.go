@@ -29,6 +29,7 @@ import (
 	"github.com/groundcrew/groundcrew/services/rag/internal/answer"
 	"github.com/groundcrew/groundcrew/services/rag/internal/embedder"
 	"github.com/groundcrew/groundcrew/services/rag/internal/library"
+	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 	"github.com/groundcrew/groundcrew/services/rag/internal/vectorindex"
 )
 
@@ -67,7 +68,7 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 		t.Fatal(err)
 	}
 	ragv1.RegisterRagServiceServer(srv, NewRagService(lib, handlerStore, Options{
-		Generator:      o.generator,
+		Asker:          answer.NewAsker(handlerStore, answer.Options{Generator: o.generator, Logger: logger}),
 		EmbeddingModel: emb.Name(),
 		Logger:         logger,
 	}))
@@ -139,7 +140,7 @@ func TestGoSpec(t *testing.T) {
 	c := got.GetCollection()
 	if c.GetChunkCount() != int64(ing.GetChunks()) || c.GetDocumentCount() != 1 ||
 		c.GetScopeThreshold() == answer.DefaultThreshold || c.GetScopeThreshold() <= 0 ||
-		c.GetOutOfScopeAnswer() != vectorindex.DefaultOutOfScopeAnswer || c.GetCreateTime() == nil {
+		c.GetOutOfScopeAnswer() != rag.DefaultOutOfScopeAnswer || c.GetCreateTime() == nil {
 		t.Errorf("GetCollection = %v, want counts, a calibrated threshold, the default out-of-scope answer and a create time", c)
 	}
 
@@ -185,7 +186,7 @@ func TestGoSpec(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = ask.GetResponse()
-	if !r.GetIsOutOfScope() || !r.GetSuccess() || r.GetAnswer() != vectorindex.DefaultOutOfScopeAnswer ||
+	if !r.GetIsOutOfScope() || !r.GetSuccess() || r.GetAnswer() != rag.DefaultOutOfScopeAnswer ||
 		r.GetOutOfScopeReason() == "" || r.GetPrimarySource() != "" || r.GetState() != ragv1.AgentResponse_COMPLETED {
 		t.Errorf("Ask(sourdough) = %v, want the default out-of-scope answer with a reason", r)
 	}
@@ -316,7 +317,7 @@ func TestErrors(t *testing.T) {
 // the server's log.
 type failingStore struct{ Store }
 
-func (failingStore) Search(context.Context, string, vectorindex.Query) ([]vectorindex.Hit, error) {
+func (failingStore) Search(context.Context, string, rag.Query) ([]rag.Hit, error) {
 	return nil, errors.New("reading /var/secret/rag/runbooks.rag: input/output error")
 }
 
@@ -353,7 +354,7 @@ func TestCollections(t *testing.T) {
 	if c := list.GetCollections()[1]; c.GetChunkCount() != int64(ing.GetChunks()) || c.GetDocumentCount() != 3 || c.GetDescription() != "Operations runbooks" {
 		t.Errorf("ops = %v, want 3 documents, its chunks and its description kept across ingest", c)
 	}
-	if c := list.GetCollections()[0]; c.GetOutOfScopeAnswer() != vectorindex.DefaultOutOfScopeAnswer || c.GetDescription() != "" {
+	if c := list.GetCollections()[0]; c.GetOutOfScopeAnswer() != rag.DefaultOutOfScopeAnswer || c.GetDescription() != "" {
 		t.Errorf("adhoc = %v, want default settings", c)
 	}
 
@@ -372,7 +373,7 @@ func TestCollections(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c := upd.GetCollection(); c.GetDescription() != "Runbooks v2" || c.GetChunkCount() != int64(ing.GetChunks()) ||
-		c.GetOutOfScopeAnswer() != vectorindex.DefaultOutOfScopeAnswer {
+		c.GetOutOfScopeAnswer() != rag.DefaultOutOfScopeAnswer {
 		t.Errorf("CreateCollection(existing) = %v, want the new settings and the chunks kept", c)
 	}
 }
@@ -490,11 +491,11 @@ type fakeWriter struct {
 
 func (w *fakeWriter) Model() string { return "fake-llm" }
 
-func (w *fakeWriter) Generate(ctx context.Context, q string, chunks []vectorindex.Hit) (answer.Draft, error) {
+func (w *fakeWriter) Generate(ctx context.Context, q string, chunks []rag.Hit) (answer.Draft, error) {
 	return w.GenerateStream(ctx, q, chunks, func(string) {})
 }
 
-func (w *fakeWriter) GenerateStream(_ context.Context, _ string, chunks []vectorindex.Hit, delta func(string)) (answer.Draft, error) {
+func (w *fakeWriter) GenerateStream(_ context.Context, _ string, chunks []rag.Hit, delta func(string)) (answer.Draft, error) {
 	for _, p := range w.pieces {
 		delta(p)
 	}
@@ -504,7 +505,7 @@ func (w *fakeWriter) GenerateStream(_ context.Context, _ string, chunks []vector
 	return answer.Draft{Text: strings.Join(w.pieces, ""), Primary: min(1, len(chunks)-1), Model: "fake-llm"}, nil
 }
 
-var _ StreamGenerator = (*fakeWriter)(nil)
+var _ answer.StreamGenerator = (*fakeWriter)(nil)
 
 // collect reads a whole AskStream.
 func collect(t *testing.T, c ragv1.RagServiceClient, req *ragv1.AskStreamRequest) (states []ragv1.AgentResponse_State, deltas []string, final *ragv1.AgentResponse) {

@@ -1,7 +1,7 @@
 // Package remoteembed embeds rag chunks with a remote model instead of the
 // local hashing embedder: Gemini (gemini-embedding-001 through
 // google.golang.org/genai) or any OpenAI-compatible /embeddings endpoint
-// (OpenAI, Ollama, vLLM, TEI…). Both implement vectorindex.Embedder.
+// (OpenAI, Ollama, vLLM, TEI…). Both implement rag.Embedder.
 //
 // Vectors are L2-normalised here whatever the provider returns: the
 // store's similarity is a dot product of unit vectors, and Gemini's

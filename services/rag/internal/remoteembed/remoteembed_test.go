@@ -14,12 +14,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/groundcrew/groundcrew/services/rag/internal/vectorindex"
+	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 )
 
 var (
-	_ vectorindex.Embedder = (*Gemini)(nil)
-	_ vectorindex.Embedder = (*OpenAI)(nil)
+	_ rag.Embedder = (*Gemini)(nil)
+	_ rag.Embedder = (*OpenAI)(nil)
 )
 
 // vectorFor is what the fake servers return for a text: not unit length,

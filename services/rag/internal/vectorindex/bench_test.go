@@ -16,6 +16,7 @@ import (
 
 	"github.com/groundcrew/groundcrew/services/rag/internal/chunker"
 	"github.com/groundcrew/groundcrew/services/rag/internal/embedder"
+	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 )
 
 // specPath is the Go specification shipped with the toolchain.
@@ -50,7 +51,7 @@ func BenchmarkIngest(b *testing.B) {
 			b.Fatal(err)
 		}
 		// A new URL each time, so the index grows as in a real ingest.
-		res, err := st.Upsert(ctx, "bench", Document{URL: fmt.Sprintf("https://go.dev/ref/spec/%d", i), Title: "spec", Chunks: cs})
+		res, err := st.Upsert(ctx, "bench", rag.Document{URL: fmt.Sprintf("https://go.dev/ref/spec/%d", i), Title: "spec", Chunks: cs})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -133,7 +134,7 @@ func buildCorpus100k(tb testing.TB) *Store {
 		const perDoc = 100
 		ctx := context.Background()
 		for d := 0; d < bigCorpusChunks/perDoc; d++ {
-			doc := Document{URL: fmt.Sprintf("https://example.com/doc/%d", d), Title: fmt.Sprintf("Document %d", d)}
+			doc := rag.Document{URL: fmt.Sprintf("https://example.com/doc/%d", d), Title: fmt.Sprintf("Document %d", d)}
 			for i := range perDoc {
 				doc.Chunks = append(doc.Chunks, chunker.Chunk{
 					Text:        gen(70 + rng.IntN(80)),
@@ -200,7 +201,7 @@ func (c *collection) denseFloat(qv []float32, n int) []scored {
 // the collection holds. The corpus is built once (about 10 s); run with
 // -benchtime=200x.
 func BenchmarkRetrieve100k(b *testing.B) {
-	for _, mode := range []Mode{ModeHybrid, ModeDense, ModeBM25} {
+	for _, mode := range []rag.Mode{rag.ModeHybrid, rag.ModeDense, rag.ModeBM25} {
 		b.Run(mode.String(), func(b *testing.B) {
 			st := buildCorpus100k(b)
 			qs := corpus100k.queries
@@ -209,7 +210,7 @@ func BenchmarkRetrieve100k(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				t := time.Now()
-				if _, err := st.Search(ctx, "big", Query{Text: qs[i%len(qs)], TopK: 5, Mode: mode}); err != nil {
+				if _, err := st.Search(ctx, "big", rag.Query{Text: qs[i%len(qs)], TopK: 5, Mode: mode}); err != nil {
 					b.Fatal(err)
 				}
 				lat = append(lat, time.Since(t))
@@ -223,7 +224,7 @@ func BenchmarkRetrieve100k(b *testing.B) {
 			b.ReportMetric(pct(0.99), "p99-ms")
 			b.ReportMetric(corpus100k.heapMB, "heap-MB")
 			b.ReportMetric(corpus100k.build.Seconds(), "build-s")
-			if mode == ModeDense {
+			if mode == rag.ModeDense {
 				b.ReportMetric(denseRecall(b, st, "big", qs, 10), "recall@10")
 			}
 		})

@@ -3,9 +3,9 @@ package vectorindex
 import (
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/groundcrew/groundcrew/services/rag/internal/embedder"
+	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 )
 
 // doc is one ingested document (one URL) of a collection.
@@ -32,7 +32,7 @@ type row struct {
 // garbage.
 type collection struct {
 	name     string
-	settings Settings
+	settings rag.Settings
 	dims     int
 
 	docs  map[string]*doc
@@ -51,7 +51,7 @@ type collection struct {
 	totalLen int64
 }
 
-func newCollection(name string, s Settings, dims int) *collection {
+func newCollection(name string, s rag.Settings, dims int) *collection {
 	return &collection{
 		name:     name,
 		settings: s,
@@ -60,16 +60,6 @@ func newCollection(name string, s Settings, dims int) *collection {
 		postings: map[string][]uint32{},
 		df:       map[string]int32{},
 	}
-}
-
-// indexText is what BM25 and the embedder see of a chunk: its headings
-// then its text, because a section heading is the most concise statement
-// of what the chunk is about.
-func indexText(headings []string, text string) string {
-	if len(headings) == 0 {
-		return text
-	}
-	return strings.Join(headings, " / ") + "\n" + headings[len(headings)-1] + "\n" + text
 }
 
 // quantize converts a vector to int8 with the scale that turns the int8
@@ -109,7 +99,7 @@ func (c *collection) add(r *upsertRecord, frameSize int64) {
 	for _, ch := range r.chunks {
 		id := int32(len(c.rows))
 		d.rows = append(d.rows, id)
-		terms := embedder.Analyze(indexText(ch.headings, ch.text))
+		terms := embedder.Analyze(rag.IndexText(ch.headings, ch.text))
 		c.rows = append(c.rows, row{doc: d, chunkIndex: int32(ch.index), length: int32(len(terms)), headings: ch.headings, text: ch.text})
 		c.alive = append(c.alive, true)
 		c.live++
@@ -146,7 +136,7 @@ func (c *collection) remove(url string) bool {
 		c.live--
 		r := &c.rows[id]
 		c.totalLen -= int64(r.length)
-		terms := embedder.Analyze(indexText(r.headings, r.text))
+		terms := embedder.Analyze(rag.IndexText(r.headings, r.text))
 		slices.Sort(terms)
 		for i, t := range terms {
 			if i > 0 && terms[i-1] == t {

@@ -12,6 +12,8 @@ import (
 	"math"
 	"os"
 	"slices"
+
+	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 )
 
 // On-disk format, one file per collection ("<name>.rag"):
@@ -52,7 +54,7 @@ var errTorn = errors.New("torn frame")
 
 // settingsRecord is the persisted form of a collection's settings.
 type settingsRecord struct {
-	Settings
+	rag.Settings
 	Dimensions int `json:"dimensions"`
 }
 

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 )
 
 // BM25 parameters: the usual defaults, which suit paragraphs of prose.
@@ -233,10 +235,10 @@ func queryTerms(analyzed []string) []string {
 
 // search runs q against the collection. qv is the query's unit vector;
 // terms its distinct analysed terms.
-func (c *collection) search(qv []float32, terms []string, q Query) []Hit {
+func (c *collection) search(qv []float32, terms []string, q rag.Query) []rag.Hit {
 	allowed := c.filterRows(q.Filter)
 	depth := q.TopK
-	if q.Mode == ModeHybrid || q.MinScore > 0 {
+	if q.Mode == rag.ModeHybrid || q.MinScore > 0 {
 		// Fusion and the score threshold both need more than top_k
 		// candidates to choose from.
 		depth = max(depth, fuseDepth)
@@ -245,10 +247,10 @@ func (c *collection) search(qv []float32, terms []string, q Query) []Hit {
 	var dense, lexical []scored
 	acc, touched := c.bm25(terms, allowed)
 	defer releaseAcc(acc, touched)
-	if q.Mode != ModeBM25 {
+	if q.Mode != rag.ModeBM25 {
 		dense = c.denseTop(qv, depth, allowed)
 	}
-	if q.Mode != ModeDense {
+	if q.Mode != rag.ModeDense {
 		top := &topK{k: depth}
 		for _, id := range touched {
 			top.offer(id, acc[id])
@@ -258,11 +260,11 @@ func (c *collection) search(qv []float32, terms []string, q Query) []Hit {
 
 	var ranked []int32
 	switch q.Mode {
-	case ModeDense:
+	case rag.ModeDense:
 		for _, s := range dense {
 			ranked = append(ranked, s.row)
 		}
-	case ModeBM25:
+	case rag.ModeBM25:
 		for _, s := range lexical {
 			ranked = append(ranked, s.row)
 		}
@@ -270,7 +272,7 @@ func (c *collection) search(qv []float32, terms []string, q Query) []Hit {
 		ranked = fuse(dense, lexical)
 	}
 
-	hits := make([]Hit, 0, q.TopK)
+	hits := make([]rag.Hit, 0, q.TopK)
 	for _, id := range ranked {
 		cos := c.cosine(qv, id)
 		if cos <= 0 && acc[id] == 0 {
@@ -282,7 +284,7 @@ func (c *collection) search(qv []float32, terms []string, q Query) []Hit {
 			continue
 		}
 		r := &c.rows[id]
-		hits = append(hits, Hit{
+		hits = append(hits, rag.Hit{
 			URL:        r.doc.url,
 			Title:      r.doc.title,
 			ChunkIndex: int(r.chunkIndex),
@@ -325,13 +327,13 @@ func fuse(lists ...[]scored) []int32 {
 
 // filterRows returns a bitset of the rows passing f, or nil when f lets
 // everything through.
-func (c *collection) filterRows(f Filter) []uint64 {
-	if f.isZero() {
+func (c *collection) filterRows(f rag.Filter) []uint64 {
+	if f.IsZero() {
 		return nil
 	}
 	set := make([]uint64, (len(c.rows)+63)/64)
 	mark := func(d *doc) {
-		if !f.matches(d) {
+		if !matches(f, d) {
 			return
 		}
 		for _, id := range d.rows {
@@ -352,11 +354,8 @@ func (c *collection) filterRows(f Filter) []uint64 {
 	return set
 }
 
-func (f Filter) isZero() bool {
-	return len(f.URLs) == 0 && f.URLPrefix == "" && len(f.Metadata) == 0
-}
-
-func (f Filter) matches(d *doc) bool {
+// matches reports whether a document passes f.
+func matches(f rag.Filter, d *doc) bool {
 	if len(f.URLs) > 0 && !slices.Contains(f.URLs, d.url) {
 		return false
 	}

@@ -3,17 +3,14 @@
 // directory and held in memory as a BM25 inverted index plus an int8
 // vector matrix, searched lexically, densely, or both fused with
 // reciprocal rank fusion. It needs no server and no network; it is the
-// default backend when no Qdrant is configured.
+// default backend when no Qdrant is configured. It speaks package rag's
+// vocabulary (documents, queries, hits, settings, errors).
 //
-// Similarity. Every hit's [Hit.Score] is the cosine similarity of the
-// query's and the chunk's embeddings, clamped to [0,1] (negative cosines,
-// meaning unrelated, become 0), whatever the ranking mode. The ranking
-// itself comes from the mode (BM25 order, dense order or the fused order),
-// so in hybrid and BM25 mode scores need not decrease down the list. One
-// scale for all modes is what makes [Query.MinScore] and the scope
-// threshold mean the same thing everywhere: "the embedding says this chunk
-// is at least this close". RRF scores are rank-based and BM25 scores are
-// unbounded and query-dependent, so neither can carry a threshold.
+// Similarity follows package rag: every hit's [rag.Hit.Score] is the
+// embedding cosine clamped to [0,1], whatever the ranking mode. The
+// ranking itself comes from the mode (BM25 order, dense order or the
+// fused order), so in hybrid and BM25 mode scores need not decrease down
+// the list.
 package vectorindex
 
 import (
@@ -24,179 +21,14 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/groundcrew/groundcrew/services/rag/internal/chunker"
 	"github.com/groundcrew/groundcrew/services/rag/internal/embedder"
+	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 )
-
-// Embedder turns texts into unit-length vectors of a fixed dimension.
-type Embedder interface {
-	// Embed returns one vector per text, in order.
-	Embed(ctx context.Context, texts []string) ([][]float32, error)
-	// Dimensions is the length of every vector.
-	Dimensions() int
-	// Name identifies the model; vectors of different models are never
-	// mixed in one collection.
-	Name() string
-}
-
-// Errors returned by the store; test with errors.Is.
-var (
-	// ErrNotFound means the collection does not exist.
-	ErrNotFound = errors.New("collection not found")
-	// ErrInvalidName means a collection name is empty, too long or uses
-	// characters other than letters, digits, '.', '_' and '-'.
-	ErrInvalidName = errors.New("invalid collection name")
-	// ErrInvalidArgument means a query or document is malformed.
-	ErrInvalidArgument = errors.New("invalid argument")
-	// ErrEmbedderMismatch means the collection was built with another
-	// embedding model than the store's; re-ingest it or drop it.
-	ErrEmbedderMismatch = errors.New("collection was embedded with a different model")
-	// ErrClosed means the store has been closed.
-	ErrClosed = errors.New("store closed")
-)
-
-// Retrieval limits (flow 3 of DESIGN.md).
-const (
-	DefaultTopK = 5
-	MaxTopK     = 50
-)
-
-// DefaultOutOfScopeAnswer is the answer for questions a collection does
-// not cover, unless its settings say otherwise.
-const DefaultOutOfScopeAnswer = "sorry this content is not related to this book"
-
-// Settings describe a collection.
-type Settings struct {
-	// Description says what the collection is about, for people and for
-	// answering models.
-	Description string `json:"description,omitempty"`
-	// OutOfScopeAnswer replaces the answer to out-of-scope questions;
-	// empty means [DefaultOutOfScopeAnswer].
-	OutOfScopeAnswer string `json:"out_of_scope_answer,omitempty"`
-	// EmbeddingModel is the [Embedder.Name] the collection's vectors were
-	// made with. The store sets it when the collection is created.
-	EmbeddingModel string `json:"embedding_model,omitempty"`
-	// ScopeThreshold is the similarity below which a question is out of
-	// scope. Zero means use CalibratedThreshold.
-	ScopeThreshold float64 `json:"scope_threshold,omitempty"`
-	// CalibratedThreshold is the threshold learnt from the collection's
-	// own score distribution (see package answer), and CalibratedChunks
-	// the number of chunks it was learnt on.
-	CalibratedThreshold float64 `json:"calibrated_threshold,omitempty"`
-	CalibratedChunks    int     `json:"calibrated_chunks,omitempty"`
-	// Created is when the collection was created; set by the store.
-	Created time.Time `json:"created"`
-}
-
-// UpsertResult counts what an [Store.Upsert] stored.
-type UpsertResult struct {
-	// Documents and Chunks count what was stored.
-	Documents int
-	Chunks    int
-	// ReplacedChunks were stored under the same URLs before and are gone.
-	ReplacedChunks int
-}
-
-// Document is one source document, already chunked.
-type Document struct {
-	// URL identifies the document; ingesting a URL again replaces all of
-	// its chunks.
-	URL string
-	// Title names the document in answers' sources.
-	Title string
-	// Metadata are free-form labels that queries can filter on.
-	Metadata map[string]string
-	// Chunks are the document's pieces, as the chunker made them.
-	Chunks []chunker.Chunk
-}
-
-// Mode selects the ranking.
-type Mode int
-
-// Ranking modes.
-const (
-	// ModeHybrid fuses the BM25 and dense rankings with RRF (k = 60).
-	ModeHybrid Mode = iota
-	// ModeDense ranks by embedding cosine only.
-	ModeDense
-	// ModeBM25 ranks by BM25 (k1 = 1.2, b = 0.75) only.
-	ModeBM25
-)
-
-// String returns the mode's name as used in flags and reports.
-func (m Mode) String() string {
-	switch m {
-	case ModeHybrid:
-		return "hybrid"
-	case ModeDense:
-		return "dense"
-	case ModeBM25:
-		return "bm25"
-	}
-	return fmt.Sprintf("Mode(%d)", int(m))
-}
-
-// Filter restricts a search to some documents; zero fields match all.
-type Filter struct {
-	// URLs keeps documents whose URL is one of these.
-	URLs []string
-	// URLPrefix keeps documents whose URL starts with it.
-	URLPrefix string
-	// Metadata keeps documents having every one of these labels.
-	Metadata map[string]string
-}
-
-// Query is a search request.
-type Query struct {
-	// Text is the query, not blank.
-	Text string
-	// TopK is the number of hits wanted: 0 means [DefaultTopK], at most
-	// [MaxTopK].
-	TopK int
-	// MinScore drops hits whose Score is lower, in [0,1].
-	MinScore float64
-	// Mode is the ranking; the zero value is hybrid.
-	Mode Mode
-	// Filter restricts the documents searched.
-	Filter Filter
-}
-
-// Hit is a chunk returned by a search.
-type Hit struct {
-	// URL and Title are the chunk's document's.
-	URL   string
-	Title string
-	// ChunkIndex is the chunk's position in its document, from 0.
-	ChunkIndex int
-	// HeadingPath lists the headings above the chunk, outermost first.
-	HeadingPath []string
-	// Text is the chunk's text.
-	Text string
-	// Metadata are the document's labels.
-	Metadata map[string]string
-	// Score is the similarity in [0,1]: the cosine clamped at 0 (see the
-	// package comment).
-	Score float64
-	// Cosine is the raw embedding cosine, in [-1,1].
-	Cosine float64
-	// BM25 is the chunk's BM25 score for the query, 0 if no term matched.
-	BM25 float64
-}
-
-// Stats summarise a collection.
-type Stats struct {
-	// Documents and Chunks count what a search can return.
-	Documents int
-	Chunks    int
-	// LogBytes is the size of the collection's file on disk.
-	LogBytes int64
-}
 
 // Options tune a [Store].
 type Options struct {
@@ -210,7 +42,7 @@ type Options struct {
 // serialised.
 type Store struct {
 	dir  string
-	emb  Embedder
+	emb  rag.Embedder
 	opts Options
 
 	mu     sync.RWMutex
@@ -231,15 +63,13 @@ type handle struct {
 // errIncomplete marks a collection file without a complete first record.
 var errIncomplete = errors.New("incomplete collection file")
 
-var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
-
 const logExt = ".rag"
 
 // Open loads every collection stored in dir, creating dir if needed.
 // Collections embedded with another model than emb still load (so they can
 // be listed and dropped) but refuse searches and writes with
 // [ErrEmbedderMismatch].
-func Open(dir string, emb Embedder, opts Options) (*Store, error) {
+func Open(dir string, emb rag.Embedder, opts Options) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating store directory: %w", err)
 	}
@@ -250,7 +80,7 @@ func Open(dir string, emb Embedder, opts Options) (*Store, error) {
 	}
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), logExt)
-		if !ok || e.IsDir() || !validName.MatchString(name) {
+		if !ok || e.IsDir() || !rag.ValidName(name) {
 			continue
 		}
 		h, err := s.load(name)
@@ -339,7 +169,7 @@ func (s *Store) load(name string) (*handle, error) {
 func (s *Store) compatible(c *collection) error {
 	if c.settings.EmbeddingModel != s.emb.Name() || c.dims != s.emb.Dimensions() {
 		return fmt.Errorf("%w: collection %q uses %q (%d dimensions), the store embeds with %q (%d)",
-			ErrEmbedderMismatch, c.name, c.settings.EmbeddingModel, c.dims, s.emb.Name(), s.emb.Dimensions())
+			rag.ErrEmbedderMismatch, c.name, c.settings.EmbeddingModel, c.dims, s.emb.Name(), s.emb.Dimensions())
 	}
 	return nil
 }
@@ -375,25 +205,25 @@ func (s *Store) get(name string) (*handle, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
-		return nil, ErrClosed
+		return nil, rag.ErrClosed
 	}
 	h, ok := s.cols[name]
 	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrNotFound, name)
+		return nil, fmt.Errorf("%w: %q", rag.ErrNotFound, name)
 	}
 	return h, nil
 }
 
 // getOrCreate returns the named collection, creating it with settings
 // when it does not exist.
-func (s *Store) getOrCreate(name string, settings Settings) (*handle, bool, error) {
-	if !validName.MatchString(name) {
-		return nil, false, fmt.Errorf("%w: %q", ErrInvalidName, name)
+func (s *Store) getOrCreate(name string, settings rag.Settings) (*handle, bool, error) {
+	if !rag.ValidName(name) {
+		return nil, false, fmt.Errorf("%w: %q", rag.ErrInvalidName, name)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, false, ErrClosed
+		return nil, false, rag.ErrClosed
 	}
 	if h, ok := s.cols[name]; ok {
 		return h, false, nil
@@ -425,7 +255,7 @@ func (s *Store) getOrCreate(name string, settings Settings) (*handle, bool, erro
 // write appends raw bytes (the magic) and frames, then syncs.
 func (h *handle) write(opts Options, magic []byte, payloads ...[]byte) error {
 	if h.f == nil {
-		return ErrClosed
+		return rag.ErrClosed
 	}
 	buf := slices.Clone(magic)
 	for _, p := range payloads {
@@ -457,7 +287,7 @@ func (b *bytesWriter) Write(p []byte) (int, error) { *b = append(*b, p...); retu
 // PutSettings creates the collection with the given settings or updates
 // the settings of an existing one. EmbeddingModel and Created are the
 // store's to set and are ignored.
-func (s *Store) PutSettings(name string, settings Settings) error {
+func (s *Store) PutSettings(name string, settings rag.Settings) error {
 	h, created, err := s.getOrCreate(name, settings)
 	if err != nil || created {
 		return err
@@ -478,10 +308,10 @@ func (s *Store) PutSettings(name string, settings Settings) error {
 }
 
 // Settings returns a collection's settings.
-func (s *Store) Settings(name string) (Settings, error) {
+func (s *Store) Settings(name string) (rag.Settings, error) {
 	h, err := s.get(name)
 	if err != nil {
-		return Settings{}, err
+		return rag.Settings{}, err
 	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()
@@ -489,14 +319,14 @@ func (s *Store) Settings(name string) (Settings, error) {
 }
 
 // Stats returns a collection's size.
-func (s *Store) Stats(name string) (Stats, error) {
+func (s *Store) Stats(name string) (rag.Stats, error) {
 	h, err := s.get(name)
 	if err != nil {
-		return Stats{}, err
+		return rag.Stats{}, err
 	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	return Stats{Documents: len(h.col.docs), Chunks: h.col.live, LogBytes: h.size}, nil
+	return rag.Stats{Documents: len(h.col.docs), Chunks: h.col.live, LogBytes: h.size}, nil
 }
 
 // Drop deletes a collection and its file.
@@ -504,11 +334,11 @@ func (s *Store) Drop(name string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return ErrClosed
+		return rag.ErrClosed
 	}
 	h, ok := s.cols[name]
 	if !ok {
-		return fmt.Errorf("%w: %q", ErrNotFound, name)
+		return fmt.Errorf("%w: %q", rag.ErrNotFound, name)
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -527,31 +357,31 @@ func (s *Store) Drop(name string) error {
 // default settings if needed. Each document replaces every chunk
 // previously stored under its URL; a document without chunks just removes
 // them. Documents are written together: all of them or none.
-func (s *Store) Upsert(ctx context.Context, name string, docs ...Document) (UpsertResult, error) {
+func (s *Store) Upsert(ctx context.Context, name string, docs ...rag.Document) (rag.UpsertResult, error) {
 	texts := []string{}
 	for _, d := range docs {
 		if strings.TrimSpace(d.URL) == "" {
-			return UpsertResult{}, fmt.Errorf("%w: document without URL", ErrInvalidArgument)
+			return rag.UpsertResult{}, fmt.Errorf("%w: document without URL", rag.ErrInvalidArgument)
 		}
 		for _, c := range d.Chunks {
-			texts = append(texts, indexText(c.HeadingPath, c.Text))
+			texts = append(texts, rag.IndexText(c.HeadingPath, c.Text))
 		}
 	}
-	h, _, err := s.getOrCreate(name, Settings{})
+	h, _, err := s.getOrCreate(name, rag.Settings{})
 	if err != nil {
-		return UpsertResult{}, err
+		return rag.UpsertResult{}, err
 	}
 	if h.err != nil {
-		return UpsertResult{}, h.err
+		return rag.UpsertResult{}, h.err
 	}
 	// Embed before locking: a remote embedder may take a while, and
 	// searches should not wait for it.
 	vecs, err := s.emb.Embed(ctx, texts)
 	if err != nil {
-		return UpsertResult{}, fmt.Errorf("embedding %d chunks: %w", len(texts), err)
+		return rag.UpsertResult{}, fmt.Errorf("embedding %d chunks: %w", len(texts), err)
 	}
 	if len(vecs) != len(texts) {
-		return UpsertResult{}, fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(texts))
+		return rag.UpsertResult{}, fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(texts))
 	}
 	records := make([]*upsertRecord, len(docs))
 	payloads := make([][]byte, len(docs))
@@ -560,7 +390,7 @@ func (s *Store) Upsert(ctx context.Context, name string, docs ...Document) (Upse
 		r := &upsertRecord{url: d.URL, title: d.Title, meta: maps.Clone(d.Metadata)}
 		for _, c := range d.Chunks {
 			if len(vecs[k]) != h.col.dims {
-				return UpsertResult{}, fmt.Errorf("embedder returned a %d-dimension vector, want %d", len(vecs[k]), h.col.dims)
+				return rag.UpsertResult{}, fmt.Errorf("embedder returned a %d-dimension vector, want %d", len(vecs[k]), h.col.dims)
 			}
 			q, scale := quantize(vecs[k])
 			k++
@@ -577,9 +407,9 @@ func (s *Store) Upsert(ctx context.Context, name string, docs ...Document) (Upse
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if err := h.write(s.opts, nil, payloads...); err != nil {
-		return UpsertResult{}, fmt.Errorf("writing to collection %q: %w", name, err)
+		return rag.UpsertResult{}, fmt.Errorf("writing to collection %q: %w", name, err)
 	}
-	res := UpsertResult{Documents: len(records)}
+	res := rag.UpsertResult{Documents: len(records)}
 	for i, r := range records {
 		if d, ok := h.col.docs[r.url]; ok {
 			res.ReplacedChunks += len(d.rows)
@@ -676,21 +506,10 @@ func syncDir(dir string) error {
 }
 
 // Search returns the chunks of a collection that best match q.
-func (s *Store) Search(ctx context.Context, name string, q Query) ([]Hit, error) {
-	if strings.TrimSpace(q.Text) == "" {
-		return nil, fmt.Errorf("%w: empty query", ErrInvalidArgument)
-	}
-	if q.TopK == 0 {
-		q.TopK = DefaultTopK
-	}
-	if q.TopK < 0 || q.TopK > MaxTopK {
-		return nil, fmt.Errorf("%w: top_k %d is outside 1..%d", ErrInvalidArgument, q.TopK, MaxTopK)
-	}
-	if q.MinScore < 0 || q.MinScore > 1 {
-		return nil, fmt.Errorf("%w: score threshold %v is outside [0,1]", ErrInvalidArgument, q.MinScore)
-	}
-	if q.Mode < ModeHybrid || q.Mode > ModeBM25 {
-		return nil, fmt.Errorf("%w: unknown mode %v", ErrInvalidArgument, q.Mode)
+func (s *Store) Search(ctx context.Context, name string, q rag.Query) ([]rag.Hit, error) {
+	q, err := q.Normalize()
+	if err != nil {
+		return nil, err
 	}
 	h, err := s.get(name)
 	if err != nil {
@@ -714,7 +533,7 @@ func (s *Store) Search(ctx context.Context, name string, q Query) ([]Hit, error)
 
 // Sample returns up to n chunks spread evenly over a collection, in
 // storage order; scope calibration draws its pseudo-queries from them.
-func (s *Store) Sample(ctx context.Context, name string, n int) ([]Hit, error) {
+func (s *Store) Sample(ctx context.Context, name string, n int) ([]rag.Hit, error) {
 	h, err := s.get(name)
 	if err != nil {
 		return nil, err
@@ -726,7 +545,7 @@ func (s *Store) Sample(ctx context.Context, name string, n int) ([]Hit, error) {
 		return nil, nil
 	}
 	step := max(1, float64(c.live)/float64(n))
-	var out []Hit
+	var out []rag.Hit
 	seen, next := 0, 0.0
 	for id := range c.rows {
 		if !c.alive[id] {
@@ -734,7 +553,7 @@ func (s *Store) Sample(ctx context.Context, name string, n int) ([]Hit, error) {
 		}
 		if float64(seen) >= next && len(out) < n {
 			r := &c.rows[id]
-			out = append(out, Hit{URL: r.doc.url, Title: r.doc.title, ChunkIndex: int(r.chunkIndex), HeadingPath: slices.Clone(r.headings), Text: r.text, Metadata: maps.Clone(r.doc.meta)})
+			out = append(out, rag.Hit{URL: r.doc.url, Title: r.doc.title, ChunkIndex: int(r.chunkIndex), HeadingPath: slices.Clone(r.headings), Text: r.text, Metadata: maps.Clone(r.doc.meta)})
 			next += step
 		}
 		seen++

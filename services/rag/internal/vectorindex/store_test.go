@@ -17,6 +17,7 @@ import (
 
 	"github.com/groundcrew/groundcrew/services/rag/internal/chunker"
 	"github.com/groundcrew/groundcrew/services/rag/internal/embedder"
+	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 )
 
 func openStore(t *testing.T, dir string) *Store {
@@ -29,8 +30,8 @@ func openStore(t *testing.T, dir string) *Store {
 	return st
 }
 
-func testDoc(url string, texts ...string) Document {
-	d := Document{URL: url, Title: "Title of " + url}
+func testDoc(url string, texts ...string) rag.Document {
+	d := rag.Document{URL: url, Title: "Title of " + url}
 	for i, t := range texts {
 		d.Chunks = append(d.Chunks, chunker.Chunk{Text: t, HeadingPath: []string{"Section " + url}, Index: i})
 	}
@@ -38,7 +39,7 @@ func testDoc(url string, texts ...string) Document {
 }
 
 // ids identifies hits as "url#chunk".
-func ids(hits []Hit) []string {
+func ids(hits []rag.Hit) []string {
 	var out []string
 	for _, h := range hits {
 		out = append(out, fmt.Sprintf("%s#%d", h.URL, h.ChunkIndex))
@@ -46,7 +47,7 @@ func ids(hits []Hit) []string {
 	return out
 }
 
-func search(t *testing.T, st *Store, q Query) []Hit {
+func search(t *testing.T, st *Store, q rag.Query) []rag.Hit {
 	t.Helper()
 	hits, err := st.Search(context.Background(), "c", q)
 	if err != nil {
@@ -67,14 +68,14 @@ func TestUpsertReplaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(UpsertResult{Documents: 1, Chunks: 1, ReplacedChunks: 3}, res); diff != "" {
+	if diff := cmp.Diff(rag.UpsertResult{Documents: 1, Chunks: 1, ReplacedChunks: 3}, res); diff != "" {
 		t.Errorf("Upsert() result mismatch (-want +got):\n%s", diff)
 	}
-	for _, mode := range []Mode{ModeHybrid, ModeDense, ModeBM25} {
-		if got := ids(search(t, st, Query{Text: "penguins", Mode: mode, TopK: 50})); slices.Contains(got, "https://a#1") || slices.Contains(got, "https://a#2") {
+	for _, mode := range []rag.Mode{rag.ModeHybrid, rag.ModeDense, rag.ModeBM25} {
+		if got := ids(search(t, st, rag.Query{Text: "penguins", Mode: mode, TopK: 50})); slices.Contains(got, "https://a#1") || slices.Contains(got, "https://a#2") {
 			t.Errorf("%v search still returns replaced chunks: %v", mode, got)
 		}
-		got := ids(search(t, st, Query{Text: "giraffes necks", Mode: mode, TopK: 1}))
+		got := ids(search(t, st, rag.Query{Text: "giraffes necks", Mode: mode, TopK: 1}))
 		if diff := cmp.Diff([]string{"https://a#0"}, got); diff != "" {
 			t.Errorf("%v search for the new text mismatch (-want +got):\n%s", mode, diff)
 		}
@@ -100,14 +101,14 @@ func TestDelete(t *testing.T) {
 	if err := st.Delete(ctx, "c", "https://unknown"); err != nil {
 		t.Errorf("Delete(unknown URL) = %v, want nil", err)
 	}
-	if diff := cmp.Diff([]string{"https://b#0"}, ids(search(t, st, Query{Text: "penguins"}))); diff != "" {
+	if diff := cmp.Diff([]string{"https://b#0"}, ids(search(t, st, rag.Query{Text: "penguins"}))); diff != "" {
 		t.Errorf("search after delete mismatch (-want +got):\n%s", diff)
 	}
 	// An upsert without chunks deletes too.
-	if _, err := st.Upsert(ctx, "c", Document{URL: "https://b"}); err != nil {
+	if _, err := st.Upsert(ctx, "c", rag.Document{URL: "https://b"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := search(t, st, Query{Text: "penguins"}); len(got) != 0 {
+	if got := search(t, st, rag.Query{Text: "penguins"}); len(got) != 0 {
 		t.Errorf("search after emptying every document = %v, want nothing", ids(got))
 	}
 }
@@ -149,17 +150,17 @@ func TestPersistence(t *testing.T) {
 	if err := st.Delete(ctx, "c", "https://d/20"); err != nil {
 		t.Fatal(err)
 	}
-	settings := Settings{Description: "test book", OutOfScopeAnswer: "no", CalibratedThreshold: 0.2}
+	settings := rag.Settings{Description: "test book", OutOfScopeAnswer: "no", CalibratedThreshold: 0.2}
 	if err := st.PutSettings("c", settings); err != nil {
 		t.Fatal(err)
 	}
-	queries := []Query{
+	queries := []rag.Query{
 		{Text: "close a channel and receive", TopK: 10},
-		{Text: "append to a slice", TopK: 10, Mode: ModeDense},
-		{Text: "panic recover defer", TopK: 10, Mode: ModeBM25},
-		{Text: "map key", TopK: 10, Filter: Filter{URLPrefix: "https://d/1"}},
+		{Text: "append to a slice", TopK: 10, Mode: rag.ModeDense},
+		{Text: "panic recover defer", TopK: 10, Mode: rag.ModeBM25},
+		{Text: "map key", TopK: 10, Filter: rag.Filter{URLPrefix: "https://d/1"}},
 	}
-	var before [][]Hit
+	var before [][]rag.Hit
 	for _, q := range queries {
 		before = append(before, search(t, st, q))
 	}
@@ -209,7 +210,7 @@ func TestTornTailIsCut(t *testing.T) {
 	f.Close()
 
 	re := openStore(t, dir)
-	if diff := cmp.Diff([]string{"https://a#0"}, ids(search(t, re, Query{Text: "penguins"}))); diff != "" {
+	if diff := cmp.Diff([]string{"https://a#0"}, ids(search(t, re, rag.Query{Text: "penguins"}))); diff != "" {
 		t.Errorf("search after a torn write mismatch (-want +got):\n%s", diff)
 	}
 	// Writes after recovery must be readable on the next open.
@@ -218,7 +219,7 @@ func TestTornTailIsCut(t *testing.T) {
 	}
 	re.Close()
 	again := openStore(t, dir)
-	got := ids(search(t, again, Query{Text: "penguins"}))
+	got := ids(search(t, again, rag.Query{Text: "penguins"}))
 	slices.Sort(got)
 	if diff := cmp.Diff([]string{"https://a#0", "https://b#0"}, got); diff != "" {
 		t.Errorf("search after recovery and a new write mismatch (-want +got):\n%s", diff)
@@ -235,7 +236,7 @@ func TestCompaction(t *testing.T) {
 	// log, which must trigger both in-memory compaction and the file
 	// rewrite.
 	for round := range 12 {
-		var docs []Document
+		var docs []rag.Document
 		for d := range 20 {
 			docs = append(docs, testDoc(fmt.Sprintf("https://d/%d", d), big, fmt.Sprintf("round%d marker%d", round, d)))
 		}
@@ -257,10 +258,10 @@ func TestCompaction(t *testing.T) {
 	}
 	check := func(st *Store) {
 		t.Helper()
-		if diff := cmp.Diff([]string{"https://d/7#1"}, ids(search(t, st, Query{Text: "round11 marker7", Mode: ModeBM25, TopK: 1}))); diff != "" {
+		if diff := cmp.Diff([]string{"https://d/7#1"}, ids(search(t, st, rag.Query{Text: "round11 marker7", Mode: rag.ModeBM25, TopK: 1}))); diff != "" {
 			t.Errorf("latest version not found (-want +got):\n%s", diff)
 		}
-		if got := search(t, st, Query{Text: "round3", Mode: ModeBM25}); len(got) != 0 {
+		if got := search(t, st, rag.Query{Text: "round3", Mode: rag.ModeBM25}); len(got) != 0 {
 			t.Errorf("stale chunks found: %v", ids(got))
 		}
 	}
@@ -281,20 +282,20 @@ func TestFilters(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		filter Filter
+		filter rag.Filter
 		want   []string
 	}{
-		{"none", Filter{}, []string{"https://x/a#0", "https://x/b#0", "https://y/c#0"}},
-		{"metadata", Filter{Metadata: map[string]string{"lang": "en"}}, []string{"https://x/a#0", "https://x/b#0"}},
-		{"two labels", Filter{Metadata: map[string]string{"lang": "en", "team": "core"}}, []string{"https://x/a#0"}},
-		{"url prefix", Filter{URLPrefix: "https://y/"}, []string{"https://y/c#0"}},
-		{"urls", Filter{URLs: []string{"https://x/b", "https://nope"}}, []string{"https://x/b#0"}},
-		{"nothing matches", Filter{Metadata: map[string]string{"lang": "de"}}, nil},
+		{"none", rag.Filter{}, []string{"https://x/a#0", "https://x/b#0", "https://y/c#0"}},
+		{"metadata", rag.Filter{Metadata: map[string]string{"lang": "en"}}, []string{"https://x/a#0", "https://x/b#0"}},
+		{"two labels", rag.Filter{Metadata: map[string]string{"lang": "en", "team": "core"}}, []string{"https://x/a#0"}},
+		{"url prefix", rag.Filter{URLPrefix: "https://y/"}, []string{"https://y/c#0"}},
+		{"urls", rag.Filter{URLs: []string{"https://x/b", "https://nope"}}, []string{"https://x/b#0"}},
+		{"nothing matches", rag.Filter{Metadata: map[string]string{"lang": "de"}}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, mode := range []Mode{ModeHybrid, ModeDense, ModeBM25} {
-				got := ids(search(t, st, Query{Text: "channel", Filter: tt.filter, Mode: mode}))
+			for _, mode := range []rag.Mode{rag.ModeHybrid, rag.ModeDense, rag.ModeBM25} {
+				got := ids(search(t, st, rag.Query{Text: "channel", Filter: tt.filter, Mode: mode}))
 				slices.Sort(got)
 				if diff := cmp.Diff(tt.want, got); diff != "" {
 					t.Errorf("%v mismatch (-want +got):\n%s", mode, diff)
@@ -310,20 +311,20 @@ func TestSearchScores(t *testing.T) {
 	if _, err := st.Upsert(ctx, "c", testDoc("https://a", "penguins live in antarctica", "volcanoes erupt lava")); err != nil {
 		t.Fatal(err)
 	}
-	hits := search(t, st, Query{Text: "where do penguins live", TopK: 5})
+	hits := search(t, st, rag.Query{Text: "where do penguins live", TopK: 5})
 	if len(hits) == 0 || hits[0].ChunkIndex != 0 {
 		t.Fatalf("got %v, want the penguin chunk first", ids(hits))
 	}
 	for _, h := range hits {
 		if h.Score < 0 || h.Score > 1 || h.Score != min(max(h.Cosine, 0), 1) {
-			t.Errorf("hit %s: Score %v, Cosine %v; want Score = cosine clamped to [0,1]", ids([]Hit{h}), h.Score, h.Cosine)
+			t.Errorf("hit %s: Score %v, Cosine %v; want Score = cosine clamped to [0,1]", ids([]rag.Hit{h}), h.Score, h.Cosine)
 		}
 	}
 	if hits[0].BM25 <= 0 {
 		t.Errorf("BM25 of a lexical match = %v, want > 0", hits[0].BM25)
 	}
 	// The threshold drops weak hits.
-	strong := search(t, st, Query{Text: "where do penguins live", MinScore: hits[0].Score})
+	strong := search(t, st, rag.Query{Text: "where do penguins live", MinScore: hits[0].Score})
 	if diff := cmp.Diff([]string{"https://a#0"}, ids(strong)); diff != "" {
 		t.Errorf("search with MinScore mismatch (-want +got):\n%s", diff)
 	}
@@ -338,15 +339,15 @@ func TestSearchErrors(t *testing.T) {
 	tests := []struct {
 		name       string
 		collection string
-		q          Query
+		q          rag.Query
 		want       error
 	}{
-		{"blank", "c", Query{Text: "  "}, ErrInvalidArgument},
-		{"top_k too big", "c", Query{Text: "x", TopK: 51}, ErrInvalidArgument},
-		{"negative top_k", "c", Query{Text: "x", TopK: -1}, ErrInvalidArgument},
-		{"threshold above 1", "c", Query{Text: "x", MinScore: 1.5}, ErrInvalidArgument},
-		{"unknown mode", "c", Query{Text: "x", Mode: 9}, ErrInvalidArgument},
-		{"unknown collection", "nope", Query{Text: "x"}, ErrNotFound},
+		{"blank", "c", rag.Query{Text: "  "}, rag.ErrInvalidArgument},
+		{"top_k too big", "c", rag.Query{Text: "x", TopK: 51}, rag.ErrInvalidArgument},
+		{"negative top_k", "c", rag.Query{Text: "x", TopK: -1}, rag.ErrInvalidArgument},
+		{"threshold above 1", "c", rag.Query{Text: "x", MinScore: 1.5}, rag.ErrInvalidArgument},
+		{"unknown mode", "c", rag.Query{Text: "x", Mode: 9}, rag.ErrInvalidArgument},
+		{"unknown collection", "nope", rag.Query{Text: "x"}, rag.ErrNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -356,11 +357,11 @@ func TestSearchErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := st.Upsert(ctx, "../evil", testDoc("https://a", "x")); !errors.Is(err, ErrInvalidName) {
-		t.Errorf("Upsert(\"../evil\") error = %v, want %v", err, ErrInvalidName)
+	if _, err := st.Upsert(ctx, "../evil", testDoc("https://a", "x")); !errors.Is(err, rag.ErrInvalidName) {
+		t.Errorf("Upsert(\"../evil\") error = %v, want %v", err, rag.ErrInvalidName)
 	}
-	if _, err := st.Upsert(ctx, "c", Document{Title: "no url"}); !errors.Is(err, ErrInvalidArgument) {
-		t.Errorf("Upsert(document without URL) error = %v, want %v", err, ErrInvalidArgument)
+	if _, err := st.Upsert(ctx, "c", rag.Document{Title: "no url"}); !errors.Is(err, rag.ErrInvalidArgument) {
+		t.Errorf("Upsert(document without URL) error = %v, want %v", err, rag.ErrInvalidArgument)
 	}
 }
 
@@ -377,8 +378,8 @@ func TestEmbedderMismatch(t *testing.T) {
 		t.Fatalf("Open() with another embedder = %v, want the store to open", err)
 	}
 	defer other.Close()
-	if _, err := other.Search(ctx, "c", Query{Text: "text"}); !errors.Is(err, ErrEmbedderMismatch) {
-		t.Errorf("Search() error = %v, want %v", err, ErrEmbedderMismatch)
+	if _, err := other.Search(ctx, "c", rag.Query{Text: "text"}); !errors.Is(err, rag.ErrEmbedderMismatch) {
+		t.Errorf("Search() error = %v, want %v", err, rag.ErrEmbedderMismatch)
 	}
 	if err := other.Drop("c"); err != nil {
 		t.Errorf("Drop() of a mismatched collection = %v, want nil", err)
@@ -402,7 +403,7 @@ func TestConcurrentSearchAndUpsert(t *testing.T) {
 					if _, err := st.Upsert(ctx, "c", testDoc(fmt.Sprintf("https://w%d/%d", w, i%3), "channel receive", "select case")); err != nil {
 						t.Error(err)
 					}
-				} else if _, err := st.Search(ctx, "c", Query{Text: "channel"}); err != nil {
+				} else if _, err := st.Search(ctx, "c", rag.Query{Text: "channel"}); err != nil {
 					t.Error(err)
 				}
 			}
@@ -442,7 +443,7 @@ func TestGoSpecRetrieval(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := openStore(t, t.TempDir())
-	if _, err := st.Upsert(ctx, "c", Document{URL: "https://go.dev/ref/spec", Title: "The Go Programming Language Specification", Chunks: cs}); err != nil {
+	if _, err := st.Upsert(ctx, "c", rag.Document{URL: "https://go.dev/ref/spec", Title: "The Go Programming Language Specification", Chunks: cs}); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -458,7 +459,7 @@ func TestGoSpecRetrieval(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.question, func(t *testing.T) {
-			hits := search(t, st, Query{Text: tt.question, TopK: 3})
+			hits := search(t, st, rag.Query{Text: tt.question, TopK: 3})
 			var got []string
 			for _, h := range hits {
 				got = append(got, h.HeadingPath[len(h.HeadingPath)-1])
@@ -475,7 +476,7 @@ func TestIncompleteCollectionIsDropped(t *testing.T) {
 	// A crash while creating "half" left the magic and part of the
 	// settings frame; "ok" is complete.
 	st := openStore(t, dir)
-	if err := st.PutSettings("ok", Settings{Description: "fine"}); err != nil {
+	if err := st.PutSettings("ok", rag.Settings{Description: "fine"}); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
