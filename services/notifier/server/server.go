@@ -24,6 +24,7 @@ import (
 	"github.com/groundcrew/groundcrew/services/notifier/internal/approval"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/chat"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/deliverylog"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/format"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/groundingclient"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/notifiergrpc"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/outbound"
@@ -56,7 +57,8 @@ type Config struct {
 	DatabaseURL string `env:"DATABASE_URL" secret:"true"`
 	// GroundingAddr is the grounding service used for enrichment.
 	GroundingAddr string `env:"GROUNDING_ADDR" envDefault:"127.0.0.1:50052"`
-	// MaxSources is Ground's max_sources for enrichment (1..10).
+	// MaxSources is Ground's max_sources for enrichment (1..10) and the
+	// number of sources a message shows at most.
 	MaxSources int `env:"GROUNDING_MAX_SOURCES" envDefault:"3"`
 
 	// Routes sends alerts to chats by label, e.g.
@@ -214,6 +216,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		RetryPolicy:   pipeline.Backoff{Base: cfg.RetryBaseDelay, Max: cfg.RetryMaxDelay},
 		Workers:       cfg.Workers,
 		PollInterval:  cfg.PollInterval,
+		Format:        format.Options{MaxSources: cfg.MaxSources},
 	})
 	if err != nil {
 		return err
@@ -253,6 +256,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	}
 	notifierv1.RegisterNotifierServiceServer(srv, notifiergrpc.NewNotifierService(logger, notifiergrpc.Deps{
 		Alerts: p, Updates: agent, Messages: outbound.New(st, deliverer, logger), WebhookSecret: cfg.TelegramWebhookSecret,
+		Format: format.Options{MaxSources: cfg.MaxSources},
 	}))
 	return srv.Run(ctx)
 }

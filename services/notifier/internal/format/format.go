@@ -49,6 +49,9 @@ const (
 	EmptyAlert = "(empty alert)"
 	// FailedNote starts the note FormatFailed appends.
 	FailedNote = "Enrichment unavailable"
+	// NoSources is the note's reason when an enrichment has no source to
+	// show: a summary without one would read as grounded when it is not.
+	NoSources = "no sources found"
 
 	summaryPrefix = "Summary: "
 	sourcesLine   = "Sources:"
@@ -123,6 +126,10 @@ type Result struct {
 	Plain string
 	// DroppedSources counts citations not rendered, for any reason.
 	DroppedSources int
+	// Unavailable is set (to NoSources) when an enrichment was given but
+	// had no usable source, so the message carries the note instead of
+	// the enrichment block.
+	Unavailable string
 	// Cuts says what was truncated, dropped or skipped, one entry per
 	// decision, for logging; it never contains the user's text.
 	Cuts []string
@@ -132,9 +139,11 @@ func (r *Result) cut(format string, args ...any) {
 	r.Cuts = append(r.Cuts, fmt.Sprintf(format, args...))
 }
 
-// Format renders alertText and its enrichment. With e == nil, or an
-// enrichment with neither a summary nor a usable source, the message is the
-// alert text alone.
+// Format renders alertText and its enrichment. With e == nil the message is
+// the alert text alone. An enrichment with no usable source is not shown:
+// only a summary with at least one source appears under the enrichment
+// header, so the message carries the note "Enrichment unavailable: no
+// sources found" instead (and Result.Unavailable says so).
 //
 // The alert text keeps its lines, empty ones included; it is cleaned of what
 // Telegram would change anyway (see cleanText) and trimmed. Summary, titles
@@ -148,6 +157,11 @@ func Format(alertText string, e *Enrichment, opt Options) Result {
 	m := newMessage(alertText, &r)
 	if e != nil {
 		m.addEnrichment(e, opt, &r)
+		if len(m.sources) == 0 {
+			m.summary = ""
+			m.note = FailedNote + ": " + NoSources
+			r.Unavailable = NoSources
+		}
 	}
 	m.fit(opt.Limit, &r)
 	m.render(&r)
@@ -231,8 +245,8 @@ func (m *message) addEnrichment(e *Enrichment, opt Options, r *Result) {
 		}
 		m.sources = append(m.sources, line)
 	}
-	if m.summary == "" && len(m.sources) == 0 {
-		r.cut("enrichment empty: sent the alert alone")
+	if len(m.sources) == 0 {
+		r.cut("enrichment without a usable source: sent the alert with the note %q", NoSources)
 	}
 }
 
@@ -313,7 +327,9 @@ func (m *message) fit(limit int, r *Result) {
 	if total <= limit {
 		return
 	}
-	for total > limit && len(m.sources) > 0 {
+	// The first source stays as long as the summary does: a summary is
+	// shown only with a source that supports it.
+	for total > limit && len(m.sources) > 1 {
 		last := len(m.sources) - 1
 		m.sources = m.sources[:last]
 		r.DroppedSources++
@@ -325,10 +341,13 @@ func (m *message) fit(limit int, r *Result) {
 		if room >= minSummary {
 			m.summary, _ = truncate(m.summary, room, utf16s)
 			r.cut("summary shortened to %d UTF-16 units to fit the message limit", room)
-		} else {
-			m.summary = ""
-			r.cut("enrichment dropped to fit the message limit")
+			total = m.len16()
 		}
+	}
+	if total > limit && m.hasBlock() {
+		r.DroppedSources += len(m.sources)
+		m.summary, m.sources = "", nil
+		r.cut("enrichment dropped to fit the message limit")
 		total = m.len16()
 	}
 	if total > limit && m.note != "" {

@@ -28,20 +28,50 @@ func TestFormatContract(t *testing.T) {
 			wantPlain: "a.b\n\nc",
 		},
 		{
-			name:      "empty enrichment is the alert alone",
+			name:      "no usable source: the note, not the summary",
 			alert:     "alert",
-			e:         &Enrichment{Citations: []Citation{{URL: "mailto:x@example.com"}}},
-			wantPlain: "alert", wantDropped: 1,
+			e:         &Enrichment{Summary: "uncited", Citations: []Citation{{URL: "mailto:x@example.com"}}},
+			wantPlain: "alert\n\nEnrichment unavailable: no sources found", wantDropped: 1,
 			wantCuts: []string{
 				"source 1 skipped: URL is not an absolute http(s) URL of at most 2048 bytes",
-				"enrichment empty: sent the alert alone",
+				`enrichment without a usable source: sent the alert with the note "no sources found"`,
 			},
 		},
 		{
-			name:      "summary only",
+			name:      "summary without sources: the note",
 			alert:     "alert",
 			e:         &Enrichment{Summary: "  two\nlines  "},
-			wantPlain: "alert\n\n--- Enriched Context ---\nSummary: two lines",
+			wantPlain: "alert\n\nEnrichment unavailable: no sources found",
+			wantCuts:  []string{`enrichment without a usable source: sent the alert with the note "no sources found"`},
+		},
+		{
+			name:      "empty enrichment: the note",
+			alert:     "alert",
+			e:         &Enrichment{},
+			wantPlain: "alert\n\nEnrichment unavailable: no sources found",
+			wantCuts:  []string{`enrichment without a usable source: sent the alert with the note "no sources found"`},
+		},
+		{
+			name:  "five sources with MaxSources 5: all shown, none dropped",
+			alert: "alert",
+			e: &Enrichment{Summary: "s", Citations: []Citation{
+				{Title: "1", URL: "https://1.example/"}, {Title: "2", URL: "https://2.example/"}, {Title: "3", URL: "https://3.example/"},
+				{Title: "4", URL: "https://4.example/"}, {Title: "5", URL: "https://5.example/"},
+			}},
+			opt: Options{MaxSources: 5},
+			wantPlain: "alert\n\n--- Enriched Context ---\nSummary: s\nSources:\n- 1 — https://1.example/\n- 2 — https://2.example/\n" +
+				"- 3 — https://3.example/\n- 4 — https://4.example/\n- 5 — https://5.example/",
+		},
+		{
+			name:  "five sources by default: three shown",
+			alert: "alert",
+			e: &Enrichment{Summary: "s", Citations: []Citation{
+				{Title: "1", URL: "https://1.example/"}, {Title: "2", URL: "https://2.example/"}, {Title: "3", URL: "https://3.example/"},
+				{Title: "4", URL: "https://4.example/"}, {Title: "5", URL: "https://5.example/"},
+			}},
+			wantPlain:   "alert\n\n--- Enriched Context ---\nSummary: s\nSources:\n- 1 — https://1.example/\n- 2 — https://2.example/\n- 3 — https://3.example/",
+			wantDropped: 2,
+			wantCuts:    []string{"source 4 dropped: more than 3 sources", "source 5 dropped: more than 3 sources"},
 		},
 		{
 			name:      "sources only",
@@ -106,17 +136,29 @@ func TestFormatContract(t *testing.T) {
 			wantCuts:  []string{"source 1 title truncated to 6 characters"},
 		},
 		{
-			name:      "sources dropped last first, then the summary shortened",
+			name:      "sources dropped last first but one, then the summary shortened",
 			alert:     "alert",
 			e:         &Enrichment{Summary: "one two three four five six seven eight nine ten", Citations: []Citation{{Title: "A", URL: "https://a.example/"}, {Title: "B", URL: "https://b.example/"}}},
-			opt:       Options{Limit: 70},
-			wantPlain: "alert\n\n--- Enriched Context ---\nSummary: one two three four five six…",
-			// 5 + 2 + 24 + 1 + 9 = 41 units before the summary: 29 left.
+			opt:       Options{Limit: 100},
+			wantPlain: "alert\n\n--- Enriched Context ---\nSummary: one two three four five…\nSources:\n- A — https://a.example/",
+			// 5 + 2 + 24 + 1 + 9 = 41 units before the summary, 1 + 8 +
+			// 1 + 24 = 34 after it: 25 left.
+			wantDropped: 1,
+			wantCuts: []string{
+				"source 2 dropped: message over 100 UTF-16 units",
+				"summary shortened to 25 UTF-16 units to fit the message limit",
+			},
+		},
+		{
+			name:        "a summary that cannot keep its source goes with it",
+			alert:       "alert",
+			e:           &Enrichment{Summary: "one two three four five six seven eight nine ten", Citations: []Citation{{Title: "A", URL: "https://a.example/"}, {Title: "B", URL: "https://b.example/"}}},
+			opt:         Options{Limit: 70},
+			wantPlain:   "alert",
 			wantDropped: 2,
 			wantCuts: []string{
 				"source 2 dropped: message over 70 UTF-16 units",
-				"source 1 dropped: message over 70 UTF-16 units",
-				"summary shortened to 29 UTF-16 units to fit the message limit",
+				"enrichment dropped to fit the message limit",
 			},
 		},
 		{

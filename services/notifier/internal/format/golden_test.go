@@ -96,7 +96,7 @@ var goldenCases = []struct {
 				{Title: "Deploy log", Snippet: "orders-consumer v2.3.0 rolled out at 14:02", URL: "https://deploy.example.com/orders/v2.3.0"},
 			},
 		},
-		opt: Options{Limit: 150},
+		opt: Options{Limit: 230},
 	},
 	{
 		name:  "first_line_too_long",

@@ -7,7 +7,9 @@ package groundingclient
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strconv"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -54,16 +56,50 @@ func (e *Error) Error() string { return "grounding " + e.step + ": " + e.err.Err
 // Unwrap returns the call's error.
 func (e *Error) Unwrap() error { return e.err }
 
-// Public says which step failed and how, without the peer's message.
+// Reasons an enrichment is unavailable, in words an on-call engineer
+// reads in the message (never gRPC code names).
+const (
+	// ReasonGroundingUnavailable: the grounding service did not answer.
+	ReasonGroundingUnavailable = "grounding service unavailable"
+	// ReasonModelUnavailable: grounding answered, but its model provider
+	// failed.
+	ReasonModelUnavailable = "model unavailable"
+	// ReasonSearchTimedOut: the search and answer did not finish in time.
+	ReasonSearchTimedOut = "search timed out"
+	// ReasonSearchUnavailable: grounding's search failed, so there was no
+	// evidence to cite.
+	ReasonSearchUnavailable = "search unavailable"
+	// ReasonNoSources: grounding answered without a source to cite.
+	ReasonNoSources = format.NoSources
+	// ReasonFailed: anything else.
+	ReasonFailed = "grounding failed"
+)
+
+// Public says why enrichment is unavailable, in plain words, without the
+// peer's message.
 func (e *Error) Public() string {
-	switch e.code {
-	case codes.Unavailable:
-		return "grounding service unavailable"
-	case codes.DeadlineExceeded:
-		return "grounding timed out"
+	switch {
+	case e.code == codes.DeadlineExceeded:
+		return ReasonSearchTimedOut
+	case e.step == stepFailed, e.code == codes.Unavailable && e.step == stepGround:
+		// Ground answers Unavailable when its model provider fails; the
+		// grounding service itself answered DeriveQuery just before.
+		return ReasonModelUnavailable
+	case e.code == codes.Unavailable:
+		// DeriveQuery never calls out (it falls back to keywords), so its
+		// Unavailable is the grounding service itself.
+		return ReasonGroundingUnavailable
 	}
-	return fmt.Sprintf("grounding %s failed (%s)", e.step, e.code)
+	return ReasonFailed
 }
+
+// Steps of an enrichment, for Error.
+const (
+	stepQuery    = "query"
+	stepGround   = "ground"
+	stepFailed   = "ground (message FAILED)"
+	stepConverse = "converse"
+)
 
 func wrap(step string, err error) error {
 	return &Error{step: step, code: status.Code(err), err: err}
@@ -74,7 +110,7 @@ func wrap(step string, err error) error {
 func (c *Client) Enrich(ctx context.Context, text string) (pipeline.Enrichment, error) {
 	q, err := c.api.DeriveQuery(ctx, &groundingv1.DeriveQueryRequest{Text: text})
 	if err != nil {
-		return pipeline.Enrichment{}, wrap("query", err)
+		return pipeline.Enrichment{}, wrap(stepQuery, err)
 	}
 	req := &groundingv1.GroundRequest{Text: text, Query: q.GetQuery(), CreatedBy: CreatedBy}
 	if c.maxSources > 0 {
@@ -82,38 +118,60 @@ func (c *Client) Enrich(ctx context.Context, text string) (pipeline.Enrichment, 
 	}
 	resp, err := c.api.Ground(ctx, req)
 	if err != nil {
-		return pipeline.Enrichment{}, wrap("ground", err)
+		return pipeline.Enrichment{}, wrap(stepGround, err)
 	}
 	m := resp.GetMessage()
 	if m.GetStatus() == groundingv1.AnnotatedMessage_FAILED {
-		return pipeline.Enrichment{}, &Error{step: "ground", code: codes.Unknown, err: fmt.Errorf("message %s failed: %s", m.GetId(), m.GetError())}
+		return pipeline.Enrichment{}, &Error{step: stepFailed, code: codes.Unknown, err: fmt.Errorf("message %s failed: %s", m.GetId(), m.GetError())}
 	}
 	return toEnrichment(m), nil
 }
 
+// toEnrichment keeps the citations that resolve to a source: one of the
+// search results the answer was grounded on (any http(s) citation when
+// grounding reports no results, as a native search may not). With none
+// left, the enrichment says why it is unavailable, and the summary is not
+// shown.
 func toEnrichment(m *groundingv1.AnnotatedMessage) pipeline.Enrichment {
 	e := pipeline.Enrichment{MessageID: m.GetId(), Enrichment: format.Enrichment{Summary: m.GetSummary()}}
 	if m.Confidence != nil {
 		c := m.GetConfidence()
 		e.Confidence = &c
 	}
+	results := map[string]bool{}
+	for _, r := range m.GetGroundedContext().GetResults() {
+		results[r.GetUrl()] = true
+	}
 	seen := map[string]bool{}
 	for _, c := range m.GetCitations() {
+		u := c.GetUrl()
 		// Several spans often cite one source; list it once.
-		if seen[c.GetUrl()] {
+		if seen[u] || !httpURL(u) || (len(results) > 0 && !results[u]) {
 			continue
 		}
-		seen[c.GetUrl()] = true
-		e.Citations = append(e.Citations, format.Citation{Title: c.GetTitle(), Snippet: c.GetSnippet(), URL: c.GetUrl()})
+		seen[u] = true
+		e.Citations = append(e.Citations, format.Citation{Title: c.GetTitle(), Snippet: c.GetSnippet(), URL: u})
+	}
+	if len(e.Citations) == 0 {
+		e.Unavailable = ReasonNoSources
+		if len(results) == 0 && strings.HasPrefix(m.GetError(), "search failed") {
+			// Grounding's note when its search service failed.
+			e.Unavailable = ReasonSearchUnavailable
+		}
 	}
 	return e
+}
+
+func httpURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 // Converse asks grounding for the agent's reply.
 func (c *Client) Converse(ctx context.Context, req chat.ConverseRequest) (string, error) {
 	resp, err := c.api.Converse(ctx, fromConverseRequest(req))
 	if err != nil {
-		return "", wrap("converse", err)
+		return "", wrap(stepConverse, err)
 	}
 	return resp.GetText(), nil
 }

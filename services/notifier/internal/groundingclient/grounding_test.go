@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	groundingv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/grounding/v1"
+	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/chat"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/format"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/pipeline"
@@ -29,9 +30,13 @@ type fakeGrounding struct {
 	converse *groundingv1.ConverseRequest
 	msg      *groundingv1.AnnotatedMessage
 	err      error
+	queryErr error
 }
 
 func (f *fakeGrounding) DeriveQuery(_ context.Context, req *groundingv1.DeriveQueryRequest) (*groundingv1.DeriveQueryResponse, error) {
+	if f.queryErr != nil {
+		return nil, f.queryErr
+	}
 	return &groundingv1.DeriveQueryResponse{Query: "checkout-api 5xx"}, nil
 }
 
@@ -101,9 +106,12 @@ func TestEnrichErrors(t *testing.T) {
 		f    *fakeGrounding
 		want string
 	}{
-		{"unavailable", &fakeGrounding{err: status.Error(codes.Unavailable, "connection refused 10.0.0.3")}, "grounding service unavailable"},
-		{"invalid", &fakeGrounding{err: status.Error(codes.InvalidArgument, "text too long")}, "grounding ground failed (InvalidArgument)"},
-		{"failed message", &fakeGrounding{msg: &groundingv1.AnnotatedMessage{Id: "m", Status: groundingv1.AnnotatedMessage_FAILED, Error: "model quota"}}, "grounding ground failed (Unknown)"},
+		{"grounding down", &fakeGrounding{queryErr: status.Error(codes.Unavailable, "connection refused 10.0.0.3")}, "grounding service unavailable"},
+		{"model down", &fakeGrounding{err: status.Error(codes.Unavailable, "gemini answered 503 Service Unavailable")}, "model unavailable"},
+		{"timeout", &fakeGrounding{err: status.Error(codes.DeadlineExceeded, "context deadline exceeded")}, "search timed out"},
+		{"query timeout", &fakeGrounding{queryErr: status.Error(codes.DeadlineExceeded, "context deadline exceeded")}, "search timed out"},
+		{"invalid", &fakeGrounding{err: status.Error(codes.InvalidArgument, "text too long")}, "grounding failed"},
+		{"failed message", &fakeGrounding{msg: &groundingv1.AnnotatedMessage{Id: "m", Status: groundingv1.AnnotatedMessage_FAILED, Error: "model quota"}}, "model unavailable"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,6 +119,69 @@ func TestEnrichErrors(t *testing.T) {
 			e, ok := errors.AsType[*Error](err)
 			if !ok || e.Public() != tt.want {
 				t.Fatalf("err = %v, want public text %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestEnrichUnavailable: an answer is shown only with a citation that
+// resolves to one of the sources it was grounded on; otherwise the
+// enrichment says why, in plain words.
+func TestEnrichUnavailable(t *testing.T) {
+	results := []*searchv1.SearchResult{{Url: "https://runbooks.example.com/disk", Title: "Disk runbook"}}
+	tests := []struct {
+		name          string
+		msg           *groundingv1.AnnotatedMessage
+		wantCitations []format.Citation
+		wantReason    string
+	}{
+		{
+			name: "search failed",
+			msg: &groundingv1.AnnotatedMessage{Id: "m", Summary: "Disks fill up.", Status: groundingv1.AnnotatedMessage_NEEDS_REVIEW,
+				Error: "search failed; no evidence", GroundedContext: &groundingv1.GroundedContext{Query: "disk"}},
+			wantReason: "search unavailable",
+		},
+		{
+			name: "no evidence",
+			msg: &groundingv1.AnnotatedMessage{Id: "m", Summary: "Disks fill up.", Status: groundingv1.AnnotatedMessage_NEEDS_REVIEW,
+				Error: "search found no evidence", GroundedContext: &groundingv1.GroundedContext{Query: "disk"}},
+			wantReason: "no sources found",
+		},
+		{
+			name: "uncited summary",
+			msg: &groundingv1.AnnotatedMessage{Id: "m", Summary: "Disks fill up.", Status: groundingv1.AnnotatedMessage_NEEDS_REVIEW,
+				Error: "no evidence matched the query", GroundedContext: &groundingv1.GroundedContext{Query: "disk", Results: results}},
+			wantReason: "no sources found",
+		},
+		{
+			name: "citation of a source that was not in the evidence",
+			msg: &groundingv1.AnnotatedMessage{Id: "m", Summary: "Disks fill up.", Status: groundingv1.AnnotatedMessage_PROCESSED,
+				GroundedContext: &groundingv1.GroundedContext{Query: "disk", Results: results},
+				Citations:       []*groundingv1.Citation{{Url: "https://elsewhere.example.com/", Title: "Made up"}, {Url: "javascript:alert(1)"}}},
+			wantReason: "no sources found",
+		},
+		{
+			name: "cited",
+			msg: &groundingv1.AnnotatedMessage{Id: "m", Summary: "Disks fill up.", Status: groundingv1.AnnotatedMessage_NEEDS_REVIEW,
+				GroundedContext: &groundingv1.GroundedContext{Query: "disk", Results: results},
+				Citations: []*groundingv1.Citation{
+					{Url: "https://elsewhere.example.com/", Title: "Made up"},
+					{Url: "https://runbooks.example.com/disk", Title: "Disk runbook"},
+				}},
+			wantCitations: []format.Citation{{Title: "Disk runbook", URL: "https://runbooks.example.com/disk"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := newClient(t, &fakeGrounding{msg: tt.msg}).Enrich(context.Background(), "disk full")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Unavailable != tt.wantReason {
+				t.Errorf("Unavailable = %q, want %q", got.Unavailable, tt.wantReason)
+			}
+			if diff := cmp.Diff(tt.wantCitations, got.Citations); diff != "" {
+				t.Errorf("citations (-want +got):\n%s", diff)
 			}
 		})
 	}

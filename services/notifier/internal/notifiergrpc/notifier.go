@@ -36,6 +36,9 @@ type Deps struct {
 	// WebhookSecret is TELEGRAM_WEBHOOK_SECRET; when set, HandleTelegramUpdate
 	// requires it in the x-telegram-bot-api-secret-token metadata.
 	WebhookSecret string
+	// Format is how FormatMessage renders when the request does not say
+	// (the configured GROUNDING_MAX_SOURCES).
+	Format format.Options
 }
 
 // NotifierService implements notifierv1.NotifierServiceServer.
@@ -53,13 +56,18 @@ var _ notifierv1.NotifierServiceServer = (*NotifierService)(nil)
 
 // NewNotifierService returns the NotifierService handlers.
 func NewNotifierService(logger *slog.Logger, deps Deps) *NotifierService {
-	return &NotifierService{logger: logger, alerts: deps.Alerts, updates: deps.Updates, messages: deps.Messages, secret: deps.WebhookSecret}
+	return &NotifierService{logger: logger, format: deps.Format, alerts: deps.Alerts, updates: deps.Updates, messages: deps.Messages, secret: deps.WebhookSecret}
 }
 
 // FormatMessage renders the Telegram message for an alert and enrichment
-// (DESIGN.md's message contract) without sending it.
+// (the message contract) without sending it; max_sources, when set,
+// overrides the configured number of sources shown.
 func (s *NotifierService) FormatMessage(ctx context.Context, req *notifierv1.FormatMessageRequest) (*notifierv1.FormatMessageResponse, error) {
-	res := format.Format(req.GetAlert().GetText(), toEnrichment(req.GetEnrichment()), s.format)
+	opt := s.format
+	if req.MaxSources != nil {
+		opt.MaxSources = int(req.GetMaxSources())
+	}
+	res := format.Format(req.GetAlert().GetText(), toEnrichment(req.GetEnrichment()), opt)
 	if len(res.Cuts) > 0 {
 		// Cuts never contain user text, so they are safe to log.
 		s.logger.InfoContext(ctx, "message cut to fit Telegram's limits", "cuts", res.Cuts, "dropped_sources", res.DroppedSources)

@@ -41,6 +41,11 @@ type Enrichment struct {
 	format.Enrichment
 	// MessageID is grounding's id of the stored answer, for audit.
 	MessageID string
+	// Unavailable says, in plain words, why the answer has no source to
+	// show (e.g. format.NoSources, "search unavailable"); "" when it has
+	// one. Such an enrichment is delivered as the note "Enrichment
+	// unavailable: <Unavailable>", never as an uncited summary.
+	Unavailable string
 }
 
 // Enricher finds context for an alert's text.

@@ -104,6 +104,11 @@ func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, ni
 
 func newPipeline(t *testing.T, e Enricher, d Deliverer, cfg Config) *Pipeline {
 	t.Helper()
+	return newLoggedPipeline(t, e, d, cfg, discard())
+}
+
+func newLoggedPipeline(t *testing.T, e Enricher, d Deliverer, cfg Config, logger *slog.Logger) *Pipeline {
+	t.Helper()
 	ctx := context.Background()
 	db, err := sqlstore.Open(ctx, sqlstoretest.URL(t, "pipeline"), t.TempDir(), "notifier", discard())
 	if err != nil {
@@ -118,7 +123,7 @@ func newPipeline(t *testing.T, e Enricher, d Deliverer, cfg Config) *Pipeline {
 	if cfg.PollInterval == 0 {
 		cfg.PollInterval = 20 * time.Millisecond
 	}
-	p, err := New(ctx, Deps{Store: store.New(db), Enricher: e, Deliverer: d, Logger: discard()}, cfg)
+	p, err := New(ctx, Deps{Store: store.New(db), Enricher: e, Deliverer: d, Logger: logger}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +235,37 @@ func TestEnrichmentFailureStillDelivers(t *testing.T) {
 				<-ctx.Done()
 				return Enrichment{}, ctx.Err()
 			},
-			reason: "timed out after 50ms",
+			reason: "search timed out",
+		},
+		{
+			name: "enricher's own words",
+			fn: func(context.Context, string) (Enrichment, error) {
+				return Enrichment{}, &publicErr{public: "model unavailable"}
+			},
+			reason: "model unavailable",
+		},
+		{
+			name: "uncited summary",
+			fn: func(context.Context, string) (Enrichment, error) {
+				return Enrichment{MessageID: "g-2", Enrichment: format.Enrichment{Summary: "Looks like a full disk."}}, nil
+			},
+			reason: "no sources found",
+		},
+		{
+			name: "no usable source",
+			fn: func(context.Context, string) (Enrichment, error) {
+				return Enrichment{MessageID: "g-3", Enrichment: format.Enrichment{
+					Summary: "Looks like a full disk.", Citations: []format.Citation{{Title: "x", URL: "file:///etc/passwd"}},
+				}}, nil
+			},
+			reason: "no sources found",
+		},
+		{
+			name: "search down, as the enricher says",
+			fn: func(context.Context, string) (Enrichment, error) {
+				return Enrichment{MessageID: "g-4", Unavailable: "search unavailable", Enrichment: format.Enrichment{Summary: "Looks like a full disk."}}, nil
+			},
+			reason: "search unavailable",
 		},
 	}
 	for _, tt := range tests {
@@ -247,6 +282,60 @@ func TestEnrichmentFailureStillDelivers(t *testing.T) {
 		})
 	}
 }
+
+type publicErr struct{ public string }
+
+func (e *publicErr) Error() string  { return "rpc error: code = Unavailable desc = secret detail" }
+func (e *publicErr) Public() string { return e.public }
+
+// TestMaxSources: the configured limit bounds the sources shown, and a
+// message within it logs no cut.
+func TestMaxSources(t *testing.T) {
+	var citations []format.Citation
+	for i := range 5 {
+		citations = append(citations, format.Citation{Title: fmt.Sprintf("Source %d", i+1), URL: fmt.Sprintf("https://s%d.example.com/", i+1)})
+	}
+	five := func(context.Context, string) (Enrichment, error) {
+		return Enrichment{MessageID: "g-5", Enrichment: format.Enrichment{Summary: "Five sources agree.", Citations: citations}}, nil
+	}
+	tests := []struct {
+		name      string
+		max       int
+		wantShown int
+	}{
+		{"five configured", 5, 5},
+		{"default", 0, format.DefaultMaxSources},
+		{"two configured", 2, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logs := &strings.Builder{}
+			var mu sync.Mutex
+			logger := slog.New(slog.NewTextHandler(writerFunc(func(b []byte) (int, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				return logs.Write(b)
+			}), nil))
+			p := newLoggedPipeline(t, &fakeEnricher{fn: five}, &fakeDeliverer{}, Config{Format: format.Options{MaxSources: tt.max}}, logger)
+			in := ingest(t, p, generic(t, "disk full on db-1"))
+			a := waitStatus(t, p, in[0].ID, alert.StatusDelivered)
+			plain := plainOf(t, a.Message)
+			if got := strings.Count(plain, "\n- Source "); got != tt.wantShown {
+				t.Errorf("%d sources shown, want %d:\n%s", got, tt.wantShown, plain)
+			}
+			mu.Lock()
+			cutLogged := strings.Contains(logs.String(), "message cut")
+			mu.Unlock()
+			if wantCut := tt.wantShown < 5; cutLogged != wantCut {
+				t.Errorf("cut logged = %v, want %v", cutLogged, wantCut)
+			}
+		})
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
 
 func TestResolvedIsNotEnriched(t *testing.T) {
 	e := &fakeEnricher{fn: okEnrichment}

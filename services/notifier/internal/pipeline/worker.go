@@ -10,6 +10,7 @@ import (
 
 	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/format"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/outbound"
 )
 
 // deliverWorker runs deliverArgs jobs.
@@ -51,7 +52,7 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[deliverArgs]) e
 	receipt, err := p.deliverer.Deliver(ctx, a)
 	a.UpdatedAt = p.now().UTC()
 	if err != nil {
-		a.Error = publicError(err)
+		a.Error = outbound.PublicError(err)
 		p.metrics.deliveryErrors.WithLabelValues(errorCode(err)).Inc()
 		var ra interface{ RetryAfter() time.Duration }
 		if errors.As(err, &ra) {
@@ -118,6 +119,16 @@ func (p *Pipeline) render(ctx context.Context, a *alert.Alert) error {
 		} else {
 			a.GroundingMessageID = e.MessageID
 			res = format.Format(a.Text, &e.Enrichment, p.cfg.Format)
+			if res.Unavailable != "" {
+				// No source to show: the message carries the note, in the
+				// enricher's words when it knows why.
+				a.EnrichmentError = res.Unavailable
+				if e.Unavailable != "" {
+					a.EnrichmentError = e.Unavailable
+					res = format.FormatFailed(a.Text, a.EnrichmentError, p.cfg.Format)
+				}
+				p.logger.InfoContext(ctx, "enrichment has no source to show; delivering the alert with a note", "alert_id", a.ID, "reason", a.EnrichmentError)
+			}
 		}
 	}
 	if len(res.Cuts) > 0 {
@@ -160,32 +171,30 @@ var (
 	errEnrichTimeout = errors.New("enrichment timed out")
 )
 
-// enrichReason is the one-line reason shown in the message; it never
-// carries an internal error text.
+// Reasons the pipeline itself gives for an enrichment that is unavailable;
+// the Enricher's errors give theirs through Public.
+const (
+	ReasonTimedOut      = "search timed out"
+	ReasonNotConfigured = "not configured"
+	ReasonFailed        = "grounding failed"
+)
+
+// enrichReason is the one-line reason shown in the message, in words an
+// on-call engineer understands; it never carries an internal error text.
 func (p *Pipeline) enrichReason(err error) string {
 	switch {
 	case errors.Is(err, errEnrichTimeout):
-		return fmt.Sprintf("timed out after %s", p.cfg.EnrichTimeout)
+		// Our deadline, whatever grounding was doing: searching is what
+		// takes long.
+		return ReasonTimedOut
 	case errors.Is(err, errNoEnricher):
-		return "not configured"
+		return ReasonNotConfigured
 	}
 	var pub interface{ Public() string }
 	if errors.As(err, &pub) {
 		return pub.Public()
 	}
-	return "grounding failed"
-}
-
-// publicError is the error text stored on an alert.
-func publicError(err error) string {
-	var pub interface{ Public() string }
-	if errors.As(err, &pub) {
-		return pub.Public()
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return "delivery timed out"
-	}
-	return "delivery failed"
+	return ReasonFailed
 }
 
 // errorCode labels the delivery-errors metric.
