@@ -58,13 +58,10 @@ func (b Backends) all() []Backend { return []Backend{b.Search, b.Grounding, b.Ra
 // platform/grpcclient, as the services dial each other (tracing, request
 // ids, GRPC_SHARED_TOKEN or mTLS), with room for large answers. Connections
 // are lazy: a backend that is down makes its routes answer 503 and /readyz
-// fail, not the gateway's start. Every call carries the authenticated
-// caller's name as actor metadata (see withActor).
+// fail, not the gateway's start.
 func Dial(cfg Config, tp trace.TracerProvider) (Backends, func() error, error) {
 	opts := append(grpcclient.Secure(cfg.Transport),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxBackendMessage)),
-		grpc.WithChainUnaryInterceptor(unaryActor),
-		grpc.WithChainStreamInterceptor(streamActor),
 	)
 	var conns []*grpc.ClientConn
 	closeAll := func() error {
@@ -117,16 +114,19 @@ var forwardedHeaders = []string{
 	"accept-language",
 }
 
-// unaryActor and streamActor put the authenticated caller's name (the API
-// key's, from edge.Identify) on every backend call as actor metadata,
-// replacing whatever else is there: the name comes from the gateway, never
-// from the client.
-func unaryActor(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-	return invoker(actor.OutgoingContext(ctx, edge.ClientFrom(ctx).Actor()), method, req, reply, cc, opts...)
+// actorConn puts the authenticated caller's name (the API key's, from
+// edge.Identify) on every backend call as actor metadata, replacing
+// whatever else is there: the name comes from the gateway, never from the
+// client. NewHandler wraps every backend connection in one, so no route can
+// forget it.
+type actorConn struct{ grpc.ClientConnInterface }
+
+func (c actorConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	return c.ClientConnInterface.Invoke(actor.OutgoingContext(ctx, edge.ClientFrom(ctx).Actor()), method, args, reply, opts...)
 }
 
-func streamActor(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	return streamer(actor.OutgoingContext(ctx, edge.ClientFrom(ctx).Actor()), desc, cc, method, opts...)
+func (c actorConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	return c.ClientConnInterface.NewStream(actor.OutgoingContext(ctx, edge.ClientFrom(ctx).Actor()), desc, method, opts...)
 }
 
 // Handler is the REST edge, ready to serve.
@@ -199,7 +199,7 @@ func NewHandler(ctx context.Context, cfg Config, b Backends, logger *slog.Logger
 			"search": b.Search.Conn, "grounding": b.Grounding.Conn, "research": b.Grounding.Conn,
 			"rag": b.Rag.Conn, "notifier": b.Notifier.Conn,
 		}[reg.name]
-		if err := reg.register(ctx, mux, conn); err != nil {
+		if err := reg.register(ctx, mux, actorConn{conn}); err != nil {
 			return nil, fmt.Errorf("registering %s routes: %w", reg.name, err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"go.opentelemetry.io/otel/baggage"
 	"google.golang.org/grpc/codes"
 )
 
@@ -126,6 +127,8 @@ func Scrub(next http.Handler) http.Handler {
 		if c := ClientFrom(r.Context()); c.IP != "" && c.IP != peerIP(r) {
 			r.Header.Set("X-Forwarded-For", c.IP)
 		}
-		next.ServeHTTP(w, r)
+		// The tracing middleware has already read the client's baggage
+		// into the context, and the gRPC client would pass it on.
+		next.ServeHTTP(w, r.WithContext(baggage.ContextWithoutBaggage(r.Context())))
 	})
 }
