@@ -190,8 +190,7 @@ func (c *Client) wait(attempt int, resp *http.Response) (time.Duration, bool) {
 	return c.backoff(attempt), true
 }
 
-// backoff is BaseDelay·2^(attempt-1), capped at MaxDelay, jittered into
-// [d/2, d) so that clients failing together do not retry together.
+// backoff is Backoff with the Client's delays or their defaults.
 func (c *Client) backoff(attempt int) time.Duration {
 	base, maxDelay := c.BaseDelay, c.MaxDelay
 	if base <= 0 {
@@ -200,6 +199,15 @@ func (c *Client) backoff(attempt int) time.Duration {
 	if maxDelay <= 0 {
 		maxDelay = DefaultMaxDelay
 	}
+	return Backoff(attempt, base, maxDelay)
+}
+
+// Backoff is the wait after the given failed attempt (1-based):
+// base·2^(attempt-1), capped at maxDelay, jittered into [d/2, d) so that
+// clients failing together do not retry together. Other retry loops (job
+// queues, stream reconnects) use it too, so that every backoff in the
+// suite has one shape.
+func Backoff(attempt int, base, maxDelay time.Duration) time.Duration {
 	d := base
 	for i := 1; i < attempt && d < maxDelay; i++ {
 		d *= 2

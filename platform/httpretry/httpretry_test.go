@@ -406,3 +406,20 @@ func TestParseRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+func TestBackoffDoublesToTheCeilingWithJitter(t *testing.T) {
+	tests := []struct {
+		attempt int
+		want    time.Duration // before jitter into [want/2, want)
+	}{
+		{0, time.Second}, {1, time.Second}, {2, 2 * time.Second}, {4, 8 * time.Second},
+		{10, time.Minute}, {1000, time.Minute},
+	}
+	for _, tt := range tests {
+		for range 50 {
+			if got := httpretry.Backoff(tt.attempt, time.Second, time.Minute); got < tt.want/2 || got >= tt.want {
+				t.Fatalf("Backoff(%d) = %s, want in [%s, %s)", tt.attempt, got, tt.want/2, tt.want)
+			}
+		}
+	}
+}

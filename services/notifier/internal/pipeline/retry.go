@@ -1,16 +1,18 @@
 package pipeline
 
 import (
-	"math/rand/v2"
 	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/groundcrew/groundcrew/platform/httpretry"
 )
 
 // Backoff is the delivery retry policy: the n-th failed attempt waits
-// Base·2^(n-1), capped at Max, with ±10% jitter so alerts that failed
-// together do not retry together.
+// Base·2^(n-1), capped at Max, jittered into [d/2, d) so that alerts that
+// failed together do not retry together (platform/httpretry's backoff, the
+// one shape every retry in the suite has).
 //
 // River's default (attempt⁴ seconds: 1 s, 16 s, 81 s, 256 s, …) suits batch
 // work, not alerts: a single dropped connection to Telegram would hold an
@@ -44,14 +46,5 @@ func (b Backoff) Delay(n int) time.Duration {
 	if ceiling <= 0 {
 		ceiling = DefaultRetryMax
 	}
-	d := ceiling
-	if n < 1 {
-		n = 1
-	}
-	// Shift only while it cannot overflow or pass the ceiling.
-	if shift := n - 1; shift < 40 && base<<shift > 0 && base<<shift < ceiling {
-		d = base << shift
-	}
-	spread := int64(d) / 10
-	return d - time.Duration(spread) + time.Duration(rand.Int64N(2*spread+1))
+	return httpretry.Backoff(max(n, 1), base, ceiling)
 }
