@@ -20,6 +20,10 @@ type Page struct {
 	// Text is one line per block (heading, paragraph, list item, …),
 	// lines separated by "\n", no empty lines, whitespace collapsed.
 	Text string
+	// Icon is the href of the page's icon link (rel "icon", else
+	// "shortcut icon" or "apple-touch-icon") as written, possibly relative;
+	// empty when there is none.
+	Icon string
 }
 
 // skipped are elements whose content is not readable page text.
@@ -65,7 +69,7 @@ func Extract(src string) Page {
 	if title == "" {
 		title = w.h1
 	}
-	return Page{Title: collapse(title), Text: lines(w.text.String())}
+	return Page{Title: collapse(title), Text: lines(w.text.String()), Icon: strings.TrimSpace(w.icon)}
 }
 
 // Inline returns the text of an HTML fragment on one line, for snippets
@@ -93,6 +97,9 @@ type walker struct {
 	title   string
 	ogTitle string
 	h1      string
+	icon    string
+	// iconRank orders icon links: 1 for rel="icon", 2 for the others.
+	iconRank int
 }
 
 func (w *walker) walk(n *html.Node) {
@@ -161,7 +168,31 @@ func (w *walker) head(n *html.Node) {
 			if w.ogTitle == "" && strings.EqualFold(attr(c, "property"), "og:title") {
 				w.ogTitle = attr(c, "content")
 			}
+		case atom.Link:
+			w.link(c)
 		}
+	}
+}
+
+// link records the first icon link, preferring rel="icon".
+func (w *walker) link(n *html.Node) {
+	href := strings.TrimSpace(attr(n, "href"))
+	if href == "" || w.iconRank == 1 {
+		return
+	}
+	rank := 0
+	for _, rel := range strings.Fields(strings.ToLower(attr(n, "rel"))) {
+		switch rel {
+		case "icon":
+			rank = 1
+		case "apple-touch-icon", "apple-touch-icon-precomposed":
+			if rank == 0 {
+				rank = 2
+			}
+		}
+	}
+	if rank != 0 && (w.iconRank == 0 || rank < w.iconRank) {
+		w.icon, w.iconRank = href, rank
 	}
 }
 

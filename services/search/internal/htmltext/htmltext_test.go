@@ -38,6 +38,16 @@ func TestExtract(t *testing.T) {
 			want: Page{Title: "OG Title", Text: "H1"},
 		},
 		{
+			name: "icon link preferred over apple-touch-icon",
+			in:   `<head><link rel="apple-touch-icon" href="/apple.png"><link rel="stylesheet" href="/s.css"><link rel="Shortcut Icon" href=" /favicon.ico "><link rel="icon" href="/second.png"></head><body><p>x</p></body>`,
+			want: Page{Text: "x", Icon: "/favicon.ico"},
+		},
+		{
+			name: "apple-touch-icon when there is no icon",
+			in:   `<head><link rel="apple-touch-icon" href="https://cdn.example/a.png"></head><body><p>x</p></body>`,
+			want: Page{Text: "x", Icon: "https://cdn.example/a.png"},
+		},
+		{
 			name: "entities decoded",
 			in:   `<p>caf&eacute; &lt;tag&gt; &quot;q&quot; &#x1F600; &#8212;</p>`,
 			want: Page{Text: "café <tag> \"q\" 😀 —"},

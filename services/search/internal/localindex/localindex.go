@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -311,7 +312,13 @@ func prepare(d search.Document, now time.Time) (string, map[string]any, error) {
 
 	title := d.Title
 	text := d.Text
+	meta := docMeta{
+		MimeType:   search.CleanMimeType(firstOf(d.Metadata, search.MetaMimeType, "mimeType", "content_type", "contentType")),
+		FaviconURL: search.CleanIconURL(firstOf(d.Metadata, search.MetaFaviconURL, "faviconUrl", "favicon"), cleanURL),
+	}
+	mimeFromContent := "text/plain"
 	if looksLikeMarkdown(text) {
+		mimeFromContent = "text/markdown"
 		var h1 string
 		text, h1 = markdownText(strings.ToValidUTF8(text, ""), title)
 		if strings.TrimSpace(title) == "" {
@@ -325,6 +332,13 @@ func prepare(d search.Document, now time.Time) (string, map[string]any, error) {
 		if strings.TrimSpace(title) == "" {
 			title = page.Title
 		}
+		mimeFromContent = "text/html"
+		if meta.FaviconURL == "" {
+			meta.FaviconURL = search.CleanIconURL(page.Icon, cleanURL)
+		}
+	}
+	if meta.MimeType == "" {
+		meta.MimeType = mimeFromContent
 	}
 	if text == "" {
 		return "", nil, errors.New("document has no text (set text or html)")
@@ -347,14 +361,54 @@ func prepare(d search.Document, now time.Time) (string, map[string]any, error) {
 		fields[fieldPublished] = date.Format(time.RFC3339Nano)
 	}
 	fields[fieldDate] = date
-	if len(d.Metadata) > 0 {
-		b, err := json.Marshal(d.Metadata)
-		if err != nil {
-			return "", nil, fmt.Errorf("metadata: %w", err)
-		}
-		fields[fieldMetadata] = string(b)
+	// The media type and icon travel in the stored metadata, under the
+	// keys a caller would use, so that indexes created before they were
+	// results' fields (whose mapping has no field for them) keep them too.
+	stored := maps.Clone(d.Metadata)
+	if stored == nil {
+		stored = make(map[string]string, 2)
 	}
+	stored[search.MetaMimeType] = meta.MimeType
+	if meta.FaviconURL != "" {
+		stored[search.MetaFaviconURL] = meta.FaviconURL
+	} else {
+		delete(stored, search.MetaFaviconURL)
+	}
+	b, err := json.Marshal(stored)
+	if err != nil {
+		return "", nil, fmt.Errorf("metadata: %w", err)
+	}
+	fields[fieldMetadata] = string(b)
 	return id, fields, nil
+}
+
+// docMeta is what results report about a document besides its text.
+type docMeta struct {
+	MimeType   string
+	FaviconURL string
+}
+
+// firstOf returns the first non-empty value of keys in m.
+func firstOf(m map[string]string, keys ...string) string {
+	for _, k := range keys {
+		if v := strings.TrimSpace(m[k]); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// readMeta reads the media type and icon from a stored metadata field.
+func readMeta(stored any) docMeta {
+	s, _ := stored.(string)
+	if s == "" {
+		return docMeta{}
+	}
+	var m map[string]string
+	if json.Unmarshal([]byte(s), &m) != nil {
+		return docMeta{}
+	}
+	return docMeta{MimeType: m[search.MetaMimeType], FaviconURL: m[search.MetaFaviconURL]}
 }
 
 // normalizeText makes plain text valid UTF-8 with whitespace collapsed
@@ -395,7 +449,7 @@ func (ix *Index) Search(ctx context.Context, q search.Query) ([]search.Result, e
 		return nil, nil
 	}
 	req := bleve.NewSearchRequestOptions(ix.buildQuery(q), n, 0, false)
-	req.Fields = []string{fieldURL, fieldTitle, fieldText, fieldPublished}
+	req.Fields = []string{fieldURL, fieldTitle, fieldText, fieldPublished, fieldMetadata}
 	req.IncludeLocations = true
 	res, err := ix.idx.SearchInContext(ctx, req)
 	if err != nil {
@@ -412,6 +466,8 @@ func (ix *Index) Search(ctx context.Context, q search.Query) ([]search.Result, e
 		if p, ok := h.Fields[fieldPublished].(string); ok {
 			r.PublishedAt, _ = time.Parse(time.RFC3339Nano, p)
 		}
+		meta := readMeta(h.Fields[fieldMetadata])
+		r.MimeType, r.FaviconURL = meta.MimeType, meta.FaviconURL
 		out = append(out, r)
 	}
 	return out, nil

@@ -109,6 +109,7 @@ func TestSearchExtractsHTML(t *testing.T) {
 		Snippet:      "Latency High latency between regions is often caused by routing changes.",
 		URL:          "https://wiki.example.net/networking",
 		SourceDomain: "wiki.example.net",
+		MimeType:     "text/html",
 	}}
 	if diff := cmp.Diff(want, got, cmpIgnoreScore); diff != "" {
 		t.Errorf("Search() mismatch (-want +got):\n%s", diff)
@@ -161,7 +162,7 @@ func TestUpsertRejectsBadDocuments(t *testing.T) {
 		search.Document{URL: "https://example.com/huge", Text: strings.Repeat("a", MaxDocumentBytes+1)},
 	)
 	want := search.IndexResult{Indexed: 1, Rejected: []search.Rejection{
-		{Index: 0, URL: "ftp://example.com/a", Reason: `url: URL "ftp://example.com/a" is not http or https`},
+		{Index: 0, URL: "ftp://example.com/a", Reason: "url: invalid web address: scheme must be http or https"},
 		{Index: 2, URL: "https://example.com/empty", Reason: "document has no text (set text or html)"},
 		{Index: 3, URL: "https://example.com/empty-html", Reason: "document has no text (set text or html)"},
 		{Index: 4, URL: "", Reason: "url: empty URL"},
@@ -345,5 +346,68 @@ func TestWithService(t *testing.T) {
 	}
 	if got.Engine != "local" || len(got.Results) != 2 || got.Results[0].URL != "https://runbooks.example.com/disk-full" || got.Results[1].SourceDomain != "example.com" {
 		t.Errorf("Search() = %+v", got)
+	}
+}
+
+// TestMediaTypeAndIcon checks where results' mime_type and favicon_url come
+// from: the document's metadata first, then its HTML and content kind.
+func TestMediaTypeAndIcon(t *testing.T) {
+	ix := openTest(t, t.TempDir())
+	upsert(t, ix,
+		search.Document{URL: "https://docs.example.com/guide", Title: "Zebra guide",
+			HTML: `<html><head><title>Zebra guide</title><link rel="icon" href="/img/fav.png"></head><body><p>zebra stripes html</p></body></html>`},
+		search.Document{URL: "https://files.example.com/report", Title: "Zebra report", Text: "zebra stripes pdf",
+			Metadata: map[string]string{"content_type": "application/PDF; version=1.7", "favicon": "https://files.example.com/favicon.ico", "team": "x"}},
+		search.Document{URL: "https://notes.example.com/plain", Title: "Zebra notes", Text: "zebra stripes notes"},
+		search.Document{URL: "https://notes.example.com/md", Text: "# Zebra markdown\n\nzebra stripes in markdown\n\n## More\n\ntext"},
+	)
+	got, err := ix.Search(t.Context(), search.Query{Text: "zebra stripes", MaxResults: 10})
+	if err != nil {
+		t.Fatalf("Search() error = %v", err)
+	}
+	type meta struct{ Mime, Icon string }
+	gotMeta := map[string]meta{}
+	for _, r := range got {
+		gotMeta[r.URL] = meta{r.MimeType, r.FaviconURL}
+	}
+	want := map[string]meta{
+		"https://docs.example.com/guide":   {"text/html", "https://docs.example.com/img/fav.png"},
+		"https://files.example.com/report": {"application/pdf", "https://files.example.com/favicon.ico"},
+		"https://notes.example.com/plain":  {"text/plain", ""},
+		"https://notes.example.com/md":     {"text/markdown", ""},
+	}
+	if diff := cmp.Diff(want, gotMeta); diff != "" {
+		t.Errorf("media types and icons mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestIRIDocuments checks that an IRI and its percent-encoded form are one
+// document, stored and returned in ASCII.
+func TestIRIDocuments(t *testing.T) {
+	ix := openTest(t, t.TempDir())
+	res, err := ix.Upsert(t.Context(), []search.Document{
+		{URL: "https://de.wikipedia.org/wiki/Überwachung_(Informatik)", Title: "Überwachung (Informatik)", Text: "Überwachung bezeichnet die Beobachtung von Systemen."},
+		{URL: "https://de.wikipedia.org/wiki/%C3%9Cberwachung_(Informatik)", Title: "Überwachung (Informatik)", Text: "Überwachung bezeichnet die Beobachtung von Systemen und Diensten."},
+		{URL: "https://bücher.example/küche", Title: "Küche", Text: "Kochbücher für die Küche."},
+	})
+	if err != nil || res.Indexed != 3 || res.Replaced != 1 || len(res.Rejected) != 0 {
+		t.Fatalf("Upsert() = %+v, %v; want 3 indexed, 1 replaced", res, err)
+	}
+	if n, _ := ix.Count(); n != 2 {
+		t.Errorf("Count() = %d, want 2", n)
+	}
+	got, err := ix.Search(t.Context(), search.Query{Text: "Beobachtung Diensten", MaxResults: 5})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("Search() = %v, %v; want one result", urls(got), err)
+	}
+	if want := "https://de.wikipedia.org/wiki/%C3%9Cberwachung_(Informatik)"; got[0].URL != want {
+		t.Errorf("URL = %q, want %q", got[0].URL, want)
+	}
+	got, err = ix.Search(t.Context(), search.Query{Text: "Kochbücher", MaxResults: 5, AllowedDomains: []string{"xn--bcher-kva.example"}})
+	if err != nil || len(got) != 1 || got[0].URL != "https://xn--bcher-kva.example/k%C3%BCche" {
+		t.Errorf("Search(IDN domain) = %v, %v; want the Küche page", urls(got), err)
+	}
+	if n, err := ix.Delete(t.Context(), []string{"https://de.wikipedia.org/wiki/Überwachung_%28Informatik%29", "https://de.wikipedia.org/wiki/Überwachung_(Informatik)"}); err != nil || n != 1 {
+		t.Errorf("Delete() = %d, %v; want 1", n, err)
 	}
 }

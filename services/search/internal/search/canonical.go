@@ -3,10 +3,13 @@ package search
 import (
 	"errors"
 	"fmt"
+	"mime"
 	"net"
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/groundcrew/groundcrew/platform/weburl"
 )
 
 // trackingParams are query parameters that only identify a campaign or a
@@ -27,40 +30,42 @@ func IsTrackingParam(key string) bool {
 	return strings.HasPrefix(k, "utm_") || trackingParams[k]
 }
 
-// CleanURL returns raw as an absolute http or https URL with the scheme and
-// host lower-cased, a trailing dot and the default port removed from the
-// host, user info and fragment removed, and tracking parameters dropped;
-// the path and the order of the remaining parameters are kept, so the result
-// is safe to show and to fetch. It fails for other schemes or a missing
-// host.
+// CleanURL returns raw, an http or https URL or IRI, in ASCII (see
+// platform/weburl: punycode host, percent-encoded UTF-8 path), with the
+// scheme and host lower-cased, a trailing dot and the default port removed
+// from the host, user info and fragment removed, and tracking parameters
+// dropped; the path and the order of the remaining parameters are kept, so
+// the result is safe to show and to fetch. It fails for other schemes, a
+// missing host, whitespace or control characters.
 func CleanURL(raw string) (string, error) {
 	u, kept, err := parseHTTP(raw)
 	if err != nil {
 		return "", err
 	}
-	u.RawQuery = strings.Join(kept, "&")
+	setQuery(u, kept)
 	return u.String(), nil
 }
 
 // CanonicalURL returns the key under which two URLs count as the same page:
 // CleanURL plus a trailing slash removed from the path and the remaining
-// query parameters sorted. It is used to de-duplicate results and as the
-// local index's document id.
+// query parameters sorted. An IRI and its percent-encoded form have the
+// same key. It is used to de-duplicate results and as the local index's
+// document id.
 func CanonicalURL(raw string) (string, error) {
 	u, kept, err := parseHTTP(raw)
 	if err != nil {
 		return "", err
 	}
 	slices.Sort(kept)
-	u.RawQuery = strings.Join(kept, "&")
-	if p := u.EscapedPath(); strings.HasSuffix(p, "/") {
-		p = strings.TrimRight(p, "/")
-		if err := setEscapedPath(u, p); err != nil {
-			return "", err
-		}
-	}
+	setQuery(u, kept)
+	u.Path = strings.TrimRight(u.Path, "/")
 	return u.String(), nil
 }
+
+// DisplayURL returns the form of an http or https URL to show people: the
+// host in Unicode and percent-escapes of non-ASCII characters decoded. A
+// URL that does not parse is returned unchanged.
+func DisplayURL(raw string) string { return weburl.Readable(raw) }
 
 // Domain returns the lower-case host of an http or https URL without a
 // leading "www." and without port.
@@ -101,7 +106,13 @@ func NormalizeDomain(d string) (string, error) {
 	if strings.ContainsAny(s, " \t\r\n/\\?#@:*%,;\"'<>") {
 		return "", fmt.Errorf("domain %q is not a host name", d)
 	}
-	return s, nil
+	// Internationalised names compare in their punycode form, as
+	// SourceDomain carries them.
+	u, err := weburl.Parse("http://" + s + "/")
+	if err != nil {
+		return "", fmt.Errorf("domain %q is not a host name", d)
+	}
+	return strings.TrimPrefix(u.Hostname(), "www."), nil
 }
 
 // DomainMatches reports whether host (a SourceDomain) is domain or one of
@@ -121,41 +132,20 @@ func matchesAny(host string, domains []string) bool {
 
 // parseHTTP parses and cleans raw, returning the URL without its query and
 // the raw query pairs that are not tracking parameters.
-func parseHTTP(raw string) (*url.URL, []string, error) {
+func parseHTTP(raw string) (*weburl.URL, []string, error) {
 	raw = strings.TrimSpace(raw)
 	if raw == "" {
 		return nil, nil, errors.New("empty URL")
 	}
-	u, err := url.Parse(raw)
+	u, err := weburl.Parse(raw)
 	if err != nil {
 		return nil, nil, err
 	}
-	u.Scheme = strings.ToLower(u.Scheme)
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, nil, fmt.Errorf("URL %q is not http or https", raw)
-	}
-	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
-	if host == "" || u.Opaque != "" {
-		return nil, nil, fmt.Errorf("URL %q has no host", raw)
-	}
-	port := u.Port()
-	if (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
-		port = ""
-	}
-	switch {
-	case port != "":
-		u.Host = net.JoinHostPort(host, port)
-	case strings.Contains(host, ":"):
-		u.Host = "[" + host + "]"
-	default:
-		u.Host = host
-	}
-	u.User = nil
-	u.Fragment, u.RawFragment = "", ""
-	u.ForceQuery = false
+	u.User = ""
+	u.Fragment, u.HasFragment = "", false
 
 	var kept []string
-	for pair := range strings.SplitSeq(u.RawQuery, "&") {
+	for pair := range strings.SplitSeq(u.Query, "&") {
 		if pair == "" {
 			continue
 		}
@@ -168,18 +158,53 @@ func parseHTTP(raw string) (*url.URL, []string, error) {
 		}
 		kept = append(kept, pair)
 	}
-	u.RawQuery = ""
+	u.Query, u.HasQuery = "", false
 	return u, kept, nil
 }
 
-func setEscapedPath(u *url.URL, escaped string) error {
-	p, err := url.PathUnescape(escaped)
+func setQuery(u *weburl.URL, pairs []string) {
+	u.Query, u.HasQuery = strings.Join(pairs, "&"), len(pairs) > 0
+}
+
+// CleanMimeType returns the media type of a Content-Type-like value in
+// lower case without parameters ("text/html; charset=utf-8" becomes
+// "text/html"), or "" when it is not one.
+func CleanMimeType(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	mt, _, err := mime.ParseMediaType(s)
+	if err != nil || !strings.Contains(mt, "/") || len(mt) > 255 {
+		return ""
+	}
+	return mt
+}
+
+// CleanIconURL returns an icon address in the form of CleanURL, resolved
+// against page when relative ("/favicon.ico"); "" when it is not an http
+// or https address. Data URLs are dropped: they are not links.
+func CleanIconURL(icon, page string) string {
+	icon = strings.TrimSpace(icon)
+	if icon == "" {
+		return ""
+	}
+	if !strings.Contains(icon, "://") || strings.HasPrefix(icon, "//") {
+		base, err := url.Parse(page)
+		if err != nil {
+			return ""
+		}
+		// The icon may be an IRI reference: encode it the way the page's
+		// address was before resolving.
+		ref, err := url.Parse(icon)
+		if err != nil {
+			return ""
+		}
+		icon = base.ResolveReference(ref).String()
+	}
+	u, err := CleanURL(icon)
 	if err != nil {
-		return err
+		return ""
 	}
-	u.Path, u.RawPath = p, escaped
-	if u.EscapedPath() != escaped {
-		u.RawPath = ""
-	}
-	return nil
+	return u
 }

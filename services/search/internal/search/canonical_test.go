@@ -32,6 +32,13 @@ func TestCanonicalURL(t *testing.T) {
 		{"https://example.com/caf%C3%A9/", "https://example.com/caf%C3%A9"},
 		{"https://example.com/a%2Fb/", "https://example.com/a%2Fb"},
 		{"https://www.example.com/a", "https://www.example.com/a"},
+		// IRIs: the IRI and its encoded form are one key.
+		{"https://de.wikipedia.org/wiki/Überwachung_(Informatik)", "https://de.wikipedia.org/wiki/%C3%9Cberwachung_(Informatik)"},
+		{"https://de.wikipedia.org/wiki/%C3%9Cberwachung_(Informatik)", "https://de.wikipedia.org/wiki/%C3%9Cberwachung_(Informatik)"},
+		{"https://de.wikipedia.org/wiki/%c3%9cberwachung_%28Informatik%29", "https://de.wikipedia.org/wiki/%C3%9Cberwachung_%28Informatik%29"},
+		{"https://bücher.example/", "https://xn--bcher-kva.example"},
+		{"https://BÜCHER.example/Küche/?q=é", "https://xn--bcher-kva.example/K%C3%BCche?q=%C3%A9"},
+		{"https://xn--bcher-kva.example/K%C3%BCche?q=%C3%A9", "https://xn--bcher-kva.example/K%C3%BCche?q=%C3%A9"},
 	}
 	for _, tt := range tests {
 		got, err := CanonicalURL(tt.in)
@@ -51,7 +58,7 @@ func TestCleanURLKeepsPathAndOrder(t *testing.T) {
 	}{
 		{"https://Example.com/docs/?b=2&utm_source=x&a=1#frag", "https://example.com/docs/?b=2&a=1"},
 		{"https://example.com/", "https://example.com/"},
-		{"http://example.com:80", "http://example.com"},
+		{"http://example.com:80", "http://example.com/"},
 	}
 	for _, tt := range tests {
 		got, err := CleanURL(tt.in)
@@ -66,6 +73,8 @@ func TestURLErrors(t *testing.T) {
 		"", "   ", "example.com/a", "/relative/path", "ftp://example.com/a",
 		"javascript:alert(1)", "mailto:a@example.com", "https://", "https:///path",
 		"http://[::1", "data:text/html,hi", "https:opaque",
+		"https://example.com/a b", "https://example.com/\x00", "https://exa\u200bmple.com/",
+		"https://xn--a.example/",
 	} {
 		if got, err := CanonicalURL(in); err == nil {
 			t.Errorf("CanonicalURL(%q) = %q, want an error", in, got)
@@ -87,6 +96,7 @@ func TestDomain(t *testing.T) {
 		{"https://www.co.uk/", "co.uk"},
 		{"http://example.com./", "example.com"},
 		{"https://[2001:db8::1]/", "2001:db8::1"},
+		{"https://www.bücher.example/", "xn--bcher-kva.example"},
 	}
 	for _, tt := range tests {
 		got, err := Domain(tt.in)
@@ -110,6 +120,8 @@ func TestNormalizeDomain(t *testing.T) {
 		{"https://www.example.com/path?q=1", "example.com", false},
 		{"example.com:8080", "example.com", false},
 		{"localhost", "localhost", false},
+		{"Bücher.example", "xn--bcher-kva.example", false},
+		{"xn--bcher-kva.example", "xn--bcher-kva.example", false},
 		{"", "", true},
 		{"  ", "", true},
 		{"*.", "", true},
@@ -177,6 +189,52 @@ func TestTruncate(t *testing.T) {
 	for _, tt := range tests {
 		if got := Truncate(tt.in, tt.limit); got != tt.want {
 			t.Errorf("Truncate(%q, %d) = %q, want %q", tt.in, tt.limit, got, tt.want)
+		}
+	}
+}
+
+func TestDisplayURL(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"https://de.wikipedia.org/wiki/%C3%9Cberwachung_(Informatik)", "https://de.wikipedia.org/wiki/Überwachung_(Informatik)"},
+		{"https://xn--bcher-kva.example/", "https://bücher.example/"},
+		{"https://example.com/a%20b", "https://example.com/a%20b"},
+	}
+	for _, tt := range tests {
+		if got := DisplayURL(tt.in); got != tt.want {
+			t.Errorf("DisplayURL(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestCleanMimeType(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"text/html; charset=UTF-8", "text/html"},
+		{" Application/PDF ", "application/pdf"},
+		{"", ""},
+		{"pdf", ""},
+		{"text/html; charset", ""},
+	}
+	for _, tt := range tests {
+		if got := CleanMimeType(tt.in); got != tt.want {
+			t.Errorf("CleanMimeType(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestCleanIconURL(t *testing.T) {
+	page := "https://xn--bcher-kva.example/wiki/K%C3%BCche"
+	tests := []struct{ icon, want string }{
+		{"/favicon.ico", "https://xn--bcher-kva.example/favicon.ico"},
+		{"icons/i.png", "https://xn--bcher-kva.example/wiki/icons/i.png"},
+		{"//cdn.example/i.png?utm_source=x", "https://cdn.example/i.png"},
+		{"https://bücher.example/ï.png", "https://xn--bcher-kva.example/%C3%AF.png"},
+		{"data:image/png;base64,AAAA", ""},
+		{"javascript:alert(1)", ""},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := CleanIconURL(tt.icon, page); got != tt.want {
+			t.Errorf("CleanIconURL(%q, %q) = %q, want %q", tt.icon, page, got, tt.want)
 		}
 	}
 }

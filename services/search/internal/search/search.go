@@ -115,6 +115,14 @@ type Result struct {
 	Score float64
 	// PublishedAt is when the page was published, zero when unknown.
 	PublishedAt time.Time
+	// DisplayURL is URL as people read it (Unicode host, non-ASCII
+	// characters decoded); the Service fills it in.
+	DisplayURL string
+	// MimeType is the page's media type ("text/html", "application/pdf")
+	// and FaviconURL its site's icon, when the engine or the indexed
+	// document provides them; empty otherwise.
+	MimeType   string
+	FaviconURL string
 }
 
 // Response is the answer to one Query.
@@ -158,7 +166,8 @@ type HealthChecker interface {
 // Document is a page to add to the local index.
 type Document struct {
 	// URL identifies the document: re-indexing the same canonical URL
-	// replaces it. Must be http or https.
+	// replaces it. Must be http or https; IRIs are welcome and one
+	// document with their percent-encoded form.
 	URL string
 	// Title is optional when HTML carries a <title> or the text has a first
 	// line to use.
@@ -167,11 +176,19 @@ type Document struct {
 	// empty, its readable text extracted.
 	Text string
 	HTML string
-	// Metadata is stored with the document.
+	// Metadata is stored with the document. The keys MetaMimeType (or
+	// "content_type") and MetaFaviconURL (or "favicon") fill the results'
+	// MimeType and FaviconURL.
 	Metadata map[string]string
 	// PublishedAt, if set, is the publication date used by recency filters.
 	PublishedAt time.Time
 }
+
+// Metadata keys the local index reads the media type and icon from.
+const (
+	MetaMimeType   = "mime_type"
+	MetaFaviconURL = "favicon_url"
+)
 
 // IndexResult counts the outcome of an IndexDocuments call.
 type IndexResult struct {

@@ -361,7 +361,8 @@ func (s *Service) process(raw []Result, q Query) Response {
 		if len(resp.Results) < q.MaxResults {
 			resp.Results = append(resp.Results, Result{
 				Title: title, Snippet: snippet, URL: u, SourceDomain: domain,
-				Score: r.Score, PublishedAt: r.PublishedAt,
+				Score: r.Score, PublishedAt: r.PublishedAt, DisplayURL: DisplayURL(u),
+				MimeType: CleanMimeType(r.MimeType), FaviconURL: CleanIconURL(r.FaviconURL, u),
 			})
 		}
 	}

@@ -180,8 +180,8 @@ func TestSearchCleansFiltersAndDeduplicates(t *testing.T) {
 	want := search.Response{
 		Engine: "exa",
 		Results: []search.Result{
-			{Title: "Go Blog", Snippet: "All about Go.", URL: "https://www.go.dev/blog/", SourceDomain: "go.dev", Score: 9},
-			{Title: "Pkg", Snippet: "Packages", URL: "https://pkg.go.dev/net/http", SourceDomain: "pkg.go.dev", Score: 1, PublishedAt: now},
+			{Title: "Go Blog", Snippet: "All about Go.", URL: "https://www.go.dev/blog/", DisplayURL: "https://www.go.dev/blog/", SourceDomain: "go.dev", Score: 9},
+			{Title: "Pkg", Snippet: "Packages", URL: "https://pkg.go.dev/net/http", DisplayURL: "https://pkg.go.dev/net/http", SourceDomain: "pkg.go.dev", Score: 1, PublishedAt: now},
 		},
 		Dropped:    4,
 		Filtered:   3,
@@ -495,5 +495,38 @@ func TestNewServiceRejectsDuplicateEngines(t *testing.T) {
 	_, err := search.NewService(search.Config{Engines: []search.Engine{answering("exa"), answering("exa")}})
 	if err == nil {
 		t.Error("NewService() error = nil, want an error for a duplicate engine")
+	}
+}
+
+// TestSearchTreatsIRIAndEncodedFormAsOne checks that results carry the
+// ASCII form in URL and the readable one in DisplayURL, that an IRI and its
+// percent-encoded form are one result, and that media types and icons are
+// cleaned.
+func TestSearchTreatsIRIAndEncodedFormAsOne(t *testing.T) {
+	raw := []search.Result{
+		{Title: "Überwachung", Snippet: "IRI form", URL: "https://de.wikipedia.org/wiki/Überwachung_(Informatik)", Score: 3,
+			MimeType: "text/html; charset=UTF-8", FaviconURL: "/static/favicon/wikipedia.ico"},
+		{Title: "Überwachung", Snippet: "encoded form", URL: "https://de.wikipedia.org/wiki/%C3%9Cberwachung_(Informatik)", Score: 2},
+		{Title: "Bücher", Snippet: "IDN host", URL: "https://BÜCHER.example/", Score: 1, MimeType: "nonsense", FaviconURL: "data:image/png;base64,AA"},
+		{Title: "Bücher", Snippet: "punycode host", URL: "https://xn--bcher-kva.example", Score: 0.5},
+	}
+	s := newService(t, search.Config{Engines: []search.Engine{answering("exa", raw...)}})
+	got, err := s.Search(t.Context(), search.Query{Text: "überwachung", MaxResults: 5, Engine: "exa"})
+	if err != nil {
+		t.Fatalf("Search() error = %v", err)
+	}
+	want := search.Response{
+		Engine: "exa",
+		Results: []search.Result{
+			{Title: "Überwachung", Snippet: "IRI form", URL: "https://de.wikipedia.org/wiki/%C3%9Cberwachung_(Informatik)",
+				DisplayURL: "https://de.wikipedia.org/wiki/Überwachung_(Informatik)", SourceDomain: "de.wikipedia.org", Score: 3,
+				MimeType: "text/html", FaviconURL: "https://de.wikipedia.org/static/favicon/wikipedia.ico"},
+			{Title: "Bücher", Snippet: "IDN host", URL: "https://xn--bcher-kva.example/", DisplayURL: "https://bücher.example/",
+				SourceDomain: "xn--bcher-kva.example", Score: 1},
+		},
+		Duplicates: 2,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Search() mismatch (-want +got):\n%s", diff)
 	}
 }

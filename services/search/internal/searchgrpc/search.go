@@ -17,6 +17,7 @@ import (
 
 	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
+	"github.com/groundcrew/groundcrew/platform/weburl"
 	"github.com/groundcrew/groundcrew/services/search/internal/search"
 )
 
@@ -63,8 +64,24 @@ func (s *SearchService) Search(ctx context.Context, req *searchv1.SearchRequest)
 // IndexDocuments adds documents to the local index.
 func (s *SearchService) IndexDocuments(ctx context.Context, req *searchv1.IndexDocumentsRequest) (*searchv1.IndexDocumentsResponse, error) {
 	docs := make([]search.Document, 0, len(req.GetDocuments()))
-	for _, d := range req.GetDocuments() {
+	var bad []grpcserver.FieldViolation
+	for i, d := range req.GetDocuments() {
+		// The proto's rule checks the syntax; IDNA and the other checks
+		// of the canonical form need Go, and a document that cannot have
+		// a key is bad input, not a partial failure.
+		if err := weburl.Validate(d.GetUrl()); err != nil {
+			var werr *weburl.Error
+			reason := "must be an http or https address"
+			if errors.As(err, &werr) {
+				reason = "is not a valid web address: " + werr.Reason
+			}
+			bad = append(bad, grpcserver.FieldViolation{Field: fmt.Sprintf("documents[%d].url", i), Description: reason})
+			continue
+		}
 		docs = append(docs, toDocument(d))
+	}
+	if len(bad) > 0 {
+		return nil, grpcserver.FieldViolations(bad...)
 	}
 	res, err := s.svc.IndexDocuments(ctx, docs)
 	if err != nil {
@@ -232,6 +249,12 @@ func FromResult(r search.Result) *searchv1.SearchResult {
 	if !r.PublishedAt.IsZero() {
 		out.PublishedAt = timestamppb.New(r.PublishedAt)
 	}
+	out.DisplayUrl = r.DisplayURL
+	if out.DisplayUrl == "" {
+		out.DisplayUrl = search.DisplayURL(r.URL)
+	}
+	out.MimeType = r.MimeType
+	out.FaviconUrl = r.FaviconURL
 	return out
 }
 

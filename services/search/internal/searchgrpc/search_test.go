@@ -5,8 +5,12 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
+
+	validate "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	"github.com/google/go-cmp/cmp"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
@@ -14,10 +18,16 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	groundingv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/grounding/v1"
+	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
+	ragv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/rag/v1"
 	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
+	"github.com/groundcrew/groundcrew/platform/weburl"
 	"github.com/groundcrew/groundcrew/services/search/internal/localindex"
 	"github.com/groundcrew/groundcrew/services/search/internal/search"
 )
@@ -231,5 +241,144 @@ func TestListEngines(t *testing.T) {
 	}
 	if e := got[searchv1.Engine_BRAVE]; e.GetConfigured() || e.GetConfigVariable() != "BRAVE_API_KEY" {
 		t.Errorf("brave = %v, want unconfigured naming BRAVE_API_KEY", e)
+	}
+}
+
+// TestIRIDocumentsIndexAndSearch is issue 17's done-means through the real
+// gRPC server and its validation interceptor: the Wikipedia IRI indexes,
+// a search finds it in ASCII with its readable form beside it, and the
+// percent-encoded spelling replaces the same document.
+func TestIRIDocumentsIndexAndSearch(t *testing.T) {
+	c := newClient(t)
+	ctx := t.Context()
+	const (
+		iri     = "https://de.wikipedia.org/wiki/Überwachung_(Informatik)"
+		encoded = "https://de.wikipedia.org/wiki/%C3%9Cberwachung_(Informatik)"
+	)
+	idx, err := c.IndexDocuments(ctx, &searchv1.IndexDocumentsRequest{Documents: []*searchv1.Document{
+		{Url: iri, Content: &searchv1.Document_Html{Html: `<html><head><title>Überwachung (Informatik)</title>` +
+			`<link rel="icon" href="/static/favicon/wikipedia.ico"></head><body><p>Die Überwachung von Rechnersystemen und Netzwerken.</p></body></html>`}},
+		doc("https://bücher.example/", "Bücher", "Ein Laden für Kochbücher."),
+	}})
+	if err != nil {
+		t.Fatalf("IndexDocuments(IRI) error = %v", err)
+	}
+	if idx.GetIndexed() != 2 || len(idx.GetRejected()) != 0 {
+		t.Fatalf("IndexDocuments(IRI) = %v, want 2 indexed", idx)
+	}
+	idx, err = c.IndexDocuments(ctx, &searchv1.IndexDocumentsRequest{Documents: []*searchv1.Document{
+		{Url: encoded, Content: &searchv1.Document_Html{Html: `<html><head><title>Überwachung (Informatik)</title>` +
+			`<link rel="icon" href="/static/favicon/wikipedia.ico"></head><body><p>Die Überwachung von Rechnersystemen und Netzwerken.</p></body></html>`}},
+	}})
+	if err != nil || idx.GetReplaced() != 1 || idx.GetTotalDocuments() != 2 {
+		t.Fatalf("IndexDocuments(encoded form) = %v, %v; want it to replace the IRI's document", idx, err)
+	}
+
+	resp, err := c.Search(ctx, &searchv1.SearchRequest{Query: "Überwachung Rechnersystemen", Engine: searchv1.Engine_LOCAL})
+	if err != nil {
+		t.Fatalf("Search() error = %v", err)
+	}
+	if len(resp.GetResults()) != 1 {
+		t.Fatalf("Search() = %v, want one result", resp.GetResults())
+	}
+	got := resp.GetResults()[0]
+	want := &searchv1.SearchResult{
+		Title: "Überwachung (Informatik)", Url: encoded, DisplayUrl: iri, SourceDomain: "de.wikipedia.org",
+		MimeType: "text/html", FaviconUrl: "https://de.wikipedia.org/static/favicon/wikipedia.ico",
+	}
+	if diff := cmp.Diff(want, got, protocmp.Transform(), protocmp.IgnoreFields(&searchv1.SearchResult{}, "score", "snippet")); diff != "" {
+		t.Errorf("result mismatch (-want +got):\n%s", diff)
+	}
+
+	resp, err = c.Search(ctx, &searchv1.SearchRequest{Query: "Kochbücher", Engine: searchv1.Engine_LOCAL})
+	if err != nil || len(resp.GetResults()) != 1 || resp.GetResults()[0].GetDisplayUrl() != "https://bücher.example/" ||
+		resp.GetResults()[0].GetUrl() != "https://xn--bcher-kva.example/" {
+		t.Errorf("Search(IDN host) = %v, %v; want url in punycode and display_url in Unicode", resp.GetResults(), err)
+	}
+}
+
+// TestDocumentURLValidation checks that what is not a web address is
+// refused with InvalidArgument naming the field: by the proto's rule in
+// the validation interceptor (scheme, spaces, control characters) or by the
+// handler's IDNA check.
+func TestDocumentURLValidation(t *testing.T) {
+	c := newClient(t)
+	tests := []struct {
+		name, url string
+	}{
+		{"ftp scheme", "ftp://example.com/file"},
+		{"javascript", "javascript:alert(1)"},
+		{"space in path", "https://example.com/a b"},
+		{"leading space", " https://example.com/"},
+		{"space in IRI path", "https://de.wikipedia.org/wiki/Überwachung (Informatik)"},
+		{"tab", "https://example.com/a\tb"},
+		{"newline", "https://example.com/a\nb"},
+		{"NUL", "https://example.com/a\x00b"},
+		{"DEL", "https://example.com/a\x7fb"},
+		{"C1 control", "https://example.com/a\u0085b"},
+		{"bidi override", "https://example.com/\u202etxt.exe"},
+		{"no-break space", "https://bücher\u00a0example/"},
+		{"backslash", `https://example.com\@evil.example/`},
+		{"bad escape", "https://example.com/%zz"},
+		{"no host", "https:///wiki"},
+		{"invalid punycode host", "https://xn--a.example/"},
+		{"empty label", "https://a..example/"},
+		{"empty", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := c.IndexDocuments(t.Context(), &searchv1.IndexDocumentsRequest{Documents: []*searchv1.Document{
+				doc("https://example.com/fine", "Fine", "A fine document."),
+				doc(tt.url, "Bad", "A document with a bad address."),
+			}})
+			st := status.Convert(err)
+			if st.Code() != codes.InvalidArgument {
+				t.Fatalf("IndexDocuments(%q) code = %v (%s), want InvalidArgument", tt.url, st.Code(), st.Message())
+			}
+			if fields := violationFields(st); !slices.Contains(fields, "documents[1].url") {
+				t.Errorf("IndexDocuments(%q) violations on %v, want documents[1].url", tt.url, fields)
+			}
+		})
+	}
+}
+
+func violationFields(st *status.Status) []string {
+	var out []string
+	for _, d := range st.Details() {
+		if br, ok := d.(*errdetails.BadRequest); ok {
+			for _, v := range br.GetFieldViolations() {
+				out = append(out, v.GetField())
+			}
+		}
+	}
+	return out
+}
+
+// TestURLRulesMatchWeburl checks that every URL field with the url.iri rule,
+// in every service's protos, carries exactly weburl.Pattern, so the proto
+// validators and the Go normaliser agree on what a web address is.
+func TestURLRulesMatchWeburl(t *testing.T) {
+	want := "!this.matches('^(?i)https?://') || this.matches(r'" + weburl.Pattern + "')"
+	fields := map[string]protoreflect.FieldDescriptor{
+		"search Document.url":             (&searchv1.Document{}).ProtoReflect().Descriptor().Fields().ByName("url"),
+		"search SearchResult.url":         (&searchv1.SearchResult{}).ProtoReflect().Descriptor().Fields().ByName("url"),
+		"rag Document.url":                (&ragv1.Document{}).ProtoReflect().Descriptor().Fields().ByName("url"),
+		"grounding Citation.url":          (&groundingv1.Citation{}).ProtoReflect().Descriptor().Fields().ByName("url"),
+		"notifier EnrichmentCitation.url": (&notifierv1.EnrichmentCitation{}).ProtoReflect().Descriptor().Fields().ByName("url"),
+	}
+	for name, fd := range fields {
+		rules, _ := proto.GetExtension(fd.Options(), validate.E_Field).(*validate.FieldRules)
+		var got []string
+		for _, r := range rules.GetCel() {
+			if r.GetId() == "url.iri" {
+				got = append(got, r.GetExpression())
+			}
+		}
+		if len(got) != 1 || got[0] != want {
+			t.Errorf("%s url.iri rules = %q, want one with weburl.Pattern", name, got)
+		}
+		if rules.GetString().GetUri() {
+			t.Errorf("%s still has string.uri, which refuses IRIs", name)
+		}
 	}
 }
