@@ -11,6 +11,7 @@ MODULES  := gen platform services/search services/grounding services/rag service
 SERVICES := search grounding rag notifier
 BIN      := $(CURDIR)/bin
 BUF      := $(BIN)/buf
+HELM     := $(BIN)/helm
 GOTEST_FLAGS ?= -count=1
 # With TEST_DATABASE_URL set (.ci/run starts a throwaway PostgreSQL), the
 # Postgres-only tests run, and these modules' tests run a second time with
@@ -44,11 +45,35 @@ build: ## Build every binary into bin/.
 	@echo "build search-index"; cd services/search && go build -trimpath -o $(BIN)/search-index ./cmd/search-index
 
 .PHONY: tools
-tools: $(BUF) ## Build the pinned code generators into bin/.
+tools: $(BUF) $(HELM) ## Build the pinned code generators and helm into bin/.
 $(BUF): tools/go.mod tools/go.sum
 	@mkdir -p $(BIN)
 	go -C tools build -o $(BIN)/ tool
 	@touch $(BUF)
+# helm is one of tools/go.mod's `tool` lines, so the rule above builds it;
+# this one covers a bin/ left by an older tools/go.mod without it.
+$(HELM): $(BUF)
+	@test -x $@ || go -C tools build -o $(BIN)/ helm.sh/helm/v3/cmd/helm
+
+# The chart's value sets that must render: the defaults plus every
+# deploy/helm/groundcrew/ci/*-values.yaml. tools/deploycheck decodes the
+# renderings strictly and checks what they must hold (and what must fail).
+CHART := deploy/helm/groundcrew
+PROMTOOL ?= promtool
+
+.PHONY: deploy-check
+deploy-check: $(HELM) ## helm lint and render the chart; promtool check and test the rules.
+	@for f in "" $(CHART)/ci/*-values.yaml; do \
+		echo "helm lint --strict $(CHART) $${f:+-f $$f}"; \
+		$(HELM) lint --strict --quiet $(CHART) $${f:+-f "$$f"} >/dev/null || { $(HELM) lint --strict $(CHART) $${f:+-f "$$f"}; exit 1; }; \
+		$(HELM) template gc $(CHART) $${f:+-f "$$f"} >/dev/null; \
+	done
+	@if ! command -v $(PROMTOOL) >/dev/null 2>&1; then \
+		if [ -n "$${GROUNDCREW_CI:-}" ]; then echo "promtool is missing (Debian package prometheus); .ci/run installs it" >&2; exit 1; fi; \
+		echo "== promtool not found: rules not checked (apt-get install prometheus; CI fails instead)"; exit 0; \
+	fi; \
+	$(PROMTOOL) check rules deploy/prometheus/*.rules.yml && \
+	$(PROMTOOL) test rules deploy/prometheus/*.rules_test.yml
 
 .PHONY: generate
 generate: tools ## Format the protos and regenerate gen/.

@@ -53,8 +53,12 @@ if [ -z "${ready:-}" ]; then
 fi
 
 # The example runbooks give the alert demo and grounded answers something to
-# find. Indexing again replaces them (documents are keyed by URL).
-bin/search-index -addr "$SEARCH_ADDR" examples/runbooks || echo "indexing the example runbooks failed; the services run anyway" >&2
+# find; groundcrew's own runbooks (docs/runbooks, one per alert in
+# deploy/prometheus) let an alert about groundcrew cite what to do.
+# Indexing again replaces them (documents are keyed by URL).
+for dir in examples/runbooks docs/runbooks; do
+	bin/search-index -addr "$SEARCH_ADDR" "$dir" || echo "indexing $dir failed; the services run anyway" >&2
+done
 
 cat <<MSG
 
