@@ -94,6 +94,59 @@ func (Alert_Status) EnumDescriptor() ([]byte, []int) {
 	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{0, 0}
 }
 
+// Decision is what pressing the button decides.
+type ApprovalButton_Decision int32
+
+const (
+	// Not a valid decision.
+	ApprovalButton_DECISION_UNSPECIFIED ApprovalButton_Decision = 0
+	// Approve the action.
+	ApprovalButton_DECISION_APPROVE ApprovalButton_Decision = 1
+	// Reject the action.
+	ApprovalButton_DECISION_REJECT ApprovalButton_Decision = 2
+)
+
+// Enum value maps for ApprovalButton_Decision.
+var (
+	ApprovalButton_Decision_name = map[int32]string{
+		0: "DECISION_UNSPECIFIED",
+		1: "DECISION_APPROVE",
+		2: "DECISION_REJECT",
+	}
+	ApprovalButton_Decision_value = map[string]int32{
+		"DECISION_UNSPECIFIED": 0,
+		"DECISION_APPROVE":     1,
+		"DECISION_REJECT":      2,
+	}
+)
+
+func (x ApprovalButton_Decision) Enum() *ApprovalButton_Decision {
+	p := new(ApprovalButton_Decision)
+	*p = x
+	return p
+}
+
+func (x ApprovalButton_Decision) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ApprovalButton_Decision) Descriptor() protoreflect.EnumDescriptor {
+	return file_groundcrew_notifier_v1_notifier_proto_enumTypes[1].Descriptor()
+}
+
+func (ApprovalButton_Decision) Type() protoreflect.EnumType {
+	return &file_groundcrew_notifier_v1_notifier_proto_enumTypes[1]
+}
+
+func (x ApprovalButton_Decision) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ApprovalButton_Decision.Descriptor instead.
+func (ApprovalButton_Decision) EnumDescriptor() ([]byte, []int) {
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{20, 0}
+}
+
 // Alert is one alert as received and as it moves through the pipeline.
 type Alert struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1639,8 +1692,9 @@ func (x *FormatMessageResponse) GetTruncations() []string {
 	return nil
 }
 
-// InlineButton is a button under a message; pressing it sends
-// callback_data back through the Telegram webhook.
+// InlineButton is a button under a message; pressing it sends its data
+// back through the Telegram webhook. Exactly one of callback_data and
+// approval is set.
 type InlineButton struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The label.
@@ -1651,9 +1705,12 @@ type InlineButton struct {
 	// "approval:<approval id>:reject" (the id a UUID of grounding's
 	// ApprovalRequest): the notifier records a press of one through
 	// ResearchService.DecideApproval in the presser's name, and only for the
-	// message sent with that approval's buttons, in its chat. Other data is
-	// answered as not understood.
-	CallbackData  string `protobuf:"bytes,2,opt,name=callback_data,json=callbackData,proto3" json:"callback_data,omitempty"`
+	// message sent with that approval's buttons, in its chat. Prefer the
+	// approval field, which the notifier turns into exactly this data.
+	CallbackData string `protobuf:"bytes,2,opt,name=callback_data,json=callbackData,proto3" json:"callback_data,omitempty"`
+	// An approval decision button; the notifier writes its callback_data
+	// ("approval:<approval_id>:approve|reject").
+	Approval      *ApprovalButton `protobuf:"bytes,3,opt,name=approval,proto3" json:"approval,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1702,6 +1759,68 @@ func (x *InlineButton) GetCallbackData() string {
 	return ""
 }
 
+func (x *InlineButton) GetApproval() *ApprovalButton {
+	if x != nil {
+		return x.Approval
+	}
+	return nil
+}
+
+// ApprovalButton decides one approval request when pressed.
+type ApprovalButton struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The approval request's id (grounding's ApprovalRequest.id).
+	ApprovalId string `protobuf:"bytes,1,opt,name=approval_id,json=approvalId,proto3" json:"approval_id,omitempty"`
+	// The decision.
+	Decision      ApprovalButton_Decision `protobuf:"varint,2,opt,name=decision,proto3,enum=groundcrew.notifier.v1.ApprovalButton_Decision" json:"decision,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApprovalButton) Reset() {
+	*x = ApprovalButton{}
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApprovalButton) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApprovalButton) ProtoMessage() {}
+
+func (x *ApprovalButton) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApprovalButton.ProtoReflect.Descriptor instead.
+func (*ApprovalButton) Descriptor() ([]byte, []int) {
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ApprovalButton) GetApprovalId() string {
+	if x != nil {
+		return x.ApprovalId
+	}
+	return ""
+}
+
+func (x *ApprovalButton) GetDecision() ApprovalButton_Decision {
+	if x != nil {
+		return x.Decision
+	}
+	return ApprovalButton_DECISION_UNSPECIFIED
+}
+
 // SendMessageRequest is a message to deliver.
 type SendMessageRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1721,7 +1840,7 @@ type SendMessageRequest struct {
 
 func (x *SendMessageRequest) Reset() {
 	*x = SendMessageRequest{}
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[20]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1733,7 +1852,7 @@ func (x *SendMessageRequest) String() string {
 func (*SendMessageRequest) ProtoMessage() {}
 
 func (x *SendMessageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[20]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1746,7 +1865,7 @@ func (x *SendMessageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendMessageRequest.ProtoReflect.Descriptor instead.
 func (*SendMessageRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{20}
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SendMessageRequest) GetText() string {
@@ -1800,7 +1919,7 @@ type SendMessageResponse struct {
 
 func (x *SendMessageResponse) Reset() {
 	*x = SendMessageResponse{}
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[21]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1812,7 +1931,7 @@ func (x *SendMessageResponse) String() string {
 func (*SendMessageResponse) ProtoMessage() {}
 
 func (x *SendMessageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[21]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1825,7 +1944,7 @@ func (x *SendMessageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendMessageResponse.ProtoReflect.Descriptor instead.
 func (*SendMessageResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{21}
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SendMessageResponse) GetDeliveryId() string {
@@ -1860,7 +1979,7 @@ type HandleTelegramUpdateRequest struct {
 
 func (x *HandleTelegramUpdateRequest) Reset() {
 	*x = HandleTelegramUpdateRequest{}
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[22]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1872,7 +1991,7 @@ func (x *HandleTelegramUpdateRequest) String() string {
 func (*HandleTelegramUpdateRequest) ProtoMessage() {}
 
 func (x *HandleTelegramUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[22]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1885,7 +2004,7 @@ func (x *HandleTelegramUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleTelegramUpdateRequest.ProtoReflect.Descriptor instead.
 func (*HandleTelegramUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{22}
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *HandleTelegramUpdateRequest) GetUpdate() *TelegramUpdate {
@@ -1906,7 +2025,7 @@ type HandleTelegramUpdateResponse struct {
 
 func (x *HandleTelegramUpdateResponse) Reset() {
 	*x = HandleTelegramUpdateResponse{}
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[23]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1918,7 +2037,7 @@ func (x *HandleTelegramUpdateResponse) String() string {
 func (*HandleTelegramUpdateResponse) ProtoMessage() {}
 
 func (x *HandleTelegramUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[23]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1931,7 +2050,7 @@ func (x *HandleTelegramUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleTelegramUpdateResponse.ProtoReflect.Descriptor instead.
 func (*HandleTelegramUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{23}
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *HandleTelegramUpdateResponse) GetOutcome() string {
@@ -2120,10 +2239,21 @@ const file_groundcrew_notifier_v1_notifier_proto_rawDesc = "" +
 	"\x15FormatMessageResponse\x12A\n" +
 	"\amessage\x18\x01 \x01(\v2'.groundcrew.notifier.v1.TelegramMessageR\amessage\x12'\n" +
 	"\x0fdropped_sources\x18\x02 \x01(\x05R\x0edroppedSources\x12 \n" +
-	"\vtruncations\x18\x03 \x03(\tR\vtruncations\"]\n" +
+	"\vtruncations\x18\x03 \x03(\tR\vtruncations\"\xac\x02\n" +
 	"\fInlineButton\x12\x1d\n" +
-	"\x04text\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x04text\x12.\n" +
-	"\rcallback_data\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01(@R\fcallbackData\"\xb3\x02\n" +
+	"\x04text\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x04text\x12,\n" +
+	"\rcallback_data\x18\x02 \x01(\tB\a\xbaH\x04r\x02(@R\fcallbackData\x12B\n" +
+	"\bapproval\x18\x03 \x01(\v2&.groundcrew.notifier.v1.ApprovalButtonR\bapproval:\x8a\x01\xbaH\x86\x01\x1a\x83\x01\n" +
+	"\x18inline_button.one_action\x125exactly one of callback_data and approval must be set\x1a0(this.callback_data != '') != has(this.approval)\"\xe5\x01\n" +
+	"\x0eApprovalButton\x12)\n" +
+	"\vapproval_id\x18\x01 \x01(\tB\b\xbaH\x05r\x03\xb0\x01\x01R\n" +
+	"approvalId\x12W\n" +
+	"\bdecision\x18\x02 \x01(\x0e2/.groundcrew.notifier.v1.ApprovalButton.DecisionB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\bdecision\"O\n" +
+	"\bDecision\x12\x18\n" +
+	"\x14DECISION_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10DECISION_APPROVE\x10\x01\x12\x13\n" +
+	"\x0fDECISION_REJECT\x10\x02\"\xb3\x02\n" +
 	"\x12SendMessageRequest\x12\\\n" +
 	"\x04text\x18\x01 \x01(\tBH\xbaHE\xba\x01=\n" +
 	"\x0etext.not_blank\x12\x16text must not be blank\x1a\x13this.matches('\\\\S')r\x03\x18\xa0\x1fR\x04text\x12 \n" +
@@ -2165,108 +2295,112 @@ func file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP() []byte {
 	return file_groundcrew_notifier_v1_notifier_proto_rawDescData
 }
 
-var file_groundcrew_notifier_v1_notifier_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_groundcrew_notifier_v1_notifier_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_groundcrew_notifier_v1_notifier_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_groundcrew_notifier_v1_notifier_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_groundcrew_notifier_v1_notifier_proto_goTypes = []any{
 	(Alert_Status)(0),                    // 0: groundcrew.notifier.v1.Alert.Status
-	(*Alert)(nil),                        // 1: groundcrew.notifier.v1.Alert
-	(*TelegramMessage)(nil),              // 2: groundcrew.notifier.v1.TelegramMessage
-	(*IngestAlertRequest)(nil),           // 3: groundcrew.notifier.v1.IngestAlertRequest
-	(*IngestAlertResponse)(nil),          // 4: groundcrew.notifier.v1.IngestAlertResponse
-	(*AlertmanagerAlert)(nil),            // 5: groundcrew.notifier.v1.AlertmanagerAlert
-	(*IngestAlertmanagerRequest)(nil),    // 6: groundcrew.notifier.v1.IngestAlertmanagerRequest
-	(*IngestAlertmanagerResponse)(nil),   // 7: groundcrew.notifier.v1.IngestAlertmanagerResponse
-	(*GrafanaAlert)(nil),                 // 8: groundcrew.notifier.v1.GrafanaAlert
-	(*IngestGrafanaRequest)(nil),         // 9: groundcrew.notifier.v1.IngestGrafanaRequest
-	(*IngestGrafanaResponse)(nil),        // 10: groundcrew.notifier.v1.IngestGrafanaResponse
-	(*GetAlertRequest)(nil),              // 11: groundcrew.notifier.v1.GetAlertRequest
-	(*GetAlertResponse)(nil),             // 12: groundcrew.notifier.v1.GetAlertResponse
-	(*ListAlertsRequest)(nil),            // 13: groundcrew.notifier.v1.ListAlertsRequest
-	(*ListAlertsResponse)(nil),           // 14: groundcrew.notifier.v1.ListAlertsResponse
-	(*AlertInput)(nil),                   // 15: groundcrew.notifier.v1.AlertInput
-	(*EnrichmentCitation)(nil),           // 16: groundcrew.notifier.v1.EnrichmentCitation
-	(*Enrichment)(nil),                   // 17: groundcrew.notifier.v1.Enrichment
-	(*FormatMessageRequest)(nil),         // 18: groundcrew.notifier.v1.FormatMessageRequest
-	(*FormatMessageResponse)(nil),        // 19: groundcrew.notifier.v1.FormatMessageResponse
-	(*InlineButton)(nil),                 // 20: groundcrew.notifier.v1.InlineButton
-	(*SendMessageRequest)(nil),           // 21: groundcrew.notifier.v1.SendMessageRequest
-	(*SendMessageResponse)(nil),          // 22: groundcrew.notifier.v1.SendMessageResponse
-	(*HandleTelegramUpdateRequest)(nil),  // 23: groundcrew.notifier.v1.HandleTelegramUpdateRequest
-	(*HandleTelegramUpdateResponse)(nil), // 24: groundcrew.notifier.v1.HandleTelegramUpdateResponse
-	nil,                                  // 25: groundcrew.notifier.v1.AlertmanagerAlert.LabelsEntry
-	nil,                                  // 26: groundcrew.notifier.v1.AlertmanagerAlert.AnnotationsEntry
-	nil,                                  // 27: groundcrew.notifier.v1.IngestAlertmanagerRequest.GroupLabelsEntry
-	nil,                                  // 28: groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonLabelsEntry
-	nil,                                  // 29: groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonAnnotationsEntry
-	nil,                                  // 30: groundcrew.notifier.v1.GrafanaAlert.LabelsEntry
-	nil,                                  // 31: groundcrew.notifier.v1.GrafanaAlert.AnnotationsEntry
-	nil,                                  // 32: groundcrew.notifier.v1.IngestGrafanaRequest.GroupLabelsEntry
-	nil,                                  // 33: groundcrew.notifier.v1.IngestGrafanaRequest.CommonLabelsEntry
-	nil,                                  // 34: groundcrew.notifier.v1.IngestGrafanaRequest.CommonAnnotationsEntry
-	(*timestamppb.Timestamp)(nil),        // 35: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),              // 36: google.protobuf.Struct
-	(*TelegramUpdate)(nil),               // 37: groundcrew.notifier.v1.TelegramUpdate
+	(ApprovalButton_Decision)(0),         // 1: groundcrew.notifier.v1.ApprovalButton.Decision
+	(*Alert)(nil),                        // 2: groundcrew.notifier.v1.Alert
+	(*TelegramMessage)(nil),              // 3: groundcrew.notifier.v1.TelegramMessage
+	(*IngestAlertRequest)(nil),           // 4: groundcrew.notifier.v1.IngestAlertRequest
+	(*IngestAlertResponse)(nil),          // 5: groundcrew.notifier.v1.IngestAlertResponse
+	(*AlertmanagerAlert)(nil),            // 6: groundcrew.notifier.v1.AlertmanagerAlert
+	(*IngestAlertmanagerRequest)(nil),    // 7: groundcrew.notifier.v1.IngestAlertmanagerRequest
+	(*IngestAlertmanagerResponse)(nil),   // 8: groundcrew.notifier.v1.IngestAlertmanagerResponse
+	(*GrafanaAlert)(nil),                 // 9: groundcrew.notifier.v1.GrafanaAlert
+	(*IngestGrafanaRequest)(nil),         // 10: groundcrew.notifier.v1.IngestGrafanaRequest
+	(*IngestGrafanaResponse)(nil),        // 11: groundcrew.notifier.v1.IngestGrafanaResponse
+	(*GetAlertRequest)(nil),              // 12: groundcrew.notifier.v1.GetAlertRequest
+	(*GetAlertResponse)(nil),             // 13: groundcrew.notifier.v1.GetAlertResponse
+	(*ListAlertsRequest)(nil),            // 14: groundcrew.notifier.v1.ListAlertsRequest
+	(*ListAlertsResponse)(nil),           // 15: groundcrew.notifier.v1.ListAlertsResponse
+	(*AlertInput)(nil),                   // 16: groundcrew.notifier.v1.AlertInput
+	(*EnrichmentCitation)(nil),           // 17: groundcrew.notifier.v1.EnrichmentCitation
+	(*Enrichment)(nil),                   // 18: groundcrew.notifier.v1.Enrichment
+	(*FormatMessageRequest)(nil),         // 19: groundcrew.notifier.v1.FormatMessageRequest
+	(*FormatMessageResponse)(nil),        // 20: groundcrew.notifier.v1.FormatMessageResponse
+	(*InlineButton)(nil),                 // 21: groundcrew.notifier.v1.InlineButton
+	(*ApprovalButton)(nil),               // 22: groundcrew.notifier.v1.ApprovalButton
+	(*SendMessageRequest)(nil),           // 23: groundcrew.notifier.v1.SendMessageRequest
+	(*SendMessageResponse)(nil),          // 24: groundcrew.notifier.v1.SendMessageResponse
+	(*HandleTelegramUpdateRequest)(nil),  // 25: groundcrew.notifier.v1.HandleTelegramUpdateRequest
+	(*HandleTelegramUpdateResponse)(nil), // 26: groundcrew.notifier.v1.HandleTelegramUpdateResponse
+	nil,                                  // 27: groundcrew.notifier.v1.AlertmanagerAlert.LabelsEntry
+	nil,                                  // 28: groundcrew.notifier.v1.AlertmanagerAlert.AnnotationsEntry
+	nil,                                  // 29: groundcrew.notifier.v1.IngestAlertmanagerRequest.GroupLabelsEntry
+	nil,                                  // 30: groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonLabelsEntry
+	nil,                                  // 31: groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonAnnotationsEntry
+	nil,                                  // 32: groundcrew.notifier.v1.GrafanaAlert.LabelsEntry
+	nil,                                  // 33: groundcrew.notifier.v1.GrafanaAlert.AnnotationsEntry
+	nil,                                  // 34: groundcrew.notifier.v1.IngestGrafanaRequest.GroupLabelsEntry
+	nil,                                  // 35: groundcrew.notifier.v1.IngestGrafanaRequest.CommonLabelsEntry
+	nil,                                  // 36: groundcrew.notifier.v1.IngestGrafanaRequest.CommonAnnotationsEntry
+	(*timestamppb.Timestamp)(nil),        // 37: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),              // 38: google.protobuf.Struct
+	(*TelegramUpdate)(nil),               // 39: groundcrew.notifier.v1.TelegramUpdate
 }
 var file_groundcrew_notifier_v1_notifier_proto_depIdxs = []int32{
-	35, // 0: groundcrew.notifier.v1.Alert.received_at:type_name -> google.protobuf.Timestamp
-	36, // 1: groundcrew.notifier.v1.Alert.metadata:type_name -> google.protobuf.Struct
+	37, // 0: groundcrew.notifier.v1.Alert.received_at:type_name -> google.protobuf.Timestamp
+	38, // 1: groundcrew.notifier.v1.Alert.metadata:type_name -> google.protobuf.Struct
 	0,  // 2: groundcrew.notifier.v1.Alert.status:type_name -> groundcrew.notifier.v1.Alert.Status
-	2,  // 3: groundcrew.notifier.v1.Alert.message:type_name -> groundcrew.notifier.v1.TelegramMessage
-	35, // 4: groundcrew.notifier.v1.Alert.update_time:type_name -> google.protobuf.Timestamp
-	35, // 5: groundcrew.notifier.v1.Alert.deliver_time:type_name -> google.protobuf.Timestamp
-	36, // 6: groundcrew.notifier.v1.IngestAlertRequest.metadata:type_name -> google.protobuf.Struct
-	1,  // 7: groundcrew.notifier.v1.IngestAlertResponse.alert:type_name -> groundcrew.notifier.v1.Alert
-	25, // 8: groundcrew.notifier.v1.AlertmanagerAlert.labels:type_name -> groundcrew.notifier.v1.AlertmanagerAlert.LabelsEntry
-	26, // 9: groundcrew.notifier.v1.AlertmanagerAlert.annotations:type_name -> groundcrew.notifier.v1.AlertmanagerAlert.AnnotationsEntry
-	35, // 10: groundcrew.notifier.v1.AlertmanagerAlert.starts_at:type_name -> google.protobuf.Timestamp
-	35, // 11: groundcrew.notifier.v1.AlertmanagerAlert.ends_at:type_name -> google.protobuf.Timestamp
-	27, // 12: groundcrew.notifier.v1.IngestAlertmanagerRequest.group_labels:type_name -> groundcrew.notifier.v1.IngestAlertmanagerRequest.GroupLabelsEntry
-	28, // 13: groundcrew.notifier.v1.IngestAlertmanagerRequest.common_labels:type_name -> groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonLabelsEntry
-	29, // 14: groundcrew.notifier.v1.IngestAlertmanagerRequest.common_annotations:type_name -> groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonAnnotationsEntry
-	5,  // 15: groundcrew.notifier.v1.IngestAlertmanagerRequest.alerts:type_name -> groundcrew.notifier.v1.AlertmanagerAlert
-	1,  // 16: groundcrew.notifier.v1.IngestAlertmanagerResponse.alerts:type_name -> groundcrew.notifier.v1.Alert
-	30, // 17: groundcrew.notifier.v1.GrafanaAlert.labels:type_name -> groundcrew.notifier.v1.GrafanaAlert.LabelsEntry
-	31, // 18: groundcrew.notifier.v1.GrafanaAlert.annotations:type_name -> groundcrew.notifier.v1.GrafanaAlert.AnnotationsEntry
-	35, // 19: groundcrew.notifier.v1.GrafanaAlert.starts_at:type_name -> google.protobuf.Timestamp
-	35, // 20: groundcrew.notifier.v1.GrafanaAlert.ends_at:type_name -> google.protobuf.Timestamp
-	36, // 21: groundcrew.notifier.v1.GrafanaAlert.values:type_name -> google.protobuf.Struct
-	8,  // 22: groundcrew.notifier.v1.IngestGrafanaRequest.alerts:type_name -> groundcrew.notifier.v1.GrafanaAlert
-	32, // 23: groundcrew.notifier.v1.IngestGrafanaRequest.group_labels:type_name -> groundcrew.notifier.v1.IngestGrafanaRequest.GroupLabelsEntry
-	33, // 24: groundcrew.notifier.v1.IngestGrafanaRequest.common_labels:type_name -> groundcrew.notifier.v1.IngestGrafanaRequest.CommonLabelsEntry
-	34, // 25: groundcrew.notifier.v1.IngestGrafanaRequest.common_annotations:type_name -> groundcrew.notifier.v1.IngestGrafanaRequest.CommonAnnotationsEntry
-	1,  // 26: groundcrew.notifier.v1.IngestGrafanaResponse.alerts:type_name -> groundcrew.notifier.v1.Alert
-	1,  // 27: groundcrew.notifier.v1.GetAlertResponse.alert:type_name -> groundcrew.notifier.v1.Alert
+	3,  // 3: groundcrew.notifier.v1.Alert.message:type_name -> groundcrew.notifier.v1.TelegramMessage
+	37, // 4: groundcrew.notifier.v1.Alert.update_time:type_name -> google.protobuf.Timestamp
+	37, // 5: groundcrew.notifier.v1.Alert.deliver_time:type_name -> google.protobuf.Timestamp
+	38, // 6: groundcrew.notifier.v1.IngestAlertRequest.metadata:type_name -> google.protobuf.Struct
+	2,  // 7: groundcrew.notifier.v1.IngestAlertResponse.alert:type_name -> groundcrew.notifier.v1.Alert
+	27, // 8: groundcrew.notifier.v1.AlertmanagerAlert.labels:type_name -> groundcrew.notifier.v1.AlertmanagerAlert.LabelsEntry
+	28, // 9: groundcrew.notifier.v1.AlertmanagerAlert.annotations:type_name -> groundcrew.notifier.v1.AlertmanagerAlert.AnnotationsEntry
+	37, // 10: groundcrew.notifier.v1.AlertmanagerAlert.starts_at:type_name -> google.protobuf.Timestamp
+	37, // 11: groundcrew.notifier.v1.AlertmanagerAlert.ends_at:type_name -> google.protobuf.Timestamp
+	29, // 12: groundcrew.notifier.v1.IngestAlertmanagerRequest.group_labels:type_name -> groundcrew.notifier.v1.IngestAlertmanagerRequest.GroupLabelsEntry
+	30, // 13: groundcrew.notifier.v1.IngestAlertmanagerRequest.common_labels:type_name -> groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonLabelsEntry
+	31, // 14: groundcrew.notifier.v1.IngestAlertmanagerRequest.common_annotations:type_name -> groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonAnnotationsEntry
+	6,  // 15: groundcrew.notifier.v1.IngestAlertmanagerRequest.alerts:type_name -> groundcrew.notifier.v1.AlertmanagerAlert
+	2,  // 16: groundcrew.notifier.v1.IngestAlertmanagerResponse.alerts:type_name -> groundcrew.notifier.v1.Alert
+	32, // 17: groundcrew.notifier.v1.GrafanaAlert.labels:type_name -> groundcrew.notifier.v1.GrafanaAlert.LabelsEntry
+	33, // 18: groundcrew.notifier.v1.GrafanaAlert.annotations:type_name -> groundcrew.notifier.v1.GrafanaAlert.AnnotationsEntry
+	37, // 19: groundcrew.notifier.v1.GrafanaAlert.starts_at:type_name -> google.protobuf.Timestamp
+	37, // 20: groundcrew.notifier.v1.GrafanaAlert.ends_at:type_name -> google.protobuf.Timestamp
+	38, // 21: groundcrew.notifier.v1.GrafanaAlert.values:type_name -> google.protobuf.Struct
+	9,  // 22: groundcrew.notifier.v1.IngestGrafanaRequest.alerts:type_name -> groundcrew.notifier.v1.GrafanaAlert
+	34, // 23: groundcrew.notifier.v1.IngestGrafanaRequest.group_labels:type_name -> groundcrew.notifier.v1.IngestGrafanaRequest.GroupLabelsEntry
+	35, // 24: groundcrew.notifier.v1.IngestGrafanaRequest.common_labels:type_name -> groundcrew.notifier.v1.IngestGrafanaRequest.CommonLabelsEntry
+	36, // 25: groundcrew.notifier.v1.IngestGrafanaRequest.common_annotations:type_name -> groundcrew.notifier.v1.IngestGrafanaRequest.CommonAnnotationsEntry
+	2,  // 26: groundcrew.notifier.v1.IngestGrafanaResponse.alerts:type_name -> groundcrew.notifier.v1.Alert
+	2,  // 27: groundcrew.notifier.v1.GetAlertResponse.alert:type_name -> groundcrew.notifier.v1.Alert
 	0,  // 28: groundcrew.notifier.v1.ListAlertsRequest.status:type_name -> groundcrew.notifier.v1.Alert.Status
-	35, // 29: groundcrew.notifier.v1.ListAlertsRequest.received_after:type_name -> google.protobuf.Timestamp
-	1,  // 30: groundcrew.notifier.v1.ListAlertsResponse.alerts:type_name -> groundcrew.notifier.v1.Alert
-	36, // 31: groundcrew.notifier.v1.AlertInput.metadata:type_name -> google.protobuf.Struct
-	16, // 32: groundcrew.notifier.v1.Enrichment.citations:type_name -> groundcrew.notifier.v1.EnrichmentCitation
-	15, // 33: groundcrew.notifier.v1.FormatMessageRequest.alert:type_name -> groundcrew.notifier.v1.AlertInput
-	17, // 34: groundcrew.notifier.v1.FormatMessageRequest.enrichment:type_name -> groundcrew.notifier.v1.Enrichment
-	2,  // 35: groundcrew.notifier.v1.FormatMessageResponse.message:type_name -> groundcrew.notifier.v1.TelegramMessage
-	20, // 36: groundcrew.notifier.v1.SendMessageRequest.buttons:type_name -> groundcrew.notifier.v1.InlineButton
-	37, // 37: groundcrew.notifier.v1.HandleTelegramUpdateRequest.update:type_name -> groundcrew.notifier.v1.TelegramUpdate
-	3,  // 38: groundcrew.notifier.v1.NotifierService.IngestAlert:input_type -> groundcrew.notifier.v1.IngestAlertRequest
-	6,  // 39: groundcrew.notifier.v1.NotifierService.IngestAlertmanager:input_type -> groundcrew.notifier.v1.IngestAlertmanagerRequest
-	9,  // 40: groundcrew.notifier.v1.NotifierService.IngestGrafana:input_type -> groundcrew.notifier.v1.IngestGrafanaRequest
-	11, // 41: groundcrew.notifier.v1.NotifierService.GetAlert:input_type -> groundcrew.notifier.v1.GetAlertRequest
-	13, // 42: groundcrew.notifier.v1.NotifierService.ListAlerts:input_type -> groundcrew.notifier.v1.ListAlertsRequest
-	18, // 43: groundcrew.notifier.v1.NotifierService.FormatMessage:input_type -> groundcrew.notifier.v1.FormatMessageRequest
-	21, // 44: groundcrew.notifier.v1.NotifierService.SendMessage:input_type -> groundcrew.notifier.v1.SendMessageRequest
-	23, // 45: groundcrew.notifier.v1.NotifierService.HandleTelegramUpdate:input_type -> groundcrew.notifier.v1.HandleTelegramUpdateRequest
-	4,  // 46: groundcrew.notifier.v1.NotifierService.IngestAlert:output_type -> groundcrew.notifier.v1.IngestAlertResponse
-	7,  // 47: groundcrew.notifier.v1.NotifierService.IngestAlertmanager:output_type -> groundcrew.notifier.v1.IngestAlertmanagerResponse
-	10, // 48: groundcrew.notifier.v1.NotifierService.IngestGrafana:output_type -> groundcrew.notifier.v1.IngestGrafanaResponse
-	12, // 49: groundcrew.notifier.v1.NotifierService.GetAlert:output_type -> groundcrew.notifier.v1.GetAlertResponse
-	14, // 50: groundcrew.notifier.v1.NotifierService.ListAlerts:output_type -> groundcrew.notifier.v1.ListAlertsResponse
-	19, // 51: groundcrew.notifier.v1.NotifierService.FormatMessage:output_type -> groundcrew.notifier.v1.FormatMessageResponse
-	22, // 52: groundcrew.notifier.v1.NotifierService.SendMessage:output_type -> groundcrew.notifier.v1.SendMessageResponse
-	24, // 53: groundcrew.notifier.v1.NotifierService.HandleTelegramUpdate:output_type -> groundcrew.notifier.v1.HandleTelegramUpdateResponse
-	46, // [46:54] is the sub-list for method output_type
-	38, // [38:46] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	37, // 29: groundcrew.notifier.v1.ListAlertsRequest.received_after:type_name -> google.protobuf.Timestamp
+	2,  // 30: groundcrew.notifier.v1.ListAlertsResponse.alerts:type_name -> groundcrew.notifier.v1.Alert
+	38, // 31: groundcrew.notifier.v1.AlertInput.metadata:type_name -> google.protobuf.Struct
+	17, // 32: groundcrew.notifier.v1.Enrichment.citations:type_name -> groundcrew.notifier.v1.EnrichmentCitation
+	16, // 33: groundcrew.notifier.v1.FormatMessageRequest.alert:type_name -> groundcrew.notifier.v1.AlertInput
+	18, // 34: groundcrew.notifier.v1.FormatMessageRequest.enrichment:type_name -> groundcrew.notifier.v1.Enrichment
+	3,  // 35: groundcrew.notifier.v1.FormatMessageResponse.message:type_name -> groundcrew.notifier.v1.TelegramMessage
+	22, // 36: groundcrew.notifier.v1.InlineButton.approval:type_name -> groundcrew.notifier.v1.ApprovalButton
+	1,  // 37: groundcrew.notifier.v1.ApprovalButton.decision:type_name -> groundcrew.notifier.v1.ApprovalButton.Decision
+	21, // 38: groundcrew.notifier.v1.SendMessageRequest.buttons:type_name -> groundcrew.notifier.v1.InlineButton
+	39, // 39: groundcrew.notifier.v1.HandleTelegramUpdateRequest.update:type_name -> groundcrew.notifier.v1.TelegramUpdate
+	4,  // 40: groundcrew.notifier.v1.NotifierService.IngestAlert:input_type -> groundcrew.notifier.v1.IngestAlertRequest
+	7,  // 41: groundcrew.notifier.v1.NotifierService.IngestAlertmanager:input_type -> groundcrew.notifier.v1.IngestAlertmanagerRequest
+	10, // 42: groundcrew.notifier.v1.NotifierService.IngestGrafana:input_type -> groundcrew.notifier.v1.IngestGrafanaRequest
+	12, // 43: groundcrew.notifier.v1.NotifierService.GetAlert:input_type -> groundcrew.notifier.v1.GetAlertRequest
+	14, // 44: groundcrew.notifier.v1.NotifierService.ListAlerts:input_type -> groundcrew.notifier.v1.ListAlertsRequest
+	19, // 45: groundcrew.notifier.v1.NotifierService.FormatMessage:input_type -> groundcrew.notifier.v1.FormatMessageRequest
+	23, // 46: groundcrew.notifier.v1.NotifierService.SendMessage:input_type -> groundcrew.notifier.v1.SendMessageRequest
+	25, // 47: groundcrew.notifier.v1.NotifierService.HandleTelegramUpdate:input_type -> groundcrew.notifier.v1.HandleTelegramUpdateRequest
+	5,  // 48: groundcrew.notifier.v1.NotifierService.IngestAlert:output_type -> groundcrew.notifier.v1.IngestAlertResponse
+	8,  // 49: groundcrew.notifier.v1.NotifierService.IngestAlertmanager:output_type -> groundcrew.notifier.v1.IngestAlertmanagerResponse
+	11, // 50: groundcrew.notifier.v1.NotifierService.IngestGrafana:output_type -> groundcrew.notifier.v1.IngestGrafanaResponse
+	13, // 51: groundcrew.notifier.v1.NotifierService.GetAlert:output_type -> groundcrew.notifier.v1.GetAlertResponse
+	15, // 52: groundcrew.notifier.v1.NotifierService.ListAlerts:output_type -> groundcrew.notifier.v1.ListAlertsResponse
+	20, // 53: groundcrew.notifier.v1.NotifierService.FormatMessage:output_type -> groundcrew.notifier.v1.FormatMessageResponse
+	24, // 54: groundcrew.notifier.v1.NotifierService.SendMessage:output_type -> groundcrew.notifier.v1.SendMessageResponse
+	26, // 55: groundcrew.notifier.v1.NotifierService.HandleTelegramUpdate:output_type -> groundcrew.notifier.v1.HandleTelegramUpdateResponse
+	48, // [48:56] is the sub-list for method output_type
+	40, // [40:48] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_groundcrew_notifier_v1_notifier_proto_init() }
@@ -2282,8 +2416,8 @@ func file_groundcrew_notifier_v1_notifier_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_groundcrew_notifier_v1_notifier_proto_rawDesc), len(file_groundcrew_notifier_v1_notifier_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   34,
+			NumEnums:      2,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
