@@ -30,6 +30,9 @@ type questionSet struct {
 		Expected []string `json:"expected"`
 	} `json:"in_scope"`
 	OutOfScope []string `json:"out_of_scope"`
+	// SharedWord questions are unrelated too but share a word with the
+	// document; they count as unrelated for the target.
+	SharedWord []string `json:"shared_word"`
 	NearScope  []string `json:"near_scope"`
 }
 
@@ -192,15 +195,23 @@ func evaluate(ctx context.Context, cfg config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	shared, err := flagged(qs.SharedWord, "shared-word")
+	if err != nil {
+		return err
+	}
 	near, err := flagged(qs.NearScope, "near-scope")
 	if err != nil {
 		return err
 	}
 	inRate := float64(answered) / float64(len(qs.InScope))
-	outRate := float64(out1) / float64(len(qs.OutOfScope))
+	unrelated := len(qs.OutOfScope) + len(qs.SharedWord)
+	outRate := float64(out1+shared) / float64(unrelated)
 	fmt.Fprintf(out, "\nscope check (hybrid, top 5, threshold %.3f):\n", cal.Threshold)
 	fmt.Fprintf(out, "  in-scope answered        %3d/%-3d %5.1f %%  (target >= %.0f %%)\n", answered, len(qs.InScope), 100*inRate, 100*cfg.minAnswered)
-	fmt.Fprintf(out, "  unrelated flagged        %3d/%-3d %5.1f %%  (target >= %.0f %%)\n", out1, len(qs.OutOfScope), 100*outRate, 100*cfg.minFlagged)
+	fmt.Fprintf(out, "  unrelated flagged        %3d/%-3d %5.1f %%  (target >= %.0f %%)\n", out1+shared, unrelated, 100*outRate, 100*cfg.minFlagged)
+	if len(qs.SharedWord) > 0 {
+		fmt.Fprintf(out, "    of which sharing a word %3d/%-3d %5.1f %%\n", shared, len(qs.SharedWord), 100*float64(shared)/float64(len(qs.SharedWord)))
+	}
 	if len(qs.NearScope) > 0 {
 		fmt.Fprintf(out, "  near-scope flagged       %3d/%-3d %5.1f %%  (programming, not Go; no target)\n", near, len(qs.NearScope), 100*float64(near)/float64(len(qs.NearScope)))
 	}

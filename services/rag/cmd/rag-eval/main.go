@@ -8,7 +8,7 @@
 //	go run ./cmd/rag-eval [-spec go_spec.html] [-questions testdata/gospec_questions.json] [-v]
 //
 // It exits 2 when the scope check misses its targets (at least 95 % of
-// in-scope questions answered, at least 90 % of unrelated ones flagged).
+// in-scope questions answered, at least 95 % of unrelated ones flagged).
 package main
 
 import (
@@ -54,7 +54,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.dir, "dir", "", "store directory (default: a temporary directory, removed afterwards)")
 	fs.BoolVar(&cfg.verbose, "v", false, "print every question that misses")
 	fs.Float64Var(&cfg.minAnswered, "min-answered", 0.95, "share of in-scope questions that must be answered")
-	fs.Float64Var(&cfg.minFlagged, "min-flagged", 0.90, "share of unrelated questions that must be flagged out of scope")
+	fs.Float64Var(&cfg.minFlagged, "min-flagged", 0.95, "share of unrelated questions that must be flagged out of scope")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}

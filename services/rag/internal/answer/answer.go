@@ -38,6 +38,12 @@ type Generator interface {
 	Generate(ctx context.Context, question string, chunks []rag.Hit) (Draft, error)
 }
 
+// TermCounter is implemented by stores that can say how specific words
+// are to a collection; the scope check weighs a question's words by it.
+type TermCounter interface {
+	TermStats(collection string, terms []string) (rag.TermStats, error)
+}
+
 // StreamGenerator is an answer writer that can also hand out its text as
 // it is written; [Request.Delta] receives those pieces. Generators that
 // cannot stream (the extractive one) hand out their text as one piece.
@@ -252,7 +258,15 @@ func (a *Asker) Ask(ctx context.Context, req Request) (Result, error) {
 		}, nil
 	}
 
-	verdict := CheckScope(question, hits, a.opts.Scope.Threshold(settings), a.opts.Scope.MinCoverage)
+	in := ScopeInput{Question: question, Hits: hits, Threshold: a.opts.Scope.Threshold(settings),
+		MinCoverage: a.opts.Scope.MinCoverage, Description: settings.Description}
+	if tc, ok := a.s.(TermCounter); ok {
+		// Without term statistics every word weighs the same.
+		if ts, err := tc.TermStats(collection, contentTerms(question)); err == nil {
+			in.Terms = ts
+		}
+	}
+	verdict := Scope(in)
 	if !verdict.InScope {
 		return outOfScope(verdict.Reason)
 	}

@@ -247,3 +247,15 @@ func IndexText(headings []string, text string) string {
 	}
 	return strings.Join(headings, " / ") + "\n" + headings[len(headings)-1] + "\n" + text
 }
+
+// TermStats say how specific words are to a collection: how many chunks
+// it has and how many of them contain each term (terms as
+// embedder.Analyze makes them). The scope check weighs a question's words
+// by them (inverse document frequency over the collection).
+type TermStats struct {
+	// Chunks counts the collection's chunks.
+	Chunks int
+	// DF maps each asked term to the number of chunks containing it;
+	// terms the collection lacks map to 0.
+	DF map[string]int
+}

@@ -560,3 +560,18 @@ func (s *Store) Sample(ctx context.Context, name string, n int) ([]rag.Hit, erro
 	}
 	return out, nil
 }
+
+// TermStats returns how many chunks of a collection contain each term.
+func (s *Store) TermStats(name string, terms []string) (rag.TermStats, error) {
+	h, err := s.get(name)
+	if err != nil {
+		return rag.TermStats{}, err
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	out := rag.TermStats{Chunks: h.col.live, DF: make(map[string]int, len(terms))}
+	for _, t := range terms {
+		out.DF[t] = int(h.col.df[t])
+	}
+	return out, nil
+}
