@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -80,5 +81,55 @@ func TestWebEnginesCountRequestsPerEngine(t *testing.T) {
 	}
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want.String()), "provider_requests_total"); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestWebEnginesDoNotFollowRedirectsToAnotherHost points every web engine
+// at a provider that redirects (307, which resends the body) to a second
+// loopback server: no engine may reach it, so its API key stays home.
+func TestWebEnginesDoNotFollowRedirectsToAnotherHost(t *testing.T) {
+	var (
+		mu        sync.Mutex
+		leaked    []string
+		elsewhere = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			leaked = append(leaked, r.URL.Path+" "+r.Header.Get("X-Api-Key")+r.Header.Get("X-Subscription-Token")+r.Header.Get("Authorization"))
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"results":[]}`))
+		}))
+	)
+	t.Cleanup(elsewhere.Close)
+	provider := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(provider.Close)
+
+	cfg := Config{
+		SearxngURL: provider.URL + "/searxng",
+		ExaAPIKey:  "exa-key", ExaBaseURL: provider.URL + "/exa",
+		TavilyAPIKey: "tavily-key", TavilyBaseURL: provider.URL + "/tavily",
+		BraveAPIKey: "brave-key", BraveBaseURL: provider.URL + "/brave",
+	}
+	engines, err := webEngines(cfg, func(string) *httpretry.Client {
+		return enginehttp.NewRetryClient(provider.Client())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(engines) != 4 {
+		t.Fatalf("%d engines configured, want 4", len(engines))
+	}
+	for _, e := range engines {
+		_, err := e.Search(t.Context(), search.Query{Text: "where does my key go", MaxResults: 3})
+		var se *enginehttp.StatusError
+		if !errors.As(err, &se) || se.StatusCode != http.StatusTemporaryRedirect || !strings.Contains(se.Message, "not followed") {
+			t.Errorf("%s: Search error = %v, want a 307 StatusError saying the redirect was not followed", e.Name(), err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(leaked) != 0 {
+		t.Errorf("requests reached the other host: %q", leaked)
 	}
 }

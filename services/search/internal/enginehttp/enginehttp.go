@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -127,7 +128,7 @@ func (c *Caller) Do(ctx context.Context, r Request, out any) error {
 	if rc == nil {
 		rc = NewRetryClient(http.DefaultClient)
 	}
-	resp, err := rc.Do(req)
+	resp, err := sameOrigin(rc).Do(req)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
 			err = errors.Join(ctxErr, err)
@@ -139,6 +140,13 @@ func (c *Caller) Do(ctx context.Context, r Request, out any) error {
 	if err != nil {
 		return fmt.Errorf("%s: reading response: %w", c.Engine, err)
 	}
+	if isRedirect(resp.StatusCode) {
+		// sameOrigin stopped here: the provider (or something posing as
+		// it) sent us to another origin, and our request carries the key.
+		return &StatusError{Engine: c.Engine, StatusCode: resp.StatusCode,
+			Message: "redirect to another host not followed (" + redirectHost(req, resp) + "); the API key stays with the configured host",
+			Hint:    "check the engine's base URL"}
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return c.statusError(resp.StatusCode, data)
 	}
@@ -149,6 +157,66 @@ func (c *Caller) Do(ctx context.Context, r Request, out any) error {
 		return fmt.Errorf("%s: decoding response (HTTP %d, %s): %w", c.Engine, resp.StatusCode, resp.Header.Get("Content-Type"), err)
 	}
 	return nil
+}
+
+// sameOrigin returns a copy of rc whose HTTP client follows redirects only
+// within the request's origin (scheme, host and port). Requests carry API
+// keys in headers (X-Api-Key, X-Subscription-Token, Authorization) or in
+// the body, and net/http forwards custom headers and, on 307/308, the body
+// to any host a redirect names; a redirect elsewhere is returned to Do
+// unfollowed instead. The caller's client is not modified.
+func sameOrigin(rc *httpretry.Client) *httpretry.Client {
+	hc := http.DefaultClient
+	if rc.HTTP != nil {
+		hc = rc.HTTP
+	}
+	guarded := *hc
+	guarded.CheckRedirect = func(next *http.Request, via []*http.Request) error {
+		if origin(next.URL) != origin(via[0].URL) {
+			return http.ErrUseLastResponse
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		if hc.CheckRedirect != nil {
+			return hc.CheckRedirect(next, via)
+		}
+		return nil
+	}
+	out := *rc
+	out.HTTP = &guarded
+	return &out
+}
+
+// origin is scheme://host:port with the default port made explicit.
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
+}
+
+func isRedirect(code int) bool {
+	switch code {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
+	}
+	return false
+}
+
+// redirectHost names where a redirect pointed, host only: the rest of the
+// location can carry tokens.
+func redirectHost(req *http.Request, resp *http.Response) string {
+	loc, err := resp.Location()
+	if err != nil {
+		return "no valid Location"
+	}
+	if loc.Host == "" {
+		loc = req.URL.ResolveReference(loc)
+	}
+	return "to " + loc.Host
 }
 
 func (c *Caller) statusError(status int, body []byte) error {

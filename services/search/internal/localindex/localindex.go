@@ -120,6 +120,10 @@ func Open(dir string, opts Options) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening local index %s: %w", dir, err)
 	}
+	if err := restrict(dir); err != nil {
+		_ = idx.Close()
+		return nil, fmt.Errorf("opening local index %s: %w", dir, err)
+	}
 	ix := &Index{idx: idx, now: opts.Now, batchSize: opts.BatchSize}
 	if ix.now == nil {
 		ix.now = time.Now
@@ -128,6 +132,30 @@ func Open(dir string, opts Options) (*Index, error) {
 		ix.batchSize = 1000
 	}
 	return ix, nil
+}
+
+// restrict makes the index readable by its owner only: directories 0700,
+// files 0600. The index holds the documents' full text, and bleve writes
+// some files (index_meta.json) with the process umask; indexes created by
+// earlier versions are tightened on open too. Segment files bleve writes
+// later are 0600 already.
+func restrict(dir string) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		mode := fs.FileMode(0o600)
+		if d.IsDir() {
+			mode = 0o700
+		}
+		if info, err := d.Info(); err == nil && info.Mode().Perm() == mode {
+			return nil
+		}
+		if err := os.Chmod(path, mode); err != nil {
+			return fmt.Errorf("restricting permissions: %w", err)
+		}
+		return nil
+	})
 }
 
 func newMapping() mapping.IndexMapping {

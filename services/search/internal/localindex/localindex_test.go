@@ -3,6 +3,8 @@ package localindex
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -410,4 +412,53 @@ func TestIRIDocuments(t *testing.T) {
 	if n, err := ix.Delete(t.Context(), []string{"https://de.wikipedia.org/wiki/Überwachung_%28Informatik%29", "https://de.wikipedia.org/wiki/Überwachung_(Informatik)"}); err != nil || n != 1 {
 		t.Errorf("Delete() = %d, %v; want 1", n, err)
 	}
+}
+
+// TestIndexFilesOwnerOnly checks that everything the index writes under
+// DATA_DIR is 0600 (files) or 0700 (directories), also after writes and
+// for an index that an earlier version left readable by others.
+func TestIndexFilesOwnerOnly(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "search-index")
+	ix, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	upsert(t, ix, corpus...)
+	check := func(when string) {
+		t.Helper()
+		n := 0
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			want := fs.FileMode(0o600)
+			if d.IsDir() {
+				want = 0o700
+			}
+			if got := info.Mode().Perm(); got != want {
+				t.Errorf("%s: %s has mode %v, want %v", when, path, got, want)
+			}
+			n++
+			return nil
+		})
+		if err != nil || n < 3 {
+			t.Fatalf("%s: walked %d entries, err %v", when, n, err)
+		}
+	}
+	check("after indexing")
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(dir, "index_meta.json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	openTest(t, dir)
+	check("after reopening a loosened index")
 }
