@@ -107,6 +107,10 @@ type response struct {
 			PageAge       string   `json:"page_age"`
 			Age           string   `json:"age"`
 			ExtraSnippets []string `json:"extra_snippets"`
+			MetaURL       struct {
+				// Favicon is Brave's proxied copy of the site's icon.
+				Favicon string `json:"favicon"`
+			} `json:"meta_url"`
 		} `json:"results"`
 	} `json:"web"`
 }
@@ -154,6 +158,7 @@ func (c *Client) Search(ctx context.Context, q search.Query) ([]search.Result, e
 			// Brave returns no score; rank order is all there is.
 			Score:       float64(len(results)-i) / float64(len(results)),
 			PublishedAt: enginehttp.ParseTime(r.PageAge),
+			FaviconURL:  r.MetaURL.Favicon,
 		})
 	}
 	return out, nil

@@ -102,6 +102,7 @@ type response struct {
 		Highlights    []string `json:"highlights"`
 		Summary       string   `json:"summary"`
 		Text          string   `json:"text"`
+		Favicon       string   `json:"favicon"`
 	} `json:"results"`
 }
 
@@ -135,7 +136,7 @@ func (c *Client) Search(ctx context.Context, q search.Query) ([]search.Result, e
 	}
 	out := make([]search.Result, 0, len(resp.Results))
 	for _, r := range resp.Results {
-		res := search.Result{URL: r.URL}
+		res := search.Result{URL: r.URL, FaviconURL: r.Favicon}
 		if r.Title != nil {
 			res.Title = *r.Title
 		}

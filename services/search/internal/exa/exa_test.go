@@ -48,6 +48,7 @@ func TestSearch(t *testing.T) {
 			Title:       "Debug Pods | Kubernetes",
 			Snippet:     "If your pod is in CrashLoopBackOff, look at the logs of the previous instance of the container with kubectl logs --previous.",
 			URL:         "https://kubernetes.io/docs/tasks/debug/debug-application/debug-pods/",
+			FaviconURL:  "https://kubernetes.io/icons/favicon-32.png",
 			Score:       0.4170815050601959,
 			PublishedAt: time.Date(2024, 11, 12, 0, 0, 0, 0, time.UTC),
 		},

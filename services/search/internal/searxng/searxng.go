@@ -95,6 +95,8 @@ type response struct {
 		Score         float64  `json:"score"`
 		Category      string   `json:"category"`
 		PublishedDate *string  `json:"publishedDate"`
+		// Mimetype is set on file results (template "file.html").
+		Mimetype string `json:"mimetype"`
 	} `json:"results"`
 	// UnresponsiveEngines lists [engine, reason] pairs.
 	UnresponsiveEngines [][]string `json:"unresponsive_engines"`
@@ -145,10 +147,11 @@ func (c *Client) Search(ctx context.Context, q search.Query) ([]search.Result, e
 			break
 		}
 		res := search.Result{
-			Title:   htmltext.Inline(r.Title),
-			Snippet: htmltext.Inline(r.Content),
-			URL:     r.URL,
-			Score:   r.Score,
+			Title:    htmltext.Inline(r.Title),
+			Snippet:  htmltext.Inline(r.Content),
+			URL:      r.URL,
+			Score:    r.Score,
+			MimeType: r.Mimetype,
 		}
 		if r.PublishedDate != nil {
 			res.PublishedAt = enginehttp.ParseTime(*r.PublishedDate)

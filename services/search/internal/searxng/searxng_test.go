@@ -51,6 +51,13 @@ func TestSearch(t *testing.T) {
 			Score:       0.25,
 			PublishedAt: time.Date(2024, 8, 19, 11, 22, 33, 0, time.UTC),
 		},
+		{
+			Title:    "Upstream keepalive tuning (PDF)",
+			Snippet:  "Tuning keepalive connections to upstream servers.",
+			URL:      "https://nginx.org/resources/upstream-keepalive.pdf",
+			Score:    0.2,
+			MimeType: "application/pdf",
+		},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Search() mismatch (-want +got):\n%s", diff)

@@ -89,6 +89,8 @@ type request struct {
 	IncludeAnswer     bool     `json:"include_answer"`
 	IncludeRawContent bool     `json:"include_raw_content"`
 	IncludeImages     bool     `json:"include_images"`
+	// IncludeFavicon asks for each result's site icon ("favicon").
+	IncludeFavicon bool `json:"include_favicon"`
 }
 
 type response struct {
@@ -99,6 +101,7 @@ type response struct {
 		Content       string  `json:"content"`
 		Score         float64 `json:"score"`
 		PublishedDate string  `json:"published_date"`
+		Favicon       string  `json:"favicon"`
 	} `json:"results"`
 	ResponseTime json.Number `json:"response_time"`
 	RequestID    string      `json:"request_id"`
@@ -116,6 +119,7 @@ func (c *Client) Search(ctx context.Context, q search.Query) ([]search.Result, e
 		TimeRange:      enginehttp.TimeRange(q.MaxAge),
 		IncludeDomains: q.AllowedDomains,
 		ExcludeDomains: q.BlockedDomains,
+		IncludeFavicon: true,
 	}
 	var resp response
 	err := c.caller.Do(ctx, enginehttp.Request{
@@ -135,6 +139,7 @@ func (c *Client) Search(ctx context.Context, q search.Query) ([]search.Result, e
 			URL:         r.URL,
 			Score:       r.Score,
 			PublishedAt: enginehttp.ParseTime(r.PublishedDate),
+			FaviconURL:  r.Favicon,
 		})
 	}
 	return out, nil

@@ -36,10 +36,11 @@ func TestSearch(t *testing.T) {
 	}
 	want := []search.Result{
 		{
-			Title:   "PostgreSQL: Documentation: 17: 24.2. Disk Full Failure",
-			Snippet: "The most important disk monitoring task of a database administrator is to make sure the disk doesn't become full. A filled data disk will not result in data corruption, but it might prevent useful activity from occurring.",
-			URL:     "https://www.postgresql.org/docs/current/disk-full.html",
-			Score:   0.86005926,
+			Title:      "PostgreSQL: Documentation: 17: 24.2. Disk Full Failure",
+			Snippet:    "The most important disk monitoring task of a database administrator is to make sure the disk doesn't become full. A filled data disk will not result in data corruption, but it might prevent useful activity from occurring.",
+			URL:        "https://www.postgresql.org/docs/current/disk-full.html",
+			Score:      0.86005926,
+			FaviconURL: "https://www.postgresql.org/favicon.ico",
 		},
 		{
 			Title:       "PostgreSQL: could not write to file: No space left on device",
@@ -66,7 +67,7 @@ func TestSearch(t *testing.T) {
 		"query": "postgres disk full no space left on device", "topic": "general", "search_depth": "basic",
 		"max_results": 8.0, "time_range": "week",
 		"include_domains": []any{"postgresql.org"}, "exclude_domains": []any{"pinterest.com"},
-		"include_answer": false, "include_raw_content": false, "include_images": false,
+		"include_answer": false, "include_raw_content": false, "include_images": false, "include_favicon": true,
 	}
 	if diff := cmp.Diff(wantBody, gotBody); diff != "" {
 		t.Errorf("request body mismatch (-want +got):\n%s", diff)
