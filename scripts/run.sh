@@ -67,8 +67,8 @@ groundcrew is running (data in $DATA_DIR, logs in $DATA_DIR/logs).
   API docs     $gateway/docs/
   OpenAPI      $gateway/openapi.json
   Readiness    curl $gateway/readyz
-  Search       curl -X POST $gateway/v1/search -d '{"query":"checkout-api 5xx errors"}'
-  Alert        curl -X POST $gateway/v1/alerts -d '{"text":"High error rate on checkout-api: 5xx > 10% for 5m"}'
+  Search       curl -H 'Content-Type: application/json' -X POST $gateway/v1/search -d '{"query":"checkout-api 5xx errors"}'
+  Alert        curl -H 'Content-Type: application/json' -X POST $gateway/v1/alerts -d '{"text":"High error rate on checkout-api: 5xx > 10% for 5m"}'
   gRPC         grpcurl -plaintext $SEARCH_ADDR list   (bin/grpcurl after 'make tools')
 
 Press Ctrl-C to stop.
