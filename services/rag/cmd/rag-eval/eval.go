@@ -41,8 +41,18 @@ const collection = "eval"
 // rankDepth is how deep MRR looks.
 const rankDepth = 10
 
+// report holds the measured figures.
+type report struct {
+	// Hit1, Hit5 and MRR are per ranking mode ("embedder", "bm25",
+	// "hybrid").
+	Hit1, Hit5, MRR map[string]float64
+	// Answered is the share of in-scope questions answered, Flagged the
+	// share of unrelated ones (including shared-word ones) flagged.
+	Answered, Flagged float64
+}
+
 func run(ctx context.Context, cfg config, stdout, stderr io.Writer) int {
-	if err := evaluate(ctx, cfg, stdout); err != nil {
+	if _, err := evaluate(ctx, cfg, stdout); err != nil {
 		if errors.Is(err, errTargets) {
 			return 2
 		}
@@ -56,7 +66,13 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) int {
 // has been printed.
 var errTargets = errors.New("scope targets missed")
 
-func evaluate(ctx context.Context, cfg config, out io.Writer) error {
+func evaluate(ctx context.Context, cfg config, out io.Writer) (report, error) {
+	rep := report{Hit1: map[string]float64{}, Hit5: map[string]float64{}, MRR: map[string]float64{}}
+	err := evaluateInto(ctx, cfg, out, &rep)
+	return rep, err
+}
+
+func evaluateInto(ctx context.Context, cfg config, out io.Writer, rep *report) error {
 	var qs questionSet
 	raw, err := os.ReadFile(cfg.questionsPath)
 	if err != nil {
@@ -149,6 +165,7 @@ func evaluate(ctx context.Context, cfg config, out io.Writer) error {
 		}
 		n := float64(len(qs.InScope))
 		slices.Sort(lat)
+		rep.Hit1[m.name], rep.Hit5[m.name], rep.MRR[m.name] = float64(hit1)/n, float64(hit5)/n, mrr/n
 		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%v\t\n", m.name, float64(hit1)/n, float64(hit5)/n, mrr/n, lat[len(lat)/2].Round(time.Microsecond))
 	}
 	tw.Flush()
@@ -206,6 +223,7 @@ func evaluate(ctx context.Context, cfg config, out io.Writer) error {
 	inRate := float64(answered) / float64(len(qs.InScope))
 	unrelated := len(qs.OutOfScope) + len(qs.SharedWord)
 	outRate := float64(out1+shared) / float64(unrelated)
+	rep.Answered, rep.Flagged = inRate, outRate
 	fmt.Fprintf(out, "\nscope check (hybrid, top 5, threshold %.3f):\n", cal.Threshold)
 	fmt.Fprintf(out, "  in-scope answered        %3d/%-3d %5.1f %%  (target >= %.0f %%)\n", answered, len(qs.InScope), 100*inRate, 100*cfg.minAnswered)
 	fmt.Fprintf(out, "  unrelated flagged        %3d/%-3d %5.1f %%  (target >= %.0f %%)\n", out1+shared, unrelated, 100*outRate, 100*cfg.minFlagged)

@@ -621,3 +621,38 @@ func TestAskFallback(t *testing.T) {
 		t.Errorf("the fallback is not logged:\n%s", f.logs.String())
 	}
 }
+
+// TestGoSpecSharedWord checks issue 17's examples over gRPC: questions
+// sharing one word with the Go specification ("routine", "interface")
+// are out of scope with the default answer and a reason naming the
+// weighted coverage, while Go questions using those words are answered.
+func TestGoSpecSharedWord(t *testing.T) {
+	spec := goSpec(t)
+	f := newFixture(t, fixtureOptions{})
+	f.ingest(t, "gospec", &ragv1.Document{Url: specURL, Title: specTitle, Content: &ragv1.Document_Html{Html: spec}})
+	tests := []struct {
+		query      string
+		outOfScope bool
+	}{
+		{"What is a good stretching routine for runners?", true},
+		{"What interface does a USB-C charger use?", true},
+		{"Which types satisfy the empty interface?", false},
+		{"What happens if two goroutines read from the same channel?", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			resp, err := f.client.Ask(t.Context(), &ragv1.AskRequest{Collection: "gospec", Query: tt.query})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := resp.GetResponse()
+			if r.GetIsOutOfScope() != tt.outOfScope || !r.GetSuccess() {
+				t.Fatalf("Ask(%q) out of scope = %v (%s), want %v", tt.query, r.GetIsOutOfScope(), r.GetOutOfScopeReason(), tt.outOfScope)
+			}
+			if tt.outOfScope && (!strings.Contains(r.GetAnswer(), "sorry this content is not related to this book") ||
+				!strings.Contains(r.GetOutOfScopeReason(), "weighted coverage")) {
+				t.Errorf("Ask(%q) = answer %q, reason %q; want the default answer and the coverage reason", tt.query, r.GetAnswer(), r.GetOutOfScopeReason())
+			}
+		})
+	}
+}

@@ -18,12 +18,16 @@ const (
 	bm25B  = 0.75
 )
 
-// rrfK is the rank offset of reciprocal rank fusion (Cormack et al. 2009);
-// 60 keeps a single list's top ranks from dominating the fusion.
-const rrfK = 60
+// rrfK is the rank offset of reciprocal rank fusion (Cormack et al.
+// 2009). The paper's 60 flattens the ranks so much that a chunk ranked
+// 30th by both lists beats one ranked 1st by one: on the Go specification
+// questions hybrid hit@5 was 0.866 against BM25's 0.896. With 10 the top
+// of each list counts: hybrid hit@5 0.896, MRR 0.764 (30: 0.896, 0.763).
+const rrfK = 10
 
-// fuseDepth is how many results of each ranking enter the fusion.
-const fuseDepth = 100
+// fuseDepth is how many results of each ranking enter the fusion: 50
+// measured the same as 100 (20 lost hit@5) at half the fusion's cost.
+const fuseDepth = 50
 
 // scored is a row and a score in one ranking.
 type scored struct {
