@@ -231,15 +231,24 @@ func Readable(raw string) string {
 func (u *URL) Readable() string {
 	r := *u
 	if !strings.HasPrefix(r.Host, "[") {
-		if h, err := profile.ToUnicode(r.Host); err == nil && readableHost(h) {
-			r.Host = h
-		}
+		r.Host = u.ReadableHost()
 	}
 	r.User = decodeReadable(r.User)
 	r.Path = decodeReadable(r.Path)
 	r.Query = decodeReadable(r.Query)
 	r.Fragment = decodeReadable(r.Fragment)
 	return r.String()
+}
+
+// ReadableHost returns the host as people read it: Unicode labels for
+// punycode ones (bücher.example), IP addresses unchanged.
+func (u *URL) ReadableHost() string {
+	if !strings.HasPrefix(u.Host, "[") {
+		if h, err := profile.ToUnicode(u.Host); err == nil && readableHost(h) {
+			return h
+		}
+	}
+	return u.Hostname()
 }
 
 // readableHost reports whether a Unicode host can be shown as is: it must

@@ -116,6 +116,22 @@ func TestReadable(t *testing.T) {
 	}
 }
 
+func TestReadableHost(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://xn--bcher-kva.example/": "bücher.example",
+		"https://example.com/":           "example.com",
+		"http://[::1]:8080/":             "::1",
+	} {
+		u, err := Parse(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := u.ReadableHost(); got != want {
+			t.Errorf("Parse(%q).ReadableHost() = %q, want %q", in, got, want)
+		}
+	}
+}
+
 // TestSameAddress checks that an IRI and its encoded form are one address.
 func TestSameAddress(t *testing.T) {
 	pairs := [][2]string{
