@@ -19,6 +19,10 @@ type answer struct {
 	results    []SearchResult // the kept sources (native grounding only)
 	confidence *float64
 	dropped    int // citations to sources not in the evidence
+	// found and lost record, for the message's parsed metadata, the
+	// markers (or native supports) read and those dropped as
+	// unresolvable.
+	found, lost []any
 }
 
 // markerRE matches a group of citation markers such as " [1]", "[1][3]" or
@@ -60,6 +64,9 @@ func citeMarkers(text string, evidence []SearchResult, fetched time.Time) answer
 			switch {
 			case n < 1 || n > len(evidence):
 				a.dropped++
+				a.lost = append(a.lost, map[string]any{
+					"marker": "[" + strconv.Itoa(n) + "]", "source": n, "offset": pos, "reason": "source not in the evidence",
+				})
 			case !containsInt(valid, n):
 				valid = append(valid, n)
 			}
@@ -67,6 +74,14 @@ func citeMarkers(text string, evidence []SearchResult, fetched time.Time) answer
 		if len(valid) == 0 {
 			continue
 		}
+		sources := make([]any, len(valid))
+		for i, n := range valid {
+			sources[i] = n
+		}
+		a.found = append(a.found, map[string]any{
+			"marker": strings.TrimSpace(text[loc[0]:loc[1]]), "sources": sources, "offset": pos + 1,
+			"start": start, "end": max(end, start),
+		})
 		var mk strings.Builder
 		mk.WriteByte(' ')
 		for _, n := range valid {
@@ -117,13 +132,17 @@ func citeNative(gen *Generation, maxSources int, fetched time.Time) answer {
 	for _, s := range gen.Supports {
 		if !valid(s) {
 			a.dropped += max(len(s.Chunks), 1)
+			a.lost = append(a.lost, map[string]any{"start": s.Start, "end": s.End, "reason": "span outside the text"})
 			continue
 		}
+		chunks := []any{}
 		for _, ci := range s.Chunks {
 			if ci < 0 || ci >= len(gen.Chunks) {
 				a.dropped++
+				a.lost = append(a.lost, map[string]any{"chunk": ci, "start": s.Start, "end": s.End, "reason": "grounding chunk not in the response"})
 				continue
 			}
+			chunks = append(chunks, ci)
 			if gen.Chunks[ci].URI == "" {
 				continue // not a web source (a retrieval chunk): nothing to link
 			}
@@ -132,6 +151,7 @@ func citeNative(gen *Generation, maxSources int, fetched time.Time) answer {
 				order = append(order, ci)
 			}
 		}
+		a.found = append(a.found, map[string]any{"start": s.Start, "end": s.End, "chunks": chunks})
 	}
 	snippets := make([]string, len(order))
 	var unscored []int

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -200,7 +200,7 @@ func TestGroundOffline(t *testing.T) {
 	}
 	checkCitations(t, m)
 	checkStored(t, f, m)
-	if _, err := os.Stat(m.ArtifactPath); err != nil {
+	if _, err := f.store.Artifacts().Read(m.ArtifactPath); err != nil {
 		t.Errorf("artifact: %v", err)
 	}
 }
@@ -308,7 +308,7 @@ func TestGroundModelCitations(t *testing.T) {
 				t.Errorf("model %q engine %v", m.Model, m.Engine)
 			}
 			p := model.prompts[0]
-			if !strings.Contains(p.Turns[0].Parts[0], "[3] Connection storms") || strings.Contains(p.Turns[0].Parts[0], "[4]") {
+			if !strings.Contains(p.Turns[0].Parts[0], "SOURCE [3]>>>\nConnection storms") || strings.Contains(p.Turns[0].Parts[0], "[4]") {
 				t.Errorf("prompt does not list exactly 3 sources:\n%s", p.Turns[0].Parts[0])
 			}
 		})
@@ -338,7 +338,7 @@ func TestGroundProviderFailure(t *testing.T) {
 	if m.Status != grounding.StatusFailed || m.Error != want || m.Text != "" || m.Confidence != nil {
 		t.Errorf("message = %+v; want FAILED with error %q", m, want)
 	}
-	raw, err := os.ReadFile(m.ArtifactPath)
+	raw, err := f.store.Artifacts().Read(m.ArtifactPath)
 	if err != nil || !strings.Contains(string(raw), "429") {
 		t.Errorf("artifact = %q, %v; want the provider's error body", raw, err)
 	}
@@ -364,14 +364,11 @@ func TestGroundTimeoutBoundsRound(t *testing.T) {
 }
 
 func TestGroundBudgets(t *testing.T) {
+	blockRE := regexp.MustCompile(`(?s)<<<BEGIN [0-9a-f]{16} SOURCE \[\d+\]>>>\n[^\n]*\n[^\n]*\n(.*?)\n<<<END [0-9a-f]{16}>>>`)
 	sourceText := func(p grounding.Prompt) []string {
-		_, after, _ := strings.Cut(p.Turns[0].Parts[0], "Sources:\n")
 		var texts []string
-		for _, block := range strings.Split(after, "\n\n[")[0:] {
-			lines := strings.SplitN(strings.TrimSpace(block), "\n", 3)
-			if len(lines) == 3 {
-				texts = append(texts, lines[2])
-			}
+		for _, m := range blockRE.FindAllStringSubmatch(p.Turns[0].Parts[0], -1) {
+			texts = append(texts, m[1])
 		}
 		return texts
 	}
@@ -547,7 +544,7 @@ func TestBuildChatPromptErrors(t *testing.T) {
 		{ID: "2", IsAgent: true, Parts: []grounding.ChatPart{{Text: "hello"}}},
 	}
 	for target, want := range map[string]error{"9": grounding.ErrTargetNotFound, "2": grounding.ErrTargetIsAgent} {
-		if _, err := grounding.BuildChatPrompt(grounding.ConverseRequest{History: hist, TargetID: target}, time.Now()); !errors.Is(err, want) {
+		if _, err := grounding.BuildChatPrompt(grounding.ConverseRequest{History: hist, TargetID: target}, time.Now(), "n0nce"); !errors.Is(err, want) {
 			t.Errorf("target %s: error %v, want %v", target, err, want)
 		}
 	}

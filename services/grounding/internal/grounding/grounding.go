@@ -178,6 +178,9 @@ func ParseStatus(name string) Status {
 // RoundConfig tunes one grounding round; the zero value is the default
 // round. See the package documentation for the semantics.
 type RoundConfig struct {
+	// ID identifies the round on a message's effective configuration; it
+	// is ignored in requests.
+	ID string
 	// EnableSearch: nil means true.
 	EnableSearch *bool
 	Engine       Engine
@@ -199,8 +202,31 @@ type GroundRequest struct {
 	MaxSources int
 	// Query is the search query; derived from Text when empty.
 	Query string
-	// CreatedBy names who asked, for audit.
+	// CreatedBy names who asked, for audit (the caller's own note).
 	CreatedBy string
+	// RequestID is the caller's request id; one is generated when empty.
+	RequestID string
+	// Actor is the authenticated caller (or the service), recorded on the
+	// citations.
+	Actor string
+}
+
+// Effective returns rc with every default applied: EnableSearch and
+// MaxResults set, Timeout the given default when unset. ID is kept.
+func (rc RoundConfig) Effective(defaultTimeout time.Duration) RoundConfig {
+	out := rc
+	search := rc.EnableSearch == nil || *rc.EnableSearch
+	out.EnableSearch = &search
+	n := DefaultMaxResults
+	if rc.MaxResults != nil {
+		n = max(*rc.MaxResults, 0)
+	}
+	out.MaxResults = &n
+	if out.Timeout <= 0 {
+		out.Timeout = defaultTimeout
+	}
+	out.BudgetTokens = max(out.BudgetTokens, 0)
+	return out
 }
 
 // Message is a grounded answer with its citations, as stored.
@@ -226,6 +252,22 @@ type Message struct {
 	CreateTime time.Time
 	// Review is the last review, if any.
 	Review *Review
+	// Reviews is every review, newest first (Reviews[0] is Review).
+	Reviews []Review
+	// Round is the round's effective configuration (see
+	// RoundConfig.Effective); Round.ID identifies the round.
+	Round RoundConfig
+	// RequestID is the caller's request id or a generated one.
+	RequestID string
+	// Parsed is what the parser derived from the raw response (markers
+	// found, markers dropped, method): JSON-like values only.
+	Parsed map[string]any
+	// ArtifactArchived: retention archived the artifact; ArtifactPath
+	// names the archived form.
+	ArtifactArchived bool
+	// Purged: message retention removed the bodies (text, summary, input
+	// text, evidence, snippets); metadata is kept.
+	Purged bool
 }
 
 // Citation ties a span of Message.Text to a source.
@@ -245,6 +287,25 @@ type Citation struct {
 	FaviconURL           string
 	// SourceIndex is the 1-based position of the source in the evidence.
 	SourceIndex int
+	// ID is assigned when the citation is stored.
+	ID string
+	// CreateTime is when it was stored; CreatedBy the actor who caused it.
+	CreateTime time.Time
+	CreatedBy  string
+	// RawHTML is the source page's HTML when the page was fetched for
+	// evidence; it is written (redacted) as a restricted artifact and
+	// never read back into a message. HasRawHTML says one is kept.
+	RawHTML    string
+	HasRawHTML bool
+}
+
+// RawHTML is a citation's stored page HTML.
+type RawHTML struct {
+	HTML      string
+	URL       string
+	FetchTime time.Time
+	// Archived: HTML is the archived (desensitised) form.
+	Archived bool
 }
 
 // GroundedContext is the evidence a message was built from.
@@ -259,6 +320,12 @@ type SearchResult struct {
 	Title, Snippet, URL, SourceDomain string
 	Score                             float64
 	PublishedAt                       time.Time
+	// MimeType and FaviconURL, when the search result or page gives them.
+	MimeType   string `json:",omitempty"`
+	FaviconURL string `json:",omitempty"`
+	// HTML is the page's HTML when it was fetched for evidence; it is kept
+	// only as a citation's restricted raw_html artifact.
+	HTML string `json:"-"`
 }
 
 // Review is a person's decision on a message.
@@ -267,6 +334,9 @@ type Review struct {
 	Notes          string
 	ReviewTime     time.Time
 	PreviousStatus Status
+	NewStatus      Status
+	// Actor is the authenticated caller who recorded the review.
+	Actor string
 }
 
 // Limits and defaults.
@@ -305,6 +375,8 @@ var (
 	ErrConflict = errors.New("concurrent update")
 	// ErrTargetNotFound: the Converse target is not in the history.
 	ErrTargetNotFound = errors.New("target message not in history")
+	// ErrNoRawHTML: the citation keeps no page HTML.
+	ErrNoRawHTML = errors.New("no raw HTML kept for the citation")
 	// ErrTargetIsAgent: the Converse target is the agent's own message.
 	ErrTargetIsAgent = errors.New("target message is the agent's own")
 )

@@ -165,6 +165,9 @@ type Store interface {
 	// SetReview records r and moves the message from r.PreviousStatus to
 	// to; ErrConflict when its status is no longer r.PreviousStatus.
 	SetReview(ctx context.Context, id string, to Status, r Review) error
+	// RawHTML reads a citation's kept page HTML: ErrNotFound when the
+	// message or citation does not exist, ErrNoRawHTML when none is kept.
+	RawHTML(ctx context.Context, messageID, citationID string) (*RawHTML, error)
 }
 
 // ListFilter selects and pages messages.

@@ -1,7 +1,10 @@
 package grounding
 
 import (
+	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,6 +37,9 @@ type Options struct {
 	// Now and NewID default to time.Now and UUIDv7; tests inject them.
 	Now   func() time.Time
 	NewID func() string
+	// NewNonce makes the per-request random delimiter of untrusted text in
+	// prompts (16 random hex digits by default); golden tests fix it.
+	NewNonce func() string
 }
 
 // Service is the grounding domain service. It is safe for concurrent use.
@@ -48,6 +54,7 @@ type Service struct {
 	queryTimeout time.Duration
 	now          func() time.Time
 	newID        func() string
+	newNonce     func() string
 }
 
 // MethodExtractive names the offline method on messages and replies.
@@ -81,6 +88,10 @@ func New(o Options) (*Service, error) {
 	s := &Service{
 		search: o.Searcher, model: o.Model, store: o.Store, logger: o.Logger, metrics: o.Metrics,
 		maxSources: o.MaxSources, roundTimeout: o.RoundTimeout, queryTimeout: o.QueryTimeout, now: o.Now, newID: o.NewID,
+		newNonce: o.NewNonce,
+	}
+	if s.newNonce == nil {
+		s.newNonce = randomNonce
 	}
 	if s.queryTimeout <= 0 {
 		s.queryTimeout = DefaultQueryTimeout
@@ -98,6 +109,13 @@ func New(o Options) (*Service, error) {
 		s.newID = func() string { return uuid.Must(uuid.NewV7()).String() }
 	}
 	return s, nil
+}
+
+// randomNonce is 16 random hex digits.
+func randomNonce() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
 }
 
 // Method is the active model's name, or MethodExtractive offline.
@@ -134,6 +152,15 @@ type ReviewRequest struct {
 	ReviewerID string
 	Notes      string
 	Status     Status
+	// Actor is the authenticated caller recording it.
+	Actor string
+}
+
+// RawHTML returns the redacted page HTML kept for a citation of a
+// message: ErrNotFound when there is no such message or citation,
+// ErrNoRawHTML when the citation keeps none.
+func (s *Service) RawHTML(ctx context.Context, messageID, citationID string) (*RawHTML, error) {
+	return s.store.RawHTML(ctx, messageID, citationID)
 }
 
 // transitions lists the statuses a reviewer may move a message to. A failed
@@ -167,7 +194,10 @@ func (s *Service) Review(ctx context.Context, id string, r ReviewRequest) (*Mess
 	if !CanTransition(m.Status, r.Status) {
 		return nil, fmt.Errorf("%w: %s to %s", ErrInvalidTransition, m.Status, r.Status)
 	}
-	rev := Review{ReviewerID: r.ReviewerID, Notes: r.Notes, ReviewTime: s.clock(), PreviousStatus: m.Status}
+	rev := Review{
+		ReviewerID: r.ReviewerID, Notes: r.Notes, ReviewTime: s.clock(), PreviousStatus: m.Status, NewStatus: r.Status,
+		Actor: cmp.Or(r.Actor, ServiceActor),
+	}
 	if err := s.store.SetReview(ctx, id, r.Status, rev); err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strconv"
 	"strings"
 	"time"
@@ -67,24 +68,63 @@ func fromMicros(v int64) time.Time {
 	return time.UnixMicro(v).UTC()
 }
 
-// Create implements grounding.Store.
+// Create implements grounding.Store. The input text, the evidence and the
+// citation snippets are stored redacted (like the raw artifact), and m is
+// updated to what was stored; a citation's page HTML is written as a
+// restricted artifact and dropped from m.
 func (s *Store) Create(ctx context.Context, m *grounding.Message, raw []byte) (err error) {
+	var written []string
+	defer func() {
+		if err != nil {
+			for _, p := range written {
+				_ = s.artifacts.Remove(p)
+			}
+			m.ArtifactPath = ""
+		}
+	}()
 	if raw != nil {
 		path, err := s.artifacts.Write(m.ID, m.CreateTime, raw)
 		if err != nil {
 			return err
 		}
 		m.ArtifactPath = path
-		defer func() {
+		written = append(written, path)
+	}
+	m.InputText = s.artifacts.Redact(m.InputText)
+	for i := range m.Context.Results {
+		r := &m.Context.Results[i]
+		r.Title, r.Snippet = s.artifacts.Redact(r.Title), s.artifacts.Redact(r.Snippet)
+	}
+	htmlPaths := make([]string, len(m.Citations))
+	for i := range m.Citations {
+		c := &m.Citations[i]
+		c.Snippet = s.artifacts.Redact(c.Snippet)
+		if c.ID == "" {
+			c.ID = uuid.Must(uuid.NewV7()).String()
+		}
+		if c.RawHTML != "" {
+			p, err := s.artifacts.WriteHTML(m.ID, c.ID, m.CreateTime, c.RawHTML)
 			if err != nil {
-				_ = s.artifacts.Remove(path)
-				m.ArtifactPath = ""
+				return err
 			}
-		}()
+			written = append(written, p)
+			htmlPaths[i] = p
+			c.RawHTML, c.HasRawHTML = "", true
+		}
 	}
 	evidence, err := json.Marshal(m.Context.Results)
 	if err != nil {
 		return fmt.Errorf("encoding evidence: %w", err)
+	}
+	round, err := json.Marshal(fromRound(m.Round))
+	if err != nil {
+		return fmt.Errorf("encoding round: %w", err)
+	}
+	parsed := []byte{}
+	if m.Parsed != nil {
+		if parsed, err = json.Marshal(m.Parsed); err != nil {
+			return fmt.Errorf("encoding parsed metadata: %w", err)
+		}
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -98,11 +138,11 @@ func (s *Store) Create(ctx context.Context, m *grounding.Message, raw []byte) (e
 	created := micros(m.CreateTime)
 	_, err = tx.ExecContext(ctx, `INSERT INTO annotated_messages
 		(id, text, summary, confidence, status, query, evidence, evidence_time, input_text, artifact_path,
-		 model, engine, error, created_by, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15)`,
+		 model, engine, error, created_by, created_at, updated_at, round_id, round_config, request_id, parsed_metadata)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15, $16, $17, $18, $19)`,
 		m.ID, m.Text, m.Summary, conf, m.Status.String(), m.Context.Query, string(evidence),
 		micros(m.Context.Timestamp), m.InputText, m.ArtifactPath, m.Model, m.Engine.String(), m.Error,
-		m.CreatedBy, created)
+		m.CreatedBy, created, m.Round.ID, string(round), m.RequestID, string(parsed))
 	if err != nil {
 		return fmt.Errorf("storing message: %w", err)
 	}
@@ -114,10 +154,12 @@ func (s *Store) Create(ctx context.Context, m *grounding.Message, raw []byte) (e
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO citations
 			(message_id, position, url, domain, title, snippet, snippet_truncated, start_index, end_index,
-			 confidence_score, fetch_time, mime_type, favicon_url, source_index)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+			 confidence_score, fetch_time, mime_type, favicon_url, source_index, id, create_time, created_by,
+			 raw_html_path)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
 			m.ID, i, c.URL, c.Domain, c.Title, c.Snippet, c.SnippetTruncated, c.StartIndex, c.EndIndex,
-			c.ConfidenceScore, micros(c.FetchTime), c.MimeType, c.FaviconURL, c.SourceIndex)
+			c.ConfidenceScore, micros(c.FetchTime), c.MimeType, c.FaviconURL, c.SourceIndex, c.ID,
+			micros(c.CreateTime), c.CreatedBy, htmlPaths[i])
 		if err != nil {
 			return fmt.Errorf("storing citation %d: %w", i, err)
 		}
@@ -129,7 +171,49 @@ func (s *Store) Create(ctx context.Context, m *grounding.Message, raw []byte) (e
 }
 
 const messageColumns = `m.id, m.text, m.summary, m.confidence, m.status, m.query, m.evidence, m.evidence_time,
-	m.input_text, m.artifact_path, m.model, m.engine, m.error, m.created_by, m.created_at`
+	m.input_text, m.artifact_path, m.model, m.engine, m.error, m.created_by, m.created_at, m.round_id,
+	m.round_config, m.request_id, m.parsed_metadata, m.artifact_archived, m.purged`
+
+// roundJSON is the stored form of a message's effective round.
+type roundJSON struct {
+	ID           string `json:"id"`
+	EnableSearch bool   `json:"enable_search"`
+	Engine       string `json:"engine"`
+	MaxResults   int    `json:"max_results"`
+	ContextScale string `json:"context_scale"`
+	TimeoutMS    int64  `json:"timeout_ms"`
+	BudgetTokens int    `json:"budget_tokens"`
+}
+
+var scaleNames = map[grounding.ContextScale]string{
+	grounding.ScaleLow: "low", grounding.ScaleMedium: "medium", grounding.ScaleHigh: "high",
+}
+
+func fromRound(rc grounding.RoundConfig) roundJSON {
+	r := roundJSON{
+		ID: rc.ID, EnableSearch: rc.EnableSearch == nil || *rc.EnableSearch, Engine: rc.Engine.String(),
+		MaxResults: grounding.DefaultMaxResults, ContextScale: scaleNames[rc.ContextScale],
+		TimeoutMS: rc.Timeout.Milliseconds(), BudgetTokens: rc.BudgetTokens,
+	}
+	if rc.MaxResults != nil {
+		r.MaxResults = *rc.MaxResults
+	}
+	return r
+}
+
+func (r roundJSON) toRound() grounding.RoundConfig {
+	search, n := r.EnableSearch, r.MaxResults
+	rc := grounding.RoundConfig{
+		ID: r.ID, EnableSearch: &search, Engine: grounding.ParseEngine(r.Engine), MaxResults: &n,
+		Timeout: time.Duration(r.TimeoutMS) * time.Millisecond, BudgetTokens: r.BudgetTokens,
+	}
+	for s, name := range scaleNames {
+		if name == r.ContextScale {
+			rc.ContextScale = s
+		}
+	}
+	return rc
+}
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -138,11 +222,25 @@ func scanMessage(row scanner) (*grounding.Message, error) {
 		m                      grounding.Message
 		conf                   sql.NullFloat64
 		status, engine, evJSON string
+		roundJS, parsedJS      string
 		evTime, created        int64
 	)
 	if err := row.Scan(&m.ID, &m.Text, &m.Summary, &conf, &status, &m.Context.Query, &evJSON, &evTime,
-		&m.InputText, &m.ArtifactPath, &m.Model, &engine, &m.Error, &m.CreatedBy, &created); err != nil {
+		&m.InputText, &m.ArtifactPath, &m.Model, &engine, &m.Error, &m.CreatedBy, &created, &m.Round.ID,
+		&roundJS, &m.RequestID, &parsedJS, &m.ArtifactArchived, &m.Purged); err != nil {
 		return nil, err
+	}
+	if roundJS != "" {
+		var r roundJSON
+		if err := json.Unmarshal([]byte(roundJS), &r); err != nil {
+			return nil, fmt.Errorf("decoding round of %s: %w", m.ID, err)
+		}
+		m.Round = r.toRound()
+	}
+	if parsedJS != "" {
+		if err := json.Unmarshal([]byte(parsedJS), &m.Parsed); err != nil {
+			return nil, fmt.Errorf("decoding parsed metadata of %s: %w", m.ID, err)
+		}
 	}
 	if conf.Valid {
 		m.Confidence = &conf.Float64
@@ -166,13 +264,20 @@ func (s *Store) Get(ctx context.Context, id string) (*grounding.Message, error) 
 	if err != nil {
 		return nil, fmt.Errorf("reading message %s: %w", id, err)
 	}
+	m.ArtifactPath = s.artifacts.Display(m.ArtifactPath)
 	if err := s.fill(ctx, []*grounding.Message{m}); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
-// fill loads the citations and latest review of msgs.
+// legacyCitationID is the stable id of a citation stored before citations
+// had ids: a name-based UUID of its message and position.
+func legacyCitationID(messageID string, position int) string {
+	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("groundcrew:citation:"+messageID+"/"+strconv.Itoa(position))).String()
+}
+
+// fill loads the citations and reviews of msgs.
 func (s *Store) fill(ctx context.Context, msgs []*grounding.Message) error {
 	if len(msgs) == 0 {
 		return nil
@@ -187,7 +292,8 @@ func (s *Store) fill(ctx context.Context, msgs []*grounding.Message) error {
 	}
 	in := strings.Join(ph, ", ")
 	rows, err := s.db.QueryContext(ctx, `SELECT message_id, url, domain, title, snippet, snippet_truncated,
-		start_index, end_index, confidence_score, fetch_time, mime_type, favicon_url, source_index
+		start_index, end_index, confidence_score, fetch_time, mime_type, favicon_url, source_index,
+		position, id, create_time, created_by, raw_html_path
 		FROM citations WHERE message_id IN (`+in+`) ORDER BY message_id, position`, args...)
 	if err != nil {
 		return fmt.Errorf("reading citations: %w", err)
@@ -195,41 +301,52 @@ func (s *Store) fill(ctx context.Context, msgs []*grounding.Message) error {
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			id    string
-			c     grounding.Citation
-			fetch int64
+			id, html  string
+			c         grounding.Citation
+			fetch, at int64
+			position  int
 		)
 		if err := rows.Scan(&id, &c.URL, &c.Domain, &c.Title, &c.Snippet, &c.SnippetTruncated, &c.StartIndex,
-			&c.EndIndex, &c.ConfidenceScore, &fetch, &c.MimeType, &c.FaviconURL, &c.SourceIndex); err != nil {
+			&c.EndIndex, &c.ConfidenceScore, &fetch, &c.MimeType, &c.FaviconURL, &c.SourceIndex,
+			&position, &c.ID, &at, &c.CreatedBy, &html); err != nil {
 			return fmt.Errorf("reading citations: %w", err)
 		}
-		c.FetchTime = fromMicros(fetch)
+		c.FetchTime, c.CreateTime, c.HasRawHTML = fromMicros(fetch), fromMicros(at), html != ""
+		if c.ID == "" {
+			c.ID = legacyCitationID(id, position)
+		}
 		byID[id].Citations = append(byID[id].Citations, c)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("reading citations: %w", err)
 	}
-	rrows, err := s.db.QueryContext(ctx, `SELECT message_id, reviewer_id, notes, previous_status, review_time
-		FROM message_reviews WHERE message_id IN (`+in+`) ORDER BY review_time, id`, args...)
+	rrows, err := s.db.QueryContext(ctx, `SELECT message_id, reviewer_id, notes, previous_status, new_status,
+		review_time, actor FROM message_reviews WHERE message_id IN (`+in+`) ORDER BY review_time DESC, id DESC`, args...)
 	if err != nil {
 		return fmt.Errorf("reading reviews: %w", err)
 	}
 	defer rrows.Close()
 	for rrows.Next() {
 		var (
-			id, prev string
-			r        grounding.Review
-			at       int64
+			id, prev, next string
+			r              grounding.Review
+			at             int64
 		)
-		if err := rrows.Scan(&id, &r.ReviewerID, &r.Notes, &prev, &at); err != nil {
+		if err := rrows.Scan(&id, &r.ReviewerID, &r.Notes, &prev, &next, &at, &r.Actor); err != nil {
 			return fmt.Errorf("reading reviews: %w", err)
 		}
-		r.PreviousStatus = grounding.ParseStatus(prev)
+		r.PreviousStatus, r.NewStatus = grounding.ParseStatus(prev), grounding.ParseStatus(next)
 		r.ReviewTime = fromMicros(at)
-		byID[id].Review = &r // ordered by time: the last one wins
+		byID[id].Reviews = append(byID[id].Reviews, r) // newest first
 	}
 	if err := rrows.Err(); err != nil {
 		return fmt.Errorf("reading reviews: %w", err)
+	}
+	for _, m := range msgs {
+		if len(m.Reviews) > 0 {
+			latest := m.Reviews[0]
+			m.Review = &latest
+		}
 	}
 	return nil
 }
@@ -309,6 +426,7 @@ func (s *Store) List(ctx context.Context, f grounding.ListFilter) ([]*grounding.
 		if err != nil {
 			return nil, "", fmt.Errorf("listing messages: %w", err)
 		}
+		m.ArtifactPath = s.artifacts.Display(m.ArtifactPath)
 		msgs = append(msgs, m)
 	}
 	if err := rows.Err(); err != nil {
@@ -349,9 +467,9 @@ func (s *Store) SetReview(ctx context.Context, id string, to grounding.Status, r
 		}
 		return grounding.ErrConflict
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO message_reviews (id, message_id, reviewer_id, notes, previous_status, new_status, review_time)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		uuid.Must(uuid.NewV7()).String(), id, r.ReviewerID, r.Notes, r.PreviousStatus.String(), to.String(), at)
+	_, err = tx.ExecContext(ctx, `INSERT INTO message_reviews (id, message_id, reviewer_id, notes, previous_status, new_status, review_time, actor)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		uuid.Must(uuid.NewV7()).String(), id, r.ReviewerID, r.Notes, r.PreviousStatus.String(), to.String(), at, r.Actor)
 	if err != nil {
 		return fmt.Errorf("recording review: %w", err)
 	}
@@ -361,29 +479,54 @@ func (s *Store) SetReview(ctx context.Context, id string, to grounding.Status, r
 	return nil
 }
 
-// expired lists up to limit messages created before cutoff that still
-// have an artifact.
-func (s *Store) expired(ctx context.Context, cutoff time.Time, limit int) (ids, paths []string, err error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, artifact_path FROM annotated_messages
-		WHERE created_at < $1 AND artifact_path <> '' ORDER BY created_at LIMIT $2`, micros(cutoff), limit)
+// RawHTML implements grounding.Store.
+func (s *Store) RawHTML(ctx context.Context, messageID, citationID string) (*grounding.RawHTML, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT position, id, url, fetch_time, raw_html_path, raw_html_archived
+		FROM citations WHERE message_id = $1 ORDER BY position`, messageID)
 	if err != nil {
-		return nil, nil, fmt.Errorf("finding expired artifacts: %w", err)
+		return nil, fmt.Errorf("reading citations of %s: %w", messageID, err)
 	}
 	defer rows.Close()
+	var (
+		found bool
+		out   grounding.RawHTML
+		path  string
+	)
 	for rows.Next() {
-		var id, p string
-		if err := rows.Scan(&id, &p); err != nil {
-			return nil, nil, fmt.Errorf("finding expired artifacts: %w", err)
+		var (
+			position int
+			id       string
+			fetch    int64
+			archived bool
+			u, p     string
+		)
+		if err := rows.Scan(&position, &id, &u, &fetch, &p, &archived); err != nil {
+			return nil, fmt.Errorf("reading citations of %s: %w", messageID, err)
 		}
-		ids, paths = append(ids, id), append(paths, p)
+		if id == "" {
+			id = legacyCitationID(messageID, position)
+		}
+		if id == citationID {
+			found, path = true, p
+			out = grounding.RawHTML{URL: u, FetchTime: fromMicros(fetch), Archived: archived}
+		}
 	}
-	return ids, paths, rows.Err()
-}
-
-func (s *Store) clearArtifact(ctx context.Context, id, path string) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE annotated_messages SET artifact_path = '' WHERE id = $1 AND artifact_path = $2`, id, path)
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading citations of %s: %w", messageID, err)
+	}
+	if !found {
+		return nil, grounding.ErrNotFound
+	}
+	if path == "" {
+		return nil, grounding.ErrNoRawHTML
+	}
+	b, err := s.artifacts.Read(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, grounding.ErrNoRawHTML
+	}
 	if err != nil {
-		return fmt.Errorf("clearing artifact path of %s: %w", id, err)
+		return nil, err
 	}
-	return nil
+	out.HTML = string(b)
+	return &out, nil
 }
