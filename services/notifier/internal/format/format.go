@@ -24,6 +24,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/groundcrew/groundcrew/platform/weburl"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/markdownv2"
 )
 
@@ -283,6 +284,15 @@ func checkURL(raw string) (link, domain string, ok bool) {
 		}
 	}
 	domain = strings.TrimPrefix(strings.ToLower(u.Hostname()), "www.")
+	// People read an IRI's readable form (Unicode host, non-ASCII path
+	// decoded), as browsers show it; it parses back to the same address.
+	if wu, err := weburl.Parse(link); err == nil {
+		wu.User = ""
+		if readable := wu.Readable(); readable != wu.String() {
+			link = readable
+			domain = strings.TrimPrefix(wu.ReadableHost(), "www.")
+		}
+	}
 	return link, domain, true
 }
 
