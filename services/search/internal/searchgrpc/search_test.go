@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	validate "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	"buf.build/go/protovalidate"
 	"github.com/google/go-cmp/cmp"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -379,6 +380,49 @@ func TestURLRulesMatchWeburl(t *testing.T) {
 		}
 		if rules.GetString().GetUri() {
 			t.Errorf("%s still has string.uri, which refuses IRIs", name)
+		}
+	}
+}
+
+// TestURLRulesAcrossProtos runs protovalidate on every message with a web
+// address field: IRIs pass, what is not a web address is refused on the
+// url field.
+func TestURLRulesAcrossProtos(t *testing.T) {
+	msgs := map[string]func(url string) proto.Message{
+		"search.Document": func(u string) proto.Message { return doc(u, "t", "x") },
+		"rag.Document": func(u string) proto.Message {
+			return &ragv1.Document{Url: u, Content: &ragv1.Document_Text{Text: "x"}}
+		},
+		"grounding.Citation":          func(u string) proto.Message { return &groundingv1.Citation{Url: u} },
+		"notifier.EnrichmentCitation": func(u string) proto.Message { return &notifierv1.EnrichmentCitation{Url: u} },
+	}
+	good := []string{
+		"https://de.wikipedia.org/wiki/Überwachung_(Informatik)",
+		"https://bücher.example/",
+		"https://de.wikipedia.org/wiki/%C3%9Cberwachung_(Informatik)",
+		"http://[2001:db8::1]:8080/x?q=é#frag",
+	}
+	bad := []string{"ftp://example.com/x", "https://example.com/a b", "https://example.com/\x01", "https://example.com/\u202e", "https:///x", "https://example.com/%zz", ""}
+	for name, build := range msgs {
+		for _, u := range good {
+			if err := protovalidate.Validate(build(u)); err != nil {
+				t.Errorf("%s with url %q: %v, want valid", name, u, err)
+			}
+		}
+		for _, u := range bad {
+			err := protovalidate.Validate(build(u))
+			var verr *protovalidate.ValidationError
+			if !errors.As(err, &verr) {
+				t.Errorf("%s with url %q: %v, want a validation error", name, u, err)
+				continue
+			}
+			onURL := false
+			for _, v := range verr.Violations {
+				onURL = onURL || protovalidate.FieldPathString(v.Proto.GetField()) == "url"
+			}
+			if !onURL {
+				t.Errorf("%s with url %q: violations %v, want one on url", name, u, verr)
+			}
 		}
 	}
 }
