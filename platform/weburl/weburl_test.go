@@ -195,49 +195,57 @@ func FuzzCanonical(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		u, err := Parse(s)
-		if err != nil {
-			if !IsError(err) {
-				t.Fatalf("Parse(%q) error %v is not an *Error", s, err)
-			}
-			return
-		}
-		c := u.String()
-		if !pattern.MatchString(s) {
-			t.Errorf("Parse accepts %q but Pattern refuses it", s)
-		}
-		for i := 0; i < len(c); i++ {
-			if c[i] >= utf8.RuneSelf || c[i] <= ' ' || c[i] == 0x7f {
-				t.Fatalf("Canonical(%q) = %q holds byte %#x", s, c, c[i])
-			}
-		}
-		nu, err := url.Parse(c)
-		if err != nil {
-			t.Fatalf("net/url cannot parse Canonical(%q) = %q: %v", s, c, err)
-		}
-		if nu.Scheme != u.Scheme || nu.Hostname() != u.Hostname() || nu.Port() != u.Port {
-			t.Errorf("net/url reads %q as scheme %q host %q port %q, want %q %q %q",
-				c, nu.Scheme, nu.Hostname(), nu.Port(), u.Scheme, u.Hostname(), u.Port)
-		}
-		if nu.String() != c {
-			t.Errorf("net/url re-serialises %q as %q", c, nu.String())
-		}
-		if !strings.HasPrefix(u.Host, "[") {
-			if h, err := profile.ToASCII(u.Host); err != nil || h != u.Host {
-				t.Errorf("idna.ToASCII(%q) = %q, %v; want it unchanged", u.Host, h, err)
-			}
-			if _, err := idna.Punycode.ToUnicode(u.Host); err != nil {
-				t.Errorf("idna.Punycode.ToUnicode(%q): %v", u.Host, err)
-			}
-		}
-		again, err := Canonical(c)
-		if err != nil || again != c {
-			t.Fatalf("Canonical(Canonical(%q)) = %q, %v; want %q", s, again, err, c)
-		}
-		r := u.Readable()
-		back, err := Canonical(r)
-		if err != nil || back != c {
-			t.Fatalf("Canonical(Readable(%q)) = %q, %v; want %q (readable %q)", s, back, err, c, r)
-		}
+		// Most random strings fail at the scheme; also try each as the
+		// rest of an https address.
+		checkCanonical(t, s)
+		checkCanonical(t, "https://"+s)
 	})
+}
+
+func checkCanonical(t *testing.T, s string) {
+	t.Helper()
+	u, err := Parse(s)
+	if err != nil {
+		if !IsError(err) {
+			t.Fatalf("Parse(%q) error %v is not an *Error", s, err)
+		}
+		return
+	}
+	c := u.String()
+	if !pattern.MatchString(s) {
+		t.Errorf("Parse accepts %q but Pattern refuses it", s)
+	}
+	for i := 0; i < len(c); i++ {
+		if c[i] >= utf8.RuneSelf || c[i] <= ' ' || c[i] == 0x7f {
+			t.Fatalf("Canonical(%q) = %q holds byte %#x", s, c, c[i])
+		}
+	}
+	nu, err := url.Parse(c)
+	if err != nil {
+		t.Fatalf("net/url cannot parse Canonical(%q) = %q: %v", s, c, err)
+	}
+	if nu.Scheme != u.Scheme || nu.Hostname() != u.Hostname() || nu.Port() != u.Port {
+		t.Errorf("net/url reads %q as scheme %q host %q port %q, want %q %q %q",
+			c, nu.Scheme, nu.Hostname(), nu.Port(), u.Scheme, u.Hostname(), u.Port)
+	}
+	if nu.String() != c {
+		t.Errorf("net/url re-serialises %q as %q", c, nu.String())
+	}
+	if !strings.HasPrefix(u.Host, "[") {
+		if h, err := profile.ToASCII(u.Host); err != nil || h != u.Host {
+			t.Errorf("idna.ToASCII(%q) = %q, %v; want it unchanged", u.Host, h, err)
+		}
+		if _, err := idna.Punycode.ToUnicode(u.Host); err != nil {
+			t.Errorf("idna.Punycode.ToUnicode(%q): %v", u.Host, err)
+		}
+	}
+	again, err := Canonical(c)
+	if err != nil || again != c {
+		t.Fatalf("Canonical(Canonical(%q)) = %q, %v; want %q", s, again, err, c)
+	}
+	r := u.Readable()
+	back, err := Canonical(r)
+	if err != nil || back != c {
+		t.Fatalf("Canonical(Readable(%q)) = %q, %v; want %q (readable %q)", s, back, err, c, r)
+	}
 }
