@@ -20,8 +20,11 @@ import (
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/gemini"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/groundinggrpc"
+	"github.com/groundcrew/groundcrew/services/grounding/internal/notifierclient"
+	"github.com/groundcrew/groundcrew/services/grounding/internal/ragclient"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/research"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/researchstore"
+	"github.com/groundcrew/groundcrew/services/grounding/internal/searchclient"
 )
 
 // ResearchConfig is the research workflow's part of Config, embedded in it.
@@ -39,6 +42,10 @@ type ResearchConfig struct {
 	// ResearchChatID is the chat research summaries and approvals go to;
 	// empty means the notifier's default chat.
 	ResearchChatID string `env:"RESEARCH_CHAT_ID"`
+	// ResearchSummaryChats are further chats a run may be started with a
+	// send_summary action to (comma-separated); RESEARCH_CHAT_ID is always
+	// allowed.
+	ResearchSummaryChats []string `env:"RESEARCH_SUMMARY_CHATS" envSeparator:","`
 	// ResearchWorkers is how many research jobs run at once.
 	ResearchWorkers int `env:"RESEARCH_WORKERS" envDefault:"4"`
 	// ResearchPollInterval is how often idle research workers look for jobs.
@@ -161,13 +168,15 @@ func startResearchWith(ctx context.Context, cfg Config, rc ResearchConfig, logge
 		Store:     store,
 		Planner:   planner,
 		Critic:    critic,
-		Searcher:  groundinggrpc.SearchEvidence{Client: searchv1.NewSearchServiceClient(searchConn)},
-		Retriever: groundinggrpc.RagPassages{Client: ragv1.NewRagServiceClient(ragConn)},
-		Notifier:  groundinggrpc.NotifierMessages{Client: notifierv1.NewNotifierServiceClient(notifierConn), ChatID: rc.ResearchChatID},
+		Searcher:  searchclient.New(searchv1.NewSearchServiceClient(searchConn)).Evidence(),
+		Retriever: ragclient.New(ragv1.NewRagServiceClient(ragConn)),
+		Notifier:  notifierclient.New(notifierv1.NewNotifierServiceClient(notifierConn)),
 		Logger:    logger,
 	}, research.Config{
 		ApprovalTimeout:   rc.ResearchApprovalTimeout,
 		SummaryRisk:       research.RiskLevel(rc.ResearchSummaryRisk),
+		SummaryChat:       rc.ResearchChatID,
+		SummaryChats:      rc.ResearchSummaryChats,
 		LookupConcurrency: rc.ResearchLookupConcurrency,
 	})
 	if err != nil {

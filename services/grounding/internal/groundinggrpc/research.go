@@ -5,16 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	groundingv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/grounding/v1"
-	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
-	ragv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/rag/v1"
-	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
+	"github.com/groundcrew/groundcrew/platform/actor"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/research"
 )
@@ -50,6 +48,16 @@ func (s *ResearchService) GetResearch(ctx context.Context, req *groundingv1.GetR
 		return nil, s.toStatus(ctx, err, "reading research run")
 	}
 	return &groundingv1.GetResearchResponse{Run: toResearchState(run)}, nil
+}
+
+// GetResearchReport returns a finished run's persisted report: Markdown
+// content and metadata.
+func (s *ResearchService) GetResearchReport(ctx context.Context, req *groundingv1.GetResearchReportRequest) (*groundingv1.GetResearchReportResponse, error) {
+	rec, err := s.svc.GetReport(ctx, req.GetId())
+	if err != nil {
+		return nil, s.toStatus(ctx, err, "reading research report")
+	}
+	return &groundingv1.GetResearchReportResponse{Content: rec.Content, Metadata: toReportMetadata(rec.Metadata)}, nil
 }
 
 // ListResearch pages a user's runs, newest first.
@@ -96,7 +104,9 @@ func (s *ResearchService) ListApprovals(ctx context.Context, req *groundingv1.Li
 }
 
 // DecideApproval approves (the action runs) or rejects (it is skipped) a
-// pending approval; a decided one gives FailedPrecondition.
+// pending approval; a decided one, or a decision at or after timeout_at
+// (which escalates the approval), gives FailedPrecondition. The
+// authenticated actor is recorded as the decider, decided_by as a note.
 func (s *ResearchService) DecideApproval(ctx context.Context, req *groundingv1.DecideApprovalRequest) (*groundingv1.DecideApprovalResponse, error) {
 	if req.GetDecision() == groundingv1.DecideApprovalRequest_DECISION_UNSPECIFIED {
 		return nil, grpcserver.FieldViolations(grpcserver.FieldViolation{Field: "decision", Description: "must be APPROVE or REJECT"})
@@ -104,6 +114,7 @@ func (s *ResearchService) DecideApproval(ctx context.Context, req *groundingv1.D
 	a, err := s.svc.Decide(ctx, research.DecideParams{
 		ApprovalID: req.GetId(),
 		Approve:    req.GetDecision() == groundingv1.DecideApprovalRequest_APPROVE,
+		Actor:      actor.FromContext(ctx),
 		DecidedBy:  req.GetDecidedBy(),
 		Comment:    req.GetComment(),
 	})
@@ -124,6 +135,8 @@ func (s *ResearchService) toStatus(ctx context.Context, err error, doing string)
 		return grpcserver.FieldViolations(grpcserver.FieldViolation{Field: "page_token", Description: "not a token from a previous page"})
 	case errors.Is(err, research.ErrNotFound):
 		return status.Error(codes.NotFound, doing+": not found")
+	case errors.Is(err, research.ErrEscalated):
+		return status.Error(codes.FailedPrecondition, "the approval escalated: its timeout passed before the decision, so the action was skipped")
 	case errors.Is(err, research.ErrAlreadyDecided):
 		return status.Error(codes.FailedPrecondition, "the approval is no longer pending: it was decided or timed out")
 	}
@@ -132,6 +145,13 @@ func (s *ResearchService) toStatus(ctx context.Context, err error, doing string)
 
 func fromStartResearchRequest(req *groundingv1.StartResearchRequest) research.StartParams {
 	p := research.StartParams{Topic: req.GetTopic(), UserID: req.GetUserId(), Collection: req.GetCollection()}
+	for _, a := range req.GetActions() {
+		p.Actions = append(p.Actions, research.ActionRequest{
+			Type:       a.GetActionType(),
+			Risk:       fromRiskLevel(a.GetRiskLevel()),
+			Parameters: a.GetParameters().AsMap(),
+		})
+	}
 	if req.MaxIterations != nil {
 		n := int(req.GetMaxIterations())
 		p.MaxIterations = &n
@@ -161,6 +181,7 @@ func toResearchState(r *research.Run) *groundingv1.ResearchState {
 		CreateTime:       timestamppb.New(r.CreatedAt),
 		UpdateTime:       timestamppb.New(r.UpdatedAt),
 		Collection:       r.Collection,
+		RefinedAnswer:    r.RefinedAnswer,
 	}
 	for _, a := range r.Actions {
 		st.PlannedActions = append(st.PlannedActions, toPlannedAction(a))
@@ -225,6 +246,18 @@ func toResearchReport(r *research.Report) *groundingv1.ResearchReport {
 	}
 }
 
+func fromRiskLevel(r groundingv1.RiskLevel) research.RiskLevel {
+	switch r {
+	case groundingv1.RiskLevel_REVERSIBLE:
+		return research.Reversible
+	case groundingv1.RiskLevel_REVERSIBLE_WITH_DELAY:
+		return research.ReversibleWithDelay
+	case groundingv1.RiskLevel_IRREVERSIBLE:
+		return research.Irreversible
+	}
+	return ""
+}
+
 func toRiskLevel(r research.RiskLevel) groundingv1.RiskLevel {
 	switch r {
 	case research.Reversible:
@@ -248,7 +281,22 @@ func toPlannedAction(a research.Action) *groundingv1.PlannedAction {
 		Status:      toActionStatus(a.Status),
 		ApprovalId:  a.ApprovalID,
 		Result:      a.Result,
+		Parameters:  toStruct(a.Parameters),
 	}
+}
+
+// toStruct converts an action's parameters; they came from a Struct or
+// from the service's own strings, so a conversion error cannot happen and
+// would only drop the display copy.
+func toStruct(m map[string]any) *structpb.Struct {
+	if len(m) == 0 {
+		return nil
+	}
+	st, err := structpb.NewStruct(m)
+	if err != nil {
+		return nil
+	}
+	return st
 }
 
 func toActionStatus(s research.ActionStatus) groundingv1.PlannedAction_Status {
@@ -322,81 +370,22 @@ func toDecisionMetadata(d *research.Decision) *groundingv1.DecisionMetadata {
 		DurationSeconds: d.DurationSeconds,
 		Reason:          d.Reason,
 		DecideTime:      timestamppb.New(d.DecidedAt),
+		Actor:           d.Actor,
+		DecidedBy:       d.DecidedBy,
 	}
 }
 
-// SearchEvidence is research.Searcher over the search service.
-type SearchEvidence struct {
-	Client searchv1.SearchServiceClient
-}
-
-var _ research.Searcher = SearchEvidence{}
-
-// Search asks the search service's automatic engine choice.
-func (s SearchEvidence) Search(ctx context.Context, query string, maxResults int) ([]research.Evidence, error) {
-	n := int32(min(max(maxResults, 1), 10))
-	resp, err := s.Client.Search(ctx, &searchv1.SearchRequest{Query: query, MaxResults: &n})
-	if err != nil {
-		return nil, fmt.Errorf("search service: %w", err)
+func toReportMetadata(m research.ReportMetadata) *groundingv1.ResearchReportMetadata {
+	out := &groundingv1.ResearchReportMetadata{
+		Type:           m.Type,
+		Topic:          m.Topic,
+		UserId:         m.UserID,
+		IterationCount: int32(m.IterationCount),
+		Timestamp:      timestamppb.New(m.Timestamp),
+		Sources:        make([]*groundingv1.ReportSource, len(m.Sources)),
 	}
-	out := make([]research.Evidence, 0, len(resp.GetResults()))
-	for _, r := range resp.GetResults() {
-		out = append(out, research.Evidence{Title: r.GetTitle(), URL: r.GetUrl(), Snippet: r.GetSnippet()})
+	for i, s := range m.Sources {
+		out.Sources[i] = &groundingv1.ReportSource{Title: s.Title, Url: s.URL}
 	}
-	return out, nil
-}
-
-// RagPassages is research.Retriever over the rag service.
-type RagPassages struct {
-	Client ragv1.RagServiceClient
-}
-
-var _ research.Retriever = RagPassages{}
-
-// Retrieve returns a collection's passages most similar to query. A
-// document without a URL gets a rag:// one naming collection and title, so
-// it can be cited and de-duplicated like a web page.
-func (r RagPassages) Retrieve(ctx context.Context, collection, query string, topK int) ([]research.Evidence, error) {
-	k := int32(min(max(topK, 1), 50))
-	resp, err := r.Client.Retrieve(ctx, &ragv1.RetrieveRequest{Collection: collection, Query: query, TopK: &k})
-	if err != nil {
-		return nil, fmt.Errorf("rag service: %w", err)
-	}
-	out := make([]research.Evidence, 0, len(resp.GetChunks()))
-	for _, c := range resp.GetChunks() {
-		src := c.GetSource()
-		u := src.GetUrl()
-		if u == "" {
-			u = "rag://" + collection + "/" + url.PathEscape(src.GetTitle())
-		}
-		out = append(out, research.Evidence{Title: src.GetTitle(), URL: u, Snippet: c.GetText()})
-	}
-	return out, nil
-}
-
-// NotifierMessages is research.Notifier over the notifier service.
-type NotifierMessages struct {
-	Client notifierv1.NotifierServiceClient
-	// ChatID is where to post; empty means the notifier's default chat.
-	ChatID string
-}
-
-var _ research.Notifier = NotifierMessages{}
-
-// Send posts msg through the notifier and returns its delivery id.
-func (n NotifierMessages) Send(ctx context.Context, msg research.Message) (string, error) {
-	req := &notifierv1.SendMessageRequest{
-		Text:           msg.Text,
-		ChatId:         n.ChatID,
-		IdempotencyKey: msg.IdempotencyKey,
-		Sender:         "grounding-research",
-	}
-	for _, b := range msg.Buttons {
-		req.Buttons = append(req.Buttons, &notifierv1.InlineButton{Text: b.Text, CallbackData: b.Data})
-	}
-	resp, err := n.Client.SendMessage(ctx, req)
-	if err != nil {
-		return "", fmt.Errorf("notifier service: %w", err)
-	}
-	return resp.GetDeliveryId(), nil
+	return out
 }

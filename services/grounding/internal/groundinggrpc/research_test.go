@@ -21,15 +21,19 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	groundingv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/grounding/v1"
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
 	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
+	"github.com/groundcrew/groundcrew/platform/actor"
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
 	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/groundinggrpc"
+	"github.com/groundcrew/groundcrew/services/grounding/internal/notifierclient"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/research"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/researchstore"
+	"github.com/groundcrew/groundcrew/services/grounding/internal/searchclient"
 )
 
 const userID = "0b0e7a4c-3f9d-4c55-9a43-7a0f1f0f6b21"
@@ -133,6 +137,12 @@ func newEnv(t *testing.T, cfg research.Config) *env {
 // newEnvWith is newEnv with the given notifier.
 func newEnvWith(t *testing.T, cfg research.Config, n *fakeNotifier) *env {
 	t.Helper()
+	return newEnvClock(t, cfg, n, nil)
+}
+
+// newEnvClock is newEnvWith with the given clock (nil: the system's).
+func newEnvClock(t *testing.T, cfg research.Config, n *fakeNotifier, clock research.Clock) *env {
+	t.Helper()
 	backends := serve(t, func(s *grpc.Server) {
 		searchv1.RegisterSearchServiceServer(s, fakeSearch{})
 		notifierv1.RegisterNotifierServiceServer(s, n)
@@ -148,8 +158,9 @@ func newEnvWith(t *testing.T, cfg research.Config, n *fakeNotifier) *env {
 	}
 	svc, err := research.New(research.Deps{
 		Store:    st,
-		Searcher: groundinggrpc.SearchEvidence{Client: searchv1.NewSearchServiceClient(backends)},
-		Notifier: groundinggrpc.NotifierMessages{Client: notifierv1.NewNotifierServiceClient(backends)},
+		Searcher: searchclient.New(searchv1.NewSearchServiceClient(backends)).Evidence(),
+		Notifier: notifierclient.New(notifierv1.NewNotifierServiceClient(backends)),
+		Clock:    clock,
 		Logger:   discard,
 	}, cfg)
 	if err != nil {
@@ -430,5 +441,155 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// offsetClock is the system clock moved forward by a settable offset.
+type offsetClock struct {
+	mu  sync.Mutex
+	off time.Duration
+}
+
+func (c *offsetClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.off)
+}
+
+func (c *offsetClock) jumpTo(at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.off = time.Until(at)
+}
+
+// pendingOverGRPC runs a run to its approval and returns it.
+func pendingOverGRPC(t *testing.T, e *env, req *groundingv1.StartResearchRequest) *groundingv1.ApprovalRequest {
+	t.Helper()
+	states := e.watchToEnd(t, req)
+	list, err := e.client.ListApprovals(t.Context(), &groundingv1.ListApprovalsRequest{RunId: states[0].GetId()})
+	if err != nil || len(list.GetApprovals()) == 0 {
+		t.Fatalf("ListApprovals = %v, %v", list, err)
+	}
+	return list.GetApprovals()[0]
+}
+
+func TestDecisionRecordsActor(t *testing.T) {
+	e := newEnv(t, research.Config{})
+	a := pendingOverGRPC(t, e, &groundingv1.StartResearchRequest{Topic: "Kubernetes operators", UserId: userID, MaxIterations: new(int32(1))})
+	ctx := actor.OutgoingContext(t.Context(), "ops-key")
+	dec, err := e.client.DecideApproval(ctx, &groundingv1.DecideApprovalRequest{
+		Id: a.GetId(), Decision: groundingv1.DecideApprovalRequest_REJECT, DecidedBy: "Ann from the night shift",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := dec.GetApproval().GetDecision()
+	want := &groundingv1.DecisionMetadata{RejectedBy: "ops-key", Actor: "ops-key", DecidedBy: "Ann from the night shift"}
+	if diff := cmp.Diff(want, d, protocmp.Transform(), protocmp.IgnoreFields(&groundingv1.DecisionMetadata{}, "duration_seconds", "decide_time")); diff != "" {
+		t.Errorf("decision (-want +got):\n%s", diff)
+	}
+}
+
+// TestLateDecisionOverGRPC: a decision at or after timeout_at is refused
+// with FailedPrecondition saying it escalated, and the approval reads as
+// ESCALATED at once, before any timeout job ran.
+func TestLateDecisionOverGRPC(t *testing.T) {
+	clock := &offsetClock{}
+	e := newEnvClock(t, research.Config{}, &fakeNotifier{}, clock)
+	a := pendingOverGRPC(t, e, &groundingv1.StartResearchRequest{Topic: "Kubernetes operators", UserId: userID, MaxIterations: new(int32(1))})
+	clock.jumpTo(a.GetTimeoutAt().AsTime().Add(45 * time.Second))
+	_, err := e.client.DecideApproval(t.Context(), &groundingv1.DecideApprovalRequest{
+		Id: a.GetId(), Decision: groundingv1.DecideApprovalRequest_APPROVE, DecidedBy: "late",
+	})
+	if status.Code(err) != codes.FailedPrecondition || !strings.Contains(status.Convert(err).Message(), "escalated") {
+		t.Fatalf("late decision: %v, want FailedPrecondition saying it escalated", err)
+	}
+	list, err := e.client.ListApprovals(t.Context(), &groundingv1.ListApprovalsRequest{RunId: a.GetRunId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := list.GetApprovals()[0]
+	if got.GetStatus() != groundingv1.ApprovalRequest_ESCALATED || got.GetDecision().GetReason() != research.ReasonApprovalTimeout {
+		t.Errorf("approval = %v, want ESCALATED for approval_timeout", got)
+	}
+	run, err := e.client.GetResearch(t.Context(), &groundingv1.GetResearchRequest{Id: a.GetRunId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := run.GetRun().GetPlannedActions()[0].GetStatus(); st != groundingv1.PlannedAction_SKIPPED {
+		t.Errorf("action = %s, want SKIPPED", st)
+	}
+}
+
+func TestRequestedActionOverGRPC(t *testing.T) {
+	n := &fakeNotifier{}
+	e := newEnvWith(t, research.Config{SummaryChats: []string{"-100200"}}, n)
+	params, err := structpb.NewStruct(map[string]any{"chat_id": "-100200"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := pendingOverGRPC(t, e, &groundingv1.StartResearchRequest{
+		Topic: "Kubernetes operators", UserId: userID, MaxIterations: new(int32(1)),
+		Actions: []*groundingv1.RequestedAction{{ActionType: "send_summary", RiskLevel: groundingv1.RiskLevel_IRREVERSIBLE, Parameters: params}},
+	})
+	if a.GetRiskLevel() != groundingv1.RiskLevel_IRREVERSIBLE {
+		t.Errorf("approval risk = %s, want IRREVERSIBLE", a.GetRiskLevel())
+	}
+	run, err := e.client.GetResearch(t.Context(), &groundingv1.GetResearchRequest{Id: a.GetRunId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	act := run.GetRun().GetPlannedActions()[0]
+	if diff := cmp.Diff(params, act.GetParameters(), protocmp.Transform()); diff != "" || act.GetStatus() != groundingv1.PlannedAction_AWAITING_APPROVAL {
+		t.Errorf("planned action %v, parameters (-want +got):\n%s", act, diff)
+	}
+	waitFor(t, "the approval post", func() bool { return len(n.messages()) == 1 })
+	if _, err := e.client.DecideApproval(t.Context(), &groundingv1.DecideApprovalRequest{Id: a.GetId(), Decision: groundingv1.DecideApprovalRequest_APPROVE, DecidedBy: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the summary", func() bool { return len(n.messages()) == 2 })
+	if got := n.messages()[1].GetChatId(); got != "-100200" {
+		t.Errorf("summary posted to %q, want -100200", got)
+	}
+
+	bad, _ := structpb.NewStruct(map[string]any{"chat_id": "-999"})
+	_, err = e.client.StartResearch(t.Context(), &groundingv1.StartResearchRequest{
+		Topic: "x", UserId: userID,
+		Actions: []*groundingv1.RequestedAction{{ActionType: "send_summary", Parameters: bad}},
+	})
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(fmt.Sprint(status.Convert(err).Details()), "actions[0].parameters.chat_id") {
+		t.Errorf("unconfigured chat: %v, want InvalidArgument naming actions[0].parameters.chat_id", err)
+	}
+}
+
+func TestGetResearchReport(t *testing.T) {
+	e := newEnv(t, research.Config{})
+	states := e.watchToEnd(t, &groundingv1.StartResearchRequest{Topic: "Kubernetes operators, asked by jane.doe@example.com", UserId: userID, MaxIterations: new(int32(1))})
+	final := states[len(states)-1]
+	got, err := e.client.GetResearchReport(t.Context(), &groundingv1.GetResearchReportRequest{Id: final.GetId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := final.GetReport()
+	for _, part := range []string{"## Executive summary", rep.GetExecutiveSummary(), "## Sources", "[1]"} {
+		if !strings.Contains(got.GetContent(), part) {
+			t.Errorf("content lacks %q:\n%s", part, got.GetContent())
+		}
+	}
+	m := got.GetMetadata()
+	if m.GetType() != "research_report" || m.GetUserId() != userID || m.GetIterationCount() != final.GetIterationCount() ||
+		!m.GetTimestamp().AsTime().Equal(rep.GetGenerateTime().AsTime()) || len(m.GetSources()) != len(rep.GetSources()) {
+		t.Errorf("metadata = %v", m)
+	}
+	if strings.Contains(m.GetTopic(), "jane.doe") || !strings.Contains(m.GetTopic(), "[email]") {
+		t.Errorf("metadata topic %q keeps personal data", m.GetTopic())
+	}
+	for i, s := range m.GetSources() {
+		if s.GetUrl() != rep.GetSources()[i].GetUrl() || s.GetTitle() == "" {
+			t.Errorf("metadata source %d = %v", i, s)
+		}
+	}
+	if _, err := e.client.GetResearchReport(t.Context(), &groundingv1.GetResearchReportRequest{Id: "nope"}); status.Code(err) != codes.NotFound {
+		t.Errorf("unknown run: %v, want NotFound", err)
 	}
 }

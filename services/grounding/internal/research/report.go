@@ -251,3 +251,32 @@ func summaryMessage(run *Run) string {
 	}
 	return truncateRunes(strings.TrimSpace(b.String()), 3900)
 }
+
+// draftAnswer is the refine step's interim answer: the few sentences of the
+// evidence so far that best answer the topic, cited by source number.
+func draftAnswer(run *Run) string {
+	ext := make([]extractive.Source, len(run.Sources))
+	for i, s := range run.Sources {
+		ext[i] = extractive.Source{ID: i + 1, URL: s.URL, Title: s.Title, Text: s.Snippet}
+	}
+	return extractive.Summarize(searchQuery(subject(run.Topic)), ext, extractive.Options{MaxChars: 600, MaxSentences: 3}).Text
+}
+
+// reportContent is the report as one Markdown document, as persisted and
+// returned by GetResearchReport: the title, the executive summary, the
+// findings with their sources, and the quality notes.
+func reportContent(run *Run, r Report) string {
+	var b strings.Builder
+	findings := r.FindingsMarkdown
+	title := "# " + subject(run.Topic)
+	if first, rest, ok := strings.Cut(findings, "\n"); ok && strings.HasPrefix(first, "# ") {
+		title, findings = first, rest
+	}
+	b.WriteString(title + "\n\n## Executive summary\n\n" + r.ExecutiveSummary + "\n")
+	b.WriteString(strings.TrimRight(findings, "\n") + "\n")
+	fmt.Fprintf(&b, "\n## Quality\n\n- Score %.2f after %d %s.\n", r.Quality.Score, r.Iterations, plural(r.Iterations, "iteration", "iterations"))
+	for _, w := range r.Quality.Warnings {
+		b.WriteString("- " + w + "\n")
+	}
+	return b.String()
+}

@@ -117,8 +117,14 @@ type Run struct {
 	Sharpened map[string]int `json:"sharpened,omitempty"`
 	Sources   []Source       `json:"sources"`
 	Critique  *Critique      `json:"critique,omitempty"`
-	Actions   []Action       `json:"actions,omitempty"`
-	Report    *Report        `json:"report,omitempty"`
+	// RefinedAnswer is the draft answer the last refine step wrote from
+	// the evidence so far; empty until a run refines.
+	RefinedAnswer string `json:"refined_answer,omitempty"`
+	// Requested are the actions the run was started with; empty means the
+	// default send_summary to the configured chat.
+	Requested []ActionRequest `json:"requested,omitempty"`
+	Actions   []Action        `json:"actions,omitempty"`
+	Report    *Report         `json:"report,omitempty"`
 	// Error says why the run failed, in words fit for the caller.
 	Error     string    `json:"error,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
@@ -189,17 +195,34 @@ const (
 // approval) and waiting to run.
 func (s ActionStatus) Queued() bool { return s == ActionApproved || s == ActionQueued }
 
-// ActionSendSummary posts the report's executive summary to the team chat.
+// ActionSendSummary posts the report's executive summary to a chat; its
+// parameters name the chat (ParamChatID).
 const ActionSendSummary = "send_summary"
+
+// ParamChatID is the send_summary parameter naming the chat to post to.
+const ParamChatID = "chat_id"
+
+// ActionRequest is an action a run is asked to propose when it finishes.
+type ActionRequest struct {
+	Type string `json:"type"`
+	// Risk is the level the caller asks for; "" means the configured level
+	// of the type. A request can raise the level, never lower it below the
+	// configured one, so a caller cannot skip an approval.
+	Risk RiskLevel `json:"risk,omitempty"`
+	// Parameters are the action's payload, e.g. {"chat_id": "-100123"}.
+	Parameters map[string]any `json:"parameters,omitempty"`
+}
 
 // Action is something a finished run proposes to do.
 type Action struct {
-	ID          string       `json:"id"`
-	Type        string       `json:"type"`
-	Description string       `json:"description"`
-	Risk        RiskLevel    `json:"risk"`
-	Status      ActionStatus `json:"status"`
-	ApprovalID  string       `json:"approval_id,omitempty"`
+	ID          string    `json:"id"`
+	Type        string    `json:"type"`
+	Description string    `json:"description"`
+	Risk        RiskLevel `json:"risk"`
+	// Parameters are the action's payload (send_summary: its chat).
+	Parameters map[string]any `json:"parameters,omitempty"`
+	Status     ActionStatus   `json:"status"`
+	ApprovalID string         `json:"approval_id,omitempty"`
 	// Result says what happened when it ran or why it was skipped.
 	Result string `json:"result,omitempty"`
 }
@@ -236,8 +259,15 @@ type Approval struct {
 
 // Decision records how an approval request ended.
 type Decision struct {
-	ApprovedBy      string    `json:"approved_by,omitempty"`
-	RejectedBy      string    `json:"rejected_by,omitempty"`
+	// ApprovedBy or RejectedBy is who decided: the authenticated actor
+	// when the call carried one, else the self-declared DecidedBy.
+	ApprovedBy string `json:"approved_by,omitempty"`
+	RejectedBy string `json:"rejected_by,omitempty"`
+	// Actor is the authenticated caller (platform/actor), empty when the
+	// call carried none.
+	Actor string `json:"actor,omitempty"`
+	// DecidedBy is the decider's self-declared name, a display note.
+	DecidedBy       string    `json:"decided_by,omitempty"`
 	Comment         string    `json:"comment,omitempty"`
 	DurationSeconds float64   `json:"duration_seconds"`
 	Reason          string    `json:"reason,omitempty"`
@@ -288,6 +318,9 @@ type ReportRecord struct {
 	RunID    string
 	Report   Report
 	Metadata ReportMetadata
+	// Content is the report as one Markdown document: title, executive
+	// summary, findings with citations, sources, quality notes.
+	Content string
 }
 
 // Errors callers can test for with errors.Is.
@@ -296,6 +329,9 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrAlreadyDecided: the approval is no longer pending.
 	ErrAlreadyDecided = errors.New("approval already decided")
+	// ErrEscalated: the approval's timeout passed before the decision, so
+	// it escalated and its action was skipped. It is also ErrAlreadyDecided.
+	ErrEscalated = fmt.Errorf("approval escalated at its timeout: %w", ErrAlreadyDecided)
 	// ErrInvalidPageToken: the page token was not issued by a list call.
 	ErrInvalidPageToken = errors.New("invalid page token")
 )
@@ -427,6 +463,8 @@ type Button struct {
 
 // Message is a chat message to post.
 type Message struct {
+	// ChatID is where to post; empty means the notifier client's default.
+	ChatID  string
 	Text    string
 	Buttons []Button
 	// IdempotencyKey makes a retried send deliver once.

@@ -24,6 +24,12 @@ type Config struct {
 	// ReversibleWithDelay: a posted message can be deleted, but only after
 	// the chat may have read it, so a person decides).
 	SummaryRisk RiskLevel
+	// SummaryChat is the chat the default send_summary and approval
+	// requests post to; empty means the notifier's default chat.
+	SummaryChat string
+	// SummaryChats are further chats a run may be started with a
+	// send_summary to; SummaryChat is always allowed.
+	SummaryChats []string
 	// ResultsPerQuestion is how many search results each sub-question asks
 	// for (default 5).
 	ResultsPerQuestion int
@@ -124,6 +130,9 @@ type StartParams struct {
 	// QualityThreshold nil means DefaultQualityThreshold.
 	QualityThreshold *float64
 	Collection       string
+	// Actions are the actions to propose when the run finishes; none means
+	// the default send_summary.
+	Actions []ActionRequest
 }
 
 // Start validates p, stores a new run and queues its plan step. It returns
@@ -154,6 +163,10 @@ func (s *Service) Start(ctx context.Context, p StartParams) (*Run, error) {
 		}
 		threshold = t
 	}
+	requested, err := s.checkRequested(p.Actions)
+	if err != nil {
+		return nil, err
+	}
 	id, err := uuid.NewV7()
 	if err != nil {
 		return nil, fmt.Errorf("making a run id: %w", err)
@@ -170,6 +183,7 @@ func (s *Service) Start(ctx context.Context, p StartParams) (*Run, error) {
 		QualityThreshold: threshold,
 		Plan:             []string{},
 		Sources:          []Source{},
+		Requested:        requested,
 		CreatedAt:        now,
 		UpdatedAt:        now,
 	}
@@ -180,25 +194,38 @@ func (s *Service) Start(ctx context.Context, p StartParams) (*Run, error) {
 	return run, nil
 }
 
-// Get returns a run.
+// Get returns a run; approvals of it still pending after their timeout
+// are escalated first, so its actions never show a stale wait.
 func (s *Service) Get(ctx context.Context, id string) (*Run, error) {
+	run, err := s.deps.Store.GetRun(ctx, id)
+	if err != nil || !slices.ContainsFunc(run.Actions, func(a Action) bool { return a.Status == ActionAwaitingApproval }) {
+		return run, err
+	}
+	if err := s.escalateOverdue(ctx, id); err != nil {
+		return nil, err
+	}
 	return s.deps.Store.GetRun(ctx, id)
+}
+
+// GetReport returns a finished run's persisted report, its Markdown
+// content and its metadata.
+func (s *Service) GetReport(ctx context.Context, runID string) (*ReportRecord, error) {
+	rec, err := s.deps.Store.GetReport(ctx, runID)
+	if err != nil || rec.Content != "" {
+		return rec, err
+	}
+	// Stored before reports kept their content: render it as finish would.
+	run, err := s.deps.Store.GetRun(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	rec.Content = reportContent(run, rec.Report)
+	return rec, nil
 }
 
 // List returns a user's runs, newest first, and the next page token.
 func (s *Service) List(ctx context.Context, userID string, page Page) ([]*Run, string, error) {
 	return s.deps.Store.ListRuns(ctx, strings.ToLower(userID), page)
-}
-
-// GetApproval returns an approval request.
-func (s *Service) GetApproval(ctx context.Context, id string) (*Approval, error) {
-	return s.deps.Store.GetApproval(ctx, id)
-}
-
-// ListApprovals returns approval requests, newest first, and the next page
-// token.
-func (s *Service) ListApprovals(ctx context.Context, f ApprovalFilter, page Page) ([]*Approval, string, error) {
-	return s.deps.Store.ListApprovals(ctx, f, page)
 }
 
 // Watch calls fn with the run now and after each change, until the run is
@@ -416,8 +443,10 @@ func (s *Service) runStep(ctx context.Context, run *Run) (func(*Change), error) 
 		if err != nil {
 			return nil, fmt.Errorf("refining: %w", err)
 		}
+		draft := draftAnswer(run)
 		return func(c *Change) {
 			c.Run.Plan, c.Run.Pending, c.Run.Sharpened, c.Run.Step = plan, pending, sharpened, StepResearch
+			c.Run.RefinedAnswer = draft
 		}, nil
 
 	case StepFinish:
@@ -542,283 +571,13 @@ func mergeSources(have, found []Source) []Source {
 }
 
 // finish writes and stores the report, finishes the run and proposes its
-// actions: send_summary runs at once when reversible, otherwise it waits
-// for an approval that is posted to the chat and expires at timeout_at.
+// actions (see propose).
 func (s *Service) finish(c *Change) {
 	now := s.now()
 	run := c.Run
 	report := buildReport(run, now)
 	run.Report = &report
 	run.Step = StepDone
-	c.Report = &ReportRecord{RunID: run.ID, Report: report, Metadata: reportMetadata(run, report)}
-
-	action := Action{
-		ID:          uuid.NewString(),
-		Type:        ActionSendSummary,
-		Description: "Post the executive summary of the research report to the team chat.",
-		Risk:        s.cfg.SummaryRisk,
-	}
-	if !action.Risk.NeedsApproval() {
-		action.Status = ActionQueued
-		c.Jobs = append(c.Jobs, Job{Kind: JobExecute, RunID: run.ID, ActionID: action.ID})
-	} else {
-		a := &Approval{
-			ID:          uuid.NewString(),
-			RunID:       run.ID,
-			ActionID:    action.ID,
-			ActionType:  action.Type,
-			Description: action.Description,
-			Risk:        action.Risk,
-			Requester:   run.UserID,
-			RequestedAt: now,
-			TimeoutAt:   now.Add(s.cfg.ApprovalTimeout),
-			Status:      ApprovalPending,
-		}
-		action.Status, action.ApprovalID = ActionAwaitingApproval, a.ID
-		c.Approvals = append(c.Approvals, a)
-		c.Jobs = append(c.Jobs,
-			Job{Kind: JobPostApproval, RunID: run.ID, ApprovalID: a.ID},
-			Job{Kind: JobTimeout, RunID: run.ID, ApprovalID: a.ID, NotBefore: a.TimeoutAt},
-		)
-	}
-	run.Actions = append(run.Actions, action)
-}
-
-// DecideParams are a person's answer to an approval request.
-type DecideParams struct {
-	ApprovalID string
-	Approve    bool
-	DecidedBy  string
-	Comment    string
-}
-
-// Decide records a decision on a pending approval: approve queues the
-// action, reject skips it. A decision on an approval that is not pending
-// (decided, or escalated by the timeout) fails with ErrAlreadyDecided.
-func (s *Service) Decide(ctx context.Context, p DecideParams) (*Approval, error) {
-	if strings.TrimSpace(p.DecidedBy) == "" {
-		return nil, &InvalidError{Field: "decided_by", Reason: "must not be blank"}
-	}
-	a, err := s.deps.Store.GetApproval(ctx, p.ApprovalID)
-	if err != nil {
-		return nil, err
-	}
-	var decided *Approval
-	err = s.update(ctx, a.RunID, func(c *Change) error {
-		appr, action := find(c, p.ApprovalID)
-		if appr == nil {
-			return fmt.Errorf("approval %s: %w", p.ApprovalID, ErrNotFound)
-		}
-		if appr.Status != ApprovalPending {
-			return fmt.Errorf("approval %s is %s: %w", appr.ID, appr.Status, ErrAlreadyDecided)
-		}
-		now := s.now()
-		d := &Decision{Comment: p.Comment, DurationSeconds: math.Max(0, now.Sub(appr.RequestedAt).Seconds()), DecidedAt: now}
-		if p.Approve {
-			appr.Status, d.ApprovedBy = ApprovalApproved, p.DecidedBy
-			if action != nil {
-				action.Status, action.Result = ActionApproved, "approved by "+p.DecidedBy
-				c.Jobs = append(c.Jobs, Job{Kind: JobExecute, RunID: c.Run.ID, ActionID: action.ID})
-			}
-		} else {
-			appr.Status, d.RejectedBy = ApprovalRejected, p.DecidedBy
-			if action != nil {
-				action.Status, action.Result = ActionSkipped, "rejected by "+p.DecidedBy
-			}
-		}
-		appr.Decision = d
-		c.Run.UpdatedAt = now
-		decided = appr
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	s.log.InfoContext(ctx, "approval decided", "approval_id", decided.ID, "run_id", decided.RunID, "status", decided.Status)
-	return decided, nil
-}
-
-// find returns the change's approval with that id and the action it
-// guards.
-func find(c *Change, approvalID string) (*Approval, *Action) {
-	for _, a := range c.Approvals {
-		if a.ID != approvalID {
-			continue
-		}
-		for i := range c.Run.Actions {
-			if c.Run.Actions[i].ID == a.ActionID {
-				return a, &c.Run.Actions[i]
-			}
-		}
-		return a, nil
-	}
-	return nil, nil
-}
-
-// expire escalates an approval still pending at its timeout and skips its
-// action. Before the timeout it asks to be run again then.
-func (s *Service) expire(ctx context.Context, job Job) error {
-	var (
-		wait      time.Duration
-		escalated *Approval
-	)
-	err := s.update(ctx, job.RunID, func(c *Change) error {
-		appr, action := find(c, job.ApprovalID)
-		if appr == nil || appr.Status != ApprovalPending {
-			return ErrNoChange
-		}
-		now := s.now()
-		if now.Before(appr.TimeoutAt) {
-			wait = appr.TimeoutAt.Sub(now)
-			return ErrNoChange
-		}
-		appr.Status = ApprovalEscalated
-		appr.Decision = &Decision{Reason: ReasonApprovalTimeout, DurationSeconds: now.Sub(appr.RequestedAt).Seconds(), DecidedAt: now}
-		if action != nil {
-			action.Status = ActionSkipped
-			action.Result = fmt.Sprintf("skipped: nobody decided within %s (%s)", appr.TimeoutAt.Sub(appr.RequestedAt), ReasonApprovalTimeout)
-		}
-		c.Run.UpdatedAt = now
-		escalated = appr
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("escalating approval %s: %w", job.ApprovalID, err)
-	}
-	if wait > 0 {
-		return &NotDueError{Wait: wait}
-	}
-	if escalated != nil {
-		s.log.WarnContext(ctx, "approval timed out; action skipped",
-			"approval_id", escalated.ID, "run_id", escalated.RunID, "action_type", escalated.ActionType,
-			"reason", ReasonApprovalTimeout, "waited_seconds", escalated.Decision.DurationSeconds)
-	}
-	return nil
-}
-
-// CallbackData is what an approval's chat buttons send back: the notifier's
-// webhook parses it and calls DecideApproval with the pressing user as
-// decided_by. The format is "approval:<approval id>:approve" or
-// "approval:<approval id>:reject" (53 or 52 bytes with a UUID, within
-// Telegram's 64).
-func CallbackData(approvalID string, approve bool) string {
-	if approve {
-		return "approval:" + approvalID + ":approve"
-	}
-	return "approval:" + approvalID + ":reject"
-}
-
-// ParseCallbackData is the inverse of CallbackData.
-func ParseCallbackData(data string) (approvalID string, approve bool, ok bool) {
-	rest, found := strings.CutPrefix(data, "approval:")
-	if !found {
-		return "", false, false
-	}
-	i := strings.LastIndexByte(rest, ':')
-	if i <= 0 {
-		return "", false, false
-	}
-	switch rest[i+1:] {
-	case "approve":
-		return rest[:i], true, true
-	case "reject":
-		return rest[:i], false, true
-	}
-	return "", false, false
-}
-
-// postApproval posts a pending approval to the chat with Approve and Reject
-// buttons. A failure is retried; when retries run out the approval stays
-// pending (it can still be decided through the API) and times out as usual.
-func (s *Service) postApproval(ctx context.Context, job Job) error {
-	a, err := s.deps.Store.GetApproval(ctx, job.ApprovalID)
-	if err != nil {
-		return fmt.Errorf("loading approval %s: %w", job.ApprovalID, err)
-	}
-	if a.Status != ApprovalPending {
-		return nil
-	}
-	run, err := s.deps.Store.GetRun(ctx, a.RunID)
-	if err != nil {
-		return fmt.Errorf("loading run %s: %w", a.RunID, err)
-	}
-	if s.deps.Notifier == nil {
-		s.log.WarnContext(ctx, "no notifier configured; approval not posted", "approval_id", a.ID)
-		return nil
-	}
-	msg := Message{
-		Text: truncateRunes(fmt.Sprintf("Approval needed (%s): %s\nResearch: %s\nTimes out at %s; without a decision the action is skipped.",
-			strings.ReplaceAll(string(a.Risk), "_", " "), a.Description, run.Topic, a.TimeoutAt.Format(time.RFC1123)), 3900),
-		Buttons: []Button{
-			{Text: "Approve", Data: CallbackData(a.ID, true)},
-			{Text: "Reject", Data: CallbackData(a.ID, false)},
-		},
-		IdempotencyKey: "research-approval:" + a.ID,
-	}
-	if _, err := s.deps.Notifier.Send(ctx, msg); err != nil {
-		if lastAttempt(job) {
-			s.log.ErrorContext(ctx, "posting approval failed for good; it can still be decided through the API", "approval_id", a.ID, "error", err)
-			return nil
-		}
-		return fmt.Errorf("posting approval %s: %w", a.ID, err)
-	}
-	s.log.InfoContext(ctx, "approval posted", "approval_id", a.ID, "run_id", a.RunID)
-	return nil
-}
-
-// execute runs an approved or reversible action once: the notifier's
-// idempotency key makes a retried send deliver a single message.
-func (s *Service) execute(ctx context.Context, job Job) error {
-	run, err := s.deps.Store.GetRun(ctx, job.RunID)
-	if err != nil {
-		return fmt.Errorf("loading run %s: %w", job.RunID, err)
-	}
-	var action *Action
-	for i := range run.Actions {
-		if run.Actions[i].ID == job.ActionID {
-			action = &run.Actions[i]
-		}
-	}
-	if action == nil || !action.Status.Queued() {
-		return nil
-	}
-	var (
-		status = ActionExecuted
-		result string
-	)
-	switch {
-	case action.Type != ActionSendSummary:
-		status, result = ActionFailed, "unknown action type "+action.Type
-	case s.deps.Notifier == nil:
-		status, result = ActionFailed, "no notifier configured"
-	case run.Report == nil:
-		status, result = ActionFailed, "the run has no report"
-	default:
-		id, err := s.deps.Notifier.Send(ctx, Message{Text: summaryMessage(run), IdempotencyKey: "research-action:" + action.ID})
-		if err != nil {
-			if !lastAttempt(job) {
-				return fmt.Errorf("sending summary of run %s: %w", run.ID, err)
-			}
-			s.log.ErrorContext(ctx, "sending summary failed for good", "run_id", run.ID, "error", err)
-			status, result = ActionFailed, "sending failed: the notifier was unavailable"
-		} else {
-			result = "summary sent (delivery " + id + ")"
-		}
-	}
-	err = s.update(ctx, run.ID, func(c *Change) error {
-		for i := range c.Run.Actions {
-			a := &c.Run.Actions[i]
-			if a.ID == job.ActionID && a.Status.Queued() {
-				a.Status, a.Result = status, result
-				c.Run.UpdatedAt = s.now()
-				return nil
-			}
-		}
-		return ErrNoChange
-	})
-	if err != nil {
-		return fmt.Errorf("saving action result of run %s: %w", run.ID, err)
-	}
-	s.log.InfoContext(ctx, "action done", "run_id", run.ID, "action_type", action.Type, "status", status)
-	return nil
+	c.Report = &ReportRecord{RunID: run.ID, Report: report, Metadata: reportMetadata(run, report), Content: reportContent(run, report)}
+	s.propose(c, now)
 }

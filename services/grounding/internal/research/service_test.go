@@ -308,22 +308,27 @@ func TestDecideApproval(t *testing.T) {
 	tests := []struct {
 		name       string
 		approve    bool
+		actor      string
 		wantStatus ApprovalStatus
 		wantAction ActionStatus
 		wantSent   int // messages after the approval post
 		wantDec    Decision
 	}{
-		{"approve runs the action", true, ApprovalApproved, ActionExecuted, 1,
-			Decision{ApprovedBy: "tg:42", Comment: "ok", DurationSeconds: 90}},
-		{"reject skips it", false, ApprovalRejected, ActionSkipped, 0,
-			Decision{RejectedBy: "tg:42", Comment: "ok", DurationSeconds: 90}},
+		{"approve runs the action", true, "", ApprovalApproved, ActionExecuted, 1,
+			Decision{ApprovedBy: "tg:42", DecidedBy: "tg:42", Comment: "ok", DurationSeconds: 90}},
+		{"reject skips it", false, "", ApprovalRejected, ActionSkipped, 0,
+			Decision{RejectedBy: "tg:42", DecidedBy: "tg:42", Comment: "ok", DurationSeconds: 90}},
+		{"the actor is who approved, decided_by a note", true, "ops-key", ApprovalApproved, ActionExecuted, 1,
+			Decision{ApprovedBy: "ops-key", Actor: "ops-key", DecidedBy: "tg:42", Comment: "ok", DurationSeconds: 90}},
+		{"the actor is who rejected", false, "ops-key", ApprovalRejected, ActionSkipped, 0,
+			Decision{RejectedBy: "ops-key", Actor: "ops-key", DecidedBy: "tg:42", Comment: "ok", DurationSeconds: 90}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, Config{}, richEvidence)
 			run, a := finishedWithApproval(t, h)
 			h.clock.Set(a.RequestedAt.Add(90 * time.Second))
-			got, err := h.svc.Decide(t.Context(), DecideParams{ApprovalID: a.ID, Approve: tt.approve, DecidedBy: "tg:42", Comment: "ok"})
+			got, err := h.svc.Decide(t.Context(), DecideParams{ApprovalID: a.ID, Approve: tt.approve, Actor: tt.actor, DecidedBy: "tg:42", Comment: "ok"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -400,8 +405,8 @@ func TestApprovalTimeout(t *testing.T) {
 	if n := len(h.notifier.messages()); n != 1 {
 		t.Errorf("%d messages, want only the approval post", n)
 	}
-	if _, err := h.svc.Decide(t.Context(), DecideParams{ApprovalID: a.ID, Approve: true, DecidedBy: "late"}); !errors.Is(err, ErrAlreadyDecided) {
-		t.Errorf("decision after escalation: %v, want ErrAlreadyDecided", err)
+	if _, err := h.svc.Decide(t.Context(), DecideParams{ApprovalID: a.ID, Approve: true, DecidedBy: "late"}); !errors.Is(err, ErrEscalated) || !errors.Is(err, ErrAlreadyDecided) {
+		t.Errorf("decision after escalation: %v, want ErrEscalated (an ErrAlreadyDecided)", err)
 	}
 	pending, _, _ := h.svc.ListApprovals(t.Context(), ApprovalFilter{Status: ApprovalPending}, Page{})
 	if len(pending) != 0 {

@@ -250,15 +250,15 @@ func getJSON[T any](ctx context.Context, q queryRower, query string, args ...any
 
 // GetReport returns a finished run's report and its metadata.
 func (s *Store) GetReport(ctx context.Context, runID string) (*research.ReportRecord, error) {
-	var meta, report string
-	err := s.db.QueryRowContext(ctx, `SELECT metadata, report FROM research_reports WHERE run_id = $1`, runID).Scan(&meta, &report)
+	var meta, report, content string
+	err := s.db.QueryRowContext(ctx, `SELECT metadata, report, content FROM research_reports WHERE run_id = $1`, runID).Scan(&meta, &report, &content)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, research.ErrNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading report of run %s: %w", runID, err)
 	}
-	rec := &research.ReportRecord{RunID: runID}
+	rec := &research.ReportRecord{RunID: runID, Content: content}
 	if err := json.Unmarshal([]byte(meta), &rec.Metadata); err != nil {
 		return nil, fmt.Errorf("decoding report metadata of run %s: %w", runID, err)
 	}
@@ -331,10 +331,11 @@ func (s *Store) Update(ctx context.Context, runID string, fn func(*research.Chan
 		if err != nil {
 			return fmt.Errorf("encoding report: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO research_reports (run_id, metadata, report, created_at)
-			VALUES ($1, $2, $3, $4)
-			ON CONFLICT (run_id) DO UPDATE SET metadata = excluded.metadata, report = excluded.report, created_at = excluded.created_at`,
-			runID, string(meta), string(report), micros(r.Report.GeneratedAt)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO research_reports (run_id, metadata, report, content, created_at)
+			VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (run_id) DO UPDATE SET metadata = excluded.metadata, report = excluded.report,
+				content = excluded.content, created_at = excluded.created_at`,
+			runID, string(meta), string(report), r.Content, micros(r.Report.GeneratedAt)); err != nil {
 			return fmt.Errorf("saving report of run %s: %w", runID, err)
 		}
 	}

@@ -125,9 +125,21 @@ func (n *notifier) Send(_ context.Context, m research.Message) (string, error) {
 	return "1", nil
 }
 
+func (n *notifier) count() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.sent)
+}
+
 func newService(t *testing.T, st research.Store, s research.Searcher, p research.Planner, n research.Notifier, cfg research.Config) *research.Service {
 	t.Helper()
-	svc, err := research.New(research.Deps{Store: st, Searcher: s, Planner: p, Notifier: n, Logger: discard}, cfg)
+	return newServiceWith(t, research.Deps{Store: st, Searcher: s, Planner: p, Notifier: n}, cfg)
+}
+
+func newServiceWith(t *testing.T, deps research.Deps, cfg research.Config) *research.Service {
+	t.Helper()
+	deps.Logger = discard
+	svc, err := research.New(deps, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

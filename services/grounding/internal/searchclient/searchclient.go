@@ -1,5 +1,8 @@
 // Package searchclient adapts the search service's gRPC API
-// (groundcrew.search.v1.SearchService) to grounding.Searcher.
+// (groundcrew.search.v1.SearchService) to what grounding calls it for:
+// grounding.Searcher for Ground's evidence and, through Client.Evidence,
+// research.Searcher for the research workflow. Both go through one call,
+// so both trim long queries to the API's limit and clamp the result count.
 package searchclient
 
 import (
@@ -8,6 +11,7 @@ import (
 
 	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/grounding"
+	"github.com/groundcrew/groundcrew/services/grounding/internal/research"
 )
 
 // maxQueryRunes is the search API's query limit.
@@ -25,16 +29,26 @@ func New(search searchv1.SearchServiceClient) *Client {
 	return &Client{search: search}
 }
 
-// Search implements grounding.Searcher.
-func (c *Client) Search(ctx context.Context, req grounding.SearchRequest) (grounding.SearchResponse, error) {
-	q := []rune(req.Query)
+// call asks the search service: the query trimmed to the API's limit, the
+// result count clamped to 0..10.
+func (c *Client) call(ctx context.Context, query string, maxResults int, engine searchv1.Engine) (*searchv1.SearchResponse, error) {
+	q := []rune(query)
 	if len(q) > maxQueryRunes {
 		q = q[:maxQueryRunes]
 	}
-	n := int32(min(max(req.MaxResults, 0), 10))
-	resp, err := c.search.Search(ctx, &searchv1.SearchRequest{Query: string(q), MaxResults: &n, Engine: toEngine(req.Engine)})
+	n := int32(min(max(maxResults, 0), 10))
+	resp, err := c.search.Search(ctx, &searchv1.SearchRequest{Query: string(q), MaxResults: &n, Engine: engine})
 	if err != nil {
-		return grounding.SearchResponse{}, fmt.Errorf("searching: %w", err)
+		return nil, fmt.Errorf("searching: %w", err)
+	}
+	return resp, nil
+}
+
+// Search implements grounding.Searcher.
+func (c *Client) Search(ctx context.Context, req grounding.SearchRequest) (grounding.SearchResponse, error) {
+	resp, err := c.call(ctx, req.Query, req.MaxResults, toEngine(req.Engine))
+	if err != nil {
+		return grounding.SearchResponse{}, err
 	}
 	out := grounding.SearchResponse{Engine: fromEngine(resp.GetEngine()), Results: make([]grounding.SearchResult, 0, len(resp.GetResults()))}
 	for _, r := range resp.GetResults() {
@@ -74,4 +88,27 @@ func fromEngine(e searchv1.Engine) grounding.Engine {
 	default:
 		return grounding.EngineAuto
 	}
+}
+
+// Evidence is the client as a research.Searcher.
+func (c *Client) Evidence() research.Searcher { return evidence{c} }
+
+// evidence adapts Client to research.Searcher; the two interfaces share the
+// method name Search, so one type cannot implement both.
+type evidence struct{ c *Client }
+
+var _ research.Searcher = evidence{}
+
+// Search asks the search service's automatic engine choice for at least
+// one result.
+func (e evidence) Search(ctx context.Context, query string, maxResults int) ([]research.Evidence, error) {
+	resp, err := e.c.call(ctx, query, max(maxResults, 1), searchv1.Engine_AUTO)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]research.Evidence, 0, len(resp.GetResults()))
+	for _, r := range resp.GetResults() {
+		out = append(out, research.Evidence{Title: r.GetTitle(), URL: r.GetUrl(), Snippet: r.GetSnippet()})
+	}
+	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	structpb "google.golang.org/protobuf/types/known/structpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
@@ -147,7 +148,7 @@ func (x ResearchState_Status) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ResearchState_Status.Descriptor instead.
 func (ResearchState_Status) EnumDescriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{2, 0}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{3, 0}
 }
 
 // Status is where the action stands.
@@ -212,7 +213,7 @@ func (x PlannedAction_Status) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use PlannedAction_Status.Descriptor instead.
 func (PlannedAction_Status) EnumDescriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{5, 0}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{6, 0}
 }
 
 // Status is where the request stands.
@@ -273,7 +274,7 @@ func (x ApprovalRequest_Status) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ApprovalRequest_Status.Descriptor instead.
 func (ApprovalRequest_Status) EnumDescriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{14, 0}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{19, 0}
 }
 
 // Decision is a person's answer.
@@ -326,7 +327,7 @@ func (x DecideApprovalRequest_Decision) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use DecideApprovalRequest_Decision.Descriptor instead.
 func (DecideApprovalRequest_Decision) EnumDescriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{18, 0}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{23, 0}
 }
 
 // StartResearchRequest describes a run.
@@ -342,7 +343,10 @@ type StartResearchRequest struct {
 	// Quality score at which to stop, in [0,1]; unset means 0.8.
 	QualityThreshold *float64 `protobuf:"fixed64,4,opt,name=quality_threshold,json=qualityThreshold,proto3,oneof" json:"quality_threshold,omitempty"`
 	// A rag collection to take evidence from as well as search.
-	Collection    string `protobuf:"bytes,5,opt,name=collection,proto3" json:"collection,omitempty"`
+	Collection string `protobuf:"bytes,5,opt,name=collection,proto3" json:"collection,omitempty"`
+	// Actions to propose when the run finishes, each planned and gated by
+	// its risk level. Empty means one send_summary to the configured chat.
+	Actions       []*RequestedAction `protobuf:"bytes,6,rep,name=actions,proto3" json:"actions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -412,6 +416,81 @@ func (x *StartResearchRequest) GetCollection() string {
 	return ""
 }
 
+func (x *StartResearchRequest) GetActions() []*RequestedAction {
+	if x != nil {
+		return x.Actions
+	}
+	return nil
+}
+
+// RequestedAction asks a run to propose an action when it finishes.
+type RequestedAction struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The action: "send_summary" posts the executive summary to a chat.
+	ActionType string `protobuf:"bytes,1,opt,name=action_type,json=actionType,proto3" json:"action_type,omitempty"`
+	// The risk level; unset means the configured level of the action type.
+	// A request can raise the level, never lower it below the configured
+	// one: REVERSIBLE_WITH_DELAY and IRREVERSIBLE wait for an approval.
+	RiskLevel RiskLevel `protobuf:"varint,2,opt,name=risk_level,json=riskLevel,proto3,enum=groundcrew.grounding.v1.RiskLevel" json:"risk_level,omitempty"`
+	// The action's payload. send_summary requires "chat_id": a chat
+	// configured for research summaries (RESEARCH_CHAT_ID or
+	// RESEARCH_SUMMARY_CHATS).
+	Parameters    *structpb.Struct `protobuf:"bytes,3,opt,name=parameters,proto3" json:"parameters,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RequestedAction) Reset() {
+	*x = RequestedAction{}
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RequestedAction) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RequestedAction) ProtoMessage() {}
+
+func (x *RequestedAction) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RequestedAction.ProtoReflect.Descriptor instead.
+func (*RequestedAction) Descriptor() ([]byte, []int) {
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *RequestedAction) GetActionType() string {
+	if x != nil {
+		return x.ActionType
+	}
+	return ""
+}
+
+func (x *RequestedAction) GetRiskLevel() RiskLevel {
+	if x != nil {
+		return x.RiskLevel
+	}
+	return RiskLevel_RISK_LEVEL_UNSPECIFIED
+}
+
+func (x *RequestedAction) GetParameters() *structpb.Struct {
+	if x != nil {
+		return x.Parameters
+	}
+	return nil
+}
+
 // StartResearchResponse carries the new run.
 type StartResearchResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -423,7 +502,7 @@ type StartResearchResponse struct {
 
 func (x *StartResearchResponse) Reset() {
 	*x = StartResearchResponse{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[1]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -435,7 +514,7 @@ func (x *StartResearchResponse) String() string {
 func (*StartResearchResponse) ProtoMessage() {}
 
 func (x *StartResearchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[1]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -448,7 +527,7 @@ func (x *StartResearchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartResearchResponse.ProtoReflect.Descriptor instead.
 func (*StartResearchResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{1}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *StartResearchResponse) GetRun() *ResearchState {
@@ -494,14 +573,17 @@ type ResearchState struct {
 	// When it last changed.
 	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,16,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
 	// The rag collection used, if any.
-	Collection    string `protobuf:"bytes,17,opt,name=collection,proto3" json:"collection,omitempty"`
+	Collection string `protobuf:"bytes,17,opt,name=collection,proto3" json:"collection,omitempty"`
+	// The draft answer the last refine step wrote from the evidence so far,
+	// with [n] citations into sources; empty until the run refines.
+	RefinedAnswer string `protobuf:"bytes,18,opt,name=refined_answer,json=refinedAnswer,proto3" json:"refined_answer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ResearchState) Reset() {
 	*x = ResearchState{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[2]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -513,7 +595,7 @@ func (x *ResearchState) String() string {
 func (*ResearchState) ProtoMessage() {}
 
 func (x *ResearchState) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[2]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -526,7 +608,7 @@ func (x *ResearchState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResearchState.ProtoReflect.Descriptor instead.
 func (*ResearchState) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{2}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ResearchState) GetId() string {
@@ -648,6 +730,13 @@ func (x *ResearchState) GetCollection() string {
 	return ""
 }
 
+func (x *ResearchState) GetRefinedAnswer() string {
+	if x != nil {
+		return x.RefinedAnswer
+	}
+	return ""
+}
+
 // SourceReference is one piece of evidence.
 type SourceReference struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -667,7 +756,7 @@ type SourceReference struct {
 
 func (x *SourceReference) Reset() {
 	*x = SourceReference{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[3]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -679,7 +768,7 @@ func (x *SourceReference) String() string {
 func (*SourceReference) ProtoMessage() {}
 
 func (x *SourceReference) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[3]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -692,7 +781,7 @@ func (x *SourceReference) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceReference.ProtoReflect.Descriptor instead.
 func (*SourceReference) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{3}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *SourceReference) GetTitle() string {
@@ -745,7 +834,7 @@ type Critique struct {
 
 func (x *Critique) Reset() {
 	*x = Critique{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[4]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -757,7 +846,7 @@ func (x *Critique) String() string {
 func (*Critique) ProtoMessage() {}
 
 func (x *Critique) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[4]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -770,7 +859,7 @@ func (x *Critique) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Critique.ProtoReflect.Descriptor instead.
 func (*Critique) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{4}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Critique) GetQualityScore() float64 {
@@ -810,14 +899,16 @@ type PlannedAction struct {
 	// The approval request, when one was needed.
 	ApprovalId string `protobuf:"bytes,6,opt,name=approval_id,json=approvalId,proto3" json:"approval_id,omitempty"`
 	// What happened when it ran or why it was skipped.
-	Result        string `protobuf:"bytes,7,opt,name=result,proto3" json:"result,omitempty"`
+	Result string `protobuf:"bytes,7,opt,name=result,proto3" json:"result,omitempty"`
+	// The action's payload, e.g. send_summary's {"chat_id": "..."}.
+	Parameters    *structpb.Struct `protobuf:"bytes,8,opt,name=parameters,proto3" json:"parameters,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PlannedAction) Reset() {
 	*x = PlannedAction{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[5]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -829,7 +920,7 @@ func (x *PlannedAction) String() string {
 func (*PlannedAction) ProtoMessage() {}
 
 func (x *PlannedAction) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[5]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -842,7 +933,7 @@ func (x *PlannedAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlannedAction.ProtoReflect.Descriptor instead.
 func (*PlannedAction) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{5}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PlannedAction) GetId() string {
@@ -894,6 +985,13 @@ func (x *PlannedAction) GetResult() string {
 	return ""
 }
 
+func (x *PlannedAction) GetParameters() *structpb.Struct {
+	if x != nil {
+		return x.Parameters
+	}
+	return nil
+}
+
 // ResearchReport is a finished run's output.
 type ResearchReport struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -915,7 +1013,7 @@ type ResearchReport struct {
 
 func (x *ResearchReport) Reset() {
 	*x = ResearchReport{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[6]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -927,7 +1025,7 @@ func (x *ResearchReport) String() string {
 func (*ResearchReport) ProtoMessage() {}
 
 func (x *ResearchReport) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[6]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -940,7 +1038,7 @@ func (x *ResearchReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResearchReport.ProtoReflect.Descriptor instead.
 func (*ResearchReport) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{6}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ResearchReport) GetExecutiveSummary() string {
@@ -1000,7 +1098,7 @@ type QualityIndicators struct {
 
 func (x *QualityIndicators) Reset() {
 	*x = QualityIndicators{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[7]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1012,7 +1110,7 @@ func (x *QualityIndicators) String() string {
 func (*QualityIndicators) ProtoMessage() {}
 
 func (x *QualityIndicators) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[7]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1025,7 +1123,7 @@ func (x *QualityIndicators) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QualityIndicators.ProtoReflect.Descriptor instead.
 func (*QualityIndicators) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{7}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *QualityIndicators) GetQualityScore() float64 {
@@ -1060,7 +1158,7 @@ type GetResearchRequest struct {
 
 func (x *GetResearchRequest) Reset() {
 	*x = GetResearchRequest{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[8]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1072,7 +1170,7 @@ func (x *GetResearchRequest) String() string {
 func (*GetResearchRequest) ProtoMessage() {}
 
 func (x *GetResearchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[8]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1085,7 +1183,7 @@ func (x *GetResearchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResearchRequest.ProtoReflect.Descriptor instead.
 func (*GetResearchRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{8}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetResearchRequest) GetId() string {
@@ -1106,7 +1204,7 @@ type GetResearchResponse struct {
 
 func (x *GetResearchResponse) Reset() {
 	*x = GetResearchResponse{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[9]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1118,7 +1216,7 @@ func (x *GetResearchResponse) String() string {
 func (*GetResearchResponse) ProtoMessage() {}
 
 func (x *GetResearchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[9]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1131,7 +1229,7 @@ func (x *GetResearchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResearchResponse.ProtoReflect.Descriptor instead.
 func (*GetResearchResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{9}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetResearchResponse) GetRun() *ResearchState {
@@ -1139,6 +1237,257 @@ func (x *GetResearchResponse) GetRun() *ResearchState {
 		return x.Run
 	}
 	return nil
+}
+
+// GetResearchReportRequest names a run.
+type GetResearchReportRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The run id.
+	Id            string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetResearchReportRequest) Reset() {
+	*x = GetResearchReportRequest{}
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetResearchReportRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetResearchReportRequest) ProtoMessage() {}
+
+func (x *GetResearchReportRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetResearchReportRequest.ProtoReflect.Descriptor instead.
+func (*GetResearchReportRequest) Descriptor() ([]byte, []int) {
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *GetResearchReportRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+// GetResearchReportResponse is a persisted report.
+type GetResearchReportResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The report as one Markdown document: executive summary, findings with
+	// [n] citations, sources, quality notes.
+	Content string `protobuf:"bytes,1,opt,name=content,proto3" json:"content,omitempty"`
+	// What is stored beside it for audit and search.
+	Metadata      *ResearchReportMetadata `protobuf:"bytes,2,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetResearchReportResponse) Reset() {
+	*x = GetResearchReportResponse{}
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetResearchReportResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetResearchReportResponse) ProtoMessage() {}
+
+func (x *GetResearchReportResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetResearchReportResponse.ProtoReflect.Descriptor instead.
+func (*GetResearchReportResponse) Descriptor() ([]byte, []int) {
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *GetResearchReportResponse) GetContent() string {
+	if x != nil {
+		return x.Content
+	}
+	return ""
+}
+
+func (x *GetResearchReportResponse) GetMetadata() *ResearchReportMetadata {
+	if x != nil {
+		return x.Metadata
+	}
+	return nil
+}
+
+// ResearchReportMetadata is a report's stored metadata. It holds no personal
+// data: the topic and source titles are redacted (e-mail addresses, chat
+// handles, phone numbers, names), source URLs lose credentials, query and
+// fragment; user_id is the requester's UUID.
+type ResearchReportMetadata struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Always "research_report".
+	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	// The topic, redacted.
+	Topic string `protobuf:"bytes,2,opt,name=topic,proto3" json:"topic,omitempty"`
+	// Who asked: a UUID.
+	UserId string `protobuf:"bytes,3,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// The report's sources.
+	Sources []*ReportSource `protobuf:"bytes,4,rep,name=sources,proto3" json:"sources,omitempty"`
+	// Rounds it took.
+	IterationCount int32 `protobuf:"varint,5,opt,name=iteration_count,json=iterationCount,proto3" json:"iteration_count,omitempty"`
+	// When the report was written.
+	Timestamp     *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResearchReportMetadata) Reset() {
+	*x = ResearchReportMetadata{}
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResearchReportMetadata) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResearchReportMetadata) ProtoMessage() {}
+
+func (x *ResearchReportMetadata) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResearchReportMetadata.ProtoReflect.Descriptor instead.
+func (*ResearchReportMetadata) Descriptor() ([]byte, []int) {
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ResearchReportMetadata) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *ResearchReportMetadata) GetTopic() string {
+	if x != nil {
+		return x.Topic
+	}
+	return ""
+}
+
+func (x *ResearchReportMetadata) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *ResearchReportMetadata) GetSources() []*ReportSource {
+	if x != nil {
+		return x.Sources
+	}
+	return nil
+}
+
+func (x *ResearchReportMetadata) GetIterationCount() int32 {
+	if x != nil {
+		return x.IterationCount
+	}
+	return 0
+}
+
+func (x *ResearchReportMetadata) GetTimestamp() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Timestamp
+	}
+	return nil
+}
+
+// ReportSource names a source in report metadata.
+type ReportSource struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Page title, redacted.
+	Title string `protobuf:"bytes,1,opt,name=title,proto3" json:"title,omitempty"`
+	// The page, without credentials, query or fragment.
+	Url           string `protobuf:"bytes,2,opt,name=url,proto3" json:"url,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportSource) Reset() {
+	*x = ReportSource{}
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportSource) ProtoMessage() {}
+
+func (x *ReportSource) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportSource.ProtoReflect.Descriptor instead.
+func (*ReportSource) Descriptor() ([]byte, []int) {
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ReportSource) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *ReportSource) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
 }
 
 // ListResearchRequest pages a user's runs.
@@ -1156,7 +1505,7 @@ type ListResearchRequest struct {
 
 func (x *ListResearchRequest) Reset() {
 	*x = ListResearchRequest{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[10]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1168,7 +1517,7 @@ func (x *ListResearchRequest) String() string {
 func (*ListResearchRequest) ProtoMessage() {}
 
 func (x *ListResearchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[10]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1181,7 +1530,7 @@ func (x *ListResearchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResearchRequest.ProtoReflect.Descriptor instead.
 func (*ListResearchRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{10}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListResearchRequest) GetUserId() string {
@@ -1218,7 +1567,7 @@ type ListResearchResponse struct {
 
 func (x *ListResearchResponse) Reset() {
 	*x = ListResearchResponse{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[11]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1230,7 +1579,7 @@ func (x *ListResearchResponse) String() string {
 func (*ListResearchResponse) ProtoMessage() {}
 
 func (x *ListResearchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[11]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1243,7 +1592,7 @@ func (x *ListResearchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResearchResponse.ProtoReflect.Descriptor instead.
 func (*ListResearchResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{11}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListResearchResponse) GetRuns() []*ResearchState {
@@ -1271,7 +1620,7 @@ type WatchResearchRequest struct {
 
 func (x *WatchResearchRequest) Reset() {
 	*x = WatchResearchRequest{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[12]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1283,7 +1632,7 @@ func (x *WatchResearchRequest) String() string {
 func (*WatchResearchRequest) ProtoMessage() {}
 
 func (x *WatchResearchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[12]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1296,7 +1645,7 @@ func (x *WatchResearchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResearchRequest.ProtoReflect.Descriptor instead.
 func (*WatchResearchRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{12}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *WatchResearchRequest) GetId() string {
@@ -1317,7 +1666,7 @@ type WatchResearchResponse struct {
 
 func (x *WatchResearchResponse) Reset() {
 	*x = WatchResearchResponse{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[13]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1329,7 +1678,7 @@ func (x *WatchResearchResponse) String() string {
 func (*WatchResearchResponse) ProtoMessage() {}
 
 func (x *WatchResearchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[13]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1342,7 +1691,7 @@ func (x *WatchResearchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResearchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResearchResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{13}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *WatchResearchResponse) GetRun() *ResearchState {
@@ -1383,7 +1732,7 @@ type ApprovalRequest struct {
 
 func (x *ApprovalRequest) Reset() {
 	*x = ApprovalRequest{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[14]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1395,7 +1744,7 @@ func (x *ApprovalRequest) String() string {
 func (*ApprovalRequest) ProtoMessage() {}
 
 func (x *ApprovalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[14]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1408,7 +1757,7 @@ func (x *ApprovalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalRequest.ProtoReflect.Descriptor instead.
 func (*ApprovalRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{14}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ApprovalRequest) GetId() string {
@@ -1491,9 +1840,10 @@ func (x *ApprovalRequest) GetDecision() *DecisionMetadata {
 // DecisionMetadata records how an approval request ended.
 type DecisionMetadata struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Who approved, when approved.
+	// Who approved, when approved: the authenticated actor when the call
+	// carried one, else decided_by.
 	ApprovedBy string `protobuf:"bytes,1,opt,name=approved_by,json=approvedBy,proto3" json:"approved_by,omitempty"`
-	// Who rejected, when rejected.
+	// Who rejected, when rejected (as approved_by).
 	RejectedBy string `protobuf:"bytes,2,opt,name=rejected_by,json=rejectedBy,proto3" json:"rejected_by,omitempty"`
 	// The decider's comment.
 	Comment string `protobuf:"bytes,3,opt,name=comment,proto3" json:"comment,omitempty"`
@@ -1502,14 +1852,19 @@ type DecisionMetadata struct {
 	// Why it ended without a person, e.g. "approval_timeout".
 	Reason string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
 	// When it was decided.
-	DecideTime    *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=decide_time,json=decideTime,proto3" json:"decide_time,omitempty"`
+	DecideTime *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=decide_time,json=decideTime,proto3" json:"decide_time,omitempty"`
+	// The authenticated caller who decided (the gateway's API key name);
+	// empty when the call carried none.
+	Actor string `protobuf:"bytes,7,opt,name=actor,proto3" json:"actor,omitempty"`
+	// The decider's self-declared name from the request, a display note.
+	DecidedBy     string `protobuf:"bytes,8,opt,name=decided_by,json=decidedBy,proto3" json:"decided_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DecisionMetadata) Reset() {
 	*x = DecisionMetadata{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[15]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1521,7 +1876,7 @@ func (x *DecisionMetadata) String() string {
 func (*DecisionMetadata) ProtoMessage() {}
 
 func (x *DecisionMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[15]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1534,7 +1889,7 @@ func (x *DecisionMetadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecisionMetadata.ProtoReflect.Descriptor instead.
 func (*DecisionMetadata) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{15}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *DecisionMetadata) GetApprovedBy() string {
@@ -1579,6 +1934,20 @@ func (x *DecisionMetadata) GetDecideTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *DecisionMetadata) GetActor() string {
+	if x != nil {
+		return x.Actor
+	}
+	return ""
+}
+
+func (x *DecisionMetadata) GetDecidedBy() string {
+	if x != nil {
+		return x.DecidedBy
+	}
+	return ""
+}
+
 // ListApprovalsRequest filters and pages approval requests.
 type ListApprovalsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1596,7 +1965,7 @@ type ListApprovalsRequest struct {
 
 func (x *ListApprovalsRequest) Reset() {
 	*x = ListApprovalsRequest{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[16]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1608,7 +1977,7 @@ func (x *ListApprovalsRequest) String() string {
 func (*ListApprovalsRequest) ProtoMessage() {}
 
 func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[16]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1621,7 +1990,7 @@ func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsRequest.ProtoReflect.Descriptor instead.
 func (*ListApprovalsRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{16}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListApprovalsRequest) GetStatus() ApprovalRequest_Status {
@@ -1665,7 +2034,7 @@ type ListApprovalsResponse struct {
 
 func (x *ListApprovalsResponse) Reset() {
 	*x = ListApprovalsResponse{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[17]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1677,7 +2046,7 @@ func (x *ListApprovalsResponse) String() string {
 func (*ListApprovalsResponse) ProtoMessage() {}
 
 func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[17]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1690,7 +2059,7 @@ func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsResponse.ProtoReflect.Descriptor instead.
 func (*ListApprovalsResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{17}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListApprovalsResponse) GetApprovals() []*ApprovalRequest {
@@ -1724,7 +2093,7 @@ type DecideApprovalRequest struct {
 
 func (x *DecideApprovalRequest) Reset() {
 	*x = DecideApprovalRequest{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[18]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1736,7 +2105,7 @@ func (x *DecideApprovalRequest) String() string {
 func (*DecideApprovalRequest) ProtoMessage() {}
 
 func (x *DecideApprovalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[18]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1749,7 +2118,7 @@ func (x *DecideApprovalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideApprovalRequest.ProtoReflect.Descriptor instead.
 func (*DecideApprovalRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{18}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DecideApprovalRequest) GetId() string {
@@ -1791,7 +2160,7 @@ type DecideApprovalResponse struct {
 
 func (x *DecideApprovalResponse) Reset() {
 	*x = DecideApprovalResponse{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[19]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1803,7 +2172,7 @@ func (x *DecideApprovalResponse) String() string {
 func (*DecideApprovalResponse) ProtoMessage() {}
 
 func (x *DecideApprovalResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[19]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1816,7 +2185,7 @@ func (x *DecideApprovalResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideApprovalResponse.ProtoReflect.Descriptor instead.
 func (*DecideApprovalResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{19}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *DecideApprovalResponse) GetApproval() *ApprovalRequest {
@@ -1830,7 +2199,7 @@ var File_groundcrew_grounding_v1_research_proto protoreflect.FileDescriptor
 
 const file_groundcrew_grounding_v1_research_proto_rawDesc = "" +
 	"\n" +
-	"&groundcrew/grounding/v1/research.proto\x12\x17groundcrew.grounding.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8a\x03\n" +
+	"&groundcrew/grounding/v1/research.proto\x12\x17groundcrew.grounding.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd8\x03\n" +
 	"\x14StartResearchRequest\x12`\n" +
 	"\x05topic\x18\x01 \x01(\tBJ\xbaHG\xba\x01?\n" +
 	"\x0ftopic.not_blank\x12\x17topic must not be blank\x1a\x13this.matches('\\\\S')r\x03\x18\xf4\x03R\x05topic\x12!\n" +
@@ -1840,11 +2209,20 @@ const file_groundcrew_grounding_v1_research_proto_rawDesc = "" +
 	"\x11quality_threshold\x18\x04 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00H\x01R\x10qualityThreshold\x88\x01\x01\x12A\n" +
 	"\n" +
 	"collection\x18\x05 \x01(\tB!\xbaH\x1er\x1c\x18?2\x18^([a-z0-9][a-z0-9_-]*)?$R\n" +
-	"collectionB\x11\n" +
+	"collection\x12L\n" +
+	"\aactions\x18\x06 \x03(\v2(.groundcrew.grounding.v1.RequestedActionB\b\xbaH\x05\x92\x01\x02\x10\x05R\aactionsB\x11\n" +
 	"\x0f_max_iterationsB\x14\n" +
-	"\x12_quality_threshold\"Q\n" +
+	"\x12_quality_threshold\"\xcd\x01\n" +
+	"\x0fRequestedAction\x124\n" +
+	"\vaction_type\x18\x01 \x01(\tB\x13\xbaH\x10r\x0eR\fsend_summaryR\n" +
+	"actionType\x12K\n" +
+	"\n" +
+	"risk_level\x18\x02 \x01(\x0e2\".groundcrew.grounding.v1.RiskLevelB\b\xbaH\x05\x82\x01\x02\x10\x01R\triskLevel\x127\n" +
+	"\n" +
+	"parameters\x18\x03 \x01(\v2\x17.google.protobuf.StructR\n" +
+	"parameters\"Q\n" +
 	"\x15StartResearchResponse\x128\n" +
-	"\x03run\x18\x01 \x01(\v2&.groundcrew.grounding.v1.ResearchStateR\x03run\"\xa0\a\n" +
+	"\x03run\x18\x01 \x01(\v2&.groundcrew.grounding.v1.ResearchStateR\x03run\"\xc7\a\n" +
 	"\rResearchState\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05topic\x18\x02 \x01(\tR\x05topic\x12\x17\n" +
@@ -1867,7 +2245,8 @@ const file_groundcrew_grounding_v1_research_proto_rawDesc = "" +
 	"updateTime\x12\x1e\n" +
 	"\n" +
 	"collection\x18\x11 \x01(\tR\n" +
-	"collection\"w\n" +
+	"collection\x12%\n" +
+	"\x0erefined_answer\x18\x12 \x01(\tR\rrefinedAnswer\"w\n" +
 	"\x06Status\x12\x16\n" +
 	"\x12STATUS_UNSPECIFIED\x10\x00\x12\f\n" +
 	"\bPLANNING\x10\x01\x12\x0f\n" +
@@ -1888,7 +2267,7 @@ const file_groundcrew_grounding_v1_research_proto_rawDesc = "" +
 	"\bCritique\x12<\n" +
 	"\rquality_score\x18\x01 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\fqualityScore\x12\x18\n" +
 	"\areasons\x18\x02 \x03(\tR\areasons\x12\x12\n" +
-	"\x04gaps\x18\x03 \x03(\tR\x04gaps\"\x9d\x03\n" +
+	"\x04gaps\x18\x03 \x03(\tR\x04gaps\"\xd6\x03\n" +
 	"\rPlannedAction\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1f\n" +
 	"\vaction_type\x18\x02 \x01(\tR\n" +
@@ -1900,7 +2279,10 @@ const file_groundcrew_grounding_v1_research_proto_rawDesc = "" +
 	"\x06status\x18\x05 \x01(\x0e2-.groundcrew.grounding.v1.PlannedAction.StatusR\x06status\x12\x1f\n" +
 	"\vapproval_id\x18\x06 \x01(\tR\n" +
 	"approvalId\x12\x16\n" +
-	"\x06result\x18\a \x01(\tR\x06result\"j\n" +
+	"\x06result\x18\a \x01(\tR\x06result\x127\n" +
+	"\n" +
+	"parameters\x18\b \x01(\v2\x17.google.protobuf.StructR\n" +
+	"parameters\"j\n" +
 	"\x06Status\x12\x16\n" +
 	"\x12STATUS_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11AWAITING_APPROVAL\x10\x01\x12\f\n" +
@@ -1926,7 +2308,22 @@ const file_groundcrew_grounding_v1_research_proto_rawDesc = "" +
 	"\x12GetResearchRequest\x12\x19\n" +
 	"\x02id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x02id\"O\n" +
 	"\x13GetResearchResponse\x128\n" +
-	"\x03run\x18\x01 \x01(\v2&.groundcrew.grounding.v1.ResearchStateR\x03run\"\x7f\n" +
+	"\x03run\x18\x01 \x01(\v2&.groundcrew.grounding.v1.ResearchStateR\x03run\"5\n" +
+	"\x18GetResearchReportRequest\x12\x19\n" +
+	"\x02id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x02id\"\x82\x01\n" +
+	"\x19GetResearchReportResponse\x12\x18\n" +
+	"\acontent\x18\x01 \x01(\tR\acontent\x12K\n" +
+	"\bmetadata\x18\x02 \x01(\v2/.groundcrew.grounding.v1.ResearchReportMetadataR\bmetadata\"\xff\x01\n" +
+	"\x16ResearchReportMetadata\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x14\n" +
+	"\x05topic\x18\x02 \x01(\tR\x05topic\x12\x17\n" +
+	"\auser_id\x18\x03 \x01(\tR\x06userId\x12?\n" +
+	"\asources\x18\x04 \x03(\v2%.groundcrew.grounding.v1.ReportSourceR\asources\x12'\n" +
+	"\x0fiteration_count\x18\x05 \x01(\x05R\x0eiterationCount\x128\n" +
+	"\ttimestamp\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\ttimestamp\"6\n" +
+	"\fReportSource\x12\x14\n" +
+	"\x05title\x18\x01 \x01(\tR\x05title\x12\x10\n" +
+	"\x03url\x18\x02 \x01(\tR\x03url\"\x7f\n" +
 	"\x13ListResearchRequest\x12!\n" +
 	"\auser_id\x18\x01 \x01(\tB\b\xbaH\x05r\x03\xb0\x01\x01R\x06userId\x12&\n" +
 	"\tpage_size\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\bpageSize\x12\x1d\n" +
@@ -1960,7 +2357,7 @@ const file_groundcrew_grounding_v1_research_proto_rawDesc = "" +
 	"\aPENDING\x10\x01\x12\f\n" +
 	"\bAPPROVED\x10\x02\x12\f\n" +
 	"\bREJECTED\x10\x03\x12\r\n" +
-	"\tESCALATED\x10\x04\"\xee\x01\n" +
+	"\tESCALATED\x10\x04\"\xa3\x02\n" +
 	"\x10DecisionMetadata\x12\x1f\n" +
 	"\vapproved_by\x18\x01 \x01(\tR\n" +
 	"approvedBy\x12\x1f\n" +
@@ -1970,7 +2367,10 @@ const file_groundcrew_grounding_v1_research_proto_rawDesc = "" +
 	"\x10duration_seconds\x18\x04 \x01(\x01R\x0fdurationSeconds\x12\x16\n" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\x12;\n" +
 	"\vdecide_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"decideTime\"\xd0\x01\n" +
+	"decideTime\x12\x14\n" +
+	"\x05actor\x18\a \x01(\tR\x05actor\x12\x1d\n" +
+	"\n" +
+	"decided_by\x18\b \x01(\tR\tdecidedBy\"\xd0\x01\n" +
 	"\x14ListApprovalsRequest\x12Q\n" +
 	"\x06status\x18\x01 \x01(\x0e2/.groundcrew.grounding.v1.ApprovalRequest.StatusB\b\xbaH\x05\x82\x01\x02\x10\x01R\x06status\x12\x1e\n" +
 	"\x06run_id\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05runId\x12&\n" +
@@ -2000,10 +2400,11 @@ const file_groundcrew_grounding_v1_research_proto_rawDesc = "" +
 	"\n" +
 	"REVERSIBLE\x10\x01\x12\x19\n" +
 	"\x15REVERSIBLE_WITH_DELAY\x10\x02\x12\x10\n" +
-	"\fIRREVERSIBLE\x10\x032\xdb\x06\n" +
+	"\fIRREVERSIBLE\x10\x032\xfa\a\n" +
 	"\x0fResearchService\x12\x87\x01\n" +
 	"\rStartResearch\x12-.groundcrew.grounding.v1.StartResearchRequest\x1a..groundcrew.grounding.v1.StartResearchResponse\"\x17\x82\xd3\xe4\x93\x02\x11:\x01*\"\f/v1/research\x12\x83\x01\n" +
-	"\vGetResearch\x12+.groundcrew.grounding.v1.GetResearchRequest\x1a,.groundcrew.grounding.v1.GetResearchResponse\"\x19\x82\xd3\xe4\x93\x02\x13\x12\x11/v1/research/{id}\x12\x81\x01\n" +
+	"\vGetResearch\x12+.groundcrew.grounding.v1.GetResearchRequest\x1a,.groundcrew.grounding.v1.GetResearchResponse\"\x19\x82\xd3\xe4\x93\x02\x13\x12\x11/v1/research/{id}\x12\x9c\x01\n" +
+	"\x11GetResearchReport\x121.groundcrew.grounding.v1.GetResearchReportRequest\x1a2.groundcrew.grounding.v1.GetResearchReportResponse\" \x82\xd3\xe4\x93\x02\x1a\x12\x18/v1/research/{id}/report\x12\x81\x01\n" +
 	"\fListResearch\x12,.groundcrew.grounding.v1.ListResearchRequest\x1a-.groundcrew.grounding.v1.ListResearchResponse\"\x14\x82\xd3\xe4\x93\x02\x0e\x12\f/v1/research\x12\x91\x01\n" +
 	"\rWatchResearch\x12-.groundcrew.grounding.v1.WatchResearchRequest\x1a..groundcrew.grounding.v1.WatchResearchResponse\"\x1f\x82\xd3\xe4\x93\x02\x19\x12\x17/v1/research/{id}:watch0\x01\x12\x85\x01\n" +
 	"\rListApprovals\x12-.groundcrew.grounding.v1.ListApprovalsRequest\x1a..groundcrew.grounding.v1.ListApprovalsResponse\"\x15\x82\xd3\xe4\x93\x02\x0f\x12\r/v1/approvals\x12\x97\x01\n" +
@@ -2022,7 +2423,7 @@ func file_groundcrew_grounding_v1_research_proto_rawDescGZIP() []byte {
 }
 
 var file_groundcrew_grounding_v1_research_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_groundcrew_grounding_v1_research_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_groundcrew_grounding_v1_research_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_groundcrew_grounding_v1_research_proto_goTypes = []any{
 	(RiskLevel)(0),                      // 0: groundcrew.grounding.v1.RiskLevel
 	(ResearchState_Status)(0),           // 1: groundcrew.grounding.v1.ResearchState.Status
@@ -2030,72 +2431,87 @@ var file_groundcrew_grounding_v1_research_proto_goTypes = []any{
 	(ApprovalRequest_Status)(0),         // 3: groundcrew.grounding.v1.ApprovalRequest.Status
 	(DecideApprovalRequest_Decision)(0), // 4: groundcrew.grounding.v1.DecideApprovalRequest.Decision
 	(*StartResearchRequest)(nil),        // 5: groundcrew.grounding.v1.StartResearchRequest
-	(*StartResearchResponse)(nil),       // 6: groundcrew.grounding.v1.StartResearchResponse
-	(*ResearchState)(nil),               // 7: groundcrew.grounding.v1.ResearchState
-	(*SourceReference)(nil),             // 8: groundcrew.grounding.v1.SourceReference
-	(*Critique)(nil),                    // 9: groundcrew.grounding.v1.Critique
-	(*PlannedAction)(nil),               // 10: groundcrew.grounding.v1.PlannedAction
-	(*ResearchReport)(nil),              // 11: groundcrew.grounding.v1.ResearchReport
-	(*QualityIndicators)(nil),           // 12: groundcrew.grounding.v1.QualityIndicators
-	(*GetResearchRequest)(nil),          // 13: groundcrew.grounding.v1.GetResearchRequest
-	(*GetResearchResponse)(nil),         // 14: groundcrew.grounding.v1.GetResearchResponse
-	(*ListResearchRequest)(nil),         // 15: groundcrew.grounding.v1.ListResearchRequest
-	(*ListResearchResponse)(nil),        // 16: groundcrew.grounding.v1.ListResearchResponse
-	(*WatchResearchRequest)(nil),        // 17: groundcrew.grounding.v1.WatchResearchRequest
-	(*WatchResearchResponse)(nil),       // 18: groundcrew.grounding.v1.WatchResearchResponse
-	(*ApprovalRequest)(nil),             // 19: groundcrew.grounding.v1.ApprovalRequest
-	(*DecisionMetadata)(nil),            // 20: groundcrew.grounding.v1.DecisionMetadata
-	(*ListApprovalsRequest)(nil),        // 21: groundcrew.grounding.v1.ListApprovalsRequest
-	(*ListApprovalsResponse)(nil),       // 22: groundcrew.grounding.v1.ListApprovalsResponse
-	(*DecideApprovalRequest)(nil),       // 23: groundcrew.grounding.v1.DecideApprovalRequest
-	(*DecideApprovalResponse)(nil),      // 24: groundcrew.grounding.v1.DecideApprovalResponse
-	(*timestamppb.Timestamp)(nil),       // 25: google.protobuf.Timestamp
+	(*RequestedAction)(nil),             // 6: groundcrew.grounding.v1.RequestedAction
+	(*StartResearchResponse)(nil),       // 7: groundcrew.grounding.v1.StartResearchResponse
+	(*ResearchState)(nil),               // 8: groundcrew.grounding.v1.ResearchState
+	(*SourceReference)(nil),             // 9: groundcrew.grounding.v1.SourceReference
+	(*Critique)(nil),                    // 10: groundcrew.grounding.v1.Critique
+	(*PlannedAction)(nil),               // 11: groundcrew.grounding.v1.PlannedAction
+	(*ResearchReport)(nil),              // 12: groundcrew.grounding.v1.ResearchReport
+	(*QualityIndicators)(nil),           // 13: groundcrew.grounding.v1.QualityIndicators
+	(*GetResearchRequest)(nil),          // 14: groundcrew.grounding.v1.GetResearchRequest
+	(*GetResearchResponse)(nil),         // 15: groundcrew.grounding.v1.GetResearchResponse
+	(*GetResearchReportRequest)(nil),    // 16: groundcrew.grounding.v1.GetResearchReportRequest
+	(*GetResearchReportResponse)(nil),   // 17: groundcrew.grounding.v1.GetResearchReportResponse
+	(*ResearchReportMetadata)(nil),      // 18: groundcrew.grounding.v1.ResearchReportMetadata
+	(*ReportSource)(nil),                // 19: groundcrew.grounding.v1.ReportSource
+	(*ListResearchRequest)(nil),         // 20: groundcrew.grounding.v1.ListResearchRequest
+	(*ListResearchResponse)(nil),        // 21: groundcrew.grounding.v1.ListResearchResponse
+	(*WatchResearchRequest)(nil),        // 22: groundcrew.grounding.v1.WatchResearchRequest
+	(*WatchResearchResponse)(nil),       // 23: groundcrew.grounding.v1.WatchResearchResponse
+	(*ApprovalRequest)(nil),             // 24: groundcrew.grounding.v1.ApprovalRequest
+	(*DecisionMetadata)(nil),            // 25: groundcrew.grounding.v1.DecisionMetadata
+	(*ListApprovalsRequest)(nil),        // 26: groundcrew.grounding.v1.ListApprovalsRequest
+	(*ListApprovalsResponse)(nil),       // 27: groundcrew.grounding.v1.ListApprovalsResponse
+	(*DecideApprovalRequest)(nil),       // 28: groundcrew.grounding.v1.DecideApprovalRequest
+	(*DecideApprovalResponse)(nil),      // 29: groundcrew.grounding.v1.DecideApprovalResponse
+	(*structpb.Struct)(nil),             // 30: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),       // 31: google.protobuf.Timestamp
 }
 var file_groundcrew_grounding_v1_research_proto_depIdxs = []int32{
-	7,  // 0: groundcrew.grounding.v1.StartResearchResponse.run:type_name -> groundcrew.grounding.v1.ResearchState
-	1,  // 1: groundcrew.grounding.v1.ResearchState.status:type_name -> groundcrew.grounding.v1.ResearchState.Status
-	8,  // 2: groundcrew.grounding.v1.ResearchState.sources:type_name -> groundcrew.grounding.v1.SourceReference
-	9,  // 3: groundcrew.grounding.v1.ResearchState.critique:type_name -> groundcrew.grounding.v1.Critique
-	10, // 4: groundcrew.grounding.v1.ResearchState.planned_actions:type_name -> groundcrew.grounding.v1.PlannedAction
-	11, // 5: groundcrew.grounding.v1.ResearchState.report:type_name -> groundcrew.grounding.v1.ResearchReport
-	25, // 6: groundcrew.grounding.v1.ResearchState.create_time:type_name -> google.protobuf.Timestamp
-	25, // 7: groundcrew.grounding.v1.ResearchState.update_time:type_name -> google.protobuf.Timestamp
-	25, // 8: groundcrew.grounding.v1.SourceReference.retrieved_at:type_name -> google.protobuf.Timestamp
-	0,  // 9: groundcrew.grounding.v1.PlannedAction.risk_level:type_name -> groundcrew.grounding.v1.RiskLevel
-	2,  // 10: groundcrew.grounding.v1.PlannedAction.status:type_name -> groundcrew.grounding.v1.PlannedAction.Status
-	8,  // 11: groundcrew.grounding.v1.ResearchReport.sources:type_name -> groundcrew.grounding.v1.SourceReference
-	25, // 12: groundcrew.grounding.v1.ResearchReport.generate_time:type_name -> google.protobuf.Timestamp
-	12, // 13: groundcrew.grounding.v1.ResearchReport.quality:type_name -> groundcrew.grounding.v1.QualityIndicators
-	7,  // 14: groundcrew.grounding.v1.GetResearchResponse.run:type_name -> groundcrew.grounding.v1.ResearchState
-	7,  // 15: groundcrew.grounding.v1.ListResearchResponse.runs:type_name -> groundcrew.grounding.v1.ResearchState
-	7,  // 16: groundcrew.grounding.v1.WatchResearchResponse.run:type_name -> groundcrew.grounding.v1.ResearchState
-	0,  // 17: groundcrew.grounding.v1.ApprovalRequest.risk_level:type_name -> groundcrew.grounding.v1.RiskLevel
-	25, // 18: groundcrew.grounding.v1.ApprovalRequest.requested_at:type_name -> google.protobuf.Timestamp
-	25, // 19: groundcrew.grounding.v1.ApprovalRequest.timeout_at:type_name -> google.protobuf.Timestamp
-	3,  // 20: groundcrew.grounding.v1.ApprovalRequest.status:type_name -> groundcrew.grounding.v1.ApprovalRequest.Status
-	20, // 21: groundcrew.grounding.v1.ApprovalRequest.decision:type_name -> groundcrew.grounding.v1.DecisionMetadata
-	25, // 22: groundcrew.grounding.v1.DecisionMetadata.decide_time:type_name -> google.protobuf.Timestamp
-	3,  // 23: groundcrew.grounding.v1.ListApprovalsRequest.status:type_name -> groundcrew.grounding.v1.ApprovalRequest.Status
-	19, // 24: groundcrew.grounding.v1.ListApprovalsResponse.approvals:type_name -> groundcrew.grounding.v1.ApprovalRequest
-	4,  // 25: groundcrew.grounding.v1.DecideApprovalRequest.decision:type_name -> groundcrew.grounding.v1.DecideApprovalRequest.Decision
-	19, // 26: groundcrew.grounding.v1.DecideApprovalResponse.approval:type_name -> groundcrew.grounding.v1.ApprovalRequest
-	5,  // 27: groundcrew.grounding.v1.ResearchService.StartResearch:input_type -> groundcrew.grounding.v1.StartResearchRequest
-	13, // 28: groundcrew.grounding.v1.ResearchService.GetResearch:input_type -> groundcrew.grounding.v1.GetResearchRequest
-	15, // 29: groundcrew.grounding.v1.ResearchService.ListResearch:input_type -> groundcrew.grounding.v1.ListResearchRequest
-	17, // 30: groundcrew.grounding.v1.ResearchService.WatchResearch:input_type -> groundcrew.grounding.v1.WatchResearchRequest
-	21, // 31: groundcrew.grounding.v1.ResearchService.ListApprovals:input_type -> groundcrew.grounding.v1.ListApprovalsRequest
-	23, // 32: groundcrew.grounding.v1.ResearchService.DecideApproval:input_type -> groundcrew.grounding.v1.DecideApprovalRequest
-	6,  // 33: groundcrew.grounding.v1.ResearchService.StartResearch:output_type -> groundcrew.grounding.v1.StartResearchResponse
-	14, // 34: groundcrew.grounding.v1.ResearchService.GetResearch:output_type -> groundcrew.grounding.v1.GetResearchResponse
-	16, // 35: groundcrew.grounding.v1.ResearchService.ListResearch:output_type -> groundcrew.grounding.v1.ListResearchResponse
-	18, // 36: groundcrew.grounding.v1.ResearchService.WatchResearch:output_type -> groundcrew.grounding.v1.WatchResearchResponse
-	22, // 37: groundcrew.grounding.v1.ResearchService.ListApprovals:output_type -> groundcrew.grounding.v1.ListApprovalsResponse
-	24, // 38: groundcrew.grounding.v1.ResearchService.DecideApproval:output_type -> groundcrew.grounding.v1.DecideApprovalResponse
-	33, // [33:39] is the sub-list for method output_type
-	27, // [27:33] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	6,  // 0: groundcrew.grounding.v1.StartResearchRequest.actions:type_name -> groundcrew.grounding.v1.RequestedAction
+	0,  // 1: groundcrew.grounding.v1.RequestedAction.risk_level:type_name -> groundcrew.grounding.v1.RiskLevel
+	30, // 2: groundcrew.grounding.v1.RequestedAction.parameters:type_name -> google.protobuf.Struct
+	8,  // 3: groundcrew.grounding.v1.StartResearchResponse.run:type_name -> groundcrew.grounding.v1.ResearchState
+	1,  // 4: groundcrew.grounding.v1.ResearchState.status:type_name -> groundcrew.grounding.v1.ResearchState.Status
+	9,  // 5: groundcrew.grounding.v1.ResearchState.sources:type_name -> groundcrew.grounding.v1.SourceReference
+	10, // 6: groundcrew.grounding.v1.ResearchState.critique:type_name -> groundcrew.grounding.v1.Critique
+	11, // 7: groundcrew.grounding.v1.ResearchState.planned_actions:type_name -> groundcrew.grounding.v1.PlannedAction
+	12, // 8: groundcrew.grounding.v1.ResearchState.report:type_name -> groundcrew.grounding.v1.ResearchReport
+	31, // 9: groundcrew.grounding.v1.ResearchState.create_time:type_name -> google.protobuf.Timestamp
+	31, // 10: groundcrew.grounding.v1.ResearchState.update_time:type_name -> google.protobuf.Timestamp
+	31, // 11: groundcrew.grounding.v1.SourceReference.retrieved_at:type_name -> google.protobuf.Timestamp
+	0,  // 12: groundcrew.grounding.v1.PlannedAction.risk_level:type_name -> groundcrew.grounding.v1.RiskLevel
+	2,  // 13: groundcrew.grounding.v1.PlannedAction.status:type_name -> groundcrew.grounding.v1.PlannedAction.Status
+	30, // 14: groundcrew.grounding.v1.PlannedAction.parameters:type_name -> google.protobuf.Struct
+	9,  // 15: groundcrew.grounding.v1.ResearchReport.sources:type_name -> groundcrew.grounding.v1.SourceReference
+	31, // 16: groundcrew.grounding.v1.ResearchReport.generate_time:type_name -> google.protobuf.Timestamp
+	13, // 17: groundcrew.grounding.v1.ResearchReport.quality:type_name -> groundcrew.grounding.v1.QualityIndicators
+	8,  // 18: groundcrew.grounding.v1.GetResearchResponse.run:type_name -> groundcrew.grounding.v1.ResearchState
+	18, // 19: groundcrew.grounding.v1.GetResearchReportResponse.metadata:type_name -> groundcrew.grounding.v1.ResearchReportMetadata
+	19, // 20: groundcrew.grounding.v1.ResearchReportMetadata.sources:type_name -> groundcrew.grounding.v1.ReportSource
+	31, // 21: groundcrew.grounding.v1.ResearchReportMetadata.timestamp:type_name -> google.protobuf.Timestamp
+	8,  // 22: groundcrew.grounding.v1.ListResearchResponse.runs:type_name -> groundcrew.grounding.v1.ResearchState
+	8,  // 23: groundcrew.grounding.v1.WatchResearchResponse.run:type_name -> groundcrew.grounding.v1.ResearchState
+	0,  // 24: groundcrew.grounding.v1.ApprovalRequest.risk_level:type_name -> groundcrew.grounding.v1.RiskLevel
+	31, // 25: groundcrew.grounding.v1.ApprovalRequest.requested_at:type_name -> google.protobuf.Timestamp
+	31, // 26: groundcrew.grounding.v1.ApprovalRequest.timeout_at:type_name -> google.protobuf.Timestamp
+	3,  // 27: groundcrew.grounding.v1.ApprovalRequest.status:type_name -> groundcrew.grounding.v1.ApprovalRequest.Status
+	25, // 28: groundcrew.grounding.v1.ApprovalRequest.decision:type_name -> groundcrew.grounding.v1.DecisionMetadata
+	31, // 29: groundcrew.grounding.v1.DecisionMetadata.decide_time:type_name -> google.protobuf.Timestamp
+	3,  // 30: groundcrew.grounding.v1.ListApprovalsRequest.status:type_name -> groundcrew.grounding.v1.ApprovalRequest.Status
+	24, // 31: groundcrew.grounding.v1.ListApprovalsResponse.approvals:type_name -> groundcrew.grounding.v1.ApprovalRequest
+	4,  // 32: groundcrew.grounding.v1.DecideApprovalRequest.decision:type_name -> groundcrew.grounding.v1.DecideApprovalRequest.Decision
+	24, // 33: groundcrew.grounding.v1.DecideApprovalResponse.approval:type_name -> groundcrew.grounding.v1.ApprovalRequest
+	5,  // 34: groundcrew.grounding.v1.ResearchService.StartResearch:input_type -> groundcrew.grounding.v1.StartResearchRequest
+	14, // 35: groundcrew.grounding.v1.ResearchService.GetResearch:input_type -> groundcrew.grounding.v1.GetResearchRequest
+	16, // 36: groundcrew.grounding.v1.ResearchService.GetResearchReport:input_type -> groundcrew.grounding.v1.GetResearchReportRequest
+	20, // 37: groundcrew.grounding.v1.ResearchService.ListResearch:input_type -> groundcrew.grounding.v1.ListResearchRequest
+	22, // 38: groundcrew.grounding.v1.ResearchService.WatchResearch:input_type -> groundcrew.grounding.v1.WatchResearchRequest
+	26, // 39: groundcrew.grounding.v1.ResearchService.ListApprovals:input_type -> groundcrew.grounding.v1.ListApprovalsRequest
+	28, // 40: groundcrew.grounding.v1.ResearchService.DecideApproval:input_type -> groundcrew.grounding.v1.DecideApprovalRequest
+	7,  // 41: groundcrew.grounding.v1.ResearchService.StartResearch:output_type -> groundcrew.grounding.v1.StartResearchResponse
+	15, // 42: groundcrew.grounding.v1.ResearchService.GetResearch:output_type -> groundcrew.grounding.v1.GetResearchResponse
+	17, // 43: groundcrew.grounding.v1.ResearchService.GetResearchReport:output_type -> groundcrew.grounding.v1.GetResearchReportResponse
+	21, // 44: groundcrew.grounding.v1.ResearchService.ListResearch:output_type -> groundcrew.grounding.v1.ListResearchResponse
+	23, // 45: groundcrew.grounding.v1.ResearchService.WatchResearch:output_type -> groundcrew.grounding.v1.WatchResearchResponse
+	27, // 46: groundcrew.grounding.v1.ResearchService.ListApprovals:output_type -> groundcrew.grounding.v1.ListApprovalsResponse
+	29, // 47: groundcrew.grounding.v1.ResearchService.DecideApproval:output_type -> groundcrew.grounding.v1.DecideApprovalResponse
+	41, // [41:48] is the sub-list for method output_type
+	34, // [34:41] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_groundcrew_grounding_v1_research_proto_init() }
@@ -2104,14 +2520,14 @@ func file_groundcrew_grounding_v1_research_proto_init() {
 		return
 	}
 	file_groundcrew_grounding_v1_research_proto_msgTypes[0].OneofWrappers = []any{}
-	file_groundcrew_grounding_v1_research_proto_msgTypes[2].OneofWrappers = []any{}
+	file_groundcrew_grounding_v1_research_proto_msgTypes[3].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_groundcrew_grounding_v1_research_proto_rawDesc), len(file_groundcrew_grounding_v1_research_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   20,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -101,6 +101,45 @@ func local_request_ResearchService_GetResearch_0(ctx context.Context, marshaler 
 	return msg, metadata, err
 }
 
+func request_ResearchService_GetResearchReport_0(ctx context.Context, marshaler runtime.Marshaler, client ResearchServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq GetResearchReportRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "id")
+	}
+	protoReq.Id, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "id", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.GetResearchReport(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_ResearchService_GetResearchReport_0(ctx context.Context, marshaler runtime.Marshaler, server ResearchServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq GetResearchReportRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "id")
+	}
+	protoReq.Id, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "id", err)
+	}
+	msg, err := server.GetResearchReport(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 var filter_ResearchService_ListResearch_0 = &utilities.DoubleArray{Encoding: map[string]int{}, Base: []int(nil), Check: []int(nil)}
 
 func request_ResearchService_ListResearch_0(ctx context.Context, marshaler runtime.Marshaler, client ResearchServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
@@ -291,6 +330,26 @@ func RegisterResearchServiceHandlerServer(ctx context.Context, mux *runtime.Serv
 		}
 		forward_ResearchService_GetResearch_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_ResearchService_GetResearchReport_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/groundcrew.grounding.v1.ResearchService/GetResearchReport", runtime.WithHTTPPathPattern("/v1/research/{id}/report"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_ResearchService_GetResearchReport_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_ResearchService_GetResearchReport_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodGet, pattern_ResearchService_ListResearch_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -432,6 +491,23 @@ func RegisterResearchServiceHandlerClient(ctx context.Context, mux *runtime.Serv
 		}
 		forward_ResearchService_GetResearch_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_ResearchService_GetResearchReport_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/groundcrew.grounding.v1.ResearchService/GetResearchReport", runtime.WithHTTPPathPattern("/v1/research/{id}/report"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_ResearchService_GetResearchReport_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_ResearchService_GetResearchReport_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodGet, pattern_ResearchService_ListResearch_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -504,19 +580,21 @@ func RegisterResearchServiceHandlerClient(ctx context.Context, mux *runtime.Serv
 }
 
 var (
-	pattern_ResearchService_StartResearch_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "research"}, ""))
-	pattern_ResearchService_GetResearch_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "research", "id"}, ""))
-	pattern_ResearchService_ListResearch_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "research"}, ""))
-	pattern_ResearchService_WatchResearch_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "research", "id"}, "watch"))
-	pattern_ResearchService_ListApprovals_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "approvals"}, ""))
-	pattern_ResearchService_DecideApproval_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "approvals", "id"}, "decide"))
+	pattern_ResearchService_StartResearch_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "research"}, ""))
+	pattern_ResearchService_GetResearch_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "research", "id"}, ""))
+	pattern_ResearchService_GetResearchReport_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "research", "id", "report"}, ""))
+	pattern_ResearchService_ListResearch_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "research"}, ""))
+	pattern_ResearchService_WatchResearch_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "research", "id"}, "watch"))
+	pattern_ResearchService_ListApprovals_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "approvals"}, ""))
+	pattern_ResearchService_DecideApproval_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "approvals", "id"}, "decide"))
 )
 
 var (
-	forward_ResearchService_StartResearch_0  = runtime.ForwardResponseMessage
-	forward_ResearchService_GetResearch_0    = runtime.ForwardResponseMessage
-	forward_ResearchService_ListResearch_0   = runtime.ForwardResponseMessage
-	forward_ResearchService_WatchResearch_0  = runtime.ForwardResponseStream
-	forward_ResearchService_ListApprovals_0  = runtime.ForwardResponseMessage
-	forward_ResearchService_DecideApproval_0 = runtime.ForwardResponseMessage
+	forward_ResearchService_StartResearch_0     = runtime.ForwardResponseMessage
+	forward_ResearchService_GetResearch_0       = runtime.ForwardResponseMessage
+	forward_ResearchService_GetResearchReport_0 = runtime.ForwardResponseMessage
+	forward_ResearchService_ListResearch_0      = runtime.ForwardResponseMessage
+	forward_ResearchService_WatchResearch_0     = runtime.ForwardResponseStream
+	forward_ResearchService_ListApprovals_0     = runtime.ForwardResponseMessage
+	forward_ResearchService_DecideApproval_0    = runtime.ForwardResponseMessage
 )

@@ -19,12 +19,13 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ResearchService_StartResearch_FullMethodName  = "/groundcrew.grounding.v1.ResearchService/StartResearch"
-	ResearchService_GetResearch_FullMethodName    = "/groundcrew.grounding.v1.ResearchService/GetResearch"
-	ResearchService_ListResearch_FullMethodName   = "/groundcrew.grounding.v1.ResearchService/ListResearch"
-	ResearchService_WatchResearch_FullMethodName  = "/groundcrew.grounding.v1.ResearchService/WatchResearch"
-	ResearchService_ListApprovals_FullMethodName  = "/groundcrew.grounding.v1.ResearchService/ListApprovals"
-	ResearchService_DecideApproval_FullMethodName = "/groundcrew.grounding.v1.ResearchService/DecideApproval"
+	ResearchService_StartResearch_FullMethodName     = "/groundcrew.grounding.v1.ResearchService/StartResearch"
+	ResearchService_GetResearch_FullMethodName       = "/groundcrew.grounding.v1.ResearchService/GetResearch"
+	ResearchService_GetResearchReport_FullMethodName = "/groundcrew.grounding.v1.ResearchService/GetResearchReport"
+	ResearchService_ListResearch_FullMethodName      = "/groundcrew.grounding.v1.ResearchService/ListResearch"
+	ResearchService_WatchResearch_FullMethodName     = "/groundcrew.grounding.v1.ResearchService/WatchResearch"
+	ResearchService_ListApprovals_FullMethodName     = "/groundcrew.grounding.v1.ResearchService/ListApprovals"
+	ResearchService_DecideApproval_FullMethodName    = "/groundcrew.grounding.v1.ResearchService/DecideApproval"
 )
 
 // ResearchServiceClient is the client API for ResearchService service.
@@ -40,6 +41,10 @@ type ResearchServiceClient interface {
 	StartResearch(ctx context.Context, in *StartResearchRequest, opts ...grpc.CallOption) (*StartResearchResponse, error)
 	// GetResearch returns a run's state, and its report once finished.
 	GetResearch(ctx context.Context, in *GetResearchRequest, opts ...grpc.CallOption) (*GetResearchResponse, error)
+	// GetResearchReport returns a finished run's persisted report: its
+	// Markdown content and its stored metadata (no personal data). NOT_FOUND
+	// until the run has finished.
+	GetResearchReport(ctx context.Context, in *GetResearchReportRequest, opts ...grpc.CallOption) (*GetResearchReportResponse, error)
 	// ListResearch lists a user's runs, newest first.
 	ListResearch(ctx context.Context, in *ListResearchRequest, opts ...grpc.CallOption) (*ListResearchResponse, error)
 	// WatchResearch streams the run's state each time it changes, until it
@@ -73,6 +78,16 @@ func (c *researchServiceClient) GetResearch(ctx context.Context, in *GetResearch
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetResearchResponse)
 	err := c.cc.Invoke(ctx, ResearchService_GetResearch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *researchServiceClient) GetResearchReport(ctx context.Context, in *GetResearchReportRequest, opts ...grpc.CallOption) (*GetResearchReportResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetResearchReportResponse)
+	err := c.cc.Invoke(ctx, ResearchService_GetResearchReport_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -141,6 +156,10 @@ type ResearchServiceServer interface {
 	StartResearch(context.Context, *StartResearchRequest) (*StartResearchResponse, error)
 	// GetResearch returns a run's state, and its report once finished.
 	GetResearch(context.Context, *GetResearchRequest) (*GetResearchResponse, error)
+	// GetResearchReport returns a finished run's persisted report: its
+	// Markdown content and its stored metadata (no personal data). NOT_FOUND
+	// until the run has finished.
+	GetResearchReport(context.Context, *GetResearchReportRequest) (*GetResearchReportResponse, error)
 	// ListResearch lists a user's runs, newest first.
 	ListResearch(context.Context, *ListResearchRequest) (*ListResearchResponse, error)
 	// WatchResearch streams the run's state each time it changes, until it
@@ -165,6 +184,9 @@ func (UnimplementedResearchServiceServer) StartResearch(context.Context, *StartR
 }
 func (UnimplementedResearchServiceServer) GetResearch(context.Context, *GetResearchRequest) (*GetResearchResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetResearch not implemented")
+}
+func (UnimplementedResearchServiceServer) GetResearchReport(context.Context, *GetResearchReportRequest) (*GetResearchReportResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetResearchReport not implemented")
 }
 func (UnimplementedResearchServiceServer) ListResearch(context.Context, *ListResearchRequest) (*ListResearchResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListResearch not implemented")
@@ -231,6 +253,24 @@ func _ResearchService_GetResearch_Handler(srv interface{}, ctx context.Context, 
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(ResearchServiceServer).GetResearch(ctx, req.(*GetResearchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ResearchService_GetResearchReport_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetResearchReportRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ResearchServiceServer).GetResearchReport(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ResearchService_GetResearchReport_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ResearchServiceServer).GetResearchReport(ctx, req.(*GetResearchReportRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -314,6 +354,10 @@ var ResearchService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetResearch",
 			Handler:    _ResearchService_GetResearch_Handler,
+		},
+		{
+			MethodName: "GetResearchReport",
+			Handler:    _ResearchService_GetResearchReport_Handler,
 		},
 		{
 			MethodName: "ListResearch",

@@ -1,0 +1,46 @@
+// Package notifierclient adapts the notifier service's gRPC API
+// (groundcrew.notifier.v1.NotifierService) to research.Notifier: research
+// summaries and approval requests posted to the team chat.
+package notifierclient
+
+import (
+	"context"
+	"fmt"
+
+	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
+	"github.com/groundcrew/groundcrew/services/grounding/internal/research"
+)
+
+// Sender names grounding's research workflow to the notifier.
+const Sender = "grounding-research"
+
+// Client is a research.Notifier over a notifier service connection.
+type Client struct {
+	notifier notifierv1.NotifierServiceClient
+}
+
+var _ research.Notifier = (*Client)(nil)
+
+// New returns a Client calling notifier.
+func New(notifier notifierv1.NotifierServiceClient) *Client {
+	return &Client{notifier: notifier}
+}
+
+// Send posts msg (to msg.ChatID, or the notifier's default chat when it is
+// empty) with its buttons and returns the delivery id.
+func (c *Client) Send(ctx context.Context, msg research.Message) (string, error) {
+	req := &notifierv1.SendMessageRequest{
+		Text:           msg.Text,
+		ChatId:         msg.ChatID,
+		IdempotencyKey: msg.IdempotencyKey,
+		Sender:         Sender,
+	}
+	for _, b := range msg.Buttons {
+		req.Buttons = append(req.Buttons, &notifierv1.InlineButton{Text: b.Text, CallbackData: b.Data})
+	}
+	resp, err := c.notifier.SendMessage(ctx, req)
+	if err != nil {
+		return "", fmt.Errorf("notifier service: %w", err)
+	}
+	return resp.GetDeliveryId(), nil
+}
