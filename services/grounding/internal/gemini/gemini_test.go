@@ -311,6 +311,15 @@ func checkGolden(t *testing.T, name string, body []byte) {
 // fixed evidence.
 func service(t testing.TB, c grounding.Model, ev []grounding.SearchResult) *grounding.Service {
 	t.Helper()
+	svc, _ := serviceWithArtifacts(t, c, ev)
+	return svc
+}
+
+// testNonce is the prompts' delimiter in golden files.
+const testNonce = "n0nce5eed0000000"
+
+func serviceWithArtifacts(t testing.TB, c grounding.Model, ev []grounding.SearchResult) (*grounding.Service, *store.Artifacts) {
+	t.Helper()
 	dir := t.TempDir()
 	db, err := sqlstore.Open(t.Context(), sqlstoretest.URL(t, "gemini"), dir, "grounding", discard)
 	if err != nil {
@@ -326,12 +335,13 @@ func service(t testing.TB, c grounding.Model, ev []grounding.SearchResult) *grou
 	}
 	svc, err := grounding.New(grounding.Options{
 		Searcher: staticSearch(ev), Model: c, Store: store.New(db, arts), Logger: discard,
-		Now: func() time.Time { return time.Date(2026, 5, 4, 9, 30, 0, 0, time.UTC) },
+		Now:      func() time.Time { return time.Date(2026, 5, 4, 9, 30, 0, 0, time.UTC) },
+		NewNonce: func() string { return testNonce },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return svc
+	return svc, arts
 }
 
 type staticSearch []grounding.SearchResult
@@ -415,7 +425,7 @@ func TestGroundNativeWithGemini(t *testing.T) {
 
 func TestGroundGeminiFailureStoresFailedMessage(t *testing.T) {
 	f := newFakeGemini(t, serverError)
-	svc := service(t, newClient(t, f, &waits{}, nil), evidence)
+	svc, arts := serviceWithArtifacts(t, newClient(t, f, &waits{}, nil), evidence)
 	m, err := svc.Ground(t.Context(), grounding.GroundRequest{Text: "too many clients", Round: grounding.RoundConfig{Engine: grounding.EngineLocal}})
 	if err != nil {
 		t.Fatalf("Ground: %v", err)
@@ -423,7 +433,7 @@ func TestGroundGeminiFailureStoresFailedMessage(t *testing.T) {
 	if m.Status != grounding.StatusFailed || m.Error != "model provider answered 500 INTERNAL after 4 attempt(s)" {
 		t.Errorf("status %v error %q", m.Status, m.Error)
 	}
-	raw, err := os.ReadFile(m.ArtifactPath)
+	raw, err := arts.Read(m.ArtifactPath)
 	if err != nil || !strings.Contains(string(raw), `"status":"INTERNAL"`) {
 		t.Errorf("artifact %q, %v; want the provider's error body", raw, err)
 	}

@@ -307,7 +307,7 @@ func (s *Service) groundWithModel(ctx context.Context, m *Message, text string, 
 			fixed += utf8.RuneCountInString(dataBlock(nonce, sourceLabel(i), sourceHeader(r)))
 		}
 		texts := plan.fit(evidence, fixed)
-		user.WriteString("\n\nSources:\n")
+		user.WriteString("\nSources:\n")
 		for i, r := range evidence {
 			body := sourceHeader(r)
 			if texts[i] != "" {

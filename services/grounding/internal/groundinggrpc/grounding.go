@@ -11,11 +11,15 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	groundingv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/grounding/v1"
 	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
+	"github.com/groundcrew/groundcrew/platform/actor"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
+	"github.com/groundcrew/groundcrew/platform/logging"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/grounding"
 )
 
@@ -51,7 +55,9 @@ func (s *GroundingService) DeriveQuery(ctx context.Context, req *groundingv1.Der
 // body as its artifact. The RPC fails only when the message cannot be
 // stored (Internal) or the caller's own deadline passes.
 func (s *GroundingService) Ground(ctx context.Context, req *groundingv1.GroundRequest) (*groundingv1.GroundResponse, error) {
-	m, err := s.svc.Ground(ctx, fromGroundRequest(req))
+	gr := fromGroundRequest(req)
+	gr.RequestID, gr.Actor = logging.RequestID(ctx), actor.FromContext(ctx)
+	m, err := s.svc.Ground(ctx, gr)
 	if err != nil {
 		return nil, grpcserver.InternalError(ctx, s.logger, err, "grounding")
 	}
@@ -92,11 +98,31 @@ func (s *GroundingService) ListAnnotatedMessages(ctx context.Context, req *groun
 func (s *GroundingService) ReviewAnnotatedMessage(ctx context.Context, req *groundingv1.ReviewAnnotatedMessageRequest) (*groundingv1.ReviewAnnotatedMessageResponse, error) {
 	m, err := s.svc.Review(ctx, req.GetId(), grounding.ReviewRequest{
 		ReviewerID: req.GetReviewerId(), Notes: req.GetNotes(), Status: fromStatus(req.GetStatus()),
+		Actor: actor.FromContext(ctx),
 	})
 	if err != nil {
 		return nil, s.toStatusError(ctx, err, "reviewing message")
 	}
 	return &groundingv1.ReviewAnnotatedMessageResponse{Message: toMessage(m)}, nil
+}
+
+// GetCitationRawHtml returns the redacted HTML kept for a citation's page.
+// NotFound when the message or citation does not exist or no page was
+// kept for it. The gateway restricts the route to admin-scoped keys; the
+// HTML is never part of a message.
+func (s *GroundingService) GetCitationRawHtml(ctx context.Context, req *groundingv1.GetCitationRawHtmlRequest) (*groundingv1.GetCitationRawHtmlResponse, error) {
+	page, err := s.svc.RawHTML(ctx, req.GetMessageId(), req.GetCitationId())
+	switch {
+	case errors.Is(err, grounding.ErrNotFound):
+		return nil, status.Error(codes.NotFound, "citation not found")
+	case errors.Is(err, grounding.ErrNoRawHTML):
+		return nil, status.Error(codes.NotFound, "no page HTML is kept for this citation")
+	case err != nil:
+		return nil, s.toStatusError(ctx, err, "reading page HTML")
+	}
+	return &groundingv1.GetCitationRawHtmlResponse{
+		Html: page.HTML, Url: page.URL, FetchTime: timestamp(page.FetchTime), Archived: page.Archived,
+	}, nil
 }
 
 // Converse writes the chat agent's reply. A target that is not in the
@@ -108,6 +134,9 @@ func (s *GroundingService) Converse(ctx context.Context, req *groundingv1.Conver
 		return nil, s.toStatusError(ctx, err, "conversing")
 	}
 	resp := &groundingv1.ConverseResponse{Text: r.Text, Model: r.Model, ReplyToMessageId: r.ReplyToID}
+	if st := r.Sticker; st != nil {
+		resp.Sticker = &groundingv1.Sticker{SetName: st.SetName, Emoji: st.Emoji, Description: st.Description, FileId: st.FileID}
+	}
 	for _, c := range r.Citations {
 		resp.Citations = append(resp.Citations, toCitation(c))
 	}
@@ -193,6 +222,34 @@ func toEngine(e grounding.Engine) groundingv1.RoundConfig_Engine {
 	}
 }
 
+func toContextScale(s grounding.ContextScale) groundingv1.RoundConfig_ContextScale {
+	switch s {
+	case grounding.ScaleLow:
+		return groundingv1.RoundConfig_LOW
+	case grounding.ScaleHigh:
+		return groundingv1.RoundConfig_HIGH
+	default:
+		return groundingv1.RoundConfig_MEDIUM
+	}
+}
+
+// toRoundConfig is a message's effective round: every field set.
+func toRoundConfig(rc grounding.RoundConfig) *groundingv1.RoundConfig {
+	if rc.ID == "" {
+		return nil // a message stored before rounds were recorded
+	}
+	search := rc.EnableSearch == nil || *rc.EnableSearch
+	n := int32(grounding.DefaultMaxResults)
+	if rc.MaxResults != nil {
+		n = int32(*rc.MaxResults)
+	}
+	return &groundingv1.RoundConfig{
+		Id: rc.ID, EnableSearch: &search, Engine: toEngine(rc.Engine), MaxResults: &n,
+		ContextScale: toContextScale(rc.ContextScale), TimeoutMs: proto.Int32(int32(rc.Timeout.Milliseconds())),
+		BudgetTokens: proto.Int32(int32(rc.BudgetTokens)),
+	}
+}
+
 func fromContextScale(s groundingv1.RoundConfig_ContextScale) grounding.ContextScale {
 	switch s {
 	case groundingv1.RoundConfig_LOW:
@@ -234,29 +291,48 @@ func timestamp(t time.Time) *timestamppb.Timestamp {
 
 func toMessage(m *grounding.Message) *groundingv1.AnnotatedMessage {
 	out := &groundingv1.AnnotatedMessage{
-		Id:              m.ID,
-		Text:            m.Text,
-		Summary:         m.Summary,
-		Confidence:      m.Confidence,
-		Status:          toStatus(m.Status),
-		GroundedContext: toGroundedContext(m.Context),
-		InputText:       m.InputText,
-		ArtifactPath:    m.ArtifactPath,
-		Model:           m.Model,
-		Engine:          toEngine(m.Engine),
-		Error:           m.Error,
-		CreatedBy:       m.CreatedBy,
-		CreateTime:      timestamp(m.CreateTime),
+		Id:               m.ID,
+		Text:             m.Text,
+		Summary:          m.Summary,
+		Confidence:       m.Confidence,
+		Status:           toStatus(m.Status),
+		GroundedContext:  toGroundedContext(m.Context),
+		InputText:        m.InputText,
+		ArtifactPath:     m.ArtifactPath,
+		Model:            m.Model,
+		Engine:           toEngine(m.Engine),
+		Error:            m.Error,
+		CreatedBy:        m.CreatedBy,
+		CreateTime:       timestamp(m.CreateTime),
+		RoundId:          m.Round.ID,
+		RoundConfig:      toRoundConfig(m.Round),
+		RequestId:        m.RequestID,
+		ArtifactArchived: m.ArtifactArchived,
+		Purged:           m.Purged,
 	}
 	for _, c := range m.Citations {
 		out.Citations = append(out.Citations, toCitation(c))
 	}
 	if r := m.Review; r != nil {
-		out.Review = &groundingv1.Review{
-			ReviewerId: r.ReviewerID, Notes: r.Notes, ReviewTime: timestamp(r.ReviewTime), PreviousStatus: toStatus(r.PreviousStatus),
+		out.Review = toReview(*r)
+	}
+	for _, r := range m.Reviews {
+		out.Reviews = append(out.Reviews, toReview(r))
+	}
+	if m.Parsed != nil {
+		// Parsed holds JSON values only, which always convert.
+		if st, err := structpb.NewStruct(m.Parsed); err == nil {
+			out.ParsedMetadata = st
 		}
 	}
 	return out
+}
+
+func toReview(r grounding.Review) *groundingv1.Review {
+	return &groundingv1.Review{
+		ReviewerId: r.ReviewerID, Notes: r.Notes, ReviewTime: timestamp(r.ReviewTime), PreviousStatus: toStatus(r.PreviousStatus),
+		NewStatus: toStatus(r.NewStatus), Actor: r.Actor,
+	}
 }
 
 func toCitation(c grounding.Citation) *groundingv1.Citation {
@@ -264,6 +340,7 @@ func toCitation(c grounding.Citation) *groundingv1.Citation {
 		Url: c.URL, Domain: c.Domain, Title: c.Title, Snippet: c.Snippet, SnippetTruncated: c.SnippetTruncated,
 		StartIndex: int32(c.StartIndex), EndIndex: int32(c.EndIndex), ConfidenceScore: c.ConfidenceScore,
 		FetchTime: timestamp(c.FetchTime), MimeType: c.MimeType, FaviconUrl: c.FaviconURL, SourceIndex: int32(c.SourceIndex),
+		Id: c.ID, CreateTime: timestamp(c.CreateTime), CreatedBy: c.CreatedBy, HasRawHtml: c.HasRawHTML,
 	}
 }
 
@@ -320,6 +397,11 @@ func fromConverseRequest(req *groundingv1.ConverseRequest) grounding.ConverseReq
 	}
 	for _, m := range req.GetHistory() {
 		out.History = append(out.History, fromChatMsg(m))
+	}
+	for _, st := range req.GetStickers() {
+		out.Stickers = append(out.Stickers, grounding.Sticker{
+			SetName: st.GetSetName(), Emoji: st.GetEmoji(), Description: st.GetDescription(), FileID: st.GetFileId(),
+		})
 	}
 	return out
 }

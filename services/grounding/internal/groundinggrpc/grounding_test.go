@@ -5,21 +5,25 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 
 	groundingv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/grounding/v1"
 	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
+	"github.com/groundcrew/groundcrew/platform/actor"
 	"github.com/groundcrew/groundcrew/platform/grpcclient"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
@@ -311,5 +315,77 @@ func TestListAndReview(t *testing.T) {
 	}
 	if len(rejected.GetMessages()) != 1 || rejected.GetMessages()[0].GetId() != ids[1] {
 		t.Errorf("rejected messages citing postgresql.org = %v", rejected.GetMessages())
+	}
+}
+
+// TestAuditRecord: over the API a message shows its round (every default
+// applied), the caller's request id and what the parser derived, and its
+// citations their ids, creation time and the authenticated actor; reviews
+// keep their history with the actor; no absolute server path is shown.
+func TestAuditRecord(t *testing.T) {
+	e := startGrounding(t)
+	ctx := metadata.AppendToOutgoingContext(t.Context(), "x-request-id", "req-audit-1", actor.MetadataKey, "ci")
+	resp, err := e.client.Ground(ctx, &groundingv1.GroundRequest{Text: alertText})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := resp.GetMessage()
+	rc := m.GetRoundConfig()
+	if m.GetRequestId() != "req-audit-1" || m.GetRoundId() == "" || rc.GetId() != m.GetRoundId() {
+		t.Errorf("request id %q round id %q round config id %q", m.GetRequestId(), m.GetRoundId(), rc.GetId())
+	}
+	if rc.EnableSearch == nil || !rc.GetEnableSearch() || rc.MaxResults == nil || rc.GetMaxResults() != 5 || rc.GetEngine() != groundingv1.RoundConfig_AUTO ||
+		rc.GetContextScale() != groundingv1.RoundConfig_MEDIUM || rc.TimeoutMs == nil || rc.GetTimeoutMs() != 30000 || rc.BudgetTokens == nil {
+		t.Errorf("round config = %v; want every default applied", rc)
+	}
+	if _, ok := m.GetParsedMetadata().GetFields()["markers"]; !ok {
+		t.Errorf("parsed metadata = %v; want markers", m.GetParsedMetadata())
+	}
+	if p := m.GetArtifactPath(); p == "" || strings.HasPrefix(p, "/") || !strings.HasPrefix(p, "artifacts/") {
+		t.Errorf("artifact path %q, want one relative to DATA_DIR", p)
+	}
+	if len(m.GetCitations()) == 0 {
+		t.Fatal("no citations")
+	}
+	for _, c := range m.GetCitations() {
+		if _, err := uuid.Parse(c.GetId()); err != nil || c.GetCreateTime() == nil || c.GetCreatedBy() != "ci" || c.GetHasRawHtml() {
+			t.Errorf("citation %v; want a UUID, a create time, created by ci, no page", c)
+		}
+	}
+	for i, who := range []string{"console", "ops"} {
+		st := []groundingv1.AnnotatedMessage_Status{groundingv1.AnnotatedMessage_APPROVED, groundingv1.AnnotatedMessage_REJECTED}[i]
+		rctx := metadata.AppendToOutgoingContext(t.Context(), actor.MetadataKey, who)
+		if _, err := e.client.ReviewAnnotatedMessage(rctx, &groundingv1.ReviewAnnotatedMessageRequest{Id: m.GetId(), ReviewerId: "alice", Status: st}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := e.client.GetAnnotatedMessage(t.Context(), &groundingv1.GetAnnotatedMessageRequest{Id: m.GetId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	revs := got.GetMessage().GetReviews()
+	if len(revs) != 2 || revs[0].GetActor() != "ops" || revs[0].GetNewStatus() != groundingv1.AnnotatedMessage_REJECTED ||
+		revs[1].GetActor() != "console" || got.GetMessage().GetReview().GetActor() != "ops" {
+		t.Errorf("reviews = %v; want ops's rejection, then console's approval", revs)
+	}
+	for i, c := range got.GetMessage().GetCitations() {
+		if c.GetId() != m.GetCitations()[i].GetId() {
+			t.Errorf("citation %d id %q on read, %q when grounded; want it stable", i, c.GetId(), m.GetCitations()[i].GetId())
+		}
+	}
+
+	for _, tt := range []struct {
+		msg, cit string
+		want     codes.Code
+	}{
+		{m.GetId(), m.GetCitations()[0].GetId(), codes.NotFound}, // no page kept
+		{m.GetId(), "nope", codes.NotFound},
+		{"nope", m.GetCitations()[0].GetId(), codes.NotFound},
+		{m.GetId(), "", codes.InvalidArgument},
+	} {
+		_, err := e.client.GetCitationRawHtml(t.Context(), &groundingv1.GetCitationRawHtmlRequest{MessageId: tt.msg, CitationId: tt.cit})
+		if status.Code(err) != tt.want {
+			t.Errorf("GetCitationRawHtml(%q, %q) = %v, want %v", tt.msg, tt.cit, err, tt.want)
+		}
 	}
 }
