@@ -284,6 +284,22 @@ func TestChartRenders(t *testing.T) {
 				if ref := secretRef(container(r, "rag"), "QDRANT_API_KEY"); ref == nil || ref.Name != "groundcrew-qdrant" {
 					t.Errorf("rag QDRANT_API_KEY secret ref = %+v", ref)
 				}
+				for _, p := range parts {
+					c := container(r, p)
+					mounted := false
+					for _, m := range c.VolumeMounts {
+						mounted = mounted || (m.MountPath == "/etc/groundcrew/grpc-tls" && m.ReadOnly)
+					}
+					var secret string
+					for _, v := range r.deployments["gc-groundcrew-"+p].Spec.Template.Spec.Volumes {
+						if v.Name == "grpc-tls" && v.Secret != nil {
+							secret = v.Secret.SecretName
+						}
+					}
+					if !mounted || secret != "groundcrew-grpc-tls" || env(c, "GRPC_TLS_CA") != "/etc/groundcrew/grpc-tls/ca.crt" {
+						t.Errorf("%s: mTLS material not mounted read-only from groundcrew-grpc-tls (secret %q, GRPC_TLS_CA %q)", p, secret, env(c, "GRPC_TLS_CA"))
+					}
+				}
 				if _, ok := r.claims["gc-groundcrew-search"]; !ok {
 					t.Errorf("search lost its claim: its local index is embedded whatever else scales")
 				}
