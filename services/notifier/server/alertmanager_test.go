@@ -132,16 +132,17 @@ func TestAlertmanagerToTelegram(t *testing.T) {
 	amBin, amtool := alertmanagerBinaries(t)
 	tg := telegramtest.NewServer(t.Cleanup)
 	n := runNotifier(t, map[string]string{
-		"DATA_DIR":               t.TempDir(),
-		"NOTIFIER_LISTEN_ADDR":   "127.0.0.1:0",
-		"NOTIFIER_ADMIN_ADDR":    "127.0.0.1:0",
-		"GROUNDING_ADDR":         startGrounding(t, 0),
-		"TELEGRAM_BOT_TOKEN":     "7100000001:AAE-test",
-		"TELEGRAM_API_URL":       tg.URL,
-		"TELEGRAM_CHAT_ID":       "-100123",
-		"TELEGRAM_BOT_USERNAME":  "groundcrew_bot",
-		"NOTIFIER_POLL_INTERVAL": "20ms",
-		"GRACE_PERIOD":           "2s",
+		"DATA_DIR":                t.TempDir(),
+		"NOTIFIER_LISTEN_ADDR":    "127.0.0.1:0",
+		"NOTIFIER_ADMIN_ADDR":     "127.0.0.1:0",
+		"GROUNDING_ADDR":          startGrounding(t, 0),
+		"TELEGRAM_BOT_TOKEN":      "7100000001:AAE-test",
+		"TELEGRAM_WEBHOOK_SECRET": "test-secret",
+		"TELEGRAM_API_URL":        tg.URL,
+		"TELEGRAM_CHAT_ID":        "-100123",
+		"TELEGRAM_BOT_USERNAME":   "groundcrew_bot",
+		"NOTIFIER_POLL_INTERVAL":  "20ms",
+		"GRACE_PERIOD":            "2s",
 	})
 	bridge := webhookBridge(t, dial(t, n.grpcAddr))
 	amURL := startAlertmanager(t, amBin, bridge.URL+"/v1/alerts:alertmanager")

@@ -20,16 +20,17 @@ func TestRunReportsTelegramAndQueueMetrics(t *testing.T) {
 	const token = "7100000001:AAE-metrics-test"
 	tg := telegramtest.NewServer(t.Cleanup)
 	n := runNotifier(t, map[string]string{
-		"DATA_DIR":               t.TempDir(),
-		"NOTIFIER_LISTEN_ADDR":   "127.0.0.1:0",
-		"NOTIFIER_ADMIN_ADDR":    "127.0.0.1:0",
-		"GROUNDING_ADDR":         closedAddr(t),
-		"TELEGRAM_BOT_TOKEN":     token,
-		"TELEGRAM_API_URL":       tg.URL,
-		"TELEGRAM_CHAT_ID":       "-100123",
-		"TELEGRAM_BOT_USERNAME":  "groundcrew_bot",
-		"NOTIFIER_POLL_INTERVAL": "20ms",
-		"GRACE_PERIOD":           "2s",
+		"DATA_DIR":                t.TempDir(),
+		"NOTIFIER_LISTEN_ADDR":    "127.0.0.1:0",
+		"NOTIFIER_ADMIN_ADDR":     "127.0.0.1:0",
+		"GROUNDING_ADDR":          closedAddr(t),
+		"TELEGRAM_BOT_TOKEN":      token,
+		"TELEGRAM_WEBHOOK_SECRET": "metrics-secret",
+		"TELEGRAM_API_URL":        tg.URL,
+		"TELEGRAM_CHAT_ID":        "-100123",
+		"TELEGRAM_BOT_USERNAME":   "groundcrew_bot",
+		"NOTIFIER_POLL_INTERVAL":  "20ms",
+		"GRACE_PERIOD":            "2s",
 	})
 	ctx := t.Context()
 

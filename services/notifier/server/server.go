@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"regexp"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -51,7 +54,24 @@ type Config struct {
 	TelegramBotToken      string `env:"TELEGRAM_BOT_TOKEN" secret:"true"`
 	TelegramChatID        string `env:"TELEGRAM_CHAT_ID"`
 	TelegramAPIURL        string `env:"TELEGRAM_API_URL" envDefault:"https://api.telegram.org"`
+	// TelegramWebhookSecret is the secret token Telegram sends with every
+	// webhook update (setWebhook's secret_token); required with a bot token
+	// unless TelegramWebhookDisabled.
 	TelegramWebhookSecret string `env:"TELEGRAM_WEBHOOK_SECRET" secret:"true"`
+	// TelegramWebhookDisabled refuses every webhook update (403), for a bot
+	// whose updates are not delivered by webhook; it replaces the secret.
+	TelegramWebhookDisabled bool `env:"TELEGRAM_WEBHOOK_DISABLED" envDefault:"false"`
+	// TelegramAllowedChats are the chat ids (comma-separated) where the
+	// chat agent answers and buttons are accepted; unset means the
+	// configured alert chats (TELEGRAM_CHAT_ID and NOTIFIER_ROUTES).
+	TelegramAllowedChats string `env:"TELEGRAM_ALLOWED_CHATS"`
+	// TelegramApprovers are the Telegram user ids or usernames
+	// (comma-separated) who may decide approvals; unset means anyone in an
+	// allowed chat.
+	TelegramApprovers string `env:"TELEGRAM_APPROVERS"`
+	// ChatRate is each chat's reply budget for the chat agent, e.g. "20/h",
+	// or "off".
+	ChatRate string `env:"NOTIFIER_CHAT_RATE" envDefault:"20/h"`
 	// DatabaseURL selects Postgres (postgres://…); empty means SQLite under
 	// DATA_DIR.
 	DatabaseURL string `env:"DATABASE_URL" secret:"true"`
@@ -120,6 +140,7 @@ func (c Config) Validate() error {
 	if c.TelegramChatID != "" && !telegram.ValidChatID(c.TelegramChatID) {
 		errs = append(errs, fmt.Errorf("TELEGRAM_CHAT_ID: must be a chat id such as -100123 or @channelname, got %q", c.TelegramChatID))
 	}
+	errs = append(errs, c.validateTelegram()...)
 	if c.MaxSources < 1 || c.MaxSources > 10 {
 		errs = append(errs, fmt.Errorf("GROUNDING_MAX_SOURCES: must be between 1 and 10, got %d", c.MaxSources))
 	}
@@ -155,6 +176,89 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("NOTIFIER_TELEGRAM_RATE_PER_CHAT and NOTIFIER_TELEGRAM_RATE_OVERALL: must be positive"))
 	}
 	return errors.Join(errs...)
+}
+
+// webhookSecretPattern is what Telegram accepts as a secret_token.
+var webhookSecretPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
+
+// validateTelegram checks the bot's security settings.
+func (c Config) validateTelegram() []error {
+	var errs []error
+	switch {
+	case c.TelegramBotToken != "" && c.TelegramWebhookSecret == "" && !c.TelegramWebhookDisabled:
+		errs = append(errs, errors.New("TELEGRAM_WEBHOOK_SECRET: required when TELEGRAM_BOT_TOKEN is set, so that only Telegram can post updates "+
+			"(pass the same value as setWebhook's secret_token); a bot that does not use the webhook sets TELEGRAM_WEBHOOK_DISABLED=true instead"))
+	case c.TelegramWebhookSecret != "" && c.TelegramWebhookDisabled:
+		errs = append(errs, errors.New("TELEGRAM_WEBHOOK_DISABLED: set together with TELEGRAM_WEBHOOK_SECRET; use one of them"))
+	case c.TelegramWebhookSecret != "" && !webhookSecretPattern.MatchString(c.TelegramWebhookSecret):
+		errs = append(errs, errors.New("TELEGRAM_WEBHOOK_SECRET: Telegram accepts 1-256 characters A-Z, a-z, 0-9, _ and -"))
+	}
+	if _, err := parseChatIDs(c.TelegramAllowedChats); err != nil {
+		errs = append(errs, fmt.Errorf("TELEGRAM_ALLOWED_CHATS: %w", err))
+	}
+	if _, err := approval.ParseApprovers(c.TelegramApprovers); err != nil {
+		errs = append(errs, fmt.Errorf("TELEGRAM_APPROVERS: %w", err))
+	}
+	if _, err := chat.ParseRate(c.ChatRate); err != nil {
+		errs = append(errs, fmt.Errorf("NOTIFIER_CHAT_RATE: %w", err))
+	}
+	return errs
+}
+
+// parseChatIDs reads comma-separated numeric chat ids.
+func parseChatIDs(spec string) ([]int64, error) {
+	var ids []int64
+	for _, f := range strings.Split(spec, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		id, err := strconv.ParseInt(f, 10, 64)
+		if err != nil || id == 0 {
+			return nil, fmt.Errorf("%q is not a numeric chat id such as -100123", f)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// configuredChats are the chats alerts go to: TELEGRAM_CHAT_ID and the
+// routes' chats.
+func (c Config) configuredChats() []string {
+	var out []string
+	if c.TelegramChatID != "" {
+		out = append(out, c.TelegramChatID)
+	}
+	routes, _ := telegram.ParseRoutes(c.Routes)
+	for _, r := range routes {
+		out = append(out, r.ChatID)
+	}
+	return out
+}
+
+// allowedChats are where the chat agent answers and buttons are accepted:
+// TELEGRAM_ALLOWED_CHATS, or else the configured chats with numeric ids
+// (updates name chats by id, never by @name).
+func (c Config) allowedChats() []int64 {
+	if ids, _ := parseChatIDs(c.TelegramAllowedChats); len(ids) > 0 {
+		return ids
+	}
+	var ids []int64
+	for _, s := range c.configuredChats() {
+		if id, err := strconv.ParseInt(s, 10, 64); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// sendChats are the chats SendMessage may name: the configured chats and
+// the allowed ones.
+func (c Config) sendChats() []string {
+	out := c.configuredChats()
+	for _, id := range c.allowedChats() {
+		out = append(out, strconv.FormatInt(id, 10))
+	}
+	return out
 }
 
 // GRPCListenAddr is where the gRPC server listens.
@@ -244,18 +348,30 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		}
 	}()
 
+	refusals := chat.NewRefusalCounter(srv.Registry(), approval.ReasonNotApprover, approval.ReasonForeignMessage)
+	chatRate, _ := chat.ParseRate(cfg.ChatRate)
+	approvers, _ := approval.ParseApprovers(cfg.TelegramApprovers)
+	allowed := cfg.allowedChats()
 	agent := chat.New(chat.Config{
 		BotID: telegram.BotID(cfg.TelegramBotToken), BotUsername: botUsername,
 		Persona: cfg.Persona, HistorySize: cfg.HistorySize,
+		AllowedChats: allowed, ChatRate: chatRate, Refusals: refusals,
 	}, st, ground, replier, logger)
 	// Approval buttons are decided through grounding's ResearchService, on
 	// the connection enrichment already uses.
-	agent.HandleCallbacks(approval.New(groundingclient.NewApprovals(groundingv1.NewResearchServiceClient(conn)), responder, logger))
-	if cfg.TelegramWebhookSecret == "" {
-		logger.Warn("TELEGRAM_WEBHOOK_SECRET is unset: Telegram webhook updates are not authenticated")
+	agent.HandleCallbacks(approval.New(groundingclient.NewApprovals(groundingv1.NewResearchServiceClient(conn)), responder, st,
+		approval.Config{Approvers: approvers, Refusals: refusals}, logger), responder)
+	switch {
+	case cfg.TelegramWebhookDisabled:
+		logger.Info("telegram webhook: disabled (TELEGRAM_WEBHOOK_DISABLED=true); updates posted to it are refused")
+	case cfg.TelegramWebhookSecret == "":
+		logger.Info("telegram webhook: no bot token; updates are answered through the delivery log")
 	}
+	logger.Info("telegram chat agent", "allowed_chats", allowed, "approvers_restricted", approvers.Restricted(), "chat_rate", chatRate.String())
 	notifierv1.RegisterNotifierServiceServer(srv, notifiergrpc.NewNotifierService(logger, notifiergrpc.Deps{
-		Alerts: p, Updates: agent, Messages: outbound.New(st, deliverer, logger), WebhookSecret: cfg.TelegramWebhookSecret,
+		Alerts: p, Updates: agent, Messages: outbound.New(st, deliverer, logger),
+		WebhookSecret: cfg.TelegramWebhookSecret, WebhookDisabled: cfg.TelegramWebhookDisabled,
+		SendChats: cfg.sendChats(), Refusals: refusals,
 		Format: format.Options{MaxSources: cfg.MaxSources},
 	}))
 	return srv.Run(ctx)

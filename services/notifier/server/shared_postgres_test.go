@@ -30,6 +30,7 @@ func TestTwoInstancesShareOnePostgres(t *testing.T) {
 			"NOTIFIER_ADMIN_ADDR":             "127.0.0.1:0",
 			"GROUNDING_ADDR":                  grounding,
 			"TELEGRAM_BOT_TOKEN":              "7100000001:AAE-shared-test",
+			"TELEGRAM_WEBHOOK_SECRET":         "shared-secret",
 			"TELEGRAM_API_URL":                tg.URL,
 			"TELEGRAM_CHAT_ID":                "-100123",
 			"TELEGRAM_BOT_USERNAME":           "groundcrew_bot",

@@ -1,10 +1,20 @@
-// Package chat is the Telegram chat agent (DESIGN.md flow 5): each update
-// is handled once (by update_id); its message is stored in the chat's
-// conversation history, with media rendered to short text; the agent decides
-// whether to answer (private chats always; groups when the bot is mentioned
-// or replied to; never channels, edits or its own messages); and when it
-// answers, it asks a Converser for a reply from the chronological history
-// with the target message last and sends it as a reply to the target.
+// Package chat is the Telegram chat agent (flow 5 of the design): each
+// update is handled once (by bot, chat and update_id: update ids are not
+// trusted to be increasing, nor unique across chats); its message is
+// stored in the chat's conversation history, with media rendered to short
+// text; the agent decides whether to answer (private chats always; groups
+// when the bot is mentioned or replied to; never channels, edits or its own
+// messages); and when it answers, it asks a Converser for a reply from the
+// chronological history with the target message last and sends it as a
+// reply to the target.
+//
+// The agent works only in allowed chats (TELEGRAM_ALLOWED_CHATS, or the
+// configured alert and research chats): a message from any other chat is
+// neither stored nor answered (answering would be the reply into an
+// arbitrary chat that the limit exists to stop), and a button pressed there
+// is answered with a refusal. Each allowed chat has a reply budget
+// (NOTIFIER_CHAT_RATE) that bounds model spend. Refusals are logged and
+// counted by reason.
 package chat
 
 import (
@@ -25,6 +35,7 @@ const (
 	Duplicate = "duplicate" // the update was handled before
 	Ignored   = "ignored"   // nothing to store (unknown callback queries, empty updates)
 	Decided   = "decided"   // an approval button press was recorded
+	Refused   = "refused"   // not allowed here, or over the chat's budget
 )
 
 // DefaultHistorySize is how many messages go to the model.
@@ -52,10 +63,17 @@ type Replier interface {
 	Reply(ctx context.Context, chatID, replyTo int64, text string) (int64, error)
 }
 
+// UpdateKey identifies a handled update: update ids are the bot's own
+// sequence, and a forged or replayed id must not burn the id of a real
+// update in another chat.
+type UpdateKey struct {
+	BotID, ChatID, UpdateID int64
+}
+
 // Store keeps conversations and handled updates.
 type Store interface {
-	UpdateOutcome(ctx context.Context, updateID int64) (string, bool, error)
-	RecordUpdate(ctx context.Context, updateID int64, outcome string, at time.Time) (bool, error)
+	UpdateOutcome(ctx context.Context, key UpdateKey) (string, bool, error)
+	RecordUpdate(ctx context.Context, key UpdateKey, outcome string, at time.Time) (bool, error)
 	SaveChatMessage(ctx context.Context, m Message) error
 	SaveChatMessageIfAbsent(ctx context.Context, m Message) error
 	ChatHistory(ctx context.Context, chatID int64, limit int) ([]Message, error)
@@ -67,6 +85,19 @@ type Config struct {
 	BotUsername string // without '@'; mentions are recognised by it
 	Persona     string // the agent's persona for the system instruction
 	HistorySize int    // messages sent to the model; 0 means DefaultHistorySize
+	// AllowedChats are the chats the agent answers in and accepts buttons
+	// from; none means none.
+	AllowedChats []int64
+	// ChatRate is each chat's reply budget; zero is unlimited.
+	ChatRate Rate
+	// Refusals counts refusals; nil counts nothing.
+	Refusals Refusals
+}
+
+// CallbackAnswerer answers a button press (answerCallbackQuery), which
+// shows the text to the person who pressed and nobody else.
+type CallbackAnswerer interface {
+	AnswerCallback(ctx context.Context, queryID, text string) error
 }
 
 // Service handles Telegram updates.
@@ -76,6 +107,9 @@ type Service struct {
 	converser Converser
 	replier   Replier
 	callbacks CallbackHandler
+	answerer  CallbackAnswerer
+	allowed   map[int64]bool
+	budgets   *budgets
 	logger    *slog.Logger
 	now       func() time.Time
 }
@@ -86,7 +120,15 @@ func New(cfg Config, store Store, converser Converser, replier Replier, logger *
 		cfg.HistorySize = DefaultHistorySize
 	}
 	cfg.BotUsername = strings.TrimPrefix(cfg.BotUsername, "@")
-	return &Service{cfg: cfg, store: store, converser: converser, replier: replier, logger: logger, now: time.Now}
+	if cfg.Refusals == nil {
+		cfg.Refusals = NopRefusals{}
+	}
+	s := &Service{cfg: cfg, store: store, converser: converser, replier: replier, logger: logger, now: time.Now, allowed: map[int64]bool{}}
+	for _, id := range cfg.AllowedChats {
+		s.allowed[id] = true
+	}
+	s.budgets = &budgets{rate: cfg.ChatRate, now: func() time.Time { return s.now() }}
+	return s
 }
 
 // User is a Telegram user.
@@ -149,23 +191,27 @@ type CallbackHandler interface {
 	HandleCallback(ctx context.Context, c Callback) (string, error)
 }
 
-// HandleCallbacks sets the handler of button presses; without one they are
-// Ignored.
-func (s *Service) HandleCallbacks(h CallbackHandler) { s.callbacks = h }
+// HandleCallbacks sets the handler of button presses, and what answers the
+// presses refused before they reach it (a chat not allowed); without a
+// handler presses are Ignored.
+func (s *Service) HandleCallbacks(h CallbackHandler, a CallbackAnswerer) {
+	s.callbacks, s.answerer = h, a
+}
 
 // ErrInvalid is returned for an update that cannot be handled as given.
 var ErrInvalid = errors.New("invalid update")
 
 // Handle handles one update and says what was done. Handling is idempotent
-// by update id: an update handled before returns Duplicate.
+// by bot, chat and update id: an update handled before returns Duplicate.
 func (s *Service) Handle(ctx context.Context, u Update) (string, error) {
 	if u.ID <= 0 {
 		return "", fmt.Errorf("%w: update_id must be positive", ErrInvalid)
 	}
-	if outcome, ok, err := s.store.UpdateOutcome(ctx, u.ID); err != nil {
+	key := UpdateKey{BotID: s.cfg.BotID, ChatID: u.chatID(), UpdateID: u.ID}
+	if outcome, ok, err := s.store.UpdateOutcome(ctx, key); err != nil {
 		return "", err
 	} else if ok {
-		s.logger.DebugContext(ctx, "telegram update already handled", "update_id", u.ID, "outcome", outcome)
+		s.logger.DebugContext(ctx, "telegram update already handled", "update_id", u.ID, "chat_id", key.ChatID, "outcome", outcome)
 		return Duplicate, nil
 	}
 	outcome, err := s.handle(ctx, u)
@@ -174,7 +220,7 @@ func (s *Service) Handle(ctx context.Context, u Update) (string, error) {
 		// should do the work.
 		return "", err
 	}
-	if first, err := s.store.RecordUpdate(ctx, u.ID, outcome, s.now()); err != nil {
+	if first, err := s.store.RecordUpdate(ctx, key, outcome, s.now()); err != nil {
 		return "", err
 	} else if !first {
 		return Duplicate, nil
@@ -182,10 +228,37 @@ func (s *Service) Handle(ctx context.Context, u Update) (string, error) {
 	return outcome, nil
 }
 
+// chatID is the chat an update belongs to: its message's, or the chat of
+// the message a button was pressed under; 0 for neither.
+func (u Update) chatID() int64 {
+	switch {
+	case u.Message != nil:
+		return u.Message.Chat.ID
+	case u.Callback != nil && u.Callback.Message != nil:
+		return u.Callback.Message.Chat.ID
+	}
+	return 0
+}
+
+// Texts of refusals.
+const (
+	textChatNotAllowed = "Sorry, these buttons do not work in this chat"
+	textRateLimited    = "I have answered a lot in this chat lately, so I am pausing for a while. Alerts still arrive as usual."
+)
+
 func (s *Service) handle(ctx context.Context, u Update) (string, error) {
 	if u.Callback != nil {
 		if s.callbacks == nil {
 			return Ignored, nil
+		}
+		if chatID := u.chatID(); !s.allowed[chatID] {
+			s.refused(ctx, ReasonChatNotAllowed, "chat_id", chatID, "update_id", u.ID)
+			if s.answerer != nil && u.Callback.ID != "" {
+				if err := s.answerer.AnswerCallback(ctx, u.Callback.ID, textChatNotAllowed); err != nil {
+					s.logger.WarnContext(ctx, "could not answer the button press", "error", err)
+				}
+			}
+			return Refused, nil
 		}
 		return s.callbacks.HandleCallback(ctx, *u.Callback)
 	}
@@ -195,6 +268,11 @@ func (s *Service) handle(ctx context.Context, u Update) (string, error) {
 	}
 	if in.Chat.ID == 0 || in.MessageID == 0 {
 		return "", fmt.Errorf("%w: message without chat or message id", ErrInvalid)
+	}
+	if !s.allowed[in.Chat.ID] {
+		// Not stored, not answered: see the package comment.
+		s.refused(ctx, ReasonChatNotAllowed, "chat_id", in.Chat.ID, "update_id", u.ID)
+		return Refused, nil
 	}
 	if in.ReplyTo != nil {
 		// The replied-to message may predate what the bot has seen (privacy
@@ -216,6 +294,15 @@ func (s *Service) handle(ctx context.Context, u Update) (string, error) {
 		// "@bot" alone in reply to someone: the question is the earlier
 		// message.
 		target = in.ReplyTo.MessageID
+	}
+	if ok, tell := s.budgets.take(in.Chat.ID); !ok {
+		s.refused(ctx, ReasonRateLimited, "chat_id", in.Chat.ID, "update_id", u.ID, "chat_rate", s.cfg.ChatRate.String())
+		if tell {
+			if _, err := s.replier.Reply(ctx, in.Chat.ID, in.MessageID, textRateLimited); err != nil {
+				s.logger.WarnContext(ctx, "could not tell the chat its reply budget is spent", "chat_id", in.Chat.ID, "error", err)
+			}
+		}
+		return Refused, nil
 	}
 	history, err := s.store.ChatHistory(ctx, in.Chat.ID, s.cfg.HistorySize)
 	if err != nil {
@@ -257,6 +344,12 @@ func (s *Service) handle(ctx context.Context, u Update) (string, error) {
 		return "", err
 	}
 	return Replied, nil
+}
+
+// refused logs and counts a refusal.
+func (s *Service) refused(ctx context.Context, reason string, attrs ...any) {
+	s.cfg.Refusals.Refuse(reason)
+	s.logger.WarnContext(ctx, "telegram update refused", append([]any{"reason", reason}, attrs...)...)
 }
 
 // ensureTarget keeps the target in the history even when the history holds

@@ -2,10 +2,13 @@ package chat
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestRender(t *testing.T) {
@@ -67,15 +70,15 @@ func TestShouldAnswer(t *testing.T) {
 
 type memStore struct {
 	msgs    map[int64]Message
-	updates map[int64]string
+	updates map[UpdateKey]string
 }
 
-func (m *memStore) UpdateOutcome(_ context.Context, id int64) (string, bool, error) {
+func (m *memStore) UpdateOutcome(_ context.Context, id UpdateKey) (string, bool, error) {
 	o, ok := m.updates[id]
 	return o, ok, nil
 }
 
-func (m *memStore) RecordUpdate(_ context.Context, id int64, o string, _ time.Time) (bool, error) {
+func (m *memStore) RecordUpdate(_ context.Context, id UpdateKey, o string, _ time.Time) (bool, error) {
 	if _, ok := m.updates[id]; ok {
 		return false, nil
 	}
@@ -110,16 +113,123 @@ func (failingConverser) Converse(context.Context, ConverseRequest) (string, erro
 }
 
 func TestFailedReplyIsRetried(t *testing.T) {
-	st := &memStore{msgs: map[int64]Message{}, updates: map[int64]string{}}
-	s := New(Config{BotID: 42}, st, failingConverser{}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	st := &memStore{msgs: map[int64]Message{}, updates: map[UpdateKey]string{}}
+	s := New(Config{BotID: 42, AllowedChats: []int64{5}}, st, failingConverser{}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	u := Update{ID: 9, Message: &Incoming{MessageID: 1, Chat: Chat{ID: 5, Type: "private"}, Text: "hi"}}
 	if _, err := s.Handle(context.Background(), u); err == nil {
 		t.Fatal("no error when the reply could not be written")
 	}
-	if _, ok := st.updates[9]; ok {
+	if _, ok := st.updates[UpdateKey{BotID: 42, ChatID: 5, UpdateID: 9}]; ok {
 		t.Error("a failed update was recorded as handled; Telegram's retry would be dropped")
 	}
 	if _, err := s.Handle(context.Background(), Update{ID: 0}); err == nil {
 		t.Error("update_id 0 accepted")
+	}
+}
+
+type echoConverser struct{ calls int }
+
+func (c *echoConverser) Converse(context.Context, ConverseRequest) (string, error) {
+	c.calls++
+	return "an answer", nil
+}
+
+type recordingReplier struct{ replies []string }
+
+func (r *recordingReplier) Reply(_ context.Context, chatID, _ int64, text string) (int64, error) {
+	r.replies = append(r.replies, fmt.Sprintf("%d: %s", chatID, text))
+	return int64(1000 + len(r.replies)), nil
+}
+
+type countingRefusals map[string]int
+
+func (c countingRefusals) Refuse(reason string) { c[reason]++ }
+
+func privateMessage(updateID, chatID, messageID int64) Update {
+	return Update{ID: updateID, Message: &Incoming{MessageID: messageID, From: &User{ID: chatID, FirstName: "Ana"}, Chat: Chat{ID: chatID, Type: "private"}, Text: "hi"}}
+}
+
+// TestAllowedChatsAndBudget: the agent answers only in allowed chats and
+// within each chat's budget; refusals are counted, and a spent budget is
+// said once, not on every message.
+func TestAllowedChatsAndBudget(t *testing.T) {
+	st := &memStore{msgs: map[int64]Message{}, updates: map[UpdateKey]string{}}
+	conv, rep, refusals := &echoConverser{}, &recordingReplier{}, countingRefusals{}
+	s := New(Config{BotID: 42, AllowedChats: []int64{5}, ChatRate: Rate{N: 2, Per: time.Hour}, Refusals: refusals},
+		st, conv, rep, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	now := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	s.now = func() time.Time { return now }
+
+	steps := []struct {
+		u    Update
+		want string
+	}{
+		{privateMessage(1, 777, 7771), Refused}, // not an allowed chat
+		{privateMessage(2, 5, 1), Replied},
+		{privateMessage(3, 5, 2), Replied},
+		{privateMessage(4, 5, 3), Refused}, // budget spent: told once
+		{privateMessage(5, 5, 4), Refused}, // and not again
+	}
+	for _, st := range steps {
+		got, err := s.Handle(context.Background(), st.u)
+		if err != nil || got != st.want {
+			t.Fatalf("update %d: %q, %v; want %q", st.u.ID, got, err, st.want)
+		}
+	}
+	wantReplies := []string{"5: an answer", "5: an answer", "5: " + textRateLimited}
+	if diff := cmp.Diff(wantReplies, rep.replies); diff != "" {
+		t.Errorf("replies (-want +got):\n%s", diff)
+	}
+	if conv.calls != 2 {
+		t.Errorf("model asked %d times, want 2", conv.calls)
+	}
+	if _, ok := st.msgs[7771]; ok {
+		t.Error("a message from a chat that is not allowed was stored")
+	}
+	if want := (countingRefusals{ReasonChatNotAllowed: 1, ReasonRateLimited: 2}); !cmp.Equal(want, refusals) {
+		t.Errorf("refusals %v, want %v", refusals, want)
+	}
+	// An hour later the budget is back.
+	now = now.Add(time.Hour)
+	if got, err := s.Handle(context.Background(), privateMessage(6, 5, 5)); err != nil || got != Replied {
+		t.Fatalf("after an hour: %q, %v; want %q", got, err, Replied)
+	}
+}
+
+// TestUpdatesDeduplicatedPerChat: the same update id in another chat is a
+// different update (ids are not trusted), the same in the same chat a
+// repeat.
+func TestUpdatesDeduplicatedPerChat(t *testing.T) {
+	st := &memStore{msgs: map[int64]Message{}, updates: map[UpdateKey]string{}}
+	s := New(Config{BotID: 42, AllowedChats: []int64{5, 6}}, st, &echoConverser{}, &recordingReplier{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	for _, tt := range []struct {
+		u    Update
+		want string
+	}{
+		{privateMessage(100, 5, 1), Replied},
+		{privateMessage(100, 5, 1), Duplicate},
+		{privateMessage(100, 6, 1), Replied},
+		{privateMessage(99, 5, 2), Replied}, // a lower id is not taken for old
+	} {
+		if got, err := s.Handle(context.Background(), tt.u); err != nil || got != tt.want {
+			t.Errorf("update %d in chat %d: %q, %v; want %q", tt.u.ID, tt.u.Message.Chat.ID, got, err, tt.want)
+		}
+	}
+}
+
+func TestParseRate(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want Rate
+		ok   bool
+	}{
+		{"20/h", Rate{20, time.Hour}, true}, {" 5 / m ", Rate{5, time.Minute}, true}, {"100/d", Rate{100, 24 * time.Hour}, true},
+		{"off", Rate{}, true}, {"", Rate{}, true},
+		{"0/h", Rate{}, false}, {"20", Rate{}, false}, {"20/w", Rate{}, false}, {"x/h", Rate{}, false},
+	} {
+		got, err := ParseRate(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("ParseRate(%q) = %v, %v; want %v, ok %v", tt.in, got, err, tt.want, tt.ok)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	groundingv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/grounding/v1"
+	"github.com/groundcrew/groundcrew/platform/actor"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/approval"
 )
 
@@ -26,6 +27,8 @@ func NewApprovals(api groundingv1.ResearchServiceClient) *Approvals {
 // Decide calls DecideApproval. FailedPrecondition (decided before, or timed
 // out) becomes approval.ErrAlreadyDecided and NotFound approval.ErrNotFound.
 func (a *Approvals) Decide(ctx context.Context, id string, d approval.Decision, decidedBy string) error {
+	// The person who pressed is the actor grounding records.
+	ctx = actor.OutgoingContext(ctx, decidedBy)
 	_, err := a.api.DecideApproval(ctx, &groundingv1.DecideApprovalRequest{
 		Id: id, Decision: toDecision(d), DecidedBy: decidedBy, Comment: "decided in Telegram",
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"github.com/groundcrew/groundcrew/services/notifier/internal/approval"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/chat"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/groundingclient"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/outbound"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/store"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/telegram"
 	"github.com/groundcrew/groundcrew/services/notifier/telegramtest"
@@ -85,9 +87,17 @@ type approvalEnv struct {
 	client   notifierv1.NotifierServiceClient
 	tg       *telegramtest.Server
 	research *fakeResearch
+	// sent is the Telegram message id of each approval's message.
+	sent map[string]int64
 }
 
-func newApprovalEnv(t *testing.T) approvalEnv {
+// approvalChat is where approval messages go; it is an allowed chat.
+const approvalChat = -100777
+
+// newApprovalEnv runs the agent with approval buttons against the Telegram
+// stand-in and sends one approval message for each of the three ids, as
+// the research service does through SendMessage.
+func newApprovalEnv(t *testing.T, cfg approval.Config) approvalEnv {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlstore.Open(ctx, sqlstoretest.URL(t, "notifiergrpc"), t.TempDir(), "notifier", discard())
@@ -105,65 +115,117 @@ func newApprovalEnv(t *testing.T) approvalEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
+	st := store.New(db)
 	research := &fakeResearch{}
-	agent := chat.New(chat.Config{BotID: telegram.BotID(botToken), BotUsername: "groundcrew_bot"},
-		store.New(db), &fakeConverser{}, &telegram.Replier{Client: tc}, discard())
-	agent.HandleCallbacks(approval.New(groundingclient.NewApprovals(researchClient(t, research)), tc, discard()))
-	return approvalEnv{client: serve(t, Deps{Updates: agent}), tg: tg, research: research}
+	agent := chat.New(chat.Config{BotID: telegram.BotID(botToken), BotUsername: "groundcrew_bot", AllowedChats: []int64{approvalChat, -1001987654321}},
+		st, &fakeConverser{}, &telegram.Replier{Client: tc}, discard())
+	agent.HandleCallbacks(approval.New(groundingclient.NewApprovals(researchClient(t, research)), tc, st, cfg, discard()), tc)
+	messages := outbound.New(st, &telegram.Deliverer{Client: tc, Router: telegram.Router{Default: strconv.Itoa(approvalChat)}, Logger: discard()}, discard())
+	client := serve(t, Deps{Updates: agent, Messages: messages, SendChats: []string{strconv.Itoa(approvalChat)}})
+	env := approvalEnv{client: client, tg: tg, research: research, sent: map[string]int64{}}
+	for _, id := range []string{pendingID, decidedID, downID} {
+		resp, err := client.SendMessage(ctx, &notifierv1.SendMessageRequest{Text: approvalMsg, Sender: "grounding", Buttons: []*notifierv1.InlineButton{
+			{Text: "Approve", Approval: &notifierv1.ApprovalButton{ApprovalId: id, Decision: notifierv1.ApprovalButton_DECISION_APPROVE}},
+			{Text: "Reject", Approval: &notifierv1.ApprovalButton{ApprovalId: id, Decision: notifierv1.ApprovalButton_DECISION_REJECT}},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgID, err := strconv.ParseInt(resp.GetDeliveryId(), 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env.sent[id] = msgID
+	}
+	return env
 }
 
-// press is a callback_query update for a button under message 5200 in chat
-// -100777.
-func press(updateID int64, from *notifierv1.TelegramUser, data string) *notifierv1.TelegramUpdate {
+// press is a callback_query update for a button under message msgID in
+// chatID.
+func press(updateID int64, from *notifierv1.TelegramUser, data string, chatID, msgID int64) *notifierv1.TelegramUpdate {
 	return &notifierv1.TelegramUpdate{UpdateId: updateID, CallbackQuery: &notifierv1.TelegramCallbackQuery{
 		Id: "cbq-1", From: from, Data: data,
 		Message: &notifierv1.TelegramChatMessage{
-			MessageId: 5200, Text: approvalMsg,
-			Chat: &notifierv1.TelegramChat{Id: -100777, Type: "supergroup", Title: "SRE"},
+			MessageId: msgID, Text: "forged text the edit must not reuse",
+			Chat: &notifierv1.TelegramChat{Id: chatID, Type: "supergroup", Title: "SRE"},
 		},
 	}}
 }
 
+var (
+	ana = &notifierv1.TelegramUser{Id: 84211, FirstName: "Ana", Username: "anasilva"}
+	bo  = &notifierv1.TelegramUser{Id: 5150, FirstName: "Bo"}
+)
+
 func TestApprovalButtons(t *testing.T) {
-	ana := &notifierv1.TelegramUser{Id: 84211, FirstName: "Ana", Username: "anasilva"}
-	bo := &notifierv1.TelegramUser{Id: 5150, FirstName: "Bo"}
+	decide := func(id string, d groundingv1.DecideApprovalRequest_Decision, by string) *groundingv1.DecideApprovalRequest {
+		return &groundingv1.DecideApprovalRequest{Id: id, Decision: d, DecidedBy: by, Comment: "decided in Telegram"}
+	}
 	tests := []struct {
 		name        string
-		update      *notifierv1.TelegramUpdate
+		cfg         approval.Config
+		update      func(sent map[string]int64) *notifierv1.TelegramUpdate
 		wantOutcome string
 		wantCode    codes.Code
 		wantDecide  *groundingv1.DecideApprovalRequest // nil: no call
 		wantAnswer  string                             // "": no answerCallbackQuery
-		wantEdit    string                             // "": no editMessageText
+		wantEditOf  string                             // the approval whose message is edited; "": none
+		wantEdit    string
 	}{
 		{
-			name: "approve", update: press(1, ana, "approval:"+pendingID+":approve"), wantOutcome: chat.Decided,
-			wantDecide: &groundingv1.DecideApprovalRequest{Id: pendingID, Decision: groundingv1.DecideApprovalRequest_APPROVE, DecidedBy: "telegram:84211 @anasilva", Comment: "decided in Telegram"},
-			wantAnswer: "Approved by @anasilva", wantEdit: approvalMsg + "\n\nApproved by @anasilva",
+			name: "approve", wantOutcome: chat.Decided,
+			update: func(sent map[string]int64) *notifierv1.TelegramUpdate {
+				return press(1, ana, approval.CallbackData(pendingID, approval.Approve), approvalChat, sent[pendingID])
+			},
+			wantDecide: decide(pendingID, groundingv1.DecideApprovalRequest_APPROVE, "telegram:84211 @anasilva"),
+			wantAnswer: "Approved by @anasilva", wantEditOf: pendingID, wantEdit: approvalMsg + "\n\nApproved by @anasilva",
 		},
 		{
-			name: "reject without a username", update: press(2, bo, "approval:"+pendingID+":reject"), wantOutcome: chat.Decided,
-			wantDecide: &groundingv1.DecideApprovalRequest{Id: pendingID, Decision: groundingv1.DecideApprovalRequest_REJECT, DecidedBy: "telegram:5150", Comment: "decided in Telegram"},
-			wantAnswer: "Rejected by Bo", wantEdit: approvalMsg + "\n\nRejected by Bo",
+			name: "reject without a username", wantOutcome: chat.Decided,
+			update: func(sent map[string]int64) *notifierv1.TelegramUpdate {
+				return press(2, bo, approval.CallbackData(pendingID, approval.Reject), approvalChat, sent[pendingID])
+			},
+			wantDecide: decide(pendingID, groundingv1.DecideApprovalRequest_REJECT, "telegram:5150"),
+			wantAnswer: "Rejected by Bo", wantEditOf: pendingID, wantEdit: approvalMsg + "\n\nRejected by Bo",
 		},
 		{
-			name: "already decided or timed out", update: press(3, ana, "approval:"+decidedID+":approve"), wantOutcome: chat.Decided,
-			wantDecide: &groundingv1.DecideApprovalRequest{Id: decidedID, Decision: groundingv1.DecideApprovalRequest_APPROVE, DecidedBy: "telegram:84211 @anasilva", Comment: "decided in Telegram"},
-			wantAnswer: "Already decided or timed out", wantEdit: approvalMsg + "\n\nAlready decided or timed out",
+			name: "already decided or timed out: answered, not edited", wantOutcome: chat.Decided,
+			update: func(sent map[string]int64) *notifierv1.TelegramUpdate {
+				return press(3, ana, approval.CallbackData(decidedID, approval.Approve), approvalChat, sent[decidedID])
+			},
+			wantDecide: decide(decidedID, groundingv1.DecideApprovalRequest_APPROVE, "telegram:84211 @anasilva"),
+			wantAnswer: "Already decided or timed out",
 		},
 		{
-			name: "grounding unavailable", update: press(4, ana, "approval:"+downID+":reject"), wantCode: codes.Internal,
-			wantDecide: &groundingv1.DecideApprovalRequest{Id: downID, Decision: groundingv1.DecideApprovalRequest_REJECT, DecidedBy: "telegram:84211 @anasilva", Comment: "decided in Telegram"},
+			name: "grounding unavailable", wantCode: codes.Internal,
+			update: func(sent map[string]int64) *notifierv1.TelegramUpdate {
+				return press(4, ana, approval.CallbackData(downID, approval.Reject), approvalChat, sent[downID])
+			},
+			wantDecide: decide(downID, groundingv1.DecideApprovalRequest_REJECT, "telegram:84211 @anasilva"),
 			wantAnswer: "Could not record the decision; please try again",
 		},
-		{name: "other buttons", update: readUpdate(t, "callback_query.json"), wantOutcome: chat.Ignored},
-		{name: "not a uuid", update: press(5, ana, "approval:42:approve"), wantOutcome: chat.Ignored},
-		{name: "unknown verb", update: press(6, ana, "approval:"+pendingID+":maybe"), wantOutcome: chat.Ignored},
+		{
+			name: "approver by username", wantOutcome: chat.Decided, cfg: approval.Config{Approvers: mustApprovers(t, "@AnaSilva, 1")},
+			update: func(sent map[string]int64) *notifierv1.TelegramUpdate {
+				return press(7, ana, approval.CallbackData(pendingID, approval.Approve), approvalChat, sent[pendingID])
+			},
+			wantDecide: decide(pendingID, groundingv1.DecideApprovalRequest_APPROVE, "telegram:84211 @anasilva"),
+			wantAnswer: "Approved by @anasilva", wantEditOf: pendingID, wantEdit: approvalMsg + "\n\nApproved by @anasilva",
+		},
+		{name: "other buttons", update: func(sent map[string]int64) *notifierv1.TelegramUpdate {
+			return press(8, ana, "ack:01931c2e", approvalChat, sent[pendingID])
+		}, wantOutcome: chat.Ignored},
+		{name: "not a uuid", update: func(map[string]int64) *notifierv1.TelegramUpdate {
+			return press(5, ana, "approval:42:approve", approvalChat, 100)
+		}, wantOutcome: chat.Ignored},
+		{name: "unknown verb", update: func(sent map[string]int64) *notifierv1.TelegramUpdate {
+			return press(6, ana, "approval:"+pendingID+":maybe", approvalChat, sent[pendingID])
+		}, wantOutcome: chat.Ignored},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := newApprovalEnv(t)
-			resp, err := env.client.HandleTelegramUpdate(context.Background(), &notifierv1.HandleTelegramUpdateRequest{Update: tt.update})
+			env := newApprovalEnv(t, tt.cfg)
+			resp, err := env.client.HandleTelegramUpdate(context.Background(), &notifierv1.HandleTelegramUpdateRequest{Update: tt.update(env.sent)})
 			if status.Code(err) != tt.wantCode {
 				t.Fatalf("code %v (%v), want %v", status.Code(err), err, tt.wantCode)
 			}
@@ -185,9 +247,10 @@ func TestApprovalButtons(t *testing.T) {
 			if tt.wantAnswer != "" {
 				wantAnswers = []telegramtest.Call{{Method: "answerCallbackQuery", Form: map[string]string{"callback_query_id": "cbq-1", "text": tt.wantAnswer}}}
 			}
-			if tt.wantEdit != "" {
+			if tt.wantEditOf != "" {
 				wantEdits = []telegramtest.Call{{Method: "editMessageText", Form: map[string]string{
-					"chat_id": "-100777", "message_id": "5200", "text": tt.wantEdit, "link_preview_options": `{"is_disabled":true}`,
+					"chat_id": strconv.Itoa(approvalChat), "message_id": strconv.FormatInt(env.sent[tt.wantEditOf], 10), "text": tt.wantEdit,
+					"link_preview_options": `{"is_disabled":true}`,
 				}}}
 			}
 			if diff := cmp.Diff(wantAnswers, env.tg.Calls("answerCallbackQuery")); diff != "" {
@@ -198,4 +261,13 @@ func TestApprovalButtons(t *testing.T) {
 			}
 		})
 	}
+}
+
+func mustApprovers(t *testing.T, spec string) approval.Approvers {
+	t.Helper()
+	a, err := approval.ParseApprovers(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }

@@ -36,6 +36,14 @@ type Deps struct {
 	// WebhookSecret is TELEGRAM_WEBHOOK_SECRET; when set, HandleTelegramUpdate
 	// requires it in the x-telegram-bot-api-secret-token metadata.
 	WebhookSecret string
+	// WebhookDisabled refuses every webhook update (PermissionDenied): a
+	// bot that polls for its updates has no webhook to forge.
+	WebhookDisabled bool
+	// SendChats are the chats SendMessage may target besides the default
+	// (TELEGRAM_CHAT_ID, NOTIFIER_ROUTES and TELEGRAM_ALLOWED_CHATS).
+	SendChats []string
+	// Refusals counts refused webhook updates; nil counts nothing.
+	Refusals chat.Refusals
 	// Format is how FormatMessage renders when the request does not say
 	// (the configured GROUNDING_MAX_SOURCES).
 	Format format.Options
@@ -50,13 +58,26 @@ type NotifierService struct {
 	updates  Updates
 	messages Messages
 	secret   string
+	disabled bool
+	chats    map[string]bool
+	refusals chat.Refusals
 }
 
 var _ notifierv1.NotifierServiceServer = (*NotifierService)(nil)
 
 // NewNotifierService returns the NotifierService handlers.
 func NewNotifierService(logger *slog.Logger, deps Deps) *NotifierService {
-	return &NotifierService{logger: logger, format: deps.Format, alerts: deps.Alerts, updates: deps.Updates, messages: deps.Messages, secret: deps.WebhookSecret}
+	s := &NotifierService{
+		logger: logger, format: deps.Format, alerts: deps.Alerts, updates: deps.Updates, messages: deps.Messages,
+		secret: deps.WebhookSecret, disabled: deps.WebhookDisabled, chats: map[string]bool{}, refusals: deps.Refusals,
+	}
+	for _, c := range deps.SendChats {
+		s.chats[c] = true
+	}
+	if s.refusals == nil {
+		s.refusals = chat.NopRefusals{}
+	}
+	return s
 }
 
 // FormatMessage renders the Telegram message for an alert and enrichment

@@ -10,7 +10,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
+	"github.com/groundcrew/groundcrew/platform/actor"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/approval"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/outbound"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/telegram"
 )
@@ -29,7 +31,14 @@ func (s *NotifierService) SendMessage(ctx context.Context, req *notifierv1.SendM
 	if c := req.GetChatId(); c != "" && !telegram.ValidChatID(c) {
 		return nil, grpcserver.FieldViolations(grpcserver.FieldViolation{Field: "chat_id", Description: "must be a chat id such as -100123 or @channelname"})
 	}
-	res, err := s.messages.Send(ctx, toSendRequest(req))
+	who := actor.FromContext(ctx)
+	if c := req.GetChatId(); c != "" && !s.chats[c] {
+		s.logger.WarnContext(ctx, "send to a chat that is not configured refused", "chat_id", c, "actor", who, "sender", req.GetSender())
+		return nil, status.Error(codes.PermissionDenied, "chat_id is not a configured chat (TELEGRAM_CHAT_ID, NOTIFIER_ROUTES or TELEGRAM_ALLOWED_CHATS)")
+	}
+	sr := toSendRequest(req)
+	sr.Actor = who
+	res, err := s.messages.Send(ctx, sr)
 	if err != nil {
 		return nil, s.sendError(ctx, err)
 	}
@@ -41,9 +50,22 @@ func toSendRequest(req *notifierv1.SendMessageRequest) outbound.Request {
 		Text: req.GetText(), ChatID: req.GetChatId(), IdempotencyKey: req.GetIdempotencyKey(), Sender: req.GetSender(),
 	}
 	for _, b := range req.GetButtons() {
-		out.Buttons = append(out.Buttons, outbound.Button{Text: b.GetText(), CallbackData: b.GetCallbackData()})
+		out.Buttons = append(out.Buttons, toButton(b))
 	}
 	return out
+}
+
+// toButton writes an approval button's callback data (the one contract,
+// package approval); other buttons keep theirs.
+func toButton(b *notifierv1.InlineButton) outbound.Button {
+	if a := b.GetApproval(); a != nil {
+		d := approval.Approve
+		if a.GetDecision() == notifierv1.ApprovalButton_DECISION_REJECT {
+			d = approval.Reject
+		}
+		return outbound.Button{Text: b.GetText(), CallbackData: approval.CallbackData(a.GetApprovalId(), d)}
+	}
+	return outbound.Button{Text: b.GetText(), CallbackData: b.GetCallbackData()}
 }
 
 func fromSendResult(res outbound.Result) *notifierv1.SendMessageResponse {

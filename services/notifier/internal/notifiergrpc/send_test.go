@@ -55,7 +55,7 @@ func newSender(t *testing.T, offline bool) sendEnv {
 		}
 		tr = &telegram.Deliverer{Client: tc, Router: telegram.Router{Default: "-100777"}, Logger: discard()}
 	}
-	env.client = serve(t, Deps{Messages: outbound.New(st, tr, discard())})
+	env.client = serve(t, Deps{Messages: outbound.New(st, tr, discard()), SendChats: []string{"-100123", "-100999"}})
 	return env
 }
 

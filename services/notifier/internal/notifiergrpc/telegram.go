@@ -20,9 +20,17 @@ import (
 const SecretTokenKey = "x-telegram-bot-api-secret-token"
 
 // HandleTelegramUpdate verifies the webhook secret and hands the update to
-// the chat agent.
+// the chat agent. With the webhook disabled (a polling bot) every update is
+// refused with PermissionDenied.
 func (s *NotifierService) HandleTelegramUpdate(ctx context.Context, req *notifierv1.HandleTelegramUpdateRequest) (*notifierv1.HandleTelegramUpdateResponse, error) {
+	if s.disabled {
+		s.refusals.Refuse(chat.ReasonWebhookDisabled)
+		s.logger.WarnContext(ctx, "telegram webhook update refused", "reason", chat.ReasonWebhookDisabled)
+		return nil, status.Error(codes.PermissionDenied, "Telegram webhook updates are disabled on this notifier (TELEGRAM_WEBHOOK_DISABLED=true)")
+	}
 	if err := s.checkSecret(ctx); err != nil {
+		s.refusals.Refuse(chat.ReasonWebhookSecret)
+		s.logger.WarnContext(ctx, "telegram webhook update refused", "reason", chat.ReasonWebhookSecret)
 		return nil, err
 	}
 	if s.updates == nil {
@@ -38,7 +46,9 @@ func (s *NotifierService) HandleTelegramUpdate(ctx context.Context, req *notifie
 	return &notifierv1.HandleTelegramUpdateResponse{Outcome: outcome}, nil
 }
 
-// checkSecret compares the secret token in constant time.
+// checkSecret compares the secret token in constant time. No secret is
+// configured only without a bot token (the configuration refuses a token
+// without one): offline, replies go to the delivery log, not to a chat.
 func (s *NotifierService) checkSecret(ctx context.Context) error {
 	if s.secret == "" {
 		return nil

@@ -52,6 +52,10 @@ func (f *fakeConverser) Converse(_ context.Context, req chat.ConverseRequest) (s
 
 const botToken = "7100000001:AAE-test"
 
+// fixtureChats are the chats of the update fixtures: the on-call group and
+// Ana's private chat.
+var fixtureChats = []int64{-1001987654321, 84211}
+
 type agentEnv struct {
 	client notifierv1.NotifierServiceClient
 	conv   *fakeConverser
@@ -79,7 +83,7 @@ func newAgent(t *testing.T) agentEnv {
 		t.Fatal(err)
 	}
 	conv := &fakeConverser{}
-	agent := chat.New(chat.Config{BotID: telegram.BotID(botToken), BotUsername: "groundcrew_bot", Persona: "p"},
+	agent := chat.New(chat.Config{BotID: telegram.BotID(botToken), BotUsername: "groundcrew_bot", Persona: "p", AllowedChats: fixtureChats},
 		st, conv, &telegram.Replier{Client: tc}, discard())
 	return agentEnv{client: serve(t, Deps{Updates: agent, WebhookSecret: ""}), conv: conv, tg: tg, store: st}
 }

@@ -31,6 +31,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/groundcrew/groundcrew/services/notifier/internal/approval"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/markdownv2"
 )
 
@@ -47,7 +48,8 @@ type Request struct {
 	ChatID         string // "" means the transport's default chat
 	Buttons        []Button
 	IdempotencyKey string // "" means none
-	Sender         string // who sends it, for the log
+	Sender         string // who sends it, for the log (self-declared)
+	Actor          string // the authenticated caller (platform/actor), "" when none
 }
 
 // Message is a rendered message for a Transport.
@@ -87,6 +89,8 @@ type Record struct {
 	IdempotencyKey string
 	RequestHash    string
 	Sender         string
+	Actor          string // the authenticated caller who sent it
+	ApprovalID     string // the approval whose buttons it carries, if any
 	ChatID         string
 	Text           string // plain, as requested
 	Buttons        []Button
@@ -149,7 +153,8 @@ func (s *Service) Send(ctx context.Context, req Request) (Result, error) {
 	now := s.now().UTC().Truncate(time.Microsecond)
 	rec := &Record{
 		ID: id.String(), IdempotencyKey: req.IdempotencyKey, RequestHash: requestHash(req),
-		Sender: req.Sender, ChatID: req.ChatID, Text: req.Text, Buttons: req.Buttons,
+		Sender: req.Sender, Actor: req.Actor, ChatID: req.ChatID, Text: req.Text, Buttons: req.Buttons,
+		ApprovalID: approvalID(req.Buttons),
 		Status: StatusSending, CreatedAt: now, UpdatedAt: now,
 	}
 	stored, err := s.store.ClaimMessage(ctx, rec)
@@ -170,7 +175,7 @@ func (s *Service) Send(ctx context.Context, req Request) (Result, error) {
 }
 
 func (s *Service) deliver(ctx context.Context, rec *Record) error {
-	log := s.logger.With("message_id", rec.ID, "sender", rec.Sender)
+	log := s.logger.With("message_id", rec.ID, "sender", rec.Sender, "actor", rec.Actor)
 	rec.Attempts++
 	rec.UpdatedAt = s.now().UTC()
 	if err := s.store.SaveMessage(ctx, rec); err != nil {
@@ -212,6 +217,16 @@ func PublicError(err error) string {
 		return "delivery timed out"
 	}
 	return "delivery failed"
+}
+
+// approvalID is the approval whose buttons the message carries.
+func approvalID(buttons []Button) string {
+	for _, b := range buttons {
+		if id := approval.ID(b.CallbackData); id != "" {
+			return id
+		}
+	}
+	return ""
 }
 
 // requestHash identifies the message a key stands for: chat, text and

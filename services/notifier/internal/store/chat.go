@@ -87,29 +87,31 @@ func (s *Store) ChatHistory(ctx context.Context, chatID int64, limit int) ([]cha
 
 // UpdateOutcome returns what was done with a handled Telegram update, and
 // false when it has not been handled.
-func (s *Store) UpdateOutcome(ctx context.Context, updateID int64) (string, bool, error) {
+func (s *Store) UpdateOutcome(ctx context.Context, k chat.UpdateKey) (string, bool, error) {
 	var outcome string
-	err := s.db.QueryRowContext(ctx, `SELECT outcome FROM notifier_telegram_updates WHERE update_id = $1`, updateID).Scan(&outcome)
+	err := s.db.QueryRowContext(ctx, `SELECT outcome FROM notifier_telegram_handled
+		WHERE bot_id = $1 AND chat_id = $2 AND update_id = $3`, k.BotID, k.ChatID, k.UpdateID).Scan(&outcome)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}
 	if err != nil {
-		return "", false, fmt.Errorf("reading update %d: %w", updateID, err)
+		return "", false, fmt.Errorf("reading update %d of chat %d: %w", k.UpdateID, k.ChatID, err)
 	}
 	return outcome, true, nil
 }
 
 // RecordUpdate marks a Telegram update handled with its outcome. It reports
 // false when the update was already recorded (by a concurrent delivery).
-func (s *Store) RecordUpdate(ctx context.Context, updateID int64, outcome string, at time.Time) (bool, error) {
-	res, err := s.db.ExecContext(ctx, `INSERT INTO notifier_telegram_updates (update_id, outcome, handled_at)
-		VALUES ($1, $2, $3) ON CONFLICT (update_id) DO NOTHING`, updateID, outcome, micros(at))
+func (s *Store) RecordUpdate(ctx context.Context, k chat.UpdateKey, outcome string, at time.Time) (bool, error) {
+	res, err := s.db.ExecContext(ctx, `INSERT INTO notifier_telegram_handled (bot_id, chat_id, update_id, outcome, handled_at)
+		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (bot_id, chat_id, update_id) DO NOTHING`,
+		k.BotID, k.ChatID, k.UpdateID, outcome, micros(at))
 	if err != nil {
-		return false, fmt.Errorf("recording update %d: %w", updateID, err)
+		return false, fmt.Errorf("recording update %d of chat %d: %w", k.UpdateID, k.ChatID, err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return false, fmt.Errorf("recording update %d: %w", updateID, err)
+		return false, fmt.Errorf("recording update %d of chat %d: %w", k.UpdateID, k.ChatID, err)
 	}
 	return n == 1, nil
 }

@@ -6,14 +6,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
+	"github.com/groundcrew/groundcrew/services/notifier/internal/approval"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/outbound"
 )
 
-var _ outbound.Store = (*Store)(nil)
+var (
+	_ outbound.Store    = (*Store)(nil)
+	_ approval.Messages = (*Store)(nil)
+)
 
 const messageColumns = `id, idempotency_key, request_hash, sender, chat_id, text, buttons, status, attempts,
-	error, delivery_id, destination, created_at, updated_at, delivered_at`
+	error, delivery_id, destination, created_at, updated_at, delivered_at, actor, approval_id`
 
 // ClaimMessage inserts r; when r's idempotency key is already stored it
 // inserts nothing and returns the stored record (nil after an insert).
@@ -27,10 +32,10 @@ func (s *Store) ClaimMessage(ctx context.Context, r *outbound.Record) (*outbound
 		key = sql.NullString{String: r.IdempotencyKey, Valid: true}
 	}
 	res, err := s.db.ExecContext(ctx, `INSERT INTO notifier_messages (`+messageColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
 		ON CONFLICT (idempotency_key) DO NOTHING`,
 		r.ID, key, r.RequestHash, r.Sender, r.ChatID, r.Text, string(buttons), string(r.Status), r.Attempts,
-		r.Error, r.DeliveryID, r.Destination, micros(r.CreatedAt), micros(r.UpdatedAt), micros(r.DeliveredAt))
+		r.Error, r.DeliveryID, r.Destination, micros(r.CreatedAt), micros(r.UpdatedAt), micros(r.DeliveredAt), r.Actor, r.ApprovalID)
 	if err != nil {
 		return nil, fmt.Errorf("inserting message %s: %w", r.ID, err)
 	}
@@ -73,6 +78,31 @@ func (s *Store) GetMessage(ctx context.Context, id string) (*outbound.Record, er
 	return r, nil
 }
 
+// ApprovalMessage returns the message delivered to Telegram with an
+// approval's buttons (the latest, should it have been sent twice); found
+// is false when there is none (never sent, failed, or only logged
+// offline).
+func (s *Store) ApprovalMessage(ctx context.Context, approvalID string) (approval.Sent, bool, error) {
+	if approvalID == "" {
+		return approval.Sent{}, false, nil
+	}
+	r, err := scanMessage(s.db.QueryRowContext(ctx, `SELECT `+messageColumns+` FROM notifier_messages
+		WHERE approval_id = $1 AND status = $2 ORDER BY delivered_at DESC LIMIT 1`, approvalID, string(outbound.StatusDelivered)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return approval.Sent{}, false, nil
+	}
+	if err != nil {
+		return approval.Sent{}, false, fmt.Errorf("reading the message of approval %s: %w", approvalID, err)
+	}
+	chatID, err1 := strconv.ParseInt(r.Destination, 10, 64)
+	msgID, err2 := strconv.ParseInt(r.DeliveryID, 10, 64)
+	if err1 != nil || err2 != nil {
+		// Delivered to the log, or to an @channel name no callback names.
+		return approval.Sent{}, false, nil
+	}
+	return approval.Sent{ChatID: chatID, MessageID: msgID, Text: r.Text}, true, nil
+}
+
 func scanMessage(row scanner) (*outbound.Record, error) {
 	var (
 		r                         outbound.Record
@@ -81,7 +111,7 @@ func scanMessage(row scanner) (*outbound.Record, error) {
 		created, updated, deliver int64
 	)
 	if err := row.Scan(&r.ID, &key, &r.RequestHash, &r.Sender, &r.ChatID, &r.Text, &buttons, &status, &r.Attempts,
-		&r.Error, &r.DeliveryID, &r.Destination, &created, &updated, &deliver); err != nil {
+		&r.Error, &r.DeliveryID, &r.Destination, &created, &updated, &deliver, &r.Actor, &r.ApprovalID); err != nil {
 		return nil, err
 	}
 	r.IdempotencyKey, r.Status = key.String, outbound.Status(status)

@@ -16,7 +16,9 @@ import (
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
 	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/approval"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/chat"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/outbound"
 )
 
 // backends returns the databases to test on: the default one (SQLite, or
@@ -235,17 +237,67 @@ func TestUpdates(t *testing.T) {
 	for name, open := range backends(t) {
 		t.Run(name, func(t *testing.T) {
 			s, ctx := open(t), context.Background()
-			if _, ok, err := s.UpdateOutcome(ctx, 1); err != nil || ok {
+			k := chat.UpdateKey{BotID: 7, ChatID: -100, UpdateID: 1}
+			if _, ok, err := s.UpdateOutcome(ctx, k); err != nil || ok {
 				t.Fatalf("UpdateOutcome before = %v, %v", ok, err)
 			}
-			if first, err := s.RecordUpdate(ctx, 1, "replied", t0); err != nil || !first {
+			if first, err := s.RecordUpdate(ctx, k, "replied", t0); err != nil || !first {
 				t.Fatalf("RecordUpdate = %v, %v", first, err)
 			}
-			if first, err := s.RecordUpdate(ctx, 1, "stored", t0); err != nil || first {
+			if first, err := s.RecordUpdate(ctx, k, "stored", t0); err != nil || first {
 				t.Fatalf("RecordUpdate again = %v, %v; want false", first, err)
 			}
-			if outcome, ok, err := s.UpdateOutcome(ctx, 1); err != nil || !ok || outcome != "replied" {
+			if outcome, ok, err := s.UpdateOutcome(ctx, k); err != nil || !ok || outcome != "replied" {
 				t.Fatalf("UpdateOutcome = %q, %v, %v", outcome, ok, err)
+			}
+			// The same update id of another chat or bot is another update.
+			for _, other := range []chat.UpdateKey{{BotID: 7, ChatID: -200, UpdateID: 1}, {BotID: 8, ChatID: -100, UpdateID: 1}} {
+				if _, ok, err := s.UpdateOutcome(ctx, other); err != nil || ok {
+					t.Errorf("UpdateOutcome(%+v) = %v, %v; want not handled", other, ok, err)
+				}
+				if first, err := s.RecordUpdate(ctx, other, "stored", t0); err != nil || !first {
+					t.Errorf("RecordUpdate(%+v) = %v, %v; want first", other, first, err)
+				}
+			}
+		})
+	}
+}
+
+func TestApprovalMessage(t *testing.T) {
+	const id = "0193a5b2-7c1e-7d2f-9a8b-0123456789ab"
+	for name, open := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			s, ctx := open(t), context.Background()
+			if _, found, err := s.ApprovalMessage(ctx, id); err != nil || found {
+				t.Fatalf("before any send: found %v, %v", found, err)
+			}
+			save := func(msgID, dest, delivery string, status outbound.Status, at time.Time) {
+				t.Helper()
+				r := &outbound.Record{ID: msgID, RequestHash: "h", Text: "Approve the deploy?", ApprovalID: id, Actor: "ci",
+					Status: status, CreatedAt: at, UpdatedAt: at}
+				if _, err := s.ClaimMessage(ctx, r); err != nil {
+					t.Fatal(err)
+				}
+				r.Destination, r.DeliveryID, r.DeliveredAt = dest, delivery, at
+				if err := s.SaveMessage(ctx, r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			save("m-failed", "", "", outbound.StatusFailed, t0)
+			save("m-log", "log", "log:m-log", outbound.StatusDelivered, t0.Add(time.Second))
+			if _, found, err := s.ApprovalMessage(ctx, id); err != nil || found {
+				t.Fatalf("only failed and logged sends: found %v, %v", found, err)
+			}
+			save("m-sent", "-100777", "5200", outbound.StatusDelivered, t0.Add(2*time.Second))
+			got, found, err := s.ApprovalMessage(ctx, id)
+			if err != nil || !found {
+				t.Fatalf("found %v, %v", found, err)
+			}
+			if want := (approval.Sent{ChatID: -100777, MessageID: 5200, Text: "Approve the deploy?"}); got != want {
+				t.Errorf("ApprovalMessage = %+v, want %+v", got, want)
+			}
+			if r, err := s.GetMessage(ctx, "m-sent"); err != nil || r.Actor != "ci" || r.ApprovalID != id {
+				t.Errorf("stored message %+v, %v; want actor ci and the approval id", r, err)
 			}
 		})
 	}
