@@ -51,9 +51,9 @@ type Config struct {
 
 	// TelegramBotToken enables Telegram delivery; without it messages go to
 	// the delivery log.
-	TelegramBotToken      string `env:"TELEGRAM_BOT_TOKEN" secret:"true"`
-	TelegramChatID        string `env:"TELEGRAM_CHAT_ID"`
-	TelegramAPIURL        string `env:"TELEGRAM_API_URL" envDefault:"https://api.telegram.org"`
+	TelegramBotToken string `env:"TELEGRAM_BOT_TOKEN" secret:"true"`
+	TelegramChatID   string `env:"TELEGRAM_CHAT_ID"`
+	TelegramAPIURL   string `env:"TELEGRAM_API_URL" envDefault:"https://api.telegram.org"`
 	// TelegramWebhookSecret is the secret token Telegram sends with every
 	// webhook update (setWebhook's secret_token); required with a bot token
 	// unless TelegramWebhookDisabled.
