@@ -162,6 +162,12 @@ func (c Client) Actor() string {
 
 type clientKey struct{}
 
+// clientSlot lets [AccessLog], which runs outside [Identify], log the
+// client Identify settled on.
+type clientSlot struct{ c *Client }
+
+type clientSlotKey struct{}
+
 // ClientFrom returns the client [Identify] attached to ctx.
 func ClientFrom(ctx context.Context) Client {
 	c, _ := ctx.Value(clientKey{}).(Client)
@@ -184,6 +190,9 @@ func Identify(keys []Key, proxies *Proxies, next http.Handler) http.Handler {
 			if i := matchKey(hashes, tok); i >= 0 {
 				c.Key = &keys[i]
 			}
+		}
+		if slot, ok := r.Context().Value(clientSlotKey{}).(*clientSlot); ok {
+			slot.c = &c
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientKey{}, c)))
 	})

@@ -8,6 +8,7 @@ package edge
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -108,7 +109,14 @@ func AccessLog(logger *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
-		next.ServeHTTP(rec, r)
+		slot := &clientSlot{}
+		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), clientSlotKey{}, slot)))
+		// The client Identify settled on (through trusted proxies), or the
+		// peer for routes it does not run on.
+		client := peerIP(r)
+		if slot.c != nil {
+			client = slot.c.IP
+		}
 		status := rec.status
 		if status == 0 {
 			status = http.StatusOK
@@ -124,7 +132,7 @@ func AccessLog(logger *slog.Logger, next http.Handler) http.Handler {
 			slog.Duration("latency", time.Since(start)),
 			slog.Int64("bytes", rec.bytes),
 			slog.String("request_id", r.Header.Get(RequestIDHeader)),
-			slog.String("client", ClientFrom(r.Context()).IP),
+			slog.String("client", client),
 		)
 	})
 }
