@@ -112,9 +112,10 @@ func TestIngestFolderAndURLs(t *testing.T) {
 	want := map[string]string{
 		"https://wiki.example.com/ops/a.md":       "Deploys",
 		"https://wiki.example.com/ops/sub/b.html": "Queues",
-		"https://wiki.example.com/ops/c.txt":      "",
-		web.URL + "/page":                         "Paging",
-		web.URL + "/notes.md":                     "Notes",
+		// Plain text takes its first line as its title (issue 19).
+		"https://wiki.example.com/ops/c.txt": "Rotate credentials every ninety days.",
+		web.URL + "/page":                    "Paging",
+		web.URL + "/notes.md":                "Notes",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("documents (-want +got):\n%s", diff)

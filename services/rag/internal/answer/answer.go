@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -42,6 +43,24 @@ type Generator interface {
 // are to a collection; the scope check weighs a question's words by it.
 type TermCounter interface {
 	TermStats(collection string, terms []string) (rag.TermStats, error)
+}
+
+// Briefing is what a writer may know about the collection besides the
+// chunks: its description, as the collection's owner wrote it.
+type Briefing struct {
+	// Collection is the collection's name.
+	Collection string
+	// Description says what the collection is about; may be empty.
+	Description string
+}
+
+// BriefedGenerator is a writer that can be told what the collection is
+// about (a language model puts the description in its instructions).
+// Briefed returns a writer for one question; it must keep the receiver's
+// streaming ability.
+type BriefedGenerator interface {
+	Generator
+	Briefed(b Briefing) Generator
 }
 
 // StreamGenerator is an answer writer that can also hand out its text as
@@ -129,6 +148,19 @@ type Result struct {
 	// Model names what wrote the answer ("extractive" offline); empty
 	// when the scope check answered.
 	Model string
+	// Metadata are the request's labels, echoed.
+	Metadata map[string]string
+	// Received is when the question was received.
+	Received time.Time
+}
+
+// PrimarySourceOf returns the source the answer relies on most, and
+// false when there is none (out of scope).
+func (r Result) PrimarySourceOf() (Source, bool) {
+	if r.IsOutOfScope || r.Primary < 0 || r.Primary >= len(r.Sources) {
+		return Source{}, false
+	}
+	return r.Sources[r.Primary], true
 }
 
 // Stage is a step of answering, reported to [Request.Progress].
@@ -156,6 +188,8 @@ type Request struct {
 	// Delta, when set, receives the answer text as it is written (see
 	// [StreamGenerator]); an out-of-scope answer sends none.
 	Delta func(string)
+	// Metadata are the caller's labels, echoed in the result.
+	Metadata map[string]string
 }
 
 // Options tune an [Asker]; zero fields take defaults.
@@ -245,16 +279,14 @@ func (a *Asker) Ask(ctx context.Context, req Request) (Result, error) {
 	}
 	progress(StageScopeCheck)
 	outOfScope := func(reason string) (Result, error) {
-		ans := settings.OutOfScopeAnswer
-		if ans == "" {
-			ans = rag.DefaultOutOfScopeAnswer
-		}
 		return Result{
-			Answer:           ans,
+			Answer:           settings.OutOfScopeAnswerOrDefault(),
 			IsOutOfScope:     true,
 			OutOfScopeReason: reason,
 			Success:          true,
 			QueryTime:        a.opts.Now().Sub(start),
+			Metadata:         maps.Clone(req.Metadata),
+			Received:         start,
 		}, nil
 	}
 
@@ -271,7 +303,7 @@ func (a *Asker) Ask(ctx context.Context, req Request) (Result, error) {
 		return outOfScope(verdict.Reason)
 	}
 	progress(StageAnswering)
-	draft, err := a.generate(ctx, question, hits, req.Delta)
+	draft, err := a.generate(ctx, Briefing{Collection: collection, Description: settings.Description}, question, hits, req.Delta)
 	if err != nil {
 		return Result{}, fmt.Errorf("writing the answer: %w", err)
 	}
@@ -314,6 +346,8 @@ func (a *Asker) Ask(ctx context.Context, req Request) (Result, error) {
 		Success:       true,
 		QueryTime:     a.opts.Now().Sub(start),
 		Model:         draft.Model,
+		Metadata:      maps.Clone(req.Metadata),
+		Received:      start,
 	}, nil
 }
 
@@ -322,8 +356,11 @@ func (a *Asker) Ask(ctx context.Context, req Request) (Result, error) {
 // configured one fails before it produced any text. Once text has been
 // streamed a fallback would contradict it, so a later failure is a
 // [*GenerationError], as is a failure of the extractive writer itself.
-func (a *Asker) generate(ctx context.Context, question string, chunks []rag.Hit, delta func(string)) (Draft, error) {
+func (a *Asker) generate(ctx context.Context, brief Briefing, question string, chunks []rag.Hit, delta func(string)) (Draft, error) {
 	primary := a.opts.Generator
+	if b, ok := primary.(BriefedGenerator); ok {
+		primary = b.Briefed(brief)
+	}
 	var (
 		draft Draft
 		err   error
@@ -376,9 +413,11 @@ func ModelName(g Generator) string {
 	return fmt.Sprintf("%T", g)
 }
 
-// SourceOf returns the source of a retrieved chunk.
+// SourceOf returns the source of a retrieved chunk; its title is never
+// empty.
 func SourceOf(h rag.Hit) Source {
-	return Source{URL: h.URL, Title: h.Title, ChunkIndex: h.ChunkIndex}
+	// Documents stored before titles were always derived may lack one.
+	return Source{URL: h.URL, Title: rag.DocumentTitle(h.Title, "", h.URL), ChunkIndex: h.ChunkIndex}
 }
 
 // FormatSource renders the primary-source line: "Source: Document X:

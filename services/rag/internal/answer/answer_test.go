@@ -351,3 +351,85 @@ func TestGeneratorOutOfScope(t *testing.T) {
 		t.Errorf("Ask() = out of scope %v, reason %q; want the generator's verdict", r.IsOutOfScope, r.OutOfScopeReason)
 	}
 }
+
+// TestScopeWeights checks the lexical guard's weighting (issue 17): a
+// question sharing one common word with the collection is out of scope
+// once the words are weighed by IDF, a word of the description counts as
+// covered, and question filler counts neither way.
+func TestScopeWeights(t *testing.T) {
+	hits := []rag.Hit{
+		{HeadingPath: []string{"Interface types"}, Text: "An interface type defines a type set. A variable of interface type can store a value of any type in the type set.", Score: 0.3},
+		{HeadingPath: []string{"Channel types"}, Text: "A channel provides a mechanism for concurrently executing functions to communicate.", Score: 0.2},
+	}
+	// 100 chunks: "interface", "type" and "channel" are common, "usb" and
+	// "charger" absent.
+	stats := rag.TermStats{Chunks: 100, DF: map[string]int{"interfac": 30, "type": 80, "channel": 20, "store": 10, "valu": 40}}
+	tests := []struct {
+		name        string
+		question    string
+		stats       rag.TermStats
+		description string
+		in          bool
+	}{
+		{"one shared word, weighted", "What interface does a USB charger have?", stats, "", false},
+		{"same question, description names the missing words", "What interface does a USB charger have?", stats, "USB charger interfaces", true},
+		{"content words covered", "Can an interface variable store any value?", stats, "", true},
+		{"filler is not content", "What is a good way to use a channel?", stats, "", true},
+		{"only filler", "What is the best way?", stats, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := Scope(ScopeInput{Question: tt.question, Hits: hits, Threshold: 0.1, MinCoverage: DefaultMinCoverage, Terms: tt.stats, Description: tt.description})
+			if v.InScope != tt.in {
+				t.Errorf("Scope(%q) = %+v, want in scope %v", tt.question, v, tt.in)
+			}
+			if !tt.in && v.Reason == "" {
+				t.Errorf("Scope(%q) has no reason", tt.question)
+			}
+		})
+	}
+}
+
+// briefedWriter records the briefing it was given and answers
+// extractively.
+type briefedWriter struct {
+	Extractive
+	got *Briefing
+}
+
+func (w *briefedWriter) Briefed(b Briefing) Generator {
+	*w.got = b
+	return &Extractive{}
+}
+
+// TestAskBriefsWriter checks that the Asker gives the collection's
+// description to a writer that takes one (issue 19), and echoes the
+// request's metadata with the time it received the question.
+func TestAskBriefsWriter(t *testing.T) {
+	ctx := context.Background()
+	st, err := vectorindex.Open(t.TempDir(), embedder.NewHashing(0), vectorindex.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	const desc = "Where the zoo's animals live and what they eat."
+	if err := st.PutSettings("zoo", rag.Settings{Description: desc}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Upsert(ctx, "zoo", rag.Document{URL: "https://zoo", Title: "Zoo", Chunks: []chunker.Chunk{{Text: "Penguins live in Antarctica and eat krill."}}}); err != nil {
+		t.Fatal(err)
+	}
+	var got Briefing
+	now := time.Date(2026, 11, 25, 7, 0, 0, 0, time.UTC)
+	asker := NewAsker(st, Options{Generator: &briefedWriter{got: &got}, Now: func() time.Time { return now }})
+	r, err := asker.Ask(ctx, Request{Collection: "zoo", Question: "What do penguins eat?", Metadata: map[string]string{"user": "u1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(Briefing{Collection: "zoo", Description: desc}, got); diff != "" {
+		t.Errorf("briefing (-want +got):\n%s", diff)
+	}
+	if r.IsOutOfScope || r.Metadata["user"] != "u1" || !r.Received.Equal(now) {
+		t.Errorf("Ask = %+v, want an answer echoing the metadata, received at %v", r, now)
+	}
+}

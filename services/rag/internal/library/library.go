@@ -68,7 +68,8 @@ type Document struct {
 	// URL identifies the document; ingesting it again replaces it.
 	URL string
 	// Title names it; empty means taken from the content (HTML <title>,
-	// first Markdown heading), else the URL is shown.
+	// first Markdown heading, else the first line of text), else the
+	// URL's file name.
 	Title string
 	// Format is the markup of Content.
 	Format chunker.Format
@@ -263,6 +264,13 @@ func (l *Library) prepare(d Document) (rag.Document, error) {
 	if title == "" {
 		title = chunker.Title(d.Format, d.Content)
 	}
+	first := ""
+	if len(chunks) > 0 {
+		first = chunks[0].Text
+	}
+	// Plain text and untitled pages take their first line, else their
+	// file name: a source is never shown without a title.
+	title = rag.DocumentTitle(title, first, d.URL)
 	return rag.Document{URL: d.URL, Title: title, Metadata: d.Metadata, Chunks: chunks}, nil
 }
 

@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -258,4 +259,50 @@ type TermStats struct {
 	// DF maps each asked term to the number of chunks containing it;
 	// terms the collection lacks map to 0.
 	DF map[string]int
+}
+
+// maxDerivedTitle bounds a title taken from a document's first line, in
+// characters.
+const maxDerivedTitle = 120
+
+// DocumentTitle returns the title a document is shown under: its own
+// when it has one, else the first line of its text, else the name of its
+// file (the URL's last path segment), else its host or URL. Sources never
+// show an empty title.
+func DocumentTitle(title, firstText, rawURL string) string {
+	if t := strings.TrimSpace(title); t != "" {
+		return t
+	}
+	for line := range strings.Lines(firstText) {
+		line = strings.Join(strings.Fields(line), " ")
+		line = strings.Trim(line, "#*=_`> ")
+		if line == "" {
+			continue
+		}
+		if r := []rune(line); len(r) > maxDerivedTitle {
+			line = strings.TrimSpace(string(r[:maxDerivedTitle])) + "…"
+		}
+		return line
+	}
+	return TitleFromURL(rawURL)
+}
+
+// TitleFromURL names a document after its URL: the last path segment
+// (the file name, decoded), else the host, else the URL itself.
+func TitleFromURL(rawURL string) string {
+	u, err := url.Parse(strings.TrimSpace(rawURL))
+	if err != nil {
+		return rawURL
+	}
+	segs := strings.Split(strings.Trim(u.Path, "/"), "/")
+	if last := segs[len(segs)-1]; last != "" {
+		if dec, err := url.PathUnescape(last); err == nil {
+			return dec
+		}
+		return last
+	}
+	if u.Host != "" {
+		return u.Host
+	}
+	return rawURL
 }

@@ -3,6 +3,7 @@ package raggrpc
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -105,7 +106,23 @@ func fromHit(h rag.Hit) *ragv1.Chunk {
 		SimilarityScore: clamp01(h.Score),
 		Source:          fromSource(answer.SourceOf(h)),
 		HeadingPath:     h.HeadingPath,
+		Metadata:        fromChunkMetadata(h),
 	}
+}
+
+// fromChunkMetadata is a chunk's metadata: its document's labels (as
+// strings, the way they are stored) and its heading path under
+// "heading_path", joined with " > ". Always set, so clients need not
+// test for it; empty when the chunk has neither.
+func fromChunkMetadata(h rag.Hit) *structpb.Struct {
+	fields := make(map[string]*structpb.Value, len(h.Metadata)+1)
+	for k, v := range h.Metadata {
+		fields[k] = structpb.NewStringValue(v)
+	}
+	if len(h.HeadingPath) > 0 {
+		fields["heading_path"] = structpb.NewStringValue(strings.Join(h.HeadingPath, " > "))
+	}
+	return &structpb.Struct{Fields: fields}
 }
 
 // fromSource describes where a chunk came from.
@@ -127,6 +144,16 @@ func fromResult(r answer.Result) *ragv1.AgentResponse {
 	}
 	for _, s := range r.Sources {
 		out.Sources = append(out.Sources, fromSource(s))
+	}
+	if p, ok := r.PrimarySourceOf(); ok {
+		out.Primary = fromSource(p)
+		out.PrimaryIndex = int32(r.Primary)
+	}
+	if len(r.Metadata) > 0 {
+		out.Metadata = r.Metadata
+	}
+	if !r.Received.IsZero() {
+		out.ReceivedTime = timestamppb.New(r.Received)
 	}
 	for _, h := range r.MatchedChunks {
 		out.MatchedChunks = append(out.MatchedChunks, fromHit(h))

@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	ragv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/rag/v1"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
@@ -141,7 +142,7 @@ func (s *RagService) Retrieve(ctx context.Context, req *ragv1.RetrieveRequest) (
 // writer's fallback is the Asker's (see answer.Options.Generator); the
 // response's model says which writer answered.
 func (s *RagService) Ask(ctx context.Context, req *ragv1.AskRequest) (*ragv1.AskResponse, error) {
-	resp, err := s.ask(ctx, req.GetCollection(), req.GetQuery(), req.TopK, nil, nil)
+	resp, err := s.ask(ctx, req.GetCollection(), req.GetQuery(), req.TopK, req.GetMetadata(), nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +171,7 @@ func (s *RagService) AskStream(req *ragv1.AskStreamRequest, stream ragv1.RagServ
 			send(&ragv1.AskStreamResponse{Event: &ragv1.AskStreamResponse_Delta{Delta: text}})
 		}
 	}
-	resp, err := s.ask(ctx, req.GetCollection(), req.GetQuery(), req.TopK, onState, onDelta)
+	resp, err := s.ask(ctx, req.GetCollection(), req.GetQuery(), req.TopK, req.GetMetadata(), onState, onDelta)
 	if err != nil {
 		return err
 	}
@@ -189,7 +190,7 @@ func (s *RagService) AskStream(req *ragv1.AskStreamRequest, stream ragv1.RagServ
 // checks, and PROCESSING (the retrieved chunks being prepared for the
 // writer) follows only an in-scope verdict. An out-of-scope question goes
 // RECEIVED → SCOPE_CHECK → COMPLETED.
-func (s *RagService) ask(ctx context.Context, collection, query string, topK *int32, onState func(ragv1.AgentResponse_State), onDelta func(string)) (*ragv1.AgentResponse, error) {
+func (s *RagService) ask(ctx context.Context, collection, query string, topK *int32, metadata map[string]string, onState func(ragv1.AgentResponse_State), onDelta func(string)) (*ragv1.AgentResponse, error) {
 	start := s.opts.Now()
 	var path []string
 	state := func(st ragv1.AgentResponse_State) {
@@ -208,7 +209,8 @@ func (s *RagService) ask(ctx context.Context, collection, query string, topK *in
 				state(ps)
 			}
 		},
-		Delta: onDelta,
+		Delta:    onDelta,
+		Metadata: metadata,
 	})
 	logAttrs := []any{"collection", collection, "query_chars", len([]rune(query))}
 	var genErr *answer.GenerationError
@@ -219,8 +221,10 @@ func (s *RagService) ask(ctx context.Context, collection, query string, topK *in
 		return &ragv1.AgentResponse{
 			State:     ragv1.AgentResponse_FAILED,
 			Error:     "the answer could not be written; try again later",
-			QueryTime: s.opts.Now().Sub(start).Seconds(),
-			Model:     genErr.Model,
+			QueryTime:    s.opts.Now().Sub(start).Seconds(),
+			Model:        genErr.Model,
+			Metadata:     metadata,
+			ReceivedTime: timestamppb.New(start),
 		}, nil
 	case err != nil:
 		s.log.InfoContext(ctx, "ask rejected", append(logAttrs, "states", strings.Join(path, ">"), "error", err)...)

@@ -402,6 +402,13 @@ func TestReingestAndRetrieve(t *testing.T) {
 		Text:        "When checkout returns 5xx errors, check the payments upstream first and roll back the last deploy.",
 		Source:      &ragv1.Source{Url: "https://runbooks.example.com/checkout", Title: "Checkout errors"},
 		HeadingPath: []string{"Checkout errors", "5xx responses"},
+		// The document's metadata (as stored: strings) and the heading
+		// path (issue 19).
+		Metadata: &structpb.Struct{Fields: map[string]*structpb.Value{
+			"team":         structpb.NewStringValue("payments"),
+			"tier":         structpb.NewStringValue("1"),
+			"heading_path": structpb.NewStringValue("Checkout errors > 5xx responses"),
+		}},
 	}
 	if diff := cmp.Diff(want, got, protocmp.Transform(), protocmp.IgnoreFields(&ragv1.Chunk{}, "similarity_score")); diff != "" {
 		t.Errorf("Retrieve (-want +got):\n%s", diff)

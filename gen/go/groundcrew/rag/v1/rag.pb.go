@@ -805,7 +805,10 @@ type Chunk struct {
 	// Where it came from.
 	Source *Source `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
 	// The headings above it, outermost first.
-	HeadingPath   []string `protobuf:"bytes,4,rep,name=heading_path,json=headingPath,proto3" json:"heading_path,omitempty"`
+	HeadingPath []string `protobuf:"bytes,4,rep,name=heading_path,json=headingPath,proto3" json:"heading_path,omitempty"`
+	// The document's metadata (as ingested, values as strings) and, under
+	// "heading_path", the chunk's headings joined with " > ".
+	Metadata      *structpb.Struct `protobuf:"bytes,5,opt,name=metadata,proto3" json:"metadata,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -864,6 +867,13 @@ func (x *Chunk) GetSource() *Source {
 func (x *Chunk) GetHeadingPath() []string {
 	if x != nil {
 		return x.HeadingPath
+	}
+	return nil
+}
+
+func (x *Chunk) GetMetadata() *structpb.Struct {
+	if x != nil {
+		return x.Metadata
 	}
 	return nil
 }
@@ -1004,7 +1014,10 @@ type AskRequest struct {
 	// The question: 1..2000 characters, not blank.
 	Query string `protobuf:"bytes,2,opt,name=query,proto3" json:"query,omitempty"`
 	// How many chunks to answer from, 1..50; unset means 5.
-	TopK          *int32 `protobuf:"varint,3,opt,name=top_k,json=topK,proto3,oneof" json:"top_k,omitempty"`
+	TopK *int32 `protobuf:"varint,3,opt,name=top_k,json=topK,proto3,oneof" json:"top_k,omitempty"`
+	// Caller's labels (e.g. a conversation or ticket id), echoed in the
+	// response; at most 20 pairs, keys 1..64 and values up to 512 characters.
+	Metadata      map[string]string `protobuf:"bytes,4,rep,name=metadata,proto3" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1058,6 +1071,13 @@ func (x *AskRequest) GetTopK() int32 {
 		return *x.TopK
 	}
 	return 0
+}
+
+func (x *AskRequest) GetMetadata() map[string]string {
+	if x != nil {
+		return x.Metadata
+	}
+	return nil
 }
 
 // AskResponse carries the answer.
@@ -1131,7 +1151,16 @@ type AgentResponse struct {
 	// The model or method that answered ("extractive" offline).
 	Model string `protobuf:"bytes,10,opt,name=model,proto3" json:"model,omitempty"`
 	// Why it failed; never an internal error text.
-	Error         string `protobuf:"bytes,11,opt,name=error,proto3" json:"error,omitempty"`
+	Error string `protobuf:"bytes,11,opt,name=error,proto3" json:"error,omitempty"`
+	// The source the answer relies on most, as a structure (primary_source
+	// is its display string); unset when out of scope.
+	Primary *Source `protobuf:"bytes,12,opt,name=primary,proto3" json:"primary,omitempty"`
+	// The position of primary in sources, from 0.
+	PrimaryIndex int32 `protobuf:"varint,13,opt,name=primary_index,json=primaryIndex,proto3" json:"primary_index,omitempty"`
+	// The request's metadata, echoed.
+	Metadata map[string]string `protobuf:"bytes,14,rep,name=metadata,proto3" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// When the service received the question.
+	ReceivedTime  *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=received_time,json=receivedTime,proto3" json:"received_time,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1243,6 +1272,34 @@ func (x *AgentResponse) GetError() string {
 	return ""
 }
 
+func (x *AgentResponse) GetPrimary() *Source {
+	if x != nil {
+		return x.Primary
+	}
+	return nil
+}
+
+func (x *AgentResponse) GetPrimaryIndex() int32 {
+	if x != nil {
+		return x.PrimaryIndex
+	}
+	return 0
+}
+
+func (x *AgentResponse) GetMetadata() map[string]string {
+	if x != nil {
+		return x.Metadata
+	}
+	return nil
+}
+
+func (x *AgentResponse) GetReceivedTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ReceivedTime
+	}
+	return nil
+}
+
 // AskStreamRequest is a question answered as a stream.
 type AskStreamRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1251,7 +1308,10 @@ type AskStreamRequest struct {
 	// The question: 1..2000 characters, not blank.
 	Query string `protobuf:"bytes,2,opt,name=query,proto3" json:"query,omitempty"`
 	// How many chunks to answer from, 1..50; unset means 5.
-	TopK          *int32 `protobuf:"varint,3,opt,name=top_k,json=topK,proto3,oneof" json:"top_k,omitempty"`
+	TopK *int32 `protobuf:"varint,3,opt,name=top_k,json=topK,proto3,oneof" json:"top_k,omitempty"`
+	// Caller's labels (e.g. a conversation or ticket id), echoed in the
+	// response; at most 20 pairs, keys 1..64 and values up to 512 characters.
+	Metadata      map[string]string `protobuf:"bytes,4,rep,name=metadata,proto3" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1305,6 +1365,13 @@ func (x *AskStreamRequest) GetTopK() int32 {
 		return *x.TopK
 	}
 	return 0
+}
+
+func (x *AskStreamRequest) GetMetadata() map[string]string {
+	if x != nil {
+		return x.Metadata
+	}
+	return nil
 }
 
 // AskStreamResponse is one event of a streamed answer.
@@ -1473,12 +1540,13 @@ const file_groundcrew_rag_v1_rag_proto_rawDesc = "" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12(\n" +
 	"\vchunk_index\x18\x03 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\n" +
-	"chunkIndex\"\xb5\x01\n" +
+	"chunkIndex\"\xea\x01\n" +
 	"\x05Chunk\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12B\n" +
 	"\x10similarity_score\x18\x02 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\x0fsimilarityScore\x121\n" +
 	"\x06source\x18\x03 \x01(\v2\x19.groundcrew.rag.v1.SourceR\x06source\x12!\n" +
-	"\fheading_path\x18\x04 \x03(\tR\vheadingPath\"\xb7\x03\n" +
+	"\fheading_path\x18\x04 \x03(\tR\vheadingPath\x123\n" +
+	"\bmetadata\x18\x05 \x01(\v2\x17.google.protobuf.StructR\bmetadata\"\xb7\x03\n" +
 	"\x0fRetrieveRequest\x12@\n" +
 	"\n" +
 	"collection\x18\x01 \x01(\tB \xbaH\x1dr\x1b\x10\x01\x18?2\x15^[a-z0-9][a-z0-9_-]*$R\n" +
@@ -1493,7 +1561,7 @@ const file_groundcrew_rag_v1_rag_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\b\n" +
 	"\x06_top_k\"D\n" +
 	"\x10RetrieveResponse\x120\n" +
-	"\x06chunks\x18\x01 \x03(\v2\x18.groundcrew.rag.v1.ChunkR\x06chunks\"\xdf\x01\n" +
+	"\x06chunks\x18\x01 \x03(\v2\x18.groundcrew.rag.v1.ChunkR\x06chunks\"\xfe\x02\n" +
 	"\n" +
 	"AskRequest\x12@\n" +
 	"\n" +
@@ -1501,10 +1569,14 @@ const file_groundcrew_rag_v1_rag_proto_rawDesc = "" +
 	"collection\x12`\n" +
 	"\x05query\x18\x02 \x01(\tBJ\xbaHG\xba\x01?\n" +
 	"\x0fquery.not_blank\x12\x17query must not be blank\x1a\x13this.matches('\\\\S')r\x03\x18\xd0\x0fR\x05query\x12#\n" +
-	"\x05top_k\x18\x03 \x01(\x05B\t\xbaH\x06\x1a\x04\x182(\x01H\x00R\x04topK\x88\x01\x01B\b\n" +
+	"\x05top_k\x18\x03 \x01(\x05B\t\xbaH\x06\x1a\x04\x182(\x01H\x00R\x04topK\x88\x01\x01\x12`\n" +
+	"\bmetadata\x18\x04 \x03(\v2+.groundcrew.rag.v1.AskRequest.MetadataEntryB\x17\xbaH\x14\x9a\x01\x11\x10\x14\"\x06r\x04\x10\x01\x18@*\x05r\x03\x18\x80\x04R\bmetadata\x1a;\n" +
+	"\rMetadataEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\b\n" +
 	"\x06_top_k\"K\n" +
 	"\vAskResponse\x12<\n" +
-	"\bresponse\x18\x01 \x01(\v2 .groundcrew.rag.v1.AgentResponseR\bresponse\"\xb6\x04\n" +
+	"\bresponse\x18\x01 \x01(\v2 .groundcrew.rag.v1.AgentResponseR\bresponse\"\xda\x06\n" +
 	"\rAgentResponse\x12\x16\n" +
 	"\x06answer\x18\x01 \x01(\tR\x06answer\x12%\n" +
 	"\x0eprimary_source\x18\x02 \x01(\tR\rprimarySource\x123\n" +
@@ -1518,7 +1590,14 @@ const file_groundcrew_rag_v1_rag_proto_rawDesc = "" +
 	"\x05state\x18\t \x01(\x0e2&.groundcrew.rag.v1.AgentResponse.StateR\x05state\x12\x14\n" +
 	"\x05model\x18\n" +
 	" \x01(\tR\x05model\x12\x14\n" +
-	"\x05error\x18\v \x01(\tR\x05error\"w\n" +
+	"\x05error\x18\v \x01(\tR\x05error\x123\n" +
+	"\aprimary\x18\f \x01(\v2\x19.groundcrew.rag.v1.SourceR\aprimary\x12#\n" +
+	"\rprimary_index\x18\r \x01(\x05R\fprimaryIndex\x12J\n" +
+	"\bmetadata\x18\x0e \x03(\v2..groundcrew.rag.v1.AgentResponse.MetadataEntryR\bmetadata\x12?\n" +
+	"\rreceived_time\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\freceivedTime\x1a;\n" +
+	"\rMetadataEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"w\n" +
 	"\x05State\x12\x15\n" +
 	"\x11STATE_UNSPECIFIED\x10\x00\x12\f\n" +
 	"\bRECEIVED\x10\x01\x12\x0f\n" +
@@ -1528,14 +1607,18 @@ const file_groundcrew_rag_v1_rag_proto_rawDesc = "" +
 	"\tANSWERING\x10\x04\x12\r\n" +
 	"\tCOMPLETED\x10\x05\x12\n" +
 	"\n" +
-	"\x06FAILED\x10\x06\"\xe5\x01\n" +
+	"\x06FAILED\x10\x06\"\x8a\x03\n" +
 	"\x10AskStreamRequest\x12@\n" +
 	"\n" +
 	"collection\x18\x01 \x01(\tB \xbaH\x1dr\x1b\x10\x01\x18?2\x15^[a-z0-9][a-z0-9_-]*$R\n" +
 	"collection\x12`\n" +
 	"\x05query\x18\x02 \x01(\tBJ\xbaHG\xba\x01?\n" +
 	"\x0fquery.not_blank\x12\x17query must not be blank\x1a\x13this.matches('\\\\S')r\x03\x18\xd0\x0fR\x05query\x12#\n" +
-	"\x05top_k\x18\x03 \x01(\x05B\t\xbaH\x06\x1a\x04\x182(\x01H\x00R\x04topK\x88\x01\x01B\b\n" +
+	"\x05top_k\x18\x03 \x01(\x05B\t\xbaH\x06\x1a\x04\x182(\x01H\x00R\x04topK\x88\x01\x01\x12f\n" +
+	"\bmetadata\x18\x04 \x03(\v21.groundcrew.rag.v1.AskStreamRequest.MetadataEntryB\x17\xbaH\x14\x9a\x01\x11\x10\x14\"\x06r\x04\x10\x01\x18@*\x05r\x03\x18\x80\x04R\bmetadata\x1a;\n" +
+	"\rMetadataEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\b\n" +
 	"\x06_top_k\"\xb4\x01\n" +
 	"\x11AskStreamResponse\x12>\n" +
 	"\x05state\x18\x01 \x01(\x0e2&.groundcrew.rag.v1.AgentResponse.StateH\x00R\x05state\x12\x16\n" +
@@ -1566,7 +1649,7 @@ func file_groundcrew_rag_v1_rag_proto_rawDescGZIP() []byte {
 }
 
 var file_groundcrew_rag_v1_rag_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_groundcrew_rag_v1_rag_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_groundcrew_rag_v1_rag_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_groundcrew_rag_v1_rag_proto_goTypes = []any{
 	(AgentResponse_State)(0),         // 0: groundcrew.rag.v1.AgentResponse.State
 	(*Collection)(nil),               // 1: groundcrew.rag.v1.Collection
@@ -1589,46 +1672,55 @@ var file_groundcrew_rag_v1_rag_proto_goTypes = []any{
 	(*AskStreamRequest)(nil),         // 18: groundcrew.rag.v1.AskStreamRequest
 	(*AskStreamResponse)(nil),        // 19: groundcrew.rag.v1.AskStreamResponse
 	nil,                              // 20: groundcrew.rag.v1.RetrieveRequest.FiltersEntry
-	(*timestamppb.Timestamp)(nil),    // 21: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),          // 22: google.protobuf.Struct
+	nil,                              // 21: groundcrew.rag.v1.AskRequest.MetadataEntry
+	nil,                              // 22: groundcrew.rag.v1.AgentResponse.MetadataEntry
+	nil,                              // 23: groundcrew.rag.v1.AskStreamRequest.MetadataEntry
+	(*timestamppb.Timestamp)(nil),    // 24: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),          // 25: google.protobuf.Struct
 }
 var file_groundcrew_rag_v1_rag_proto_depIdxs = []int32{
-	21, // 0: groundcrew.rag.v1.Collection.create_time:type_name -> google.protobuf.Timestamp
+	24, // 0: groundcrew.rag.v1.Collection.create_time:type_name -> google.protobuf.Timestamp
 	1,  // 1: groundcrew.rag.v1.CreateCollectionRequest.collection:type_name -> groundcrew.rag.v1.Collection
 	1,  // 2: groundcrew.rag.v1.CreateCollectionResponse.collection:type_name -> groundcrew.rag.v1.Collection
 	1,  // 3: groundcrew.rag.v1.GetCollectionResponse.collection:type_name -> groundcrew.rag.v1.Collection
 	1,  // 4: groundcrew.rag.v1.ListCollectionsResponse.collections:type_name -> groundcrew.rag.v1.Collection
-	22, // 5: groundcrew.rag.v1.Document.metadata:type_name -> google.protobuf.Struct
+	25, // 5: groundcrew.rag.v1.Document.metadata:type_name -> google.protobuf.Struct
 	8,  // 6: groundcrew.rag.v1.IngestDocumentsRequest.documents:type_name -> groundcrew.rag.v1.Document
 	1,  // 7: groundcrew.rag.v1.IngestDocumentsResponse.collection:type_name -> groundcrew.rag.v1.Collection
 	11, // 8: groundcrew.rag.v1.Chunk.source:type_name -> groundcrew.rag.v1.Source
-	20, // 9: groundcrew.rag.v1.RetrieveRequest.filters:type_name -> groundcrew.rag.v1.RetrieveRequest.FiltersEntry
-	12, // 10: groundcrew.rag.v1.RetrieveResponse.chunks:type_name -> groundcrew.rag.v1.Chunk
-	17, // 11: groundcrew.rag.v1.AskResponse.response:type_name -> groundcrew.rag.v1.AgentResponse
-	11, // 12: groundcrew.rag.v1.AgentResponse.sources:type_name -> groundcrew.rag.v1.Source
-	12, // 13: groundcrew.rag.v1.AgentResponse.matched_chunks:type_name -> groundcrew.rag.v1.Chunk
-	0,  // 14: groundcrew.rag.v1.AgentResponse.state:type_name -> groundcrew.rag.v1.AgentResponse.State
-	0,  // 15: groundcrew.rag.v1.AskStreamResponse.state:type_name -> groundcrew.rag.v1.AgentResponse.State
-	17, // 16: groundcrew.rag.v1.AskStreamResponse.response:type_name -> groundcrew.rag.v1.AgentResponse
-	2,  // 17: groundcrew.rag.v1.RagService.CreateCollection:input_type -> groundcrew.rag.v1.CreateCollectionRequest
-	4,  // 18: groundcrew.rag.v1.RagService.GetCollection:input_type -> groundcrew.rag.v1.GetCollectionRequest
-	6,  // 19: groundcrew.rag.v1.RagService.ListCollections:input_type -> groundcrew.rag.v1.ListCollectionsRequest
-	9,  // 20: groundcrew.rag.v1.RagService.IngestDocuments:input_type -> groundcrew.rag.v1.IngestDocumentsRequest
-	13, // 21: groundcrew.rag.v1.RagService.Retrieve:input_type -> groundcrew.rag.v1.RetrieveRequest
-	15, // 22: groundcrew.rag.v1.RagService.Ask:input_type -> groundcrew.rag.v1.AskRequest
-	18, // 23: groundcrew.rag.v1.RagService.AskStream:input_type -> groundcrew.rag.v1.AskStreamRequest
-	3,  // 24: groundcrew.rag.v1.RagService.CreateCollection:output_type -> groundcrew.rag.v1.CreateCollectionResponse
-	5,  // 25: groundcrew.rag.v1.RagService.GetCollection:output_type -> groundcrew.rag.v1.GetCollectionResponse
-	7,  // 26: groundcrew.rag.v1.RagService.ListCollections:output_type -> groundcrew.rag.v1.ListCollectionsResponse
-	10, // 27: groundcrew.rag.v1.RagService.IngestDocuments:output_type -> groundcrew.rag.v1.IngestDocumentsResponse
-	14, // 28: groundcrew.rag.v1.RagService.Retrieve:output_type -> groundcrew.rag.v1.RetrieveResponse
-	16, // 29: groundcrew.rag.v1.RagService.Ask:output_type -> groundcrew.rag.v1.AskResponse
-	19, // 30: groundcrew.rag.v1.RagService.AskStream:output_type -> groundcrew.rag.v1.AskStreamResponse
-	24, // [24:31] is the sub-list for method output_type
-	17, // [17:24] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	25, // 9: groundcrew.rag.v1.Chunk.metadata:type_name -> google.protobuf.Struct
+	20, // 10: groundcrew.rag.v1.RetrieveRequest.filters:type_name -> groundcrew.rag.v1.RetrieveRequest.FiltersEntry
+	12, // 11: groundcrew.rag.v1.RetrieveResponse.chunks:type_name -> groundcrew.rag.v1.Chunk
+	21, // 12: groundcrew.rag.v1.AskRequest.metadata:type_name -> groundcrew.rag.v1.AskRequest.MetadataEntry
+	17, // 13: groundcrew.rag.v1.AskResponse.response:type_name -> groundcrew.rag.v1.AgentResponse
+	11, // 14: groundcrew.rag.v1.AgentResponse.sources:type_name -> groundcrew.rag.v1.Source
+	12, // 15: groundcrew.rag.v1.AgentResponse.matched_chunks:type_name -> groundcrew.rag.v1.Chunk
+	0,  // 16: groundcrew.rag.v1.AgentResponse.state:type_name -> groundcrew.rag.v1.AgentResponse.State
+	11, // 17: groundcrew.rag.v1.AgentResponse.primary:type_name -> groundcrew.rag.v1.Source
+	22, // 18: groundcrew.rag.v1.AgentResponse.metadata:type_name -> groundcrew.rag.v1.AgentResponse.MetadataEntry
+	24, // 19: groundcrew.rag.v1.AgentResponse.received_time:type_name -> google.protobuf.Timestamp
+	23, // 20: groundcrew.rag.v1.AskStreamRequest.metadata:type_name -> groundcrew.rag.v1.AskStreamRequest.MetadataEntry
+	0,  // 21: groundcrew.rag.v1.AskStreamResponse.state:type_name -> groundcrew.rag.v1.AgentResponse.State
+	17, // 22: groundcrew.rag.v1.AskStreamResponse.response:type_name -> groundcrew.rag.v1.AgentResponse
+	2,  // 23: groundcrew.rag.v1.RagService.CreateCollection:input_type -> groundcrew.rag.v1.CreateCollectionRequest
+	4,  // 24: groundcrew.rag.v1.RagService.GetCollection:input_type -> groundcrew.rag.v1.GetCollectionRequest
+	6,  // 25: groundcrew.rag.v1.RagService.ListCollections:input_type -> groundcrew.rag.v1.ListCollectionsRequest
+	9,  // 26: groundcrew.rag.v1.RagService.IngestDocuments:input_type -> groundcrew.rag.v1.IngestDocumentsRequest
+	13, // 27: groundcrew.rag.v1.RagService.Retrieve:input_type -> groundcrew.rag.v1.RetrieveRequest
+	15, // 28: groundcrew.rag.v1.RagService.Ask:input_type -> groundcrew.rag.v1.AskRequest
+	18, // 29: groundcrew.rag.v1.RagService.AskStream:input_type -> groundcrew.rag.v1.AskStreamRequest
+	3,  // 30: groundcrew.rag.v1.RagService.CreateCollection:output_type -> groundcrew.rag.v1.CreateCollectionResponse
+	5,  // 31: groundcrew.rag.v1.RagService.GetCollection:output_type -> groundcrew.rag.v1.GetCollectionResponse
+	7,  // 32: groundcrew.rag.v1.RagService.ListCollections:output_type -> groundcrew.rag.v1.ListCollectionsResponse
+	10, // 33: groundcrew.rag.v1.RagService.IngestDocuments:output_type -> groundcrew.rag.v1.IngestDocumentsResponse
+	14, // 34: groundcrew.rag.v1.RagService.Retrieve:output_type -> groundcrew.rag.v1.RetrieveResponse
+	16, // 35: groundcrew.rag.v1.RagService.Ask:output_type -> groundcrew.rag.v1.AskResponse
+	19, // 36: groundcrew.rag.v1.RagService.AskStream:output_type -> groundcrew.rag.v1.AskStreamResponse
+	30, // [30:37] is the sub-list for method output_type
+	23, // [23:30] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_groundcrew_rag_v1_rag_proto_init() }
@@ -1655,7 +1747,7 @@ func file_groundcrew_rag_v1_rag_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_groundcrew_rag_v1_rag_proto_rawDesc), len(file_groundcrew_rag_v1_rag_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   20,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,109 @@
+package raggrpc
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	ragv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/rag/v1"
+)
+
+// TestAskStructured checks issue 19's RAG rules over gRPC: primary is the
+// source primary_source names, at primary_index in sources; every source
+// has a title (a plain-text document without one takes its first line);
+// the request's metadata comes back with received_time, on Ask and on
+// AskStream, and in scope or not; matched chunks carry metadata.
+func TestAskStructured(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	untitled := textDoc("https://runbooks.example.com/disk/full.txt", "", "Disk full on a node\n\nWhen a node's disk is full, delete old container images and rotate the logs.")
+	f.ingest(t, "ops", append([]*ragv1.Document{untitled}, runbooks...)...)
+	meta := map[string]string{"ticket": "OPS-42", "channel": "#oncall"}
+	before := time.Now().Add(-time.Second)
+
+	ask, err := f.client.Ask(t.Context(), &ragv1.AskRequest{Collection: "ops", Query: "The disk of a node is full, what do I delete?", Metadata: meta})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := func() *ragv1.AgentResponse {
+		_, _, final := collect(t, f.client, &ragv1.AskStreamRequest{Collection: "ops", Query: "The disk of a node is full, what do I delete?", Metadata: meta})
+		return final
+	}
+	for name, r := range map[string]*ragv1.AgentResponse{"Ask": ask.GetResponse(), "AskStream": stream()} {
+		t.Run(name, func(t *testing.T) {
+			if r.GetIsOutOfScope() || len(r.GetSources()) == 0 {
+				t.Fatalf("%s = %v, want an in-scope answer with sources", name, r)
+			}
+			i := r.GetPrimaryIndex()
+			if i < 0 || int(i) >= len(r.GetSources()) || !proto.Equal(r.GetPrimary(), r.GetSources()[i]) {
+				t.Fatalf("primary %v at %d, sources %v: want primary == sources[primary_index]", r.GetPrimary(), i, r.GetSources())
+			}
+			p := r.GetPrimary()
+			if want := fmt.Sprintf("Source: Document %d: [%s] (%s)", i+1, p.GetTitle(), p.GetUrl()); r.GetPrimarySource() != want {
+				t.Errorf("primary_source = %q, want %q", r.GetPrimarySource(), want)
+			}
+			if p.GetUrl() != untitled.GetUrl() || p.GetTitle() != "Disk full on a node" {
+				t.Errorf("primary = %v, want the disk runbook titled by its first line", p)
+			}
+			for _, s := range r.GetSources() {
+				if strings.TrimSpace(s.GetTitle()) == "" {
+					t.Errorf("source %v has no title", s)
+				}
+			}
+			for _, c := range r.GetMatchedChunks() {
+				if c.GetSource().GetTitle() == "" || c.GetMetadata() == nil {
+					t.Errorf("matched chunk %v lacks a title or metadata", c)
+				}
+			}
+			if len(r.GetMetadata()) != 2 || r.GetMetadata()["ticket"] != "OPS-42" || r.GetMetadata()["channel"] != "#oncall" {
+				t.Errorf("metadata = %v, want %v echoed", r.GetMetadata(), meta)
+			}
+			if rt := r.GetReceivedTime().AsTime(); rt.Before(before) || rt.After(time.Now()) {
+				t.Errorf("received_time = %v, want the time of the request", rt)
+			}
+		})
+	}
+
+	out, err := f.client.Ask(t.Context(), &ragv1.AskRequest{Collection: "ops", Query: "How do I bake sourdough bread?", Metadata: meta})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := out.GetResponse()
+	if !r.GetIsOutOfScope() || r.GetPrimary() != nil || r.GetPrimarySource() != "" || r.GetMetadata()["ticket"] != "OPS-42" || r.GetReceivedTime() == nil {
+		t.Errorf("out of scope Ask = %v, want no primary, metadata and received_time echoed", r)
+	}
+}
+
+// TestAskMetadataBounds checks that request metadata is bounded by the
+// proto's rules: 20 pairs, keys 1..64, values up to 512 characters.
+func TestAskMetadataBounds(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	f.ingest(t, "ops", runbooks...)
+	many := map[string]string{}
+	for i := range 21 {
+		many[fmt.Sprintf("k%d", i)] = "v"
+	}
+	tests := []struct {
+		name string
+		meta map[string]string
+		code codes.Code
+	}{
+		{"twenty pairs", map[string]string{"a": strings.Repeat("v", 512)}, codes.OK},
+		{"too many pairs", many, codes.InvalidArgument},
+		{"empty key", map[string]string{"": "v"}, codes.InvalidArgument},
+		{"long key", map[string]string{strings.Repeat("k", 65): "v"}, codes.InvalidArgument},
+		{"long value", map[string]string{"k": strings.Repeat("v", 513)}, codes.InvalidArgument},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := f.client.Ask(t.Context(), &ragv1.AskRequest{Collection: "ops", Query: "postgres connections", Metadata: tt.meta})
+			if got := status.Code(err); got != tt.code {
+				t.Errorf("Ask with %d pairs: code %v (%v), want %v", len(tt.meta), got, err, tt.code)
+			}
+		})
+	}
+}
