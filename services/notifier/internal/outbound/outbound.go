@@ -154,8 +154,7 @@ func (s *Service) Send(ctx context.Context, req Request) (Result, error) {
 	rec := &Record{
 		ID: id.String(), IdempotencyKey: req.IdempotencyKey, RequestHash: requestHash(req),
 		Sender: req.Sender, Actor: req.Actor, ChatID: req.ChatID, Text: req.Text, Buttons: req.Buttons,
-		ApprovalID: approvalID(req.Buttons),
-		Status:     StatusSending, CreatedAt: now, UpdatedAt: now,
+		ApprovalID: approvalID(req.Buttons), Status: StatusSending, CreatedAt: now, UpdatedAt: now,
 	}
 	stored, err := s.store.ClaimMessage(ctx, rec)
 	if err != nil {
