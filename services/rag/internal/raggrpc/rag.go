@@ -219,8 +219,8 @@ func (s *RagService) ask(ctx context.Context, collection, query string, topK *in
 		state(ragv1.AgentResponse_FAILED)
 		s.log.WarnContext(ctx, "ask failed", append(logAttrs, "states", strings.Join(path, ">"), "error", err)...)
 		return &ragv1.AgentResponse{
-			State:     ragv1.AgentResponse_FAILED,
-			Error:     "the answer could not be written; try again later",
+			State:        ragv1.AgentResponse_FAILED,
+			Error:        "the answer could not be written; try again later",
 			QueryTime:    s.opts.Now().Sub(start).Seconds(),
 			Model:        genErr.Model,
 			Metadata:     metadata,
