@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/url"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,9 +58,16 @@ type Config struct {
 	// QueryTimeout bounds Gemini's part of DeriveQuery; past it the
 	// offline keyword query is returned.
 	QueryTimeout time.Duration `env:"GROUNDING_QUERY_TIMEOUT" envDefault:"5s"`
-	// ArtifactRetention is how long raw provider responses are kept under
-	// DATA_DIR/artifacts; the messages themselves are kept.
+	// ArtifactRetention is the raw-data period: after it raw provider
+	// responses and fetched page HTML are archived as ArchiveMode says; the
+	// messages themselves are kept.
 	ArtifactRetention time.Duration `env:"GROUNDING_ARTIFACT_RETENTION" envDefault:"4320h"`
+	// ArchiveMode is compress (gzip into DATA_DIR/archive) or desensitize
+	// (keep only the shape, in place).
+	ArchiveMode string `env:"GROUNDING_ARCHIVE_MODE" envDefault:"compress"`
+	// MessageRetention purges message bodies, evidence and artifacts after
+	// it ("keep", the default, or 0 keeps them).
+	MessageRetention string `env:"GROUNDING_MESSAGE_RETENTION" envDefault:"keep"`
 	// RetentionInterval is how often the artifact retention job runs.
 	RetentionInterval time.Duration `env:"GROUNDING_RETENTION_INTERVAL" envDefault:"1h"`
 	// SearchAddr, RagAddr and NotifierAddr are the services grounding calls.
@@ -90,6 +98,12 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: must be a positive duration, got %s", name, d))
 		}
 	}
+	if _, err := store.ParseArchiveMode(c.ArchiveMode); err != nil {
+		errs = append(errs, fmt.Errorf("GROUNDING_ARCHIVE_MODE: %w", err))
+	}
+	if _, err := c.messageRetention(); err != nil {
+		errs = append(errs, fmt.Errorf("GROUNDING_MESSAGE_RETENTION: %w", err))
+	}
 	if c.GeminiBaseURL != "" {
 		if u, err := url.Parse(c.GeminiBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			errs = append(errs, fmt.Errorf("GOOGLE_GEMINI_BASE_URL: must be an http(s) URL, got %q", c.GeminiBaseURL))
@@ -97,6 +111,18 @@ func (c Config) Validate() error {
 	}
 	errs = append(errs, c.ResearchConfig.ValidateResearch())
 	return errors.Join(errs...)
+}
+
+// messageRetention is GROUNDING_MESSAGE_RETENTION: 0 for keep.
+func (c Config) messageRetention() (time.Duration, error) {
+	if v := strings.TrimSpace(c.MessageRetention); v == "" || strings.EqualFold(v, "keep") {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(c.MessageRetention)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("must be keep or a positive duration such as 8760h, got %q", c.MessageRetention)
+	}
+	return d, nil
 }
 
 // GRPCListenAddr is where the gRPC server listens.
@@ -195,7 +221,11 @@ func run(ctx context.Context, cfg Config, logger *slog.Logger, ready func(*grpcs
 	defer wg.Wait()
 	jobCtx, stopJobs := context.WithCancel(ctx)
 	defer stopJobs()
-	retention := &store.Retention{Store: st, MaxAge: cfg.ArtifactRetention, Interval: cfg.RetentionInterval, Logger: logger}
+	mode, _ := store.ParseArchiveMode(cfg.ArchiveMode) // checked by Validate
+	keep, _ := cfg.messageRetention()
+	retention := &store.Retention{
+		Store: st, MaxAge: cfg.ArtifactRetention, Mode: mode, MessageMaxAge: keep, Interval: cfg.RetentionInterval, Logger: logger,
+	}
 	wg.Go(func() { retention.Run(jobCtx) })
 	if ready != nil {
 		wg.Go(func() {
