@@ -426,3 +426,29 @@ func TestURLRulesAcrossProtos(t *testing.T) {
 		}
 	}
 }
+
+// TestInternationalisedDomainFilters checks that domain filters take IDN
+// host names in Unicode or punycode, and still refuse what is not a host.
+func TestInternationalisedDomainFilters(t *testing.T) {
+	c := newClient(t)
+	ctx := t.Context()
+	if _, err := c.IndexDocuments(ctx, &searchv1.IndexDocumentsRequest{Documents: []*searchv1.Document{
+		doc("https://bücher.example/küche", "Küche", "Kochbücher für die Küche."),
+		doc("https://other.example/küche", "Küche", "Kochbücher anderswo."),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, domain := range []string{"bücher.example", "XN--BCHER-KVA.example", "www.bücher.example."} {
+		resp, err := c.Search(ctx, &searchv1.SearchRequest{Query: "Kochbücher", Engine: searchv1.Engine_LOCAL, AllowedDomains: []string{domain}})
+		if err != nil || len(resp.GetResults()) != 1 || resp.GetResults()[0].GetSourceDomain() != "xn--bcher-kva.example" {
+			t.Errorf("Search(allowed %q) = %v, %v; want the bücher.example page only", domain, resp.GetResults(), err)
+		}
+	}
+	for _, domain := range []string{"bad domain", "a/b", "xn--a.example", "example..com"} {
+		_, err := c.Search(ctx, &searchv1.SearchRequest{Query: "q", Engine: searchv1.Engine_LOCAL, BlockedDomains: []string{domain}})
+		st := status.Convert(err)
+		if st.Code() != codes.InvalidArgument || !slices.ContainsFunc(violationFields(st), func(f string) bool { return strings.HasPrefix(f, "blocked_domains") }) {
+			t.Errorf("Search(blocked %q) = %v %v, want InvalidArgument on blocked_domains", domain, st.Code(), violationFields(st))
+		}
+	}
+}

@@ -107,7 +107,8 @@ type SearchRequest struct {
 	MaxResults *int32 `protobuf:"varint,2,opt,name=max_results,json=maxResults,proto3,oneof" json:"max_results,omitempty"`
 	// Which engine to use; unset means AUTO.
 	Engine Engine `protobuf:"varint,3,opt,name=engine,proto3,enum=groundcrew.search.v1.Engine" json:"engine,omitempty"`
-	// Only results from these domains (and their subdomains).
+	// Only results from these domains (and their subdomains); host names,
+	// internationalised ones in Unicode or punycode.
 	AllowedDomains []string `protobuf:"bytes,4,rep,name=allowed_domains,json=allowedDomains,proto3" json:"allowed_domains,omitempty"`
 	// Never results from these domains (and their subdomains).
 	BlockedDomains []string `protobuf:"bytes,5,rep,name=blocked_domains,json=blockedDomains,proto3" json:"blocked_domains,omitempty"`
@@ -875,16 +876,18 @@ var File_groundcrew_search_v1_search_proto protoreflect.FileDescriptor
 
 const file_groundcrew_search_v1_search_proto_rawDesc = "" +
 	"\n" +
-	"!groundcrew/search/v1/search.proto\x12\x14groundcrew.search.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa2\x03\n" +
+	"!groundcrew/search/v1/search.proto\x12\x14groundcrew.search.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xea\x05\n" +
 	"\rSearchRequest\x12`\n" +
 	"\x05query\x18\x01 \x01(\tBJ\xbaHG\xba\x01?\n" +
 	"\x0fquery.not_blank\x12\x17query must not be blank\x1a\x13this.matches('\\\\S')r\x03\x18\xe8\aR\x05query\x12/\n" +
 	"\vmax_results\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18\n" +
 	"(\x00H\x00R\n" +
 	"maxResults\x88\x01\x01\x12>\n" +
-	"\x06engine\x18\x03 \x01(\x0e2\x1c.groundcrew.search.v1.EngineB\b\xbaH\x05\x82\x01\x02\x10\x01R\x06engine\x127\n" +
-	"\x0fallowed_domains\x18\x04 \x03(\tB\x0e\xbaH\v\x92\x01\b\x102\"\x04r\x02h\x01R\x0eallowedDomains\x127\n" +
-	"\x0fblocked_domains\x18\x05 \x03(\tB\x0e\xbaH\v\x92\x01\b\x102\"\x04r\x02h\x01R\x0eblockedDomains\x12<\n" +
+	"\x06engine\x18\x03 \x01(\x0e2\x1c.groundcrew.search.v1.EngineB\b\xbaH\x05\x82\x01\x02\x10\x01R\x06engine\x12\xda\x01\n" +
+	"\x0fallowed_domains\x18\x04 \x03(\tB\xb0\x01\xbaH\xac\x01\x92\x01\xa8\x01\x102\"\xa3\x01\xba\x01\x9f\x01\n" +
+	"\vdomain.host\x125must be a host name (internationalised names welcome)\x1aYthis.size() <= 253 && this.matches(r'^[\\p{L}\\p{M}\\p{N}_-]+(\\.[\\p{L}\\p{M}\\p{N}_-]+)*\\.?$')R\x0eallowedDomains\x12\xda\x01\n" +
+	"\x0fblocked_domains\x18\x05 \x03(\tB\xb0\x01\xbaH\xac\x01\x92\x01\xa8\x01\x102\"\xa3\x01\xba\x01\x9f\x01\n" +
+	"\vdomain.host\x125must be a host name (internationalised names welcome)\x1aYthis.size() <= 253 && this.matches(r'^[\\p{L}\\p{M}\\p{N}_-]+(\\.[\\p{L}\\p{M}\\p{N}_-]+)*\\.?$')R\x0eblockedDomains\x12<\n" +
 	"\amax_age\x18\x06 \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\x06maxAgeB\x0e\n" +
 	"\f_max_results\"\x88\x02\n" +
 	"\x0eSearchResponse\x12<\n" +
