@@ -27,7 +27,7 @@ func researchPair(t *testing.T, f *fakeGemini) (research.Planner, research.Criti
 	t.Helper()
 	c := newClient(t, f, &waits{}, nil)
 	return research.FallbackPlanner{Primary: gemini.Planner{Client: c}, Logger: discard},
-		research.FallbackCritic{Primary: gemini.Critic{Client: c}, Logger: discard}
+		research.FallbackCritic{Primary: gemini.Critic{Client: c, NewNonce: func() string { return testNonce }}, Logger: discard}
 }
 
 // TestResearchGolden checks the exact generateContent requests of plan,

@@ -91,7 +91,7 @@ func New(o Options) (*Service, error) {
 		newNonce: o.NewNonce,
 	}
 	if s.newNonce == nil {
-		s.newNonce = randomNonce
+		s.newNonce = RandomNonce
 	}
 	if s.queryTimeout <= 0 {
 		s.queryTimeout = DefaultQueryTimeout
@@ -111,8 +111,9 @@ func New(o Options) (*Service, error) {
 	return s, nil
 }
 
-// randomNonce is 16 random hex digits.
-func randomNonce() string {
+// RandomNonce is 16 random hex digits: the per-request delimiter of
+// untrusted text in prompts.
+func RandomNonce() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
 	return hex.EncodeToString(b[:])
