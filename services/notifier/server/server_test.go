@@ -155,6 +155,17 @@ func TestConfigValidation(t *testing.T) {
 		{"job shorter than enrichment", map[string]string{"NOTIFIER_ENRICH_TIMEOUT": "20s", "NOTIFIER_JOB_TIMEOUT": "25s"}, "NOTIFIER_JOB_TIMEOUT"},
 		{"rescue before the job times out", map[string]string{"NOTIFIER_JOB_TIMEOUT": "1m", "NOTIFIER_RESCUE_AFTER": "30s"}, "NOTIFIER_RESCUE_AFTER"},
 		{"rescue after the job times out", map[string]string{"NOTIFIER_JOB_TIMEOUT": "1m", "NOTIFIER_RESCUE_AFTER": "90s"}, ""},
+		{"bot token without webhook secret", map[string]string{"TELEGRAM_BOT_TOKEN": "7100000001:x"}, "TELEGRAM_WEBHOOK_SECRET"},
+		{"bot token with webhook secret", map[string]string{"TELEGRAM_BOT_TOKEN": "7100000001:x", "TELEGRAM_WEBHOOK_SECRET": "s3cr3t-_token"}, ""},
+		{"bot token, webhook disabled", map[string]string{"TELEGRAM_BOT_TOKEN": "7100000001:x", "TELEGRAM_WEBHOOK_DISABLED": "true"}, ""},
+		{"secret and disabled", map[string]string{"TELEGRAM_WEBHOOK_SECRET": "s", "TELEGRAM_WEBHOOK_DISABLED": "true"}, "TELEGRAM_WEBHOOK_DISABLED"},
+		{"secret Telegram refuses", map[string]string{"TELEGRAM_WEBHOOK_SECRET": "not allowed!"}, "TELEGRAM_WEBHOOK_SECRET"},
+		{"allowed chats", map[string]string{"TELEGRAM_ALLOWED_CHATS": "-100123, 84211"}, ""},
+		{"bad allowed chat", map[string]string{"TELEGRAM_ALLOWED_CHATS": "-100123,@channel"}, "TELEGRAM_ALLOWED_CHATS"},
+		{"approvers", map[string]string{"TELEGRAM_APPROVERS": "84211,@anasilva,bo_li_ops"}, ""},
+		{"bad approver", map[string]string{"TELEGRAM_APPROVERS": "@a"}, "TELEGRAM_APPROVERS"},
+		{"chat rate off", map[string]string{"NOTIFIER_CHAT_RATE": "off"}, ""},
+		{"bad chat rate", map[string]string{"NOTIFIER_CHAT_RATE": "20 per hour"}, "NOTIFIER_CHAT_RATE"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
