@@ -2,6 +2,8 @@ package jobqueue
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -30,14 +32,28 @@ var depthQuery = `SELECT state, count(*) FROM river_job
 	WHERE queue = $1 AND state IN ('` + strings.Join(depthStates, "', '") + `')
 	GROUP BY state`
 
+// ageQueries give, per dialect, the seconds since the oldest job that is
+// due or being worked (available, retryable, running; not scheduled, which
+// waits on purpose) was created, or NULL when there is none: how long the
+// oldest unfinished piece of work, such as an undelivered alert, has been
+// waiting. River keeps created_at as timestamptz on PostgreSQL and as UTC
+// text on SQLite.
+var ageQueries = map[sqlstore.Dialect]string{
+	sqlstore.Postgres: `SELECT EXTRACT(EPOCH FROM (now() - min(created_at)))::float8 FROM river_job
+	WHERE queue = $1 AND state IN ('available', 'retryable', 'running')`,
+	sqlstore.SQLite: `SELECT (julianday('now') - julianday(min(created_at))) * 86400.0 FROM river_job
+	WHERE queue = $1 AND state IN ('available', 'retryable', 'running')`,
+}
+
 // DepthCollector is a Prometheus collector reporting how many jobs of one
 // queue wait or run, read from River's river_job table on each scrape:
 //
 //	jobqueue_jobs{queue,state}               gauge (state: available, scheduled, retryable, running)
+//	jobqueue_oldest_job_age_seconds{queue}   gauge (0 when no job is due or running)
 //	jobqueue_collect_errors_total{queue}     counter
 //
-// When the query fails or takes longer than its timeout the scrape
-// reports no jobqueue_jobs series (rather than stale or zero ones), counts
+// When the queries fail or take longer than their timeout the scrape
+// reports no jobqueue_jobs or age series (rather than stale or zero ones), counts
 // the failure and still succeeds, so a slow database never costs the
 // service's other metrics.
 //
@@ -48,6 +64,7 @@ type DepthCollector struct {
 	timeout time.Duration
 	logger  *slog.Logger
 	jobs    *prometheus.Desc
+	age     *prometheus.Desc
 	errors  prometheus.Counter
 }
 
@@ -70,6 +87,9 @@ func NewDepthCollector(db *sqlstore.DB, queue string, logger *slog.Logger) *Dept
 		jobs: prometheus.NewDesc("jobqueue_jobs",
 			"Jobs in the queue that are not finished, by state (available, scheduled, retryable, running), read at scrape time.",
 			[]string{"state"}, labels),
+		age: prometheus.NewDesc("jobqueue_oldest_job_age_seconds",
+			"Seconds since the oldest job that is due or running (available, retryable, running) was created; 0 when there is none. Read at scrape time.",
+			nil, labels),
 		errors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name:        "jobqueue_collect_errors_total",
 			Help:        "Scrapes that could not read the queue's depth from the database.",
@@ -81,28 +101,44 @@ func NewDepthCollector(db *sqlstore.DB, queue string, logger *slog.Logger) *Dept
 // Describe sends the collector's descriptors.
 func (c *DepthCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.jobs
+	ch <- c.age
 	c.errors.Describe(ch)
 }
 
 // Collect queries the queue's depth and sends one gauge per state (zero
 // for states without jobs), or none when the query fails.
 func (c *DepthCollector) Collect(ch chan<- prometheus.Metric) {
-	if counts, err := c.count(); err != nil {
+	if counts, age, err := c.count(); err != nil {
 		c.errors.Inc()
 		c.logger.Warn("reading job queue depth for metrics", "queue", c.queue, "error", err)
 	} else {
 		for _, state := range depthStates {
 			ch <- prometheus.MustNewConstMetric(c.jobs, prometheus.GaugeValue, float64(counts[state]), state)
 		}
+		ch <- prometheus.MustNewConstMetric(c.age, prometheus.GaugeValue, age)
 	}
 	c.errors.Collect(ch)
 }
 
-// count runs the depth query within the collector's timeout. Collect has
-// no context of its own, so the scrape is bounded here.
-func (c *DepthCollector) count() (map[string]int64, error) {
+// count runs the depth and age queries within the collector's timeout.
+// Collect has no context of its own, so the scrape is bounded here.
+func (c *DepthCollector) count() (map[string]int64, float64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
+	counts, err := c.depth(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	var age sql.NullFloat64
+	if err := c.db.QueryRowContext(ctx, ageQueries[c.db.Dialect], c.queue).Scan(&age); err != nil {
+		return nil, 0, fmt.Errorf("oldest job age: %w", err)
+	}
+	// A clock step or SQLite's millisecond rounding can make a job just
+	// created look a hair in the future.
+	return counts, max(age.Float64, 0), nil
+}
+
+func (c *DepthCollector) depth(ctx context.Context) (map[string]int64, error) {
 	rows, err := c.db.QueryContext(ctx, depthQuery, c.queue)
 	if err != nil {
 		return nil, err

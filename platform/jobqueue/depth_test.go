@@ -81,8 +81,11 @@ func checkDepth(t *testing.T, db *sqlstore.DB) {
 	q := openQueue(t, db)
 	c := NewDepthCollector(db, "test", discard)
 
-	if err := testutil.CollectAndCompare(c, strings.NewReader(depth(map[string]int{}, 0))); err != nil {
+	if err := testutil.CollectAndCompare(c, strings.NewReader(depth(map[string]int{}, 0)), "jobqueue_jobs", "jobqueue_collect_errors_total"); err != nil {
 		t.Errorf("empty queue: %v", err)
+	}
+	if age := oldestAge(t, c); age != 0 {
+		t.Errorf("empty queue: oldest job age %v, want 0", age)
 	}
 
 	insert := func(opts *river.InsertOpts) int64 {
@@ -111,9 +114,55 @@ func checkDepth(t *testing.T, db *sqlstore.DB) {
 	insert(&river.InsertOpts{Queue: "other"})
 
 	want := map[string]int{"available": 3, "scheduled": 1, "retryable": 1, "running": 2}
-	if err := testutil.CollectAndCompare(c, strings.NewReader(depth(want, 0))); err != nil {
+	if err := testutil.CollectAndCompare(c, strings.NewReader(depth(want, 0)), "jobqueue_jobs", "jobqueue_collect_errors_total"); err != nil {
 		t.Error(err)
 	}
+	if age := oldestAge(t, c); age < 0 || age > 60 {
+		t.Errorf("jobs created just now: oldest job age %vs", age)
+	}
+
+	// One due job created ten minutes ago sets the age (SQLite's julianday
+	// arithmetic is off by microseconds); a scheduled job
+	// (waiting on purpose) and another queue's job, older still, do not.
+	ago := func(d string) string {
+		if db.Dialect == sqlstore.Postgres {
+			return "now() - interval '" + d + "'"
+		}
+		return "datetime('now', '-" + d + "', 'subsec')"
+	}
+	for _, u := range []struct{ where, ago string }{
+		{"id = (SELECT min(id) FROM river_job WHERE queue = 'test' AND state = 'available')", "10 minutes"},
+		{"queue = 'test' AND state = 'scheduled'", "120 minutes"},
+		{"queue = 'other'", "120 minutes"},
+	} {
+		if _, err := db.ExecContext(ctx, `UPDATE river_job SET created_at = `+ago(u.ago)+` WHERE `+u.where); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if age := oldestAge(t, c); age < 595 || age > 660 {
+		t.Errorf("oldest due job created 10 minutes ago: age %vs, want about 600", age)
+	}
+}
+
+// oldestAge collects c and returns its jobqueue_oldest_job_age_seconds.
+func oldestAge(t *testing.T, c prometheus.Collector) float64 {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == "jobqueue_oldest_job_age_seconds" {
+			if len(f.GetMetric()) != 1 {
+				t.Fatalf("%d age series, want 1", len(f.GetMetric()))
+			}
+			return f.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatal("no jobqueue_oldest_job_age_seconds series")
+	return 0
 }
 
 func TestDepthCollectorSQLite(t *testing.T) {
