@@ -46,7 +46,7 @@ func startFlakyProviders(t *testing.T, slow time.Duration) *flakyProviders {
 		"GEMINI_API_KEY": "gemini-key", "GEMINI_MODEL": "gemini-test", "GOOGLE_GEMINI_BASE_URL": gemini,
 		"EXA_API_KEY": "exa-key", "EXA_BASE_URL": exa,
 		"GROQ_API_KEY": "groq-key", "GROQ_BASE_URL": groq + "/openai/v1",
-		"TELEGRAM_BOT_TOKEN": "7100000001:AAE-e2e", "TELEGRAM_API_URL": telegram,
+		"TELEGRAM_BOT_TOKEN": "7100000001:AAE-e2e", "TELEGRAM_WEBHOOK_SECRET": "e2e-secret", "TELEGRAM_API_URL": telegram,
 		"TELEGRAM_CHAT_ID": "-100123", "TELEGRAM_BOT_USERNAME": "groundcrew_bot",
 		// The stand-in has no rate limits of its own to respect.
 		"NOTIFIER_TELEGRAM_RATE_PER_CHAT": "1000", "NOTIFIER_TELEGRAM_RATE_OVERALL": "1000",

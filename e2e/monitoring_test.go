@@ -378,7 +378,7 @@ func TestMonitoringMetricsExist(t *testing.T) {
 	})
 	env := map[string]string{
 		"GEMINI_API_KEY": "gemini-key", "GEMINI_MODEL": "gemini-test", "GOOGLE_GEMINI_BASE_URL": geminiURL,
-		"TELEGRAM_BOT_TOKEN": "7100000001:AAE-e2e", "TELEGRAM_API_URL": tg.URL,
+		"TELEGRAM_BOT_TOKEN": "7100000001:AAE-e2e", "TELEGRAM_WEBHOOK_SECRET": "e2e-secret", "TELEGRAM_API_URL": tg.URL,
 		"TELEGRAM_CHAT_ID": "-100123", "TELEGRAM_BOT_USERNAME": "groundcrew_bot",
 		"NOTIFIER_TELEGRAM_RATE_PER_CHAT": "1000", "NOTIFIER_TELEGRAM_RATE_OVERALL": "1000",
 		"NOTIFIER_POLL_INTERVAL": "50ms", "NOTIFIER_DELIVERY_MAX_ATTEMPTS": "2",
@@ -481,7 +481,7 @@ func TestGroundcrewAlertCitesItsOwnRunbook(t *testing.T) {
 	}
 	tg := telegramtest.NewServer(t.Cleanup)
 	s := startStack(t, map[string]string{
-		"TELEGRAM_BOT_TOKEN": "7100000001:AAE-e2e", "TELEGRAM_API_URL": tg.URL,
+		"TELEGRAM_BOT_TOKEN": "7100000001:AAE-e2e", "TELEGRAM_WEBHOOK_SECRET": "e2e-secret", "TELEGRAM_API_URL": tg.URL,
 		"TELEGRAM_CHAT_ID": "-100123", "TELEGRAM_BOT_USERNAME": "groundcrew_bot",
 		"NOTIFIER_POLL_INTERVAL": "50ms",
 	}, "")

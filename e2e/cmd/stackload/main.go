@@ -141,7 +141,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	env := map[string]string{
 		"LOG_LEVEL": o.logLevel, "LOG_FORMAT": "json", "GATEWAY_RATE_LIMIT": "0",
-		"TELEGRAM_BOT_TOKEN": "7100000001:AAE-stackload", "TELEGRAM_CHAT_ID": "-100123", "TELEGRAM_BOT_USERNAME": "groundcrew_bot",
+		"TELEGRAM_BOT_TOKEN": "7100000001:AAE-stackload", "TELEGRAM_WEBHOOK_SECRET": "stackload-secret", "TELEGRAM_CHAT_ID": "-100123", "TELEGRAM_BOT_USERNAME": "groundcrew_bot",
 		"TELEGRAM_API_URL": serve("telegram", tg.Handler(), providerfake.TelegramErrorBody, 4),
 		// The stand-in has no rate limits; Telegram's would cap one chat
 		// at one message a second.
