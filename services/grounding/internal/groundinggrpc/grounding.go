@@ -355,6 +355,7 @@ func toGroundedContext(g grounding.GroundedContext) *groundingv1.GroundedContext
 func toSearchResult(r grounding.SearchResult) *searchv1.SearchResult {
 	return &searchv1.SearchResult{
 		Title: r.Title, Snippet: r.Snippet, Url: r.URL, SourceDomain: r.SourceDomain, Score: r.Score, PublishedAt: timestamp(r.PublishedAt),
+		MimeType: r.MimeType, FaviconUrl: r.FaviconURL,
 	}
 }
 

@@ -39,6 +39,7 @@ var quietLog = slog.New(slog.DiscardHandler)
 // indexed are the documents of the fake search service's local index.
 var indexed = []*searchv1.SearchResult{
 	{Title: "PostgreSQL: Connections and Authentication", Url: "https://www.postgresql.org/docs/current/runtime-config-connection.html", SourceDomain: "postgresql.org", Score: 3.1,
+		MimeType: "text/html", FaviconUrl: "https://www.postgresql.org/favicon.ico",
 		Snippet: "max_connections determines the maximum number of concurrent connections to the database server. When it is reached, new clients are refused with FATAL: sorry, too many clients already."},
 	{Title: "PgBouncer", Url: "https://www.pgbouncer.org/", SourceDomain: "pgbouncer.org", Score: 2.2,
 		Snippet: "PgBouncer is a lightweight connection pooler for PostgreSQL. Pooling lets many clients share few server connections."},
@@ -347,10 +348,20 @@ func TestAuditRecord(t *testing.T) {
 	if len(m.GetCitations()) == 0 {
 		t.Fatal("no citations")
 	}
+	pg := false
 	for _, c := range m.GetCitations() {
+		if c.GetDomain() == "postgresql.org" {
+			pg = true
+			if c.GetMimeType() != "text/html" || c.GetFaviconUrl() != "https://www.postgresql.org/favicon.ico" {
+				t.Errorf("postgresql.org citation %v; want the search result's media type and icon", c)
+			}
+		}
 		if _, err := uuid.Parse(c.GetId()); err != nil || c.GetCreateTime() == nil || c.GetCreatedBy() != "ci" || c.GetHasRawHtml() {
 			t.Errorf("citation %v; want a UUID, a create time, created by ci, no page", c)
 		}
+	}
+	if !pg {
+		t.Errorf("citations %v; want postgresql.org among them", m.GetCitations())
 	}
 	for i, who := range []string{"console", "ops"} {
 		st := []groundingv1.AnnotatedMessage_Status{groundingv1.AnnotatedMessage_APPROVED, groundingv1.AnnotatedMessage_REJECTED}[i]

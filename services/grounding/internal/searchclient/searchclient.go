@@ -59,7 +59,10 @@ func (c *Client) Search(ctx context.Context, req grounding.SearchRequest) (groun
 
 // FromResult converts a search result to the domain's.
 func FromResult(r *searchv1.SearchResult) grounding.SearchResult {
-	res := grounding.SearchResult{Title: r.GetTitle(), Snippet: r.GetSnippet(), URL: r.GetUrl(), SourceDomain: r.GetSourceDomain(), Score: r.GetScore()}
+	res := grounding.SearchResult{
+		Title: r.GetTitle(), Snippet: r.GetSnippet(), URL: r.GetUrl(), SourceDomain: r.GetSourceDomain(), Score: r.GetScore(),
+		MimeType: r.GetMimeType(), FaviconURL: r.GetFaviconUrl(),
+	}
 	if r.GetPublishedAt() != nil {
 		res.PublishedAt = r.GetPublishedAt().AsTime()
 	}
