@@ -107,10 +107,17 @@ func openSQLite(ctx context.Context, dataDir, name string, logger *slog.Logger) 
 	if strings.ContainsRune(dataDir, '?') {
 		return nil, fmt.Errorf("DATA_DIR %q: must not contain '?'", dataDir)
 	}
-	if err := os.MkdirAll(dataDir, 0o750); err != nil {
+	// DATA_DIR holds what the service stores (messages, alerts, raw
+	// provider responses): readable by the service's user only.
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("sqlstore: creating data directory: %w", err)
 	}
 	path := filepath.Join(dataDir, name+".db")
+	// Created 0600 before SQLite opens it; SQLite gives its -wal and -shm
+	// files the database file's mode.
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600); err == nil {
+		_ = f.Close()
+	}
 	// Pragmas in the DSN apply to every connection the pool opens, not just
 	// the first one.
 	dsn := path + "?" + url.Values{
