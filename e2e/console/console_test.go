@@ -1,0 +1,155 @@
+package console
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestConsole runs the console's scenarios in one browser against one
+// stack, in order: later scenarios use the signed-in tab.
+func TestConsole(t *testing.T) {
+	su := startSuite(t)
+
+	t.Run("sign in with a key", func(t *testing.T) {
+		su.run(t, 20*time.Second, chromedp.Navigate(su.s.GatewayURL+"/console/alerts"))
+		su.signIn(t)
+		var stored, loc string
+		su.run(t, 20*time.Second,
+			chromedp.WaitVisible("#h-alerts", chromedp.ByQuery),
+			chromedp.Evaluate(`sessionStorage.getItem("groundcrew.apiKey")`, &stored),
+			chromedp.Location(&loc),
+		)
+		if stored != apiKey {
+			t.Errorf("sessionStorage holds %q, want the key", stored)
+		}
+		if strings.Contains(loc, apiKey) {
+			t.Errorf("the key is in the URL %s", loc)
+		}
+	})
+
+	t.Run("a wrong key returns to sign-in", func(t *testing.T) {
+		var errText string
+		su.run(t, 20*time.Second,
+			chromedp.Evaluate(`sessionStorage.setItem("groundcrew.apiKey", "wrong")`, nil),
+			chromedp.Navigate(su.s.GatewayURL+"/console/approvals"),
+			chromedp.WaitVisible("#api-key", chromedp.ByQuery),
+			chromedp.SendKeys("#api-key", "still-wrong", chromedp.ByQuery),
+			chromedp.Click(`form[aria-label="Sign in"] button[type="submit"]`, chromedp.ByQuery),
+			chromedp.Text(`[role="alert"]`, &errText, chromedp.ByQuery),
+		)
+		if !strings.Contains(errText, "Request failed") {
+			t.Errorf("sign-in with a wrong key says %q", errText)
+		}
+		// A reload starts over: the wrong key is gone, sign-in again.
+		su.run(t, 20*time.Second, chromedp.Navigate(su.s.GatewayURL+"/console/approvals"))
+		su.signIn(t)
+		su.run(t, 20*time.Second, chromedp.WaitVisible("#h-approvals", chromedp.ByQuery))
+	})
+
+	t.Run("a posted alert appears and turns DELIVERED without a reload", func(t *testing.T) {
+		su.open(t, "/console/alerts", "#h-alerts")
+		// A marker in the page that a reload would remove.
+		su.run(t, 5*time.Second, chromedp.Evaluate(`window.__noReload = true`, nil))
+		var out struct {
+			Alert struct{ ID string }
+		}
+		su.api(t, "POST", "/v1/alerts", map[string]any{"text": "Disk full on db-1: /var/lib/postgresql at 97%"}, &out)
+		if out.Alert.ID == "" {
+			t.Fatal("POST /v1/alerts returned no id")
+		}
+		row := sel(`li[data-alert-id=%q]`, out.Alert.ID)
+		su.run(t, 30*time.Second, chromedp.WaitVisible(row, chromedp.ByQuery))
+		su.run(t, 90*time.Second, chromedp.WaitVisible(row+`[data-status="DELIVERED"]`, chromedp.ByQuery))
+		var same bool
+		su.run(t, 5*time.Second, chromedp.Evaluate(`window.__noReload === true`, &same))
+		if !same {
+			t.Error("the page reloaded")
+		}
+	})
+
+	t.Run("a 400 shows the field violation next to the field", func(t *testing.T) {
+		su.open(t, "/console/research", "#h-research")
+		var msg string
+		su.run(t, 20*time.Second,
+			chromedp.Click(`form[aria-label="Start research"] button[type="submit"]`, chromedp.ByQuery),
+			chromedp.WaitVisible(`.violation[data-field="topic"]`, chromedp.ByQuery),
+			chromedp.Text(`.violation[data-field="topic"]`, &msg, chromedp.ByQuery),
+		)
+		if msg == "" {
+			t.Error("the topic's violation is empty")
+		}
+	})
+
+	t.Run("approving a pending approval moves the run to EXECUTED", func(t *testing.T) {
+		var started struct {
+			Run struct{ ID string }
+		}
+		su.api(t, "POST", "/v1/research", map[string]any{
+			"topic": "how to free disk space on a full database host", "userId": "6f1c2d8e-4b7a-4c1e-9a55-2f0d3b9e7c41",
+			"maxIterations": 1,
+		}, &started)
+		var approvalID string
+		eventually(t, 90*time.Second, "the run's pending approval", func() bool {
+			var list struct {
+				Approvals []struct{ ID, RunID string }
+			}
+			su.api(t, "GET", "/v1/approvals?status=PENDING&runId="+started.Run.ID, nil, &list)
+			for _, a := range list.Approvals {
+				if a.RunID == started.Run.ID {
+					approvalID = a.ID
+				}
+			}
+			return approvalID != ""
+		})
+		card := sel(`[data-approval-id=%q]`, approvalID)
+		su.open(t, "/console/approvals", "#h-approvals")
+		su.run(t, 30*time.Second,
+			chromedp.WaitVisible(card, chromedp.ByQuery),
+			chromedp.SendKeys(`form[aria-label="Decider"] input`, "Dana On-Call", chromedp.ByQuery),
+			chromedp.Click(card+` .actions button`, chromedp.ByQuery),
+			chromedp.WaitNotPresent(card, chromedp.ByQuery),
+		)
+		eventually(t, 90*time.Second, "the planned action to be EXECUTED", func() bool {
+			var got struct {
+				Run struct {
+					PlannedActions []struct{ Status string }
+				}
+			}
+			su.api(t, "GET", "/v1/research/"+started.Run.ID, nil, &got)
+			return len(got.Run.PlannedActions) > 0 && got.Run.PlannedActions[0].Status == "EXECUTED"
+		})
+	})
+
+	t.Run("ask shows the answer with its primary source", func(t *testing.T) {
+		su.open(t, "/console/ask", "#h-ask")
+		var source string
+		su.run(t, 60*time.Second,
+			chromedp.WaitReady(`form[aria-label="Ask"] select option[value="runbooks"]`, chromedp.ByQuery),
+			chromedp.SendKeys(`form[aria-label="Ask"] textarea`, "What should I check when the checkout API returns 5xx errors?", chromedp.ByQuery),
+			chromedp.Click(`form[aria-label="Ask"] button[type="submit"]`, chromedp.ByQuery),
+			chromedp.WaitVisible("#primary-source", chromedp.ByQuery),
+			chromedp.Text("#primary-source", &source, chromedp.ByQuery),
+		)
+		if !contains(source, "Primary source:", "Checkout") {
+			t.Errorf("primary source = %q, want the checkout runbook", source)
+		}
+	})
+
+	t.Run("an out-of-scope question is shown as such", func(t *testing.T) {
+		su.open(t, "/console/ask", "#h-ask")
+		var text string
+		su.run(t, 60*time.Second,
+			chromedp.WaitReady(`form[aria-label="Ask"] select option[value="runbooks"]`, chromedp.ByQuery),
+			chromedp.SendKeys(`form[aria-label="Ask"] textarea`, "What is a good recipe for chocolate cake with raspberries?", chromedp.ByQuery),
+			chromedp.Click(`form[aria-label="Ask"] button[type="submit"]`, chromedp.ByQuery),
+			chromedp.WaitVisible(".out-of-scope", chromedp.ByQuery),
+			chromedp.Text(".out-of-scope", &text, chromedp.ByQuery),
+		)
+		if !strings.Contains(text, "Out of scope") {
+			t.Errorf("out-of-scope panel says %q", text)
+		}
+	})
+}
