@@ -59,7 +59,7 @@ func newBackends(ctx context.Context, cfg Config, logger *slog.Logger, httpClien
 	}
 
 	if cfg.QdrantURL != "" {
-		qs, err := qdrantstore.Open(ctx, qdrantstore.Config{URL: cfg.QdrantURL, APIKey: cfg.QdrantAPIKey, Embedder: b.embedder})
+		qs, err := qdrantstore.Open(ctx, qdrantstore.Config{URL: cfg.QdrantURL, APIKey: cfg.QdrantAPIKey, Embedder: b.embedder, Limits: cfg.Limits()})
 		if err != nil {
 			return nil, fmt.Errorf("QDRANT_URL: %w", err)
 		}
@@ -71,7 +71,7 @@ func newBackends(ctx context.Context, cfg Config, logger *slog.Logger, httpClien
 		b.store, b.storeDesc = qs, "qdrant "+version+" ("+cfg.QdrantURL+")"
 	} else {
 		dir := filepath.Join(cfg.DataDir, "rag")
-		vs, err := vectorindex.Open(dir, b.embedder, vectorindex.Options{})
+		vs, err := vectorindex.Open(dir, b.embedder, vectorindex.Options{Limits: cfg.Limits()})
 		if err != nil {
 			return nil, fmt.Errorf("opening the embedded index in %s: %w", dir, err)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
 	"github.com/groundcrew/groundcrew/platform/telemetry"
 	"github.com/groundcrew/groundcrew/services/rag/internal/answer"
+	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 	"github.com/groundcrew/groundcrew/services/rag/internal/raggrpc"
 )
 
@@ -68,6 +69,19 @@ type Config struct {
 	// DATA_DIR.
 	QdrantURL    string `env:"QDRANT_URL"`
 	QdrantAPIKey string `env:"QDRANT_API_KEY" secret:"true"`
+
+	// Quotas (0 = unlimited): writes past them fail with
+	// RESOURCE_EXHAUSTED instead of exhausting memory. MaxChunks bounds
+	// the chunks the embedded index holds in memory over all collections
+	// (about 2.5 kB each with the local embedder).
+	MaxCollections int `env:"RAG_MAX_COLLECTIONS" envDefault:"1000"`
+	MaxDocuments   int `env:"RAG_MAX_DOCUMENTS_PER_COLLECTION" envDefault:"100000"`
+	MaxChunks      int `env:"RAG_MAX_CHUNKS" envDefault:"1000000"`
+}
+
+// Limits are the configured quotas.
+func (c Config) Limits() rag.Limits {
+	return rag.Limits{MaxCollections: c.MaxCollections, MaxDocuments: c.MaxDocuments, MaxChunks: c.MaxChunks}
 }
 
 // Validate checks what types cannot.
@@ -93,6 +107,11 @@ func (c Config) Validate() error {
 		}
 	default:
 		errs = append(errs, fmt.Errorf("EMBEDDINGS_PROVIDER: must be local, gemini or openai, got %q", c.EmbeddingsProvider))
+	}
+	for name, v := range map[string]int{"RAG_MAX_COLLECTIONS": c.MaxCollections, "RAG_MAX_DOCUMENTS_PER_COLLECTION": c.MaxDocuments, "RAG_MAX_CHUNKS": c.MaxChunks} {
+		if v < 0 {
+			errs = append(errs, fmt.Errorf("%s: must be 0 (unlimited) or more, got %d", name, v))
+		}
 	}
 	if c.EmbeddingsDimensions < 0 {
 		errs = append(errs, fmt.Errorf("EMBEDDINGS_DIMENSIONS: must not be negative, got %d", c.EmbeddingsDimensions))

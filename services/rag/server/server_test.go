@@ -35,6 +35,9 @@ func TestValidate(t *testing.T) {
 		{"gemini without key", map[string]string{"EMBEDDINGS_PROVIDER": "gemini"}, "GEMINI_API_KEY"},
 		{"gemini with key", map[string]string{"EMBEDDINGS_PROVIDER": "gemini", "GEMINI_API_KEY": "k"}, ""},
 		{"openai without url", map[string]string{"EMBEDDINGS_PROVIDER": "openai"}, "EMBEDDINGS_BASE_URL"},
+		{"quotas unlimited", map[string]string{"RAG_MAX_COLLECTIONS": "0", "RAG_MAX_DOCUMENTS_PER_COLLECTION": "0", "RAG_MAX_CHUNKS": "0"}, ""},
+		{"negative chunk quota", map[string]string{"RAG_MAX_CHUNKS": "-1"}, "RAG_MAX_CHUNKS: must be 0 (unlimited) or more"},
+		{"negative document quota", map[string]string{"RAG_MAX_DOCUMENTS_PER_COLLECTION": "-5"}, "RAG_MAX_DOCUMENTS_PER_COLLECTION"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

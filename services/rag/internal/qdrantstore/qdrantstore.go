@@ -79,6 +79,9 @@ type Config struct {
 	APIKey string
 	// Embedder makes the dense vectors.
 	Embedder rag.Embedder
+	// Limits bound the collections (MaxCollections); Qdrant holds the
+	// chunks, so MaxChunks and MaxDocuments are the embedded store's.
+	Limits rag.Limits
 	// Prefix is put before every collection name; default "rag_".
 	Prefix string
 	// DialOptions are extra gRPC options (tests dial a bufconn).
@@ -90,6 +93,7 @@ type Store struct {
 	client *qdrant.Client
 	emb    rag.Embedder
 	prefix string
+	limits rag.Limits
 
 	mu       sync.RWMutex
 	settings map[string]rag.Settings // by rag collection name
@@ -118,7 +122,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to qdrant at %s: %w", cfg.URL, err)
 	}
-	s := &Store{client: client, emb: cfg.Embedder, prefix: cmp.Or(cfg.Prefix, DefaultPrefix), settings: map[string]rag.Settings{}}
+	s := &Store{client: client, emb: cfg.Embedder, prefix: cmp.Or(cfg.Prefix, DefaultPrefix), limits: cfg.Limits, settings: map[string]rag.Settings{}}
 	if err := s.load(ctx); err != nil {
 		client.Close()
 		return nil, fmt.Errorf("qdrant at %s: %w", cfg.URL, err)
@@ -210,6 +214,9 @@ func (s *Store) putSettings(ctx context.Context, name string, st rag.Settings) (
 	if exists {
 		st.EmbeddingModel, st.Created = cur.EmbeddingModel, cur.Created
 	} else {
+		if err := s.limits.CheckCollections(name, len(s.settings)); err != nil {
+			return false, err
+		}
 		st.EmbeddingModel = s.emb.Name()
 		st.Created = time.Now().UTC().Truncate(time.Millisecond)
 	}

@@ -498,3 +498,32 @@ func TestRealQdrant(t *testing.T) {
 		t.Errorf("Stats = %+v, %v; want 2 documents, 2 chunks", st, err)
 	}
 }
+
+// TestCollectionQuota checks that the Qdrant store refuses a collection
+// past RAG_MAX_COLLECTIONS with a QuotaError, creating nothing in Qdrant.
+func TestCollectionQuota(t *testing.T) {
+	f, url := newFake(t)
+	s, err := Open(t.Context(), Config{URL: url, APIKey: "qd-key", Embedder: embedder.NewHashing(0), Limits: rag.Limits{MaxCollections: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	if err := s.PutSettings("a", rag.Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	err = s.PutSettings("b", rag.Settings{})
+	var qe *rag.QuotaError
+	if !errors.As(err, &qe) || qe.Limit != "collections" {
+		t.Fatalf("PutSettings(b) = %v, want a collections quota error", err)
+	}
+	f.mu.Lock()
+	_, hasA := f.cols["rag_a"]
+	_, hasB := f.cols["rag_b"]
+	f.mu.Unlock()
+	if !hasA || hasB {
+		t.Errorf("Qdrant holds rag_a %v, rag_b %v; want only rag_a", hasA, hasB)
+	}
+	if err := s.PutSettings("a", rag.Settings{Description: "updated"}); err != nil {
+		t.Errorf("updating an existing collection at the limit: %v", err)
+	}
+}

@@ -257,8 +257,13 @@ func toStates(st answer.Stage) []ragv1.AgentResponse_State {
 // toStatus maps domain errors to codes. field names the request field an
 // unknown or invalid collection name came from.
 func (s *RagService) toStatus(ctx context.Context, err error, doing, field string) error {
-	var docErr *library.DocumentError
+	var (
+		docErr   *library.DocumentError
+		quotaErr *rag.QuotaError
+	)
 	switch {
+	case errors.As(err, &quotaErr):
+		return status.Error(codes.ResourceExhausted, quotaErr.Public())
 	case errors.Is(err, rag.ErrNotFound):
 		return status.Error(codes.NotFound, "collection not found")
 	case errors.Is(err, answer.ErrInvalidQuestion):

@@ -46,6 +46,8 @@ type fixtureOptions struct {
 	generator answer.Generator
 	// wrap replaces the store the handlers read (not the library's).
 	wrap func(Store) Store
+	// limits are the store's quotas.
+	limits rag.Limits
 }
 
 func newFixture(t *testing.T, o fixtureOptions) *fixture {
@@ -53,7 +55,7 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 	logs := &logtest.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	emb := embedder.NewHashing(0)
-	store, err := vectorindex.Open(t.TempDir(), emb, vectorindex.Options{NoSync: true})
+	store, err := vectorindex.Open(t.TempDir(), emb, vectorindex.Options{NoSync: true, Limits: o.limits})
 	if err != nil {
 		t.Fatal(err)
 	}

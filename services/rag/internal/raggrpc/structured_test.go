@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	ragv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/rag/v1"
+	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 )
 
 // TestAskStructured checks issue 19's RAG rules over gRPC: primary is the
@@ -103,6 +104,39 @@ func TestAskMetadataBounds(t *testing.T) {
 			_, err := f.client.Ask(t.Context(), &ragv1.AskRequest{Collection: "ops", Query: "postgres connections", Metadata: tt.meta})
 			if got := status.Code(err); got != tt.code {
 				t.Errorf("Ask with %d pairs: code %v (%v), want %v", len(tt.meta), got, err, tt.code)
+			}
+		})
+	}
+}
+
+// TestQuotasOverGRPC checks that a write past a quota is
+// RESOURCE_EXHAUSTED with a message naming the limit (issue 13).
+func TestQuotasOverGRPC(t *testing.T) {
+	f := newFixture(t, fixtureOptions{limits: rag.Limits{MaxCollections: 1, MaxDocuments: 2, MaxChunks: 100}})
+	f.ingest(t, "ops", runbooks[0], runbooks[1])
+	tests := []struct {
+		name string
+		call func() error
+		want string
+	}{
+		{"documents", func() error {
+			_, err := f.client.IngestDocuments(t.Context(), &ragv1.IngestDocumentsRequest{Collection: "ops", Documents: runbooks[2:]})
+			return err
+		}, "at most 2 documents"},
+		{"collections by ingest", func() error {
+			_, err := f.client.IngestDocuments(t.Context(), &ragv1.IngestDocumentsRequest{Collection: "other", Documents: runbooks[:1]})
+			return err
+		}, "at most 1 collections"},
+		{"collections by create", func() error {
+			_, err := f.client.CreateCollection(t.Context(), &ragv1.CreateCollectionRequest{Collection: &ragv1.Collection{Name: "other"}})
+			return err
+		}, "at most 1 collections"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.call()
+			if status.Code(err) != codes.ResourceExhausted || !strings.Contains(status.Convert(err).Message(), tt.want) {
+				t.Errorf("error %v, want RESOURCE_EXHAUSTED saying %q", err, tt.want)
 			}
 		})
 	}

@@ -35,6 +35,10 @@ type Options struct {
 	// NoSync skips fsync after writes: faster, but a machine crash may
 	// lose the latest writes. Tests and benchmarks only.
 	NoSync bool
+	// Limits bound the collections, the documents per collection and the
+	// chunks held in memory over all collections; writes past them fail
+	// with rag.ErrQuota. Zero fields mean unlimited.
+	Limits rag.Limits
 }
 
 // Store holds the collections of one directory. It is safe for
@@ -48,6 +52,12 @@ type Store struct {
 	mu     sync.RWMutex
 	cols   map[string]*handle
 	closed bool
+
+	// quotaMu guards chunks, the live chunks of every collection, which
+	// Options.Limits.MaxChunks bounds. It is taken after a handle's lock,
+	// never before.
+	quotaMu sync.Mutex
+	chunks  int
 }
 
 // handle is a collection with its lock and its log file.
@@ -98,6 +108,7 @@ func Open(dir string, emb rag.Embedder, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("loading collection %q: %w", name, err)
 		}
 		s.cols[name] = h
+		s.chunks += h.col.live
 	}
 	return s, nil
 }
@@ -228,6 +239,9 @@ func (s *Store) getOrCreate(name string, settings rag.Settings) (*handle, bool, 
 	if h, ok := s.cols[name]; ok {
 		return h, false, nil
 	}
+	if err := s.opts.Limits.CheckCollections(name, len(s.cols)); err != nil {
+		return nil, false, err
+	}
 	settings.EmbeddingModel = s.emb.Name()
 	settings.Created = time.Now().UTC().Truncate(time.Millisecond)
 	path := filepath.Join(s.dir, name+logExt)
@@ -347,6 +361,9 @@ func (s *Store) Drop(name string) error {
 		h.f = nil
 	}
 	delete(s.cols, name)
+	s.quotaMu.Lock()
+	s.chunks -= h.col.live
+	s.quotaMu.Unlock()
 	if err := os.Remove(h.path); err != nil {
 		return fmt.Errorf("dropping collection %q: %w", name, err)
 	}
@@ -406,7 +423,12 @@ func (s *Store) Upsert(ctx context.Context, name string, docs ...rag.Document) (
 
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	release, err := s.reserve(name, h.col, records)
+	if err != nil {
+		return rag.UpsertResult{}, err
+	}
 	if err := h.write(s.opts, nil, payloads...); err != nil {
+		release()
 		return rag.UpsertResult{}, fmt.Errorf("writing to collection %q: %w", name, err)
 	}
 	res := rag.UpsertResult{Documents: len(records)}
@@ -419,6 +441,54 @@ func (s *Store) Upsert(ctx context.Context, name string, docs ...rag.Document) (
 		res.Chunks += len(r.chunks)
 	}
 	return res, s.maybeRewrite(h)
+}
+
+// reserve checks an upsert of records into c against the document and
+// chunk limits and counts its chunks; release undoes the count when the
+// write then fails. The caller holds c's handle lock.
+func (s *Store) reserve(name string, c *collection, records []*upsertRecord) (release func(), err error) {
+	docs, delta := len(c.docs), 0
+	seen := map[string]bool{}
+	for _, r := range records {
+		old, exists := c.docs[r.url]
+		if seen[r.url] {
+			// A URL twice in one batch: the later copy wins.
+			exists = true
+		}
+		seen[r.url] = true
+		switch {
+		case exists && len(r.chunks) == 0:
+			docs--
+		case !exists && len(r.chunks) > 0:
+			docs++
+		}
+		if old != nil {
+			delta -= len(old.rows)
+		}
+		delta += len(r.chunks)
+	}
+	if err := s.opts.Limits.CheckDocuments(name, docs); err != nil && docs > len(c.docs) {
+		return nil, err
+	}
+	s.quotaMu.Lock()
+	defer s.quotaMu.Unlock()
+	if err := s.opts.Limits.CheckChunks(name, s.chunks+delta); err != nil && delta > 0 {
+		return nil, err
+	}
+	s.chunks += delta
+	return func() {
+		s.quotaMu.Lock()
+		s.chunks -= delta
+		s.quotaMu.Unlock()
+	}, nil
+}
+
+// ChunksInMemory returns the live chunks of every collection, which
+// Options.Limits.MaxChunks bounds.
+func (s *Store) ChunksInMemory() int {
+	s.quotaMu.Lock()
+	defer s.quotaMu.Unlock()
+	return s.chunks
 }
 
 // Delete removes every chunk of a document. Deleting an unknown URL is
@@ -436,7 +506,11 @@ func (s *Store) Delete(ctx context.Context, name, url string) error {
 	if err := h.write(s.opts, nil, encodeDelete(url)); err != nil {
 		return fmt.Errorf("writing to collection %q: %w", name, err)
 	}
+	live := h.col.live
 	h.col.remove(url)
+	s.quotaMu.Lock()
+	s.chunks -= live - h.col.live
+	s.quotaMu.Unlock()
 	return s.maybeRewrite(h)
 }
 
