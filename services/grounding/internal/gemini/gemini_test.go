@@ -103,6 +103,7 @@ func newClient(t testing.TB, f *fakeGemini, w *waits, onErr func(int, bool)) *ge
 	t.Helper()
 	c, err := gemini.New(t.Context(), gemini.Config{
 		APIKey: testKey, Model: testModel, BaseURL: f.srv.URL, Sleep: w.sleep, OnAttemptError: onErr, Logger: discard,
+		NewNonce: func() string { return testNonce },
 	})
 	if err != nil {
 		t.Fatal(err)
