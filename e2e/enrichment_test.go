@@ -47,8 +47,8 @@ func TestEnrichmentIsMarkedWhenMissing(t *testing.T) {
 		alerts []alertCase
 	}{
 		{
-			name: "gemini",
-			env:  gemini(healthy.URL),
+			name:   "gemini",
+			env:    gemini(healthy.URL),
 			alerts: []alertCase{{text: "Disk almost full on the database volume", enriched: true}},
 		},
 		{
