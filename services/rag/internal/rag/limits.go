@@ -4,7 +4,8 @@ import "fmt"
 
 // Limits bound what one rag instance holds, so that a flood of ingests
 // is refused with a clear error ([ErrQuota]) instead of exhausting memory
-// or disk. Zero fields mean unlimited.
+// or disk. Zero fields mean unlimited. The server reads them from
+// RAG_MAX_COLLECTIONS, RAG_MAX_DOCUMENTS_PER_COLLECTION and RAG_MAX_CHUNKS.
 type Limits struct {
 	// MaxCollections bounds the collections of the instance.
 	MaxCollections int
@@ -12,19 +13,10 @@ type Limits struct {
 	MaxDocuments int
 	// MaxChunks bounds the chunks held in memory, over every collection
 	// of the instance (the embedded store keeps every chunk's text,
-	// postings and vector in memory).
+	// postings and vector in memory: about 1.6 kB a chunk with the local
+	// embedder, 164 MB at 100,000 chunks in BENCHMARKS.md).
 	MaxChunks int
 }
-
-// Default limits; the server reads RAG_MAX_COLLECTIONS,
-// RAG_MAX_DOCUMENTS_PER_COLLECTION and RAG_MAX_CHUNKS. A chunk of the
-// embedded store takes about 2.5 kB in memory (text, postings, an int8
-// vector of 384 dimensions), so a million chunks is about 2.5 GB.
-const (
-	DefaultMaxCollections = 1000
-	DefaultMaxDocuments   = 100_000
-	DefaultMaxChunks      = 1_000_000
-)
 
 // QuotaError says which limit a write would exceed. Its message is about
 // the caller's request and safe to show.
