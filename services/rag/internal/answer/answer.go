@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/groundcrew/groundcrew/platform/weburl"
 	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 )
 
@@ -422,11 +423,18 @@ func SourceOf(h rag.Hit) Source {
 
 // FormatSource renders the primary-source line: "Source: Document X:
 // [Title] (URL)", X being the 1-based position of the source in the
-// sources list. A document without a title shows its URL as the title.
+// sources list. It is for people, so the URL is in its readable form
+// (Unicode host and path, see platform/weburl); Source.URL keeps the
+// canonical one. A document without a title shows its URL as the title.
 func FormatSource(x int, s Source) string {
+	u := s.URL
+	if c, err := weburl.Canonical(u); err == nil && c == u {
+		// Stored URLs are canonical; others are shown as they are.
+		u = weburl.Readable(u)
+	}
 	title := strings.TrimSpace(s.Title)
 	if title == "" {
-		title = s.URL
+		title = u
 	}
-	return fmt.Sprintf("Source: Document %d: [%s] (%s)", x, title, s.URL)
+	return fmt.Sprintf("Source: Document %d: [%s] (%s)", x, title, u)
 }

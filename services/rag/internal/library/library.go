@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/groundcrew/groundcrew/platform/weburl"
 	"github.com/groundcrew/groundcrew/services/rag/internal/answer"
 	"github.com/groundcrew/groundcrew/services/rag/internal/chunker"
 	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
@@ -255,6 +256,13 @@ func (l *Library) Ingest(ctx context.Context, name string, docs []Document) (Ing
 func (l *Library) prepare(d Document) (rag.Document, error) {
 	if strings.TrimSpace(d.URL) == "" {
 		return rag.Document{}, errors.New("the url is empty")
+	}
+	// Store and compare the canonical form (punycode host, percent-encoded
+	// path), so an IRI and its encoded form are one document. Addresses
+	// weburl cannot read are kept as given: the API admits only http(s)
+	// ones, and tools may key documents otherwise.
+	if c, err := weburl.Canonical(d.URL); err == nil {
+		d.URL = c
 	}
 	chunks, err := chunker.Split(d.Format, d.Content, l.opts.Chunking)
 	if err != nil {

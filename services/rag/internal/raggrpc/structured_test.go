@@ -141,3 +141,44 @@ func TestQuotasOverGRPC(t *testing.T) {
 		})
 	}
 }
+
+// TestIRIDocuments checks issue 17's IRIs in rag: a document ingested
+// under an IRI and again under its percent-encoded form is one document,
+// its source URL is the canonical (ASCII) form, and the primary-source
+// line shows the readable one.
+func TestIRIDocuments(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	const (
+		iri       = "https://de.wikipedia.org/wiki/Überwachung_(Informatik)"
+		encoded   = "https://de.wikipedia.org/wiki/%C3%9Cberwachung_(Informatik)"
+		idn       = "https://bücher.example/Überblick"
+		idnCanon  = "https://xn--bcher-kva.example/%C3%9Cberblick"
+		monitorTx = "Überwachung in der Informatik: Monitoring beobachtet Systeme und meldet Ausfälle."
+	)
+	f.ingest(t, "wiki", textDoc(iri, "Überwachung (Informatik)", monitorTx))
+	resp := f.ingest(t, "wiki", textDoc(encoded, "Überwachung (Informatik)", monitorTx), textDoc(idn, "Bücher", "Ein Überblick über Bücher und Bibliotheken."))
+	if got := resp.GetCollection().GetDocumentCount(); got != 2 || resp.GetReplacedChunks() != 1 {
+		t.Fatalf("after re-ingesting the encoded form: %d documents, %d replaced chunks; want 2 and 1", got, resp.GetReplacedChunks())
+	}
+	ask, err := f.client.Ask(t.Context(), &ragv1.AskRequest{Collection: "wiki", Query: "Was beobachtet Monitoring in der Informatik?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ask.GetResponse()
+	if r.GetIsOutOfScope() {
+		t.Fatalf("Ask = %v, want an answer", r)
+	}
+	if r.GetPrimary().GetUrl() != encoded {
+		t.Errorf("primary url = %q, want the canonical %q", r.GetPrimary().GetUrl(), encoded)
+	}
+	if want := "(" + iri + ")"; !strings.HasSuffix(r.GetPrimarySource(), want) {
+		t.Errorf("primary_source = %q, want it to end with the readable %q", r.GetPrimarySource(), want)
+	}
+	ret, err := f.client.Retrieve(t.Context(), &ragv1.RetrieveRequest{Collection: "wiki", Query: "Bücher Bibliotheken"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ret.GetChunks()) == 0 || ret.GetChunks()[0].GetSource().GetUrl() != idnCanon {
+		t.Errorf("Retrieve = %v, want the IDN document first under %q", ret.GetChunks(), idnCanon)
+	}
+}
