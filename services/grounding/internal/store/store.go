@@ -1,12 +1,16 @@
 // Package store persists grounding's annotated messages in SQL (SQLite or
-// PostgreSQL through platform/sqlstore) and their raw provider responses as
-// redacted artifact files, and runs the artifact retention job.
+// PostgreSQL through platform/sqlstore), their raw provider responses and
+// fetched page HTML as redacted artifact files, and runs the retention job
+// (archiving raw data, purging old message bodies).
 //
-// Tables: annotated_messages (one row per message; times are Unix
-// microseconds, UTC), citations (foreign key to the message, indexed by
-// message id, url, domain and fetch time; snippets capped at 1024
-// characters with a truncation flag) and message_reviews (every review, the
-// latest shown on the message).
+// Tables: annotated_messages (one row per message with its effective round
+// as JSON, request id and parsed metadata; times are Unix microseconds,
+// UTC), citations (foreign key to the message, indexed by message id, url,
+// domain, fetch time and citation id; snippets capped at 1024 characters
+// with a truncation flag; the page HTML's artifact path) and
+// message_reviews (every review with its actor, newest first on the
+// message). Input text, the query, evidence and snippets are stored
+// redacted like the artifacts.
 package store
 
 import (
@@ -90,7 +94,7 @@ func (s *Store) Create(ctx context.Context, m *grounding.Message, raw []byte) (e
 		m.ArtifactPath = path
 		written = append(written, path)
 	}
-	m.InputText = s.artifacts.Redact(m.InputText)
+	m.InputText, m.Context.Query = s.artifacts.Redact(m.InputText), s.artifacts.Redact(m.Context.Query)
 	for i := range m.Context.Results {
 		r := &m.Context.Results[i]
 		r.Title, r.Snippet = s.artifacts.Redact(r.Title), s.artifacts.Redact(r.Snippet)

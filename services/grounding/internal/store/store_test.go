@@ -415,6 +415,7 @@ func testMessageRetention(t *testing.T, s *store.Store) {
 func testRedactionAtRest(t *testing.T, s *store.Store) {
 	m := message("r", t0, grounding.StatusProcessed, "a.example")
 	m.InputText = "db down; password=hunter2hunter2 contact ops@example.com"
+	m.Context.Query = "db down password=hunter2hunter2"
 	m.Context.Results[0].Snippet = "set api_key=abcdef123456 and mail root@example.org"
 	m.Citations[0].Snippet = "Authorization: Bearer abcdefghijkl"
 	if err := s.Create(t.Context(), m, []byte(`{}`)); err != nil {
@@ -424,7 +425,7 @@ func testRedactionAtRest(t *testing.T, s *store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored := got.InputText + got.Context.Results[0].Snippet + got.Citations[0].Snippet
+	stored := got.InputText + got.Context.Query + got.Context.Results[0].Snippet + got.Citations[0].Snippet
 	for _, leak := range []string{"hunter2hunter2", "ops@example.com", "abcdef123456", "root@example.org", "abcdefghijkl"} {
 		if strings.Contains(stored, leak) {
 			t.Errorf("stored message holds %q: %q", leak, stored)
