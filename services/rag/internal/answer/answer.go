@@ -19,8 +19,8 @@ import (
 	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 )
 
-// MaxQuestionLength is the longest question accepted, in characters
-// (flow 3 of DESIGN.md).
+// MaxQuestionLength is the longest question accepted, in characters: the
+// specification's Query allows 1 to 2,000.
 const MaxQuestionLength = 2000
 
 // ErrInvalidQuestion means the question is blank or too long, or asks for

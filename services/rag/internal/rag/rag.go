@@ -57,7 +57,7 @@ var (
 	ErrQuota = errors.New("quota exceeded")
 )
 
-// Retrieval limits (flow 3 of the design).
+// Retrieval limits: a query returns 1 to 50 chunks, 5 unless asked.
 const (
 	DefaultTopK = 5
 	MaxTopK     = 50
