@@ -30,6 +30,19 @@ func TestConsole(t *testing.T) {
 		}
 	})
 
+	t.Run("the first page's JS and CSS fit the budget", func(t *testing.T) {
+		if n := firstPageBytes(t, su); n == 0 || n > firstPageBudget {
+			t.Errorf("the first page transferred %d bytes of JS and CSS, want 1..%d", n, firstPageBudget)
+		}
+	})
+
+	t.Run("axe-core finds no serious violations", func(t *testing.T) {
+		checkPagesAccessible(t, su, map[string]string{
+			"/console/alerts": "#h-alerts", "/console/messages": "#h-messages", "/console/approvals": "#h-approvals",
+			"/console/ask": "#h-ask", "/console/research": "#h-research", "/console/search": "#h-search",
+		})
+	})
+
 	t.Run("a wrong key returns to sign-in", func(t *testing.T) {
 		var errText string
 		su.run(t, 20*time.Second,

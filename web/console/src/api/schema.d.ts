@@ -371,6 +371,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/messages/{messageId}/citations/{citationId}/raw-html": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * GetCitationRawHtml returns the redacted HTML of the page a citation's
+         *     source was fetched from. It is a restricted artifact: never part of a
+         *     message, and the gateway serves it to admin-scoped callers only.
+         */
+        get: operations["GroundingService_GetCitationRawHtml"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/notifications:format": {
         parameters: {
             query?: never;
@@ -444,6 +465,27 @@ export interface paths {
         };
         /** GetResearch returns a run's state, and its report once finished. */
         get: operations["ResearchService_GetResearch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/research/{id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * GetResearchReport returns a finished run's persisted report: its
+         *     Markdown content and its stored metadata (no personal data). NOT_FOUND
+         *     until the run has finished.
+         */
+        get: operations["ResearchService_GetResearchReport"];
         put?: never;
         post?: never;
         delete?: never;
@@ -568,16 +610,6 @@ export interface components {
          * @enum {string}
          */
         AgentResponseState: "STATE_UNSPECIFIED" | "RECEIVED" | "SCOPE_CHECK" | "PROCESSING" | "ANSWERING" | "COMPLETED" | "FAILED";
-        /**
-         * @description Decision is a person's answer.
-         *
-         *      - DECISION_UNSPECIFIED: Not set.
-         *      - APPROVE: Run the action.
-         *      - REJECT: Skip the action.
-         * @default DECISION_UNSPECIFIED
-         * @enum {string}
-         */
-        DecideApprovalRequestDecision: "DECISION_UNSPECIFIED" | "APPROVE" | "REJECT";
         /** @description ReviewAnnotatedMessageRequest records a review. */
         GroundingServiceReviewAnnotatedMessageBody: {
             /** @description Notes kept with the review. */
@@ -588,6 +620,13 @@ export interface components {
         };
         /** @description AskRequest is a question (the specification's Query) about a collection. */
         RagServiceAskBody: {
+            /**
+             * @description Caller's labels (e.g. a conversation or ticket id), echoed in the
+             *     response; at most 20 pairs, keys 1..64 and values up to 512 characters.
+             */
+            metadata?: {
+                [key: string]: string;
+            };
             /** @description The question: 1..2000 characters, not blank. */
             query?: string;
             /**
@@ -598,6 +637,13 @@ export interface components {
         };
         /** @description AskStreamRequest is a question answered as a stream. */
         RagServiceAskStreamBody: {
+            /**
+             * @description Caller's labels (e.g. a conversation or ticket id), echoed in the
+             *     response; at most 20 pairs, keys 1..64 and values up to 512 characters.
+             */
+            metadata?: {
+                [key: string]: string;
+            };
             /** @description The question: 1..2000 characters, not blank. */
             query?: string;
             /**
@@ -636,7 +682,7 @@ export interface components {
             comment?: string;
             /** @description Who decides. */
             decidedBy?: string;
-            decision?: components["schemas"]["DecideApprovalRequestDecision"];
+            decision?: components["schemas"]["v1DecideApprovalRequestDecision"];
         };
         /**
          * @description ContextScale sets how much evidence text goes into the prompt.
@@ -690,13 +736,21 @@ export interface components {
         groundcrewSearchV1Document: {
             /** @description HTML; scripts, styles and navigation are dropped. */
             html?: string;
-            /** @description Free-form attributes kept with the document. */
+            /**
+             * @description Free-form attributes kept with the document. "mime_type" (or
+             *     "content_type") and "favicon_url" (or "favicon"), when strings, fill the
+             *     search results' fields of the same names.
+             */
             metadata?: Record<string, never>;
             /** @description Plain text. */
             text?: string;
             /** @description Title; taken from the HTML <title> when empty. */
             title?: string;
-            /** @description Where the document lives; its canonical form is the document's key. */
+            /**
+             * @description Where the document lives, an http or https URL or IRI (non-ASCII host
+             *     and path welcome); its canonical form is the document's key, so the
+             *     IRI and its percent-encoded form are one document.
+             */
             url?: string;
         };
         protobufAny: {
@@ -746,10 +800,20 @@ export interface components {
             isOutOfScope?: boolean;
             /** @description The chunks the answer was built from. */
             matchedChunks?: components["schemas"]["v1Chunk"][];
+            /** @description The request's metadata, echoed. */
+            metadata?: {
+                [key: string]: string;
+            };
             /** @description The model or method that answered ("extractive" offline). */
             model?: string;
             /** @description Why it is out of scope. */
             outOfScopeReason?: string;
+            primary?: components["schemas"]["v1Source"];
+            /**
+             * Format: int32
+             * @description The position of primary in sources, from 0.
+             */
+            primaryIndex?: number;
             /**
              * @description The source the answer relies on most:
              *     "Source: Document X: [Title] (URL)"; empty when out of scope.
@@ -760,6 +824,11 @@ export interface components {
              * @description Seconds the answer took.
              */
             queryTime?: number;
+            /**
+             * Format: date-time
+             * @description When the service received the question.
+             */
+            receivedTime?: string;
             /** @description Every source the answer draws on, in the order Document X counts. */
             sources?: components["schemas"]["v1Source"][];
             state?: components["schemas"]["AgentResponseState"];
@@ -871,6 +940,12 @@ export interface components {
         /** @description AnnotatedMessage is a grounded answer with its citations, stored for audit. */
         v1AnnotatedMessage: {
             /**
+             * @description Whether the raw artifact has been archived (compressed or desensitised)
+             *     after the raw-data retention period; artifact_path then names the
+             *     archived form.
+             */
+            artifactArchived?: boolean;
+            /**
              * @description Path of the raw provider response artifact, empty once retention removed
              *     it.
              */
@@ -900,7 +975,28 @@ export interface components {
             inputText?: string;
             /** @description The model or method that wrote it, e.g. "gemini-2.5-flash", "extractive". */
             model?: string;
+            /**
+             * @description What the parser derived from the raw response: the citation markers
+             *     found ("markers": marker, source, start, end), those dropped as
+             *     unresolvable ("dropped": marker, offset, reason) and the parse method.
+             */
+            parsedMetadata?: Record<string, never>;
+            /**
+             * @description Whether retention purged the message's bodies (text, summary, input
+             *     text, evidence and snippets); its metadata is kept.
+             */
+            purged?: boolean;
+            /** @description The caller's x-request-id, or the one the service generated. */
+            requestId?: string;
             review?: components["schemas"]["v1Review"];
+            /** @description Every review, newest first; review is the first of them. */
+            reviews?: components["schemas"]["v1Review"][];
+            roundConfig?: components["schemas"]["v1RoundConfig"];
+            /**
+             * @description The id (a UUID) of the grounding round that produced the message; the
+             *     same as round_config.id.
+             */
+            roundId?: string;
             status?: components["schemas"]["v1AnnotatedMessageStatus"];
             /** @description At most 250 characters or 3 sentences. */
             summary?: string;
@@ -921,6 +1017,22 @@ export interface components {
          * @enum {string}
          */
         v1AnnotatedMessageStatus: "STATUS_UNSPECIFIED" | "PROCESSED" | "NEEDS_REVIEW" | "FAILED" | "APPROVED" | "REJECTED";
+        /** @description ApprovalButton decides one approval request when pressed. */
+        v1ApprovalButton: {
+            /** @description The approval request's id (grounding's ApprovalRequest.id). */
+            approvalId?: string;
+            decision?: components["schemas"]["v1ApprovalButtonDecision"];
+        };
+        /**
+         * @description Decision is what pressing the button decides.
+         *
+         *      - DECISION_UNSPECIFIED: Not a valid decision.
+         *      - DECISION_APPROVE: Approve the action.
+         *      - DECISION_REJECT: Reject the action.
+         * @default DECISION_UNSPECIFIED
+         * @enum {string}
+         */
+        v1ApprovalButtonDecision: "DECISION_UNSPECIFIED" | "DECISION_APPROVE" | "DECISION_REJECT";
         /** @description ApprovalRequest asks a person to allow an action. */
         v1ApprovalRequest: {
             /** @description The action. */
@@ -1013,6 +1125,11 @@ export interface components {
             /** @description The headings above it, outermost first. */
             headingPath?: string[];
             /**
+             * @description The document's metadata (as ingested, values as strings) and, under
+             *     "heading_path", the chunk's headings joined with " > ".
+             */
+            metadata?: Record<string, never>;
+            /**
              * Format: double
              * @description Similarity to the query in [0,1] (cosine of the dense vectors, clamped).
              */
@@ -1028,6 +1145,13 @@ export interface components {
              * @description How strongly the source supports the span, in [0,1].
              */
             confidenceScore?: number;
+            /**
+             * Format: date-time
+             * @description When the citation was stored.
+             */
+            createTime?: string;
+            /** @description Who caused it to be stored: the authenticated caller, else the service. */
+            createdBy?: string;
             /** @description The real domain of the source. */
             domain?: string;
             /**
@@ -1042,6 +1166,13 @@ export interface components {
              * @description When the source was fetched.
              */
             fetchTime?: string;
+            /**
+             * @description Whether the redacted HTML of the source page is kept (see
+             *     GetCitationRawHtml); the HTML itself is never part of a message.
+             */
+            hasRawHtml?: boolean;
+            /** @description Server-assigned id (a UUID), stable across reads. */
+            id?: string;
             /** @description The source's media type, e.g. "text/html". */
             mimeType?: string;
             /** @description The supporting passage, at most 1024 characters. */
@@ -1119,6 +1250,11 @@ export interface components {
             modelNotes?: string;
             /** @description The agent's persona; goes into the system instruction. */
             persona?: string;
+            /**
+             * @description Curated stickers the agent may answer with; listed in the system
+             *     instruction.
+             */
+            stickers?: components["schemas"]["v1Sticker"][];
             /** @description The message to reply to; must be in history. */
             targetMessageId?: string;
         };
@@ -1130,6 +1266,7 @@ export interface components {
             model?: string;
             /** @description The id of the message replied to. */
             replyToMessageId?: string;
+            sticker?: components["schemas"]["v1Sticker"];
             /** @description The reply text. */
             text?: string;
         };
@@ -1149,13 +1286,31 @@ export interface components {
             /** @description Why the score is what it is. */
             reasons?: string[];
         };
+        /**
+         * @description Decision is a person's answer.
+         *
+         *      - DECISION_UNSPECIFIED: Not set.
+         *      - APPROVE: Run the action.
+         *      - REJECT: Skip the action.
+         * @default DECISION_UNSPECIFIED
+         * @enum {string}
+         */
+        v1DecideApprovalRequestDecision: "DECISION_UNSPECIFIED" | "APPROVE" | "REJECT";
         /** @description DecideApprovalResponse carries the decided request. */
         v1DecideApprovalResponse: {
             approval?: components["schemas"]["v1ApprovalRequest"];
         };
         /** @description DecisionMetadata records how an approval request ended. */
         v1DecisionMetadata: {
-            /** @description Who approved, when approved. */
+            /**
+             * @description The authenticated caller who decided (the gateway's API key name);
+             *     empty when the call carried none.
+             */
+            actor?: string;
+            /**
+             * @description Who approved, when approved: the authenticated actor when the call
+             *     carried one, else decided_by.
+             */
             approvedBy?: string;
             /** @description The decider's comment. */
             comment?: string;
@@ -1164,6 +1319,8 @@ export interface components {
              * @description When it was decided.
              */
             decideTime?: string;
+            /** @description The decider's self-declared name from the request, a display note. */
+            decidedBy?: string;
             /**
              * Format: double
              * @description Seconds from request to decision.
@@ -1171,7 +1328,7 @@ export interface components {
             durationSeconds?: number;
             /** @description Why it ended without a person, e.g. "approval_timeout". */
             reason?: string;
-            /** @description Who rejected, when rejected. */
+            /** @description Who rejected, when rejected (as approved_by). */
             rejectedBy?: string;
         };
         /** @description DeriveQueryRequest carries the text to derive a query from. */
@@ -1219,7 +1376,7 @@ export interface components {
         };
         /** @description Enrichment is the grounded context added to an alert. */
         v1Enrichment: {
-            /** @description Sources, most important first; at most 3 are shown. */
+            /** @description Sources, most important first; at most max_sources (default 3) are shown. */
             citations?: components["schemas"]["v1EnrichmentCitation"][];
             /**
              * Format: double
@@ -1242,6 +1399,12 @@ export interface components {
         v1FormatMessageRequest: {
             alert?: components["schemas"]["v1AlertInput"];
             enrichment?: components["schemas"]["v1Enrichment"];
+            /**
+             * Format: int32
+             * @description How many sources are shown at most (1..10); unset means the notifier's
+             *     configured limit (GROUNDING_MAX_SOURCES, default 3).
+             */
+            maxSources?: number;
         };
         /** @description FormatMessageResponse is the rendered message. */
         v1FormatMessageResponse: {
@@ -1262,9 +1425,38 @@ export interface components {
         v1GetAnnotatedMessageResponse: {
             message?: components["schemas"]["v1AnnotatedMessage"];
         };
+        /** @description GetCitationRawHtmlResponse is the redacted HTML of a cited page. */
+        v1GetCitationRawHtmlResponse: {
+            /**
+             * @description Whether html is the archived form (desensitised) rather than the page
+             *     as stored.
+             */
+            archived?: boolean;
+            /**
+             * Format: date-time
+             * @description When the page was fetched.
+             */
+            fetchTime?: string;
+            /**
+             * @description The page's HTML, redacted like raw provider responses; after the
+             *     raw-data retention period, its archived form.
+             */
+            html?: string;
+            /** @description The source page. */
+            url?: string;
+        };
         /** @description GetCollectionResponse carries the collection. */
         v1GetCollectionResponse: {
             collection?: components["schemas"]["v1Collection"];
+        };
+        /** @description GetResearchReportResponse is a persisted report. */
+        v1GetResearchReportResponse: {
+            /**
+             * @description The report as one Markdown document: executive summary, findings with
+             *     [n] citations, sources, quality notes.
+             */
+            content?: string;
+            metadata?: components["schemas"]["v1ResearchReportMetadata"];
         };
         /** @description GetResearchResponse carries the run. */
         v1GetResearchResponse: {
@@ -1489,11 +1681,22 @@ export interface components {
             alerts?: components["schemas"]["v1Alert"][];
         };
         /**
-         * @description InlineButton is a button under a message; pressing it sends
-         *     callback_data back through the Telegram webhook.
+         * @description InlineButton is a button under a message; pressing it sends its data
+         *     back through the Telegram webhook. Exactly one of callback_data and
+         *     approval is set.
          */
         v1InlineButton: {
-            /** @description What the webhook receives when it is pressed (Telegram allows 64 bytes). */
+            approval?: components["schemas"]["v1ApprovalButton"];
+            /**
+             * @description What the webhook receives when it is pressed (Telegram allows 64 bytes).
+             *
+             *     Approval buttons carry "approval:<approval id>:approve" or
+             *     "approval:<approval id>:reject" (the id a UUID of grounding's
+             *     ApprovalRequest): the notifier records a press of one through
+             *     ResearchService.DecideApproval in the presser's name, and only for the
+             *     message sent with that approval's buttons, in its chat. Prefer the
+             *     approval field, which the notifier turns into exactly this data.
+             */
             callbackData?: string;
             /** @description The label. */
             text?: string;
@@ -1539,8 +1742,9 @@ export interface components {
         /** @description Media is a non-text part, described in text for the model. */
         v1Media: {
             /**
-             * @description What it is: photo, sticker, voice, video, document, …; unknown kinds are
-             *     kept as placeholders.
+             * @description What it is: photo, sticker, gif, animation, voice, audio, video,
+             *     video_note, document, …; unknown kinds are kept as placeholders with
+             *     their rendered text.
              */
             mediaKind?: string;
             /** @description A short text description of it. */
@@ -1558,6 +1762,8 @@ export interface components {
             description?: string;
             /** @description Action id. */
             id?: string;
+            /** @description The action's payload, e.g. send_summary's {"chat_id": "..."}. */
+            parameters?: Record<string, never>;
             /** @description What happened when it ran or why it was skipped. */
             result?: string;
             riskLevel?: components["schemas"]["v1RiskLevel"];
@@ -1588,6 +1794,25 @@ export interface components {
             /** @description What a reader should know (e.g. threshold not reached). */
             warnings?: string[];
         };
+        /** @description ReportSource names a source in report metadata. */
+        v1ReportSource: {
+            /** @description Page title, redacted. */
+            title?: string;
+            /** @description The page, without credentials, query or fragment. */
+            url?: string;
+        };
+        /** @description RequestedAction asks a run to propose an action when it finishes. */
+        v1RequestedAction: {
+            /** @description The action: "send_summary" posts the executive summary to a chat. */
+            actionType?: string;
+            /**
+             * @description The action's payload. send_summary requires "chat_id": a chat
+             *     configured for research summaries (RESEARCH_CHAT_ID or
+             *     RESEARCH_SUMMARY_CHATS).
+             */
+            parameters?: Record<string, never>;
+            riskLevel?: components["schemas"]["v1RiskLevel"];
+        };
         /** @description ResearchReport is a finished run's output. */
         v1ResearchReport: {
             /** @description A few sentences for a busy reader. */
@@ -1607,6 +1832,32 @@ export interface components {
             quality?: components["schemas"]["v1QualityIndicators"];
             /** @description The sources cited, numbered as in findings. */
             sources?: components["schemas"]["v1SourceReference"][];
+        };
+        /**
+         * @description ResearchReportMetadata is a report's stored metadata. It holds no personal
+         *     data: the topic and source titles are redacted (e-mail addresses, chat
+         *     handles, phone numbers, names), source URLs lose credentials, query and
+         *     fragment; user_id is the requester's UUID.
+         */
+        v1ResearchReportMetadata: {
+            /**
+             * Format: int32
+             * @description Rounds it took.
+             */
+            iterationCount?: number;
+            /** @description The report's sources. */
+            sources?: components["schemas"]["v1ReportSource"][];
+            /**
+             * Format: date-time
+             * @description When the report was written.
+             */
+            timestamp?: string;
+            /** @description The topic, redacted. */
+            topic?: string;
+            /** @description Always "research_report". */
+            type?: string;
+            /** @description Who asked: a UUID. */
+            userId?: string;
         };
         /** @description ResearchState is a run and where it stands. */
         v1ResearchState: {
@@ -1646,6 +1897,11 @@ export interface components {
              * @description The effective threshold.
              */
             qualityThreshold?: number;
+            /**
+             * @description The draft answer the last refine step wrote from the evidence so far,
+             *     with [n] citations into sources; empty until the run refines.
+             */
+            refinedAnswer?: string;
             report?: components["schemas"]["v1ResearchReport"];
             /** @description Evidence so far, de-duplicated by url. */
             sources?: components["schemas"]["v1SourceReference"][];
@@ -1681,6 +1937,12 @@ export interface components {
         };
         /** @description Review is a person's decision on a message. */
         v1Review: {
+            /**
+             * @description The authenticated caller who recorded it (the gateway key's name, else
+             *     the calling service); reviewer_id is the reviewer's own note.
+             */
+            actor?: string;
+            newStatus?: components["schemas"]["v1AnnotatedMessageStatus"];
             /** @description Their notes. */
             notes?: string;
             previousStatus?: components["schemas"]["v1AnnotatedMessageStatus"];
@@ -1723,6 +1985,11 @@ export interface components {
             enableSearch?: boolean;
             engine?: components["schemas"]["v1RoundConfigEngine"];
             /**
+             * @description Output only: the id (a UUID) of the round this effective configuration
+             *     ran, on AnnotatedMessage.round_config; ignored in requests.
+             */
+            id?: string;
+            /**
              * Format: int32
              * @description How many search results to ask for, 0..10; unset means 5.
              */
@@ -1749,7 +2016,10 @@ export interface components {
         v1RoundConfigEngine: "ENGINE_UNSPECIFIED" | "AUTO" | "NATIVE" | "EXA" | "LOCAL";
         /** @description SearchRequest is one search. */
         v1SearchRequest: {
-            /** @description Only results from these domains (and their subdomains). */
+            /**
+             * @description Only results from these domains (and their subdomains); host names,
+             *     internationalised ones in Unicode or punycode.
+             */
             allowedDomains?: string[];
             /** @description Never results from these domains (and their subdomains). */
             blockedDomains?: string[];
@@ -1784,6 +2054,22 @@ export interface components {
         /** @description SearchResult is one normalised result. */
         v1SearchResult: {
             /**
+             * @description url as people read it: a Unicode host and percent-escapes of non-ASCII
+             *     characters decoded, e.g. https://de.wikipedia.org/wiki/Überwachung.
+             *     Show this one; fetch and compare url.
+             */
+            displayUrl?: string;
+            /**
+             * @description The site's icon when the engine or the indexed document provides one;
+             *     empty when unknown.
+             */
+            faviconUrl?: string;
+            /**
+             * @description The page's media type (e.g. "text/html", "application/pdf") when the
+             *     engine or the indexed document says so; empty when unknown.
+             */
+            mimeType?: string;
+            /**
              * Format: date-time
              * @description When the page was published, if the engine knows.
              */
@@ -1799,7 +2085,10 @@ export interface components {
             sourceDomain?: string;
             /** @description Page title; never empty. */
             title?: string;
-            /** @description The page, http or https. */
+            /**
+             * @description The page, http or https, in ASCII: an IRI's host in punycode and its
+             *     other non-ASCII characters percent-encoded (see display_url).
+             */
             url?: string;
         };
         /** @description SendMessageRequest is a message to deliver. */
@@ -1857,6 +2146,11 @@ export interface components {
         };
         /** @description StartResearchRequest describes a run. */
         v1StartResearchRequest: {
+            /**
+             * @description Actions to propose when the run finishes, each planned and gated by
+             *     its risk level. Empty means one send_summary to the configured chat.
+             */
+            actions?: components["schemas"]["v1RequestedAction"][];
             /** @description A rag collection to take evidence from as well as search. */
             collection?: string;
             /**
@@ -1878,6 +2172,17 @@ export interface components {
         /** @description StartResearchResponse carries the new run. */
         v1StartResearchResponse: {
             run?: components["schemas"]["v1ResearchState"];
+        };
+        /** @description Sticker is a curated sticker the agent may send. */
+        v1Sticker: {
+            /** @description What it shows or means, for the model. */
+            description?: string;
+            /** @description The emoji the sticker stands for. */
+            emoji?: string;
+            /** @description The platform's file id to send it with. */
+            fileId?: string;
+            /** @description The sticker set's name. */
+            setName?: string;
         };
         /** @description TelegramCallbackQuery is a Bot API CallbackQuery (an inline button press). */
         v1TelegramCallbackQuery: {
@@ -3024,6 +3329,44 @@ export interface operations {
             };
         };
     };
+    GroundingService_GetCitationRawHtml: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The message id. */
+                messageId: string;
+                /** @description The citation id. */
+                citationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1GetCitationRawHtmlResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An unexpected error response. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["googleRpcStatus"];
+                };
+            };
+        };
+    };
     NotifierService_FormatMessage: {
         parameters: {
             query?: never;
@@ -3197,6 +3540,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["v1GetResearchResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An unexpected error response. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["googleRpcStatus"];
+                };
+            };
+        };
+    };
+    ResearchService_GetResearchReport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1GetResearchReportResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];

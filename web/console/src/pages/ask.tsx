@@ -77,7 +77,7 @@ export function AskPage() {
               curl -X POST localhost:8080/v1/collections/gospec/documents -d '
               {`{"documents":[{"url":"https://go.dev/ref/spec","title":"The Go spec","markdown":"…"}]}`}'
             </code>
-            ; <code>make run</code> ingests the Go specification as <code>gospec</code>.
+            .
           </p>
         </Empty>
       ) : (
@@ -151,7 +151,7 @@ function Answer({ partial, answer }: { partial: string; answer: AgentResponse | 
                     {c.source?.title || c.source?.url}
                   </a>{" "}
                   <span class="muted">chunk {c.source?.chunkIndex ?? 0}</span>
-                  <blockquote>{c.text}</blockquote>
+                  <Excerpt text={c.text ?? ""} />
                 </li>
               ))}
             </ol>
@@ -159,5 +159,18 @@ function Answer({ partial, answer }: { partial: string; answer: AgentResponse | 
         </>
       )}
     </div>
+  );
+}
+
+/** Excerpt shows the start of a long chunk, the rest on request. */
+function Excerpt({ text }: { text: string }) {
+  if (text.length <= 280) return <blockquote>{text}</blockquote>;
+  return (
+    <details class="chunk">
+      <summary>
+        <blockquote>{text.slice(0, 280)}…</blockquote>
+      </summary>
+      <blockquote>{text}</blockquote>
+    </details>
   );
 }
