@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Targets and weights of the offline critique. A sub-question is covered
@@ -22,30 +23,39 @@ const (
 	weightAgreement = 0.20
 )
 
-// OfflineCritic scores evidence by what can be counted:
+// OfflineCritic scores evidence by what can be counted, over the on-topic
+// sources only:
 //
 //	score = 0.45 × coverage + 0.20 × min(sources/8, 1)
 //	      + 0.15 × min(domains/4, 1) + 0.20 × agreement
 //
-// coverage is the mean over sub-questions of min(matching passages/2, 1),
-// agreement the share of sub-questions whose matching passages come from at
-// least two domains (independent sites saying the same thing). A passage
-// matches a sub-question when it mentions at least half of the subject's
-// terms and, for angles such as "risks", one of the angle's cue words (or,
-// for other questions, half of the question's own terms). Gaps are the
-// sub-questions with fewer than two matching passages. The score is rounded
-// to three decimals; it is deterministic.
+// A source is on topic when it clears RelevanceBar for at least one
+// sub-question (see assess); the others are dropped, and the reasons name
+// them. coverage is the mean over sub-questions of min(admitted sources/2,
+// 1), agreement the share of sub-questions whose admitted sources come from
+// at least two domains (independent sites saying the same thing); sources
+// and domains count the on-topic sources. Gaps are the sub-questions with
+// fewer than two admitted sources. The score is rounded to three decimals;
+// it is deterministic.
 type OfflineCritic struct{}
 
 var _ Critic = OfflineCritic{}
 
+// maxDroppedNamed bounds the off-topic sources a reason names one by one.
+const maxDroppedNamed = 8
+
 // Critique scores sources against plan.
 func (OfflineCritic) Critique(_ context.Context, topic string, plan []string, sources []Source) (Critique, error) {
-	subjTerms := contentTerms(subject(topic))
-	texts := make([]map[string]bool, len(sources))
+	a := assess(topic, plan, sources)
 	domains := map[string]bool{}
+	onTopic := 0
+	var dropped []string
 	for i, s := range sources {
-		texts[i] = termSet(s.Title + " " + s.Snippet)
+		if !a.onTopic[i] {
+			dropped = append(dropped, fmt.Sprintf("%s (%s)", s.Title, s.URL))
+			continue
+		}
+		onTopic++
 		if d := domainOf(s.URL); d != "" {
 			domains[d] = true
 		}
@@ -57,15 +67,11 @@ func (OfflineCritic) Critique(_ context.Context, topic string, plan []string, so
 		corroborate int
 		gaps        []string
 	)
-	for _, q := range plan {
-		need, cues := questionTerms(q, topic, subjTerms)
-		matched := 0
+	for qi, q := range plan {
+		matched := len(a.admitted[qi])
 		qDomains := map[string]bool{}
-		for i, t := range texts {
-			if matchesHalf(t, need) && (len(cues) == 0 || matchesAny(t, cues)) {
-				matched++
-				qDomains[domainOf(sources[i].URL)] = true
-			}
+		for _, i := range a.admitted[qi] {
+			qDomains[domainOf(sources[i].URL)] = true
 		}
 		coverage += math.Min(float64(matched)/sourcesPerQuestion, 1)
 		if matched >= sourcesPerQuestion {
@@ -80,33 +86,26 @@ func (OfflineCritic) Critique(_ context.Context, topic string, plan []string, so
 	n := float64(max(len(plan), 1))
 	coverage /= n
 	agreement := float64(corroborate) / n
-	sourceScore := math.Min(float64(len(sources))/targetSources, 1)
+	sourceScore := math.Min(float64(onTopic)/targetSources, 1)
 	diversity := math.Min(float64(len(domains))/targetDomains, 1)
 	score := weightCoverage*coverage + weightSources*sourceScore + weightDiversity*diversity + weightAgreement*agreement
 	score = math.Round(score*1000) / 1000
 
-	return Critique{
-		Score: score,
-		Reasons: []string{
-			fmt.Sprintf("coverage: %d of %d sub-questions have at least %d matching sources", covered, len(plan), sourcesPerQuestion),
-			fmt.Sprintf("sources: %d (target %d)", len(sources), targetSources),
-			fmt.Sprintf("diversity: %d distinct domains (target %d)", len(domains), targetDomains),
-			fmt.Sprintf("agreement: %d of %d sub-questions corroborated by sources from 2 or more domains", corroborate, len(plan)),
-		},
-		Gaps: gaps,
-	}, nil
-}
-
-// questionTerms returns the terms a passage must half-match and the cue
-// words of which it must hold one for sub-question q.
-func questionTerms(q, topic string, subjTerms []string) (need, cues []string) {
-	if k := kindOf(q, topic); k != nil {
-		for _, c := range k.cues {
-			cues = append(cues, stem(c))
-		}
-		return subjTerms, cues
+	reasons := []string{
+		fmt.Sprintf("coverage: %d of %d sub-questions have at least %d sources above the relevance bar %.2f", covered, len(plan), sourcesPerQuestion, RelevanceBar),
+		fmt.Sprintf("sources: %d on topic (target %d)", onTopic, targetSources),
+		fmt.Sprintf("diversity: %d distinct domains (target %d)", len(domains), targetDomains),
+		fmt.Sprintf("agreement: %d of %d sub-questions corroborated by sources from 2 or more domains", corroborate, len(plan)),
 	}
-	return contentTerms(q), nil
+	if len(dropped) > 0 {
+		named := dropped[:min(len(dropped), maxDroppedNamed)]
+		r := fmt.Sprintf("dropped %d off-topic %s: %s", len(dropped), plural(len(dropped), "source", "sources"), strings.Join(named, "; "))
+		if len(dropped) > len(named) {
+			r += fmt.Sprintf("; and %d more", len(dropped)-len(named))
+		}
+		reasons = append(reasons, r)
+	}
+	return Critique{Score: score, Reasons: reasons, Gaps: gaps}, nil
 }
 
 // matchesHalf reports whether text holds at least half of terms (all of

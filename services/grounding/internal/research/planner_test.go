@@ -113,8 +113,8 @@ func TestCritique(t *testing.T) {
 			want: Critique{
 				Score: 0,
 				Reasons: []string{
-					"coverage: 0 of 5 sub-questions have at least 2 matching sources",
-					"sources: 0 (target 8)",
+					"coverage: 0 of 5 sub-questions have at least 2 sources above the relevance bar 0.75",
+					"sources: 0 on topic (target 8)",
 					"diversity: 0 distinct domains (target 4)",
 					"agreement: 0 of 5 sub-questions corroborated by sources from 2 or more domains",
 				},
@@ -122,15 +122,17 @@ func TestCritique(t *testing.T) {
 			},
 		},
 		{
+			// An off-topic source counts for nothing and is named.
 			name:    "one off-topic source",
 			sources: []Source{{Title: "Cooking pasta", URL: "https://food.example/pasta", Snippet: "Boil water and add salt."}},
 			want: Critique{
-				Score: 0.063, // 0.2×1/8 + 0.15×1/4
+				Score: 0,
 				Reasons: []string{
-					"coverage: 0 of 5 sub-questions have at least 2 matching sources",
-					"sources: 1 (target 8)",
-					"diversity: 1 distinct domains (target 4)",
+					"coverage: 0 of 5 sub-questions have at least 2 sources above the relevance bar 0.75",
+					"sources: 0 on topic (target 8)",
+					"diversity: 0 distinct domains (target 4)",
 					"agreement: 0 of 5 sub-questions corroborated by sources from 2 or more domains",
+					"dropped 1 off-topic source: Cooking pasta (https://food.example/pasta)",
 				},
 				Gaps: plan,
 			},
@@ -141,8 +143,8 @@ func TestCritique(t *testing.T) {
 			want: Critique{
 				Score: 1,
 				Reasons: []string{
-					"coverage: 5 of 5 sub-questions have at least 2 matching sources",
-					"sources: 8 (target 8)",
+					"coverage: 5 of 5 sub-questions have at least 2 sources above the relevance bar 0.75",
+					"sources: 8 on topic (target 8)",
 					"diversity: 7 distinct domains (target 4)",
 					"agreement: 5 of 5 sub-questions corroborated by sources from 2 or more domains",
 				},

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/groundcrew/groundcrew/services/grounding/internal/extractive"
+	"unicode/utf8"
 )
 
 // limitedSources: fewer sources or domains than this and a reader is told
@@ -18,22 +18,168 @@ const (
 	limitedDomainCount = 2
 )
 
-// buildReport writes the report of a run whose last critique is in run:
-// an extractive executive summary over all evidence, one Markdown section
-// per sub-question with the sentences that answer it and [n] citations into
-// Sources, and the quality indicators.
-func buildReport(run *Run, now time.Time) Report {
-	ext := make([]extractive.Source, len(run.Sources))
-	domains := map[string]bool{}
-	for i, s := range run.Sources {
-		// Titles stay out of the text: a bare title ("How operators work")
-		// scores well against the query but tells the reader nothing.
-		text := s.Snippet
-		if strings.TrimSpace(text) == "" {
-			text = s.Title
+// Limits of the offline writer: sentences per section, characters per
+// section, sentences one source may give a section, sections the executive
+// summary draws on.
+const (
+	sectionSentences    = 3
+	sectionChars        = 600
+	sentencesPerSource  = 2
+	summarySections     = 3
+	maxSentenceRunes    = 400
+	minSentenceWords    = 4
+	noEvidenceSentence  = "No source in the index answers this."
+	noEvidenceForTopic  = "No source in the index answers this topic."
+	sentenceLeadPenalty = 0.01
+)
+
+// finding is one sentence of a section and the source it came from.
+type finding struct {
+	text  string
+	src   int // index into the run's sources
+	score float64
+}
+
+// written is a run's findings before numbering: per sub-question, the
+// sentences taken from its evidence.
+type written struct {
+	a        assessment
+	sections [][]finding
+	// cited are the sources admitted for some sub-question, in the order
+	// they are numbered: sub-question order, best first.
+	cited []int
+}
+
+// write picks each section's sentences from the sources admitted for its
+// sub-question (assess): sentences that speak to the angle, best first, at
+// most sectionSentences, never a sentence an earlier section used.
+func write(run *Run) written {
+	a := assess(run.Topic, run.Plan, run.Sources)
+	w := written{a: a, sections: make([][]finding, len(run.Plan))}
+	seen := map[int]bool{}
+	for _, adm := range a.admitted {
+		for _, i := range adm {
+			if !seen[i] {
+				seen[i] = true
+				w.cited = append(w.cited, i)
+			}
 		}
-		ext[i] = extractive.Source{ID: i + 1, URL: s.URL, Title: s.Title, Text: text}
-		domains[domainOf(s.URL)] = true
+	}
+	used := map[string]bool{}
+	for qi, q := range run.Plan {
+		w.sections[qi] = pick(run, a, qi, q, used)
+	}
+	return w
+}
+
+// pick chooses the sentences of sub-question q's section.
+func pick(run *Run, a assessment, qi int, q string, used map[string]bool) []finding {
+	k := kindOf(q, run.Topic)
+	var cues []string
+	if k != nil {
+		cues = stems(k.cues)
+	}
+	var cands []finding
+	for rank, i := range a.admitted[qi] {
+		srcScore := scoreOf(a.sections[qi], run.Sources[i].URL)
+		for pos, sent := range sentences(run.Sources[i].Snippet) {
+			if utf8.RuneCountInString(sent) > maxSentenceRunes || len(strings.Fields(sent)) < minSentenceWords || used[sentenceKey(sent)] {
+				continue
+			}
+			ts := termSet(sent)
+			focus := weightedCoverage(ts, a.focus[qi], a.weights[qi])
+			angle := 0.0
+			switch {
+			case k != nil && len(k.cues) > 0:
+				switch {
+				case matchesAny(ts, cues):
+					angle = 1
+				case k.name == "practice" && isAdvice(sent):
+					angle = 0.8
+				default:
+					continue
+				}
+			default: // the overview and other questions: about the focus
+				if focus == 0 {
+					continue
+				}
+			}
+			score := angle + focus + 0.2*srcScore - sentenceLeadPenalty*float64(pos) - 0.05*float64(rank)
+			cands = append(cands, finding{text: sent, src: i, score: score})
+		}
+	}
+	slices.SortStableFunc(cands, func(x, y finding) int { return -cmpFloat(x.score, y.score) })
+	var (
+		out    []finding
+		chars  int
+		perSrc = map[int]int{}
+		taken  = map[string]bool{}
+	)
+	for _, c := range cands {
+		key := sentenceKey(c.text)
+		n := utf8.RuneCountInString(c.text)
+		if taken[key] || perSrc[c.src] >= sentencesPerSource || (len(out) > 0 && chars+n > sectionChars) {
+			continue
+		}
+		taken[key] = true
+		perSrc[c.src]++
+		chars += n
+		out = append(out, c)
+		if len(out) == sectionSentences {
+			break
+		}
+	}
+	for _, f := range out {
+		used[sentenceKey(f.text)] = true
+	}
+	return out
+}
+
+// cite appends the citation marker to a finding's sentence.
+func cite(f finding, number map[int]int) string {
+	return fmt.Sprintf("%s [%d]", f.text, number[f.src])
+}
+
+// summarize is the executive summary's sentences: the first finding of
+// each of the best-supported sections (most admitted sources, then the
+// best finding), at most summarySections, in plan order.
+func summarize(w written, number map[int]int) []string {
+	var order []int
+	for qi, fs := range w.sections {
+		if len(fs) > 0 {
+			order = append(order, qi)
+		}
+	}
+	slices.SortStableFunc(order, func(x, y int) int {
+		if d := len(w.a.admitted[y]) - len(w.a.admitted[x]); d != 0 {
+			return d
+		}
+		return -cmpFloat(w.sections[x][0].score, w.sections[y][0].score)
+	})
+	order = order[:min(len(order), summarySections)]
+	slices.Sort(order)
+	out := make([]string, len(order))
+	for i, qi := range order {
+		out[i] = cite(w.sections[qi][0], number)
+	}
+	return out
+}
+
+// buildReport writes the report of a run whose last critique is in run:
+// one Markdown section per sub-question with the sentences of its own
+// evidence and [n] citations into the report's sources (only the sources
+// some sub-question admitted), "No source in the index answers this." where
+// it has none, an executive summary from the best-supported findings, the
+// relevance scores behind each section, and the quality indicators.
+func buildReport(run *Run, now time.Time) Report {
+	w := write(run)
+	number := make(map[int]int, len(w.cited))
+	sources := make([]Source, len(w.cited))
+	domains := map[string]bool{}
+	for n, i := range w.cited {
+		number[i] = n + 1
+		sources[n] = run.Sources[i]
+		domains[domainOf(run.Sources[i].URL)] = true
 	}
 	subj := subject(run.Topic)
 	score := 0.0
@@ -41,29 +187,32 @@ func buildReport(run *Run, now time.Time) Report {
 		score = *run.QualityScore
 	}
 
-	summary := extractive.Summarize(searchQuery(subj), ext, extractive.Options{}).Summary
+	summary := strings.Join(summarize(w, number), " ")
 	if summary == "" {
-		summary = "No evidence that answers this topic was found."
+		summary = noEvidenceForTopic
 	}
 	summary += fmt.Sprintf(" (Quality score %.2f after %d %s; %d %s from %d %s.)",
 		score, run.IterationCount, plural(run.IterationCount, "iteration", "iterations"),
-		len(run.Sources), plural(len(run.Sources), "source", "sources"),
+		len(sources), plural(len(sources), "source", "sources"),
 		len(domains), plural(len(domains), "domain", "domains"))
 
 	var md strings.Builder
 	fmt.Fprintf(&md, "# %s\n", subj)
-	for _, q := range run.Plan {
+	for qi, q := range run.Plan {
 		fmt.Fprintf(&md, "\n## %s\n\n", q)
-		res := extractive.Summarize(searchQuery(q), ext, extractive.Options{MaxChars: 600, MaxSentences: 4})
-		if res.Text == "" {
-			md.WriteString("_No evidence found for this question._\n")
+		if len(w.sections[qi]) == 0 {
+			md.WriteString(noEvidenceSentence + "\n")
 			continue
 		}
-		md.WriteString(res.Text + "\n")
+		parts := make([]string, len(w.sections[qi]))
+		for i, f := range w.sections[qi] {
+			parts[i] = cite(f, number)
+		}
+		md.WriteString(strings.Join(parts, " ") + "\n")
 	}
-	if len(run.Sources) > 0 {
+	if len(sources) > 0 {
 		md.WriteString("\n## Sources\n\n")
-		for i, s := range run.Sources {
+		for i, s := range sources {
 			fmt.Fprintf(&md, "%d. [%s](%s)\n", i+1, markdownText(s.Title), s.URL)
 		}
 	}
@@ -73,9 +222,13 @@ func buildReport(run *Run, now time.Time) Report {
 		warnings = append(warnings, fmt.Sprintf("quality score %.2f is below the threshold %.2f after %d of %d iterations",
 			score, run.QualityThreshold, run.IterationCount, run.MaxIterations))
 	}
-	limited := len(run.Sources) < limitedSourceCount || len(domains) < limitedDomainCount
+	limited := len(sources) < limitedSourceCount || len(domains) < limitedDomainCount
 	if limited {
-		warnings = append(warnings, fmt.Sprintf("only %d sources from %d domains", len(run.Sources), len(domains)))
+		warnings = append(warnings, fmt.Sprintf("only %d %s from %d %s", len(sources), plural(len(sources), "source", "sources"),
+			len(domains), plural(len(domains), "domain", "domains")))
+	}
+	if off := len(run.Sources) - len(sources); off > 0 {
+		warnings = append(warnings, fmt.Sprintf("%d of %d sources found were off topic and are not cited", off, len(run.Sources)))
 	}
 	if run.Critique != nil && len(run.Critique.Gaps) > 0 {
 		warnings = append(warnings, "too little evidence for: "+strings.Join(run.Critique.Gaps, "; "))
@@ -83,10 +236,11 @@ func buildReport(run *Run, now time.Time) Report {
 	return Report{
 		ExecutiveSummary: summary,
 		FindingsMarkdown: md.String(),
-		Sources:          append([]Source(nil), run.Sources...),
+		Sources:          sources,
 		Iterations:       run.IterationCount,
 		GeneratedAt:      now,
 		Quality:          QualityIndicators{Score: score, Warnings: warnings, LimitedSources: limited},
+		Sections:         w.a.sections,
 	}
 }
 
@@ -252,14 +406,15 @@ func summaryMessage(run *Run) string {
 	return truncateRunes(strings.TrimSpace(b.String()), 3900)
 }
 
-// draftAnswer is the refine step's interim answer: the few sentences of the
-// evidence so far that best answer the topic, cited by source number.
+// draftAnswer is the refine step's interim answer: the executive summary
+// the evidence so far would give, cited by position in the run's sources.
 func draftAnswer(run *Run) string {
-	ext := make([]extractive.Source, len(run.Sources))
-	for i, s := range run.Sources {
-		ext[i] = extractive.Source{ID: i + 1, URL: s.URL, Title: s.Title, Text: s.Snippet}
+	w := write(run)
+	number := make(map[int]int, len(run.Sources))
+	for i := range run.Sources {
+		number[i] = i + 1
 	}
-	return extractive.Summarize(searchQuery(subject(run.Topic)), ext, extractive.Options{MaxChars: 600, MaxSentences: 3}).Text
+	return strings.Join(summarize(w, number), " ")
 }
 
 // reportContent is the report as one Markdown document, as persisted and

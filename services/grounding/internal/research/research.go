@@ -283,6 +283,9 @@ type Report struct {
 	Iterations       int               `json:"iterations"`
 	GeneratedAt      time.Time         `json:"generated_at"`
 	Quality          QualityIndicators `json:"quality"`
+	// Sections record, per sub-question, the relevance bar and every
+	// source's score against it (see RelevanceBar).
+	Sections []SectionEvidence `json:"sections,omitempty"`
 }
 
 // QualityIndicators say how far to trust a report.

@@ -184,7 +184,8 @@ func TestStartValidation(t *testing.T) {
 
 func TestReportMetadataHasNoPersonalData(t *testing.T) {
 	h := newHarness(t, Config{}, func(string, int) ([]Evidence, error) {
-		return []Evidence{{Title: "Interview with Grace Hopper (grace@navy.mil)", URL: "https://user:pw@example.org/a?email=bob@example.com#x", Snippet: "Compilers."}}, nil
+		return []Evidence{{Title: "Interview with Grace Hopper (grace@navy.mil)", URL: "https://user:pw@example.org/a?email=bob@example.com#x",
+			Snippet: "Ask jane.doe@example.com and Dr. Alan Smith about COBOL compilers, cc @jdoe or +1 415 555 0100."}}, nil
 	})
 	run := h.run(t, StartParams{Topic: "Ask jane.doe@example.com and Dr. Alan Smith about COBOL compilers, cc @jdoe or +1 415 555 0100", MaxIterations: ptr(1)})
 	rec, err := h.store.GetReport(t.Context(), run.ID)

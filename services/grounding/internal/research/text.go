@@ -62,7 +62,13 @@ func stem(w string) string {
 	case len(w) > 4 && strings.HasSuffix(w, "ies"):
 		return w[:len(w)-3] + "y"
 	case len(w) > 4 && strings.HasSuffix(w, "ing"):
-		return w[:len(w)-3]
+		w = w[:len(w)-3]
+		// "logging" is about a log, "running" about a run; "filling"
+		// and "missing" keep their double letter.
+		if n := len(w); n >= 3 && w[n-1] == w[n-2] && !strings.ContainsRune("lsz", rune(w[n-1])) {
+			w = w[:n-1]
+		}
+		return w
 	case len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us"):
 		return w[:len(w)-1]
 	}

@@ -1,0 +1,274 @@
+package research
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// RelevanceBar is the score a source needs against a sub-question to enter
+// its evidence. A source's score is its coverage of the topic's subject
+// terms, each weighted by how specific it is among the run's sources
+// (IDF), halved when the source does not address the sub-question's angle
+// (no cue word of "risks", say). So a source about the subject that speaks
+// to the angle needs three quarters of the subject's weight: the Postgres
+// runbook passes for "Postgres connection pooling", a checkout runbook that
+// only shares "connection pool" does not, and one subject word of four may
+// be missing when it is not the most specific one.
+const RelevanceBar = 0.75
+
+// SectionEvidence records which sources a sub-question's section may draw
+// on and why: every source that shares a term with it, scored.
+type SectionEvidence struct {
+	Question string `json:"question"`
+	// Bar is the score a source needed (RelevanceBar).
+	Bar    float64       `json:"bar"`
+	Scores []SourceScore `json:"scores,omitempty"`
+}
+
+// SourceScore is one source's relevance to a sub-question.
+type SourceScore struct {
+	URL      string  `json:"url"`
+	Score    float64 `json:"score"`
+	Admitted bool    `json:"admitted"`
+}
+
+// assessment is the relevance of a run's sources to its sub-questions,
+// shared by the offline critic and the report writer so both drop the same
+// off-topic sources.
+type assessment struct {
+	sections []SectionEvidence
+	// admitted[q] are the indexes into sources admitted for plan[q], best
+	// first.
+	admitted [][]int
+	// onTopic marks the sources admitted for at least one sub-question.
+	onTopic []bool
+	// focus[q] are the terms plan[q] is about and weights[q] their IDF
+	// weights.
+	focus   [][]string
+	weights []map[string]float64
+}
+
+// questionFocus returns the terms sub-question q is about: the subject's
+// for the planner's angles, the key phrase's for a phrase question of a
+// compound topic, the question's own for any other (a model's).
+func questionFocus(q, topic string) []string {
+	if kindOf(q, topic) != nil {
+		return contentTerms(subject(topic))
+	}
+	subj := subject(topic)
+	for _, p := range extraPhrases(topic, subj) {
+		if q == fmt.Sprintf(phraseTemplate, p, subj) || q == fmt.Sprintf(phraseSharper, p, subj) {
+			return contentTerms(p)
+		}
+	}
+	var out []string
+	for _, t := range contentTerms(q) {
+		if !templateWords[t] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// assess scores every source against every sub-question of plan: the
+// IDF-weighted share of the question's focus terms the source holds,
+// halved when the source does not speak to the question's angle.
+func assess(topic string, plan []string, sources []Source) assessment {
+	texts := make([]map[string]bool, len(sources))
+	for i, s := range sources {
+		texts[i] = termSet(s.Title + " " + s.Snippet)
+		if slices.ContainsFunc(sentences(s.Snippet), isAdvice) {
+			texts[i][adviceTerm] = true
+		}
+	}
+	a := assessment{
+		admitted: make([][]int, len(plan)),
+		onTopic:  make([]bool, len(sources)),
+	}
+	for qi, q := range plan {
+		focus := questionFocus(q, topic)
+		weights := subjectWeights(focus, texts)
+		a.focus = append(a.focus, focus)
+		a.weights = append(a.weights, weights)
+		sec := SectionEvidence{Question: q, Bar: RelevanceBar}
+		for i, t := range texts {
+			score := weightedCoverage(t, focus, weights)
+			if score == 0 {
+				continue
+			}
+			if !addressesAngle(t, q, topic) {
+				score /= 2
+			}
+			score = math.Round(score*1000) / 1000
+			ok := score >= RelevanceBar
+			sec.Scores = append(sec.Scores, SourceScore{URL: sources[i].URL, Score: score, Admitted: ok})
+			if ok {
+				a.admitted[qi] = append(a.admitted[qi], i)
+				a.onTopic[i] = true
+			}
+		}
+		slices.SortStableFunc(a.admitted[qi], func(x, y int) int {
+			return -cmpFloat(scoreOf(sec, sources[x].URL), scoreOf(sec, sources[y].URL))
+		})
+		a.sections = append(a.sections, sec)
+	}
+	return a
+}
+
+// weightedCoverage is the weighted share of terms that text holds.
+func weightedCoverage(text map[string]bool, terms []string, weights map[string]float64) float64 {
+	got, total := 0.0, 0.0
+	for _, t := range terms {
+		total += weights[t]
+		if text[t] {
+			got += weights[t]
+		}
+	}
+	if total == 0 {
+		return 0
+	}
+	return got / total
+}
+
+func scoreOf(sec SectionEvidence, url string) float64 {
+	for _, s := range sec.Scores {
+		if s.URL == url {
+			return s.Score
+		}
+	}
+	return 0
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// subjectWeights weighs each subject term by its inverse document
+// frequency among the sources (BM25's idf): a term every source has says
+// little about which source is on topic. A term no source has weighs as
+// much as the average of the others, so a subject with a word the evidence
+// never mentions cannot be fully covered.
+func subjectWeights(subj []string, texts []map[string]bool) map[string]float64 {
+	n := float64(len(texts))
+	w := map[string]float64{}
+	var missing []string
+	sum, found := 0.0, 0
+	for _, term := range subj {
+		df := 0.0
+		for _, t := range texts {
+			if t[term] {
+				df++
+			}
+		}
+		if df == 0 {
+			missing = append(missing, term)
+			continue
+		}
+		w[term] = math.Log(1 + (n-df+0.5)/(df+0.5))
+		sum += w[term]
+		found++
+	}
+	avg := 1.0
+	if found > 0 {
+		avg = sum / float64(found)
+	}
+	for _, term := range missing {
+		w[term] = avg
+	}
+	return w
+}
+
+// adviceTerm marks, in a source's term set, that it holds advice: a
+// sentence that opens with an instruction. It cannot collide with a word.
+const adviceTerm = "\x00advice"
+
+// imperativeLeads are verbs that open an instruction ("Lower the pool
+// size …"): for the practice angle such a sentence is advice even without
+// a cue word such as "recommend".
+var imperativeLeads = map[string]bool{
+	"use": true, "put": true, "set": true, "lower": true, "raise": true, "add": true, "fix": true, "keep": true,
+	"avoid": true, "enable": true, "disable": true, "check": true, "scale": true, "terminate": true, "limit": true,
+	"prefer": true, "run": true, "monitor": true, "configure": true, "rotate": true, "prune": true, "expand": true,
+	"restart": true, "roll": true, "increase": true, "reduce": true, "move": true, "split": true, "cap": true,
+}
+
+// isAdvice reports whether a sentence opens with an instruction.
+func isAdvice(sentence string) bool {
+	ws := words(sentence)
+	return len(ws) > 0 && imperativeLeads[ws[0]]
+}
+
+// templateWords are the words the planner's phrase templates add around a
+// key phrase; they say nothing about the subject.
+var templateWords = map[string]bool{"mean": true, "context": true, "example": true, "relate": true}
+
+// addressesAngle reports whether a text speaks to sub-question q's angle:
+// for the planner's angles one of its cue words (or, for practice, a
+// sentence of advice); the overview and other questions have no angle
+// beyond their focus terms.
+func addressesAngle(text map[string]bool, q, topic string) bool {
+	k := kindOf(q, topic)
+	if k == nil || len(k.cues) == 0 {
+		return true
+	}
+	return matchesAny(text, stems(k.cues)) || (k.name == "practice" && text[adviceTerm])
+}
+
+func stems(ws []string) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = stem(w)
+	}
+	return out
+}
+
+// abbreviations end with a period that does not end a sentence.
+var abbreviations = map[string]bool{
+	"e.g": true, "i.e": true, "etc": true, "vs": true, "mr": true, "mrs": true, "ms": true, "dr": true,
+	"prof": true, "st": true, "no": true, "fig": true, "approx": true, "cf": true, "inc": true, "ltd": true,
+}
+
+// sentenceEnd is a '.', '!' or '?' (and a closing quote or bracket)
+// followed by space.
+var sentenceEnd = regexp.MustCompile(`[.!?]["')\]]*\s+`)
+
+// sentences splits text into trimmed sentences at sentenceEnd, except
+// after an abbreviation or a single letter ("J. Doe"). Evidence from the
+// local index ends every block of its document with a sentence end, so a
+// heading ("Diagnose.") and a list item starting with a command in lower
+// case are sentences of their own.
+func sentences(text string) []string {
+	var out []string
+	start := 0
+	for _, loc := range sentenceEnd.FindAllStringIndex(text, -1) {
+		head := text[start:loc[0]]
+		last := head[strings.LastIndexAny(head, " \t\n(")+1:]
+		if abbreviations[strings.ToLower(last)] || utf8.RuneCountInString(last) == 1 {
+			continue
+		}
+		if s := strings.TrimSpace(text[start:loc[1]]); s != "" {
+			out = append(out, s)
+		}
+		start = loc[1]
+	}
+	if s := strings.TrimSpace(text[start:]); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+// sentenceKey identifies a sentence for the no-repeat rule: case, spacing
+// and final punctuation do not make it new.
+func sentenceKey(s string) string {
+	return strings.TrimRight(strings.ToLower(strings.Join(strings.Fields(s), " ")), ".!?…")
+}
