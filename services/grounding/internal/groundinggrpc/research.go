@@ -243,7 +243,20 @@ func toResearchReport(r *research.Report) *groundingv1.ResearchReport {
 			Warnings:       r.Quality.Warnings,
 			LimitedSources: r.Quality.LimitedSources,
 		},
+		Sections: toReportSections(r.Sections),
 	}
+}
+
+func toReportSections(ss []research.SectionEvidence) []*groundingv1.ReportSection {
+	out := make([]*groundingv1.ReportSection, len(ss))
+	for i, s := range ss {
+		sec := &groundingv1.ReportSection{Question: s.Question, RelevanceBar: s.Bar, Scores: make([]*groundingv1.SourceRelevance, len(s.Scores))}
+		for j, sc := range s.Scores {
+			sec.Scores[j] = &groundingv1.SourceRelevance{Url: sc.URL, Score: sc.Score, Admitted: sc.Admitted}
+		}
+		out[i] = sec
+	}
+	return out
 }
 
 func fromRiskLevel(r groundingv1.RiskLevel) research.RiskLevel {

@@ -576,6 +576,19 @@ func TestGetResearchReport(t *testing.T) {
 			t.Errorf("content lacks %q:\n%s", part, got.GetContent())
 		}
 	}
+	for _, sec := range rep.GetSections() {
+		if sec.GetRelevanceBar() != research.RelevanceBar || sec.GetQuestion() == "" {
+			t.Errorf("section = %v", sec)
+		}
+		for _, sc := range sec.GetScores() {
+			if sc.GetAdmitted() != (sc.GetScore() >= sec.GetRelevanceBar()) {
+				t.Errorf("section %q: %v", sec.GetQuestion(), sc)
+			}
+		}
+	}
+	if len(rep.GetSections()) != len(final.GetPlan()) {
+		t.Errorf("%d report sections for %d sub-questions", len(rep.GetSections()), len(final.GetPlan()))
+	}
 	m := got.GetMetadata()
 	if m.GetType() != "research_report" || m.GetUserId() != userID || m.GetIterationCount() != final.GetIterationCount() ||
 		!m.GetTimestamp().AsTime().Equal(rep.GetGenerateTime().AsTime()) || len(m.GetSources()) != len(rep.GetSources()) {

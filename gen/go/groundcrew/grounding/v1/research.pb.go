@@ -274,7 +274,7 @@ func (x ApprovalRequest_Status) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ApprovalRequest_Status.Descriptor instead.
 func (ApprovalRequest_Status) EnumDescriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{19, 0}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{21, 0}
 }
 
 // Decision is a person's answer.
@@ -327,7 +327,7 @@ func (x DecideApprovalRequest_Decision) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use DecideApprovalRequest_Decision.Descriptor instead.
 func (DecideApprovalRequest_Decision) EnumDescriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{23, 0}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{25, 0}
 }
 
 // StartResearchRequest describes a run.
@@ -1006,7 +1006,11 @@ type ResearchReport struct {
 	// When it was written.
 	GenerateTime *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=generate_time,json=generateTime,proto3" json:"generate_time,omitempty"`
 	// How much to trust it.
-	Quality       *QualityIndicators `protobuf:"bytes,6,opt,name=quality,proto3" json:"quality,omitempty"`
+	Quality *QualityIndicators `protobuf:"bytes,6,opt,name=quality,proto3" json:"quality,omitempty"`
+	// Per sub-question, which sources its section could draw on and why:
+	// the relevance bar and every scored source. Sources that clear the bar
+	// for no sub-question are not in sources.
+	Sections      []*ReportSection `protobuf:"bytes,7,rep,name=sections,proto3" json:"sections,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1083,6 +1087,142 @@ func (x *ResearchReport) GetQuality() *QualityIndicators {
 	return nil
 }
 
+func (x *ResearchReport) GetSections() []*ReportSection {
+	if x != nil {
+		return x.Sections
+	}
+	return nil
+}
+
+// ReportSection records the evidence behind one sub-question's section.
+type ReportSection struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The sub-question.
+	Question string `protobuf:"bytes,1,opt,name=question,proto3" json:"question,omitempty"`
+	// The score a source needed to enter the section's evidence.
+	RelevanceBar float64 `protobuf:"fixed64,2,opt,name=relevance_bar,json=relevanceBar,proto3" json:"relevance_bar,omitempty"`
+	// Every source that shares a term with the sub-question, scored.
+	Scores        []*SourceRelevance `protobuf:"bytes,3,rep,name=scores,proto3" json:"scores,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportSection) Reset() {
+	*x = ReportSection{}
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportSection) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportSection) ProtoMessage() {}
+
+func (x *ReportSection) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportSection.ProtoReflect.Descriptor instead.
+func (*ReportSection) Descriptor() ([]byte, []int) {
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ReportSection) GetQuestion() string {
+	if x != nil {
+		return x.Question
+	}
+	return ""
+}
+
+func (x *ReportSection) GetRelevanceBar() float64 {
+	if x != nil {
+		return x.RelevanceBar
+	}
+	return 0
+}
+
+func (x *ReportSection) GetScores() []*SourceRelevance {
+	if x != nil {
+		return x.Scores
+	}
+	return nil
+}
+
+// SourceRelevance is one source's relevance to a sub-question.
+type SourceRelevance struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The source's url.
+	Url string `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	// Relevance in [0,1]: the IDF-weighted share of the question's terms the
+	// source holds, halved when it does not speak to the question's angle.
+	Score float64 `protobuf:"fixed64,2,opt,name=score,proto3" json:"score,omitempty"`
+	// Whether score cleared the bar.
+	Admitted      bool `protobuf:"varint,3,opt,name=admitted,proto3" json:"admitted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SourceRelevance) Reset() {
+	*x = SourceRelevance{}
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SourceRelevance) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SourceRelevance) ProtoMessage() {}
+
+func (x *SourceRelevance) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SourceRelevance.ProtoReflect.Descriptor instead.
+func (*SourceRelevance) Descriptor() ([]byte, []int) {
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *SourceRelevance) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *SourceRelevance) GetScore() float64 {
+	if x != nil {
+		return x.Score
+	}
+	return 0
+}
+
+func (x *SourceRelevance) GetAdmitted() bool {
+	if x != nil {
+		return x.Admitted
+	}
+	return false
+}
+
 // QualityIndicators qualify a report.
 type QualityIndicators struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1098,7 +1238,7 @@ type QualityIndicators struct {
 
 func (x *QualityIndicators) Reset() {
 	*x = QualityIndicators{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[8]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1110,7 +1250,7 @@ func (x *QualityIndicators) String() string {
 func (*QualityIndicators) ProtoMessage() {}
 
 func (x *QualityIndicators) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[8]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1123,7 +1263,7 @@ func (x *QualityIndicators) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QualityIndicators.ProtoReflect.Descriptor instead.
 func (*QualityIndicators) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{8}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *QualityIndicators) GetQualityScore() float64 {
@@ -1158,7 +1298,7 @@ type GetResearchRequest struct {
 
 func (x *GetResearchRequest) Reset() {
 	*x = GetResearchRequest{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[9]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1170,7 +1310,7 @@ func (x *GetResearchRequest) String() string {
 func (*GetResearchRequest) ProtoMessage() {}
 
 func (x *GetResearchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[9]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1183,7 +1323,7 @@ func (x *GetResearchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResearchRequest.ProtoReflect.Descriptor instead.
 func (*GetResearchRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{9}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetResearchRequest) GetId() string {
@@ -1204,7 +1344,7 @@ type GetResearchResponse struct {
 
 func (x *GetResearchResponse) Reset() {
 	*x = GetResearchResponse{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[10]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1216,7 +1356,7 @@ func (x *GetResearchResponse) String() string {
 func (*GetResearchResponse) ProtoMessage() {}
 
 func (x *GetResearchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[10]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1229,7 +1369,7 @@ func (x *GetResearchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResearchResponse.ProtoReflect.Descriptor instead.
 func (*GetResearchResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{10}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetResearchResponse) GetRun() *ResearchState {
@@ -1250,7 +1390,7 @@ type GetResearchReportRequest struct {
 
 func (x *GetResearchReportRequest) Reset() {
 	*x = GetResearchReportRequest{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[11]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1262,7 +1402,7 @@ func (x *GetResearchReportRequest) String() string {
 func (*GetResearchReportRequest) ProtoMessage() {}
 
 func (x *GetResearchReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[11]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1275,7 +1415,7 @@ func (x *GetResearchReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResearchReportRequest.ProtoReflect.Descriptor instead.
 func (*GetResearchReportRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{11}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetResearchReportRequest) GetId() string {
@@ -1299,7 +1439,7 @@ type GetResearchReportResponse struct {
 
 func (x *GetResearchReportResponse) Reset() {
 	*x = GetResearchReportResponse{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[12]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1311,7 +1451,7 @@ func (x *GetResearchReportResponse) String() string {
 func (*GetResearchReportResponse) ProtoMessage() {}
 
 func (x *GetResearchReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[12]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1324,7 +1464,7 @@ func (x *GetResearchReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResearchReportResponse.ProtoReflect.Descriptor instead.
 func (*GetResearchReportResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{12}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetResearchReportResponse) GetContent() string {
@@ -1365,7 +1505,7 @@ type ResearchReportMetadata struct {
 
 func (x *ResearchReportMetadata) Reset() {
 	*x = ResearchReportMetadata{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[13]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1377,7 +1517,7 @@ func (x *ResearchReportMetadata) String() string {
 func (*ResearchReportMetadata) ProtoMessage() {}
 
 func (x *ResearchReportMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[13]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1390,7 +1530,7 @@ func (x *ResearchReportMetadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResearchReportMetadata.ProtoReflect.Descriptor instead.
 func (*ResearchReportMetadata) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{13}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ResearchReportMetadata) GetType() string {
@@ -1448,7 +1588,7 @@ type ReportSource struct {
 
 func (x *ReportSource) Reset() {
 	*x = ReportSource{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[14]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1460,7 +1600,7 @@ func (x *ReportSource) String() string {
 func (*ReportSource) ProtoMessage() {}
 
 func (x *ReportSource) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[14]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1473,7 +1613,7 @@ func (x *ReportSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportSource.ProtoReflect.Descriptor instead.
 func (*ReportSource) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{14}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ReportSource) GetTitle() string {
@@ -1505,7 +1645,7 @@ type ListResearchRequest struct {
 
 func (x *ListResearchRequest) Reset() {
 	*x = ListResearchRequest{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[15]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1517,7 +1657,7 @@ func (x *ListResearchRequest) String() string {
 func (*ListResearchRequest) ProtoMessage() {}
 
 func (x *ListResearchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[15]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1530,7 +1670,7 @@ func (x *ListResearchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResearchRequest.ProtoReflect.Descriptor instead.
 func (*ListResearchRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{15}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListResearchRequest) GetUserId() string {
@@ -1567,7 +1707,7 @@ type ListResearchResponse struct {
 
 func (x *ListResearchResponse) Reset() {
 	*x = ListResearchResponse{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[16]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1579,7 +1719,7 @@ func (x *ListResearchResponse) String() string {
 func (*ListResearchResponse) ProtoMessage() {}
 
 func (x *ListResearchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[16]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1592,7 +1732,7 @@ func (x *ListResearchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResearchResponse.ProtoReflect.Descriptor instead.
 func (*ListResearchResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{16}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListResearchResponse) GetRuns() []*ResearchState {
@@ -1620,7 +1760,7 @@ type WatchResearchRequest struct {
 
 func (x *WatchResearchRequest) Reset() {
 	*x = WatchResearchRequest{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[17]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1632,7 +1772,7 @@ func (x *WatchResearchRequest) String() string {
 func (*WatchResearchRequest) ProtoMessage() {}
 
 func (x *WatchResearchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[17]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1645,7 +1785,7 @@ func (x *WatchResearchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResearchRequest.ProtoReflect.Descriptor instead.
 func (*WatchResearchRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{17}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *WatchResearchRequest) GetId() string {
@@ -1666,7 +1806,7 @@ type WatchResearchResponse struct {
 
 func (x *WatchResearchResponse) Reset() {
 	*x = WatchResearchResponse{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[18]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1678,7 +1818,7 @@ func (x *WatchResearchResponse) String() string {
 func (*WatchResearchResponse) ProtoMessage() {}
 
 func (x *WatchResearchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[18]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1691,7 +1831,7 @@ func (x *WatchResearchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResearchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResearchResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{18}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *WatchResearchResponse) GetRun() *ResearchState {
@@ -1732,7 +1872,7 @@ type ApprovalRequest struct {
 
 func (x *ApprovalRequest) Reset() {
 	*x = ApprovalRequest{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[19]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1744,7 +1884,7 @@ func (x *ApprovalRequest) String() string {
 func (*ApprovalRequest) ProtoMessage() {}
 
 func (x *ApprovalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[19]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1757,7 +1897,7 @@ func (x *ApprovalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalRequest.ProtoReflect.Descriptor instead.
 func (*ApprovalRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{19}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ApprovalRequest) GetId() string {
@@ -1864,7 +2004,7 @@ type DecisionMetadata struct {
 
 func (x *DecisionMetadata) Reset() {
 	*x = DecisionMetadata{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[20]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1876,7 +2016,7 @@ func (x *DecisionMetadata) String() string {
 func (*DecisionMetadata) ProtoMessage() {}
 
 func (x *DecisionMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[20]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1889,7 +2029,7 @@ func (x *DecisionMetadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecisionMetadata.ProtoReflect.Descriptor instead.
 func (*DecisionMetadata) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{20}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DecisionMetadata) GetApprovedBy() string {
@@ -1965,7 +2105,7 @@ type ListApprovalsRequest struct {
 
 func (x *ListApprovalsRequest) Reset() {
 	*x = ListApprovalsRequest{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[21]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1977,7 +2117,7 @@ func (x *ListApprovalsRequest) String() string {
 func (*ListApprovalsRequest) ProtoMessage() {}
 
 func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[21]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1990,7 +2130,7 @@ func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsRequest.ProtoReflect.Descriptor instead.
 func (*ListApprovalsRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{21}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListApprovalsRequest) GetStatus() ApprovalRequest_Status {
@@ -2034,7 +2174,7 @@ type ListApprovalsResponse struct {
 
 func (x *ListApprovalsResponse) Reset() {
 	*x = ListApprovalsResponse{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[22]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2046,7 +2186,7 @@ func (x *ListApprovalsResponse) String() string {
 func (*ListApprovalsResponse) ProtoMessage() {}
 
 func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[22]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2059,7 +2199,7 @@ func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsResponse.ProtoReflect.Descriptor instead.
 func (*ListApprovalsResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{22}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListApprovalsResponse) GetApprovals() []*ApprovalRequest {
@@ -2093,7 +2233,7 @@ type DecideApprovalRequest struct {
 
 func (x *DecideApprovalRequest) Reset() {
 	*x = DecideApprovalRequest{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[23]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2105,7 +2245,7 @@ func (x *DecideApprovalRequest) String() string {
 func (*DecideApprovalRequest) ProtoMessage() {}
 
 func (x *DecideApprovalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[23]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2118,7 +2258,7 @@ func (x *DecideApprovalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideApprovalRequest.ProtoReflect.Descriptor instead.
 func (*DecideApprovalRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{23}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *DecideApprovalRequest) GetId() string {
@@ -2160,7 +2300,7 @@ type DecideApprovalResponse struct {
 
 func (x *DecideApprovalResponse) Reset() {
 	*x = DecideApprovalResponse{}
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[24]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2172,7 +2312,7 @@ func (x *DecideApprovalResponse) String() string {
 func (*DecideApprovalResponse) ProtoMessage() {}
 
 func (x *DecideApprovalResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[24]
+	mi := &file_groundcrew_grounding_v1_research_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2185,7 +2325,7 @@ func (x *DecideApprovalResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideApprovalResponse.ProtoReflect.Descriptor instead.
 func (*DecideApprovalResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{24}
+	return file_groundcrew_grounding_v1_research_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DecideApprovalResponse) GetApproval() *ApprovalRequest {
@@ -2291,7 +2431,7 @@ const file_groundcrew_grounding_v1_research_proto_rawDesc = "" +
 	"\n" +
 	"\x06FAILED\x10\x04\x12\n" +
 	"\n" +
-	"\x06QUEUED\x10\x05\"\xd5\x02\n" +
+	"\x06QUEUED\x10\x05\"\x99\x03\n" +
 	"\x0eResearchReport\x12+\n" +
 	"\x11executive_summary\x18\x01 \x01(\tR\x10executiveSummary\x12+\n" +
 	"\x11findings_markdown\x18\x02 \x01(\tR\x10findingsMarkdown\x12B\n" +
@@ -2300,7 +2440,16 @@ const file_groundcrew_grounding_v1_research_proto_rawDesc = "" +
 	"iterations\x18\x04 \x01(\x05R\n" +
 	"iterations\x12?\n" +
 	"\rgenerate_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\fgenerateTime\x12D\n" +
-	"\aquality\x18\x06 \x01(\v2*.groundcrew.grounding.v1.QualityIndicatorsR\aquality\"\x96\x01\n" +
+	"\aquality\x18\x06 \x01(\v2*.groundcrew.grounding.v1.QualityIndicatorsR\aquality\x12B\n" +
+	"\bsections\x18\a \x03(\v2&.groundcrew.grounding.v1.ReportSectionR\bsections\"\x92\x01\n" +
+	"\rReportSection\x12\x1a\n" +
+	"\bquestion\x18\x01 \x01(\tR\bquestion\x12#\n" +
+	"\rrelevance_bar\x18\x02 \x01(\x01R\frelevanceBar\x12@\n" +
+	"\x06scores\x18\x03 \x03(\v2(.groundcrew.grounding.v1.SourceRelevanceR\x06scores\"U\n" +
+	"\x0fSourceRelevance\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\x12\x14\n" +
+	"\x05score\x18\x02 \x01(\x01R\x05score\x12\x1a\n" +
+	"\badmitted\x18\x03 \x01(\bR\badmitted\"\x96\x01\n" +
 	"\x11QualityIndicators\x12<\n" +
 	"\rquality_score\x18\x01 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\fqualityScore\x12\x1a\n" +
 	"\bwarnings\x18\x02 \x03(\tR\bwarnings\x12'\n" +
@@ -2423,7 +2572,7 @@ func file_groundcrew_grounding_v1_research_proto_rawDescGZIP() []byte {
 }
 
 var file_groundcrew_grounding_v1_research_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_groundcrew_grounding_v1_research_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_groundcrew_grounding_v1_research_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_groundcrew_grounding_v1_research_proto_goTypes = []any{
 	(RiskLevel)(0),                      // 0: groundcrew.grounding.v1.RiskLevel
 	(ResearchState_Status)(0),           // 1: groundcrew.grounding.v1.ResearchState.Status
@@ -2438,80 +2587,84 @@ var file_groundcrew_grounding_v1_research_proto_goTypes = []any{
 	(*Critique)(nil),                    // 10: groundcrew.grounding.v1.Critique
 	(*PlannedAction)(nil),               // 11: groundcrew.grounding.v1.PlannedAction
 	(*ResearchReport)(nil),              // 12: groundcrew.grounding.v1.ResearchReport
-	(*QualityIndicators)(nil),           // 13: groundcrew.grounding.v1.QualityIndicators
-	(*GetResearchRequest)(nil),          // 14: groundcrew.grounding.v1.GetResearchRequest
-	(*GetResearchResponse)(nil),         // 15: groundcrew.grounding.v1.GetResearchResponse
-	(*GetResearchReportRequest)(nil),    // 16: groundcrew.grounding.v1.GetResearchReportRequest
-	(*GetResearchReportResponse)(nil),   // 17: groundcrew.grounding.v1.GetResearchReportResponse
-	(*ResearchReportMetadata)(nil),      // 18: groundcrew.grounding.v1.ResearchReportMetadata
-	(*ReportSource)(nil),                // 19: groundcrew.grounding.v1.ReportSource
-	(*ListResearchRequest)(nil),         // 20: groundcrew.grounding.v1.ListResearchRequest
-	(*ListResearchResponse)(nil),        // 21: groundcrew.grounding.v1.ListResearchResponse
-	(*WatchResearchRequest)(nil),        // 22: groundcrew.grounding.v1.WatchResearchRequest
-	(*WatchResearchResponse)(nil),       // 23: groundcrew.grounding.v1.WatchResearchResponse
-	(*ApprovalRequest)(nil),             // 24: groundcrew.grounding.v1.ApprovalRequest
-	(*DecisionMetadata)(nil),            // 25: groundcrew.grounding.v1.DecisionMetadata
-	(*ListApprovalsRequest)(nil),        // 26: groundcrew.grounding.v1.ListApprovalsRequest
-	(*ListApprovalsResponse)(nil),       // 27: groundcrew.grounding.v1.ListApprovalsResponse
-	(*DecideApprovalRequest)(nil),       // 28: groundcrew.grounding.v1.DecideApprovalRequest
-	(*DecideApprovalResponse)(nil),      // 29: groundcrew.grounding.v1.DecideApprovalResponse
-	(*structpb.Struct)(nil),             // 30: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),       // 31: google.protobuf.Timestamp
+	(*ReportSection)(nil),               // 13: groundcrew.grounding.v1.ReportSection
+	(*SourceRelevance)(nil),             // 14: groundcrew.grounding.v1.SourceRelevance
+	(*QualityIndicators)(nil),           // 15: groundcrew.grounding.v1.QualityIndicators
+	(*GetResearchRequest)(nil),          // 16: groundcrew.grounding.v1.GetResearchRequest
+	(*GetResearchResponse)(nil),         // 17: groundcrew.grounding.v1.GetResearchResponse
+	(*GetResearchReportRequest)(nil),    // 18: groundcrew.grounding.v1.GetResearchReportRequest
+	(*GetResearchReportResponse)(nil),   // 19: groundcrew.grounding.v1.GetResearchReportResponse
+	(*ResearchReportMetadata)(nil),      // 20: groundcrew.grounding.v1.ResearchReportMetadata
+	(*ReportSource)(nil),                // 21: groundcrew.grounding.v1.ReportSource
+	(*ListResearchRequest)(nil),         // 22: groundcrew.grounding.v1.ListResearchRequest
+	(*ListResearchResponse)(nil),        // 23: groundcrew.grounding.v1.ListResearchResponse
+	(*WatchResearchRequest)(nil),        // 24: groundcrew.grounding.v1.WatchResearchRequest
+	(*WatchResearchResponse)(nil),       // 25: groundcrew.grounding.v1.WatchResearchResponse
+	(*ApprovalRequest)(nil),             // 26: groundcrew.grounding.v1.ApprovalRequest
+	(*DecisionMetadata)(nil),            // 27: groundcrew.grounding.v1.DecisionMetadata
+	(*ListApprovalsRequest)(nil),        // 28: groundcrew.grounding.v1.ListApprovalsRequest
+	(*ListApprovalsResponse)(nil),       // 29: groundcrew.grounding.v1.ListApprovalsResponse
+	(*DecideApprovalRequest)(nil),       // 30: groundcrew.grounding.v1.DecideApprovalRequest
+	(*DecideApprovalResponse)(nil),      // 31: groundcrew.grounding.v1.DecideApprovalResponse
+	(*structpb.Struct)(nil),             // 32: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),       // 33: google.protobuf.Timestamp
 }
 var file_groundcrew_grounding_v1_research_proto_depIdxs = []int32{
 	6,  // 0: groundcrew.grounding.v1.StartResearchRequest.actions:type_name -> groundcrew.grounding.v1.RequestedAction
 	0,  // 1: groundcrew.grounding.v1.RequestedAction.risk_level:type_name -> groundcrew.grounding.v1.RiskLevel
-	30, // 2: groundcrew.grounding.v1.RequestedAction.parameters:type_name -> google.protobuf.Struct
+	32, // 2: groundcrew.grounding.v1.RequestedAction.parameters:type_name -> google.protobuf.Struct
 	8,  // 3: groundcrew.grounding.v1.StartResearchResponse.run:type_name -> groundcrew.grounding.v1.ResearchState
 	1,  // 4: groundcrew.grounding.v1.ResearchState.status:type_name -> groundcrew.grounding.v1.ResearchState.Status
 	9,  // 5: groundcrew.grounding.v1.ResearchState.sources:type_name -> groundcrew.grounding.v1.SourceReference
 	10, // 6: groundcrew.grounding.v1.ResearchState.critique:type_name -> groundcrew.grounding.v1.Critique
 	11, // 7: groundcrew.grounding.v1.ResearchState.planned_actions:type_name -> groundcrew.grounding.v1.PlannedAction
 	12, // 8: groundcrew.grounding.v1.ResearchState.report:type_name -> groundcrew.grounding.v1.ResearchReport
-	31, // 9: groundcrew.grounding.v1.ResearchState.create_time:type_name -> google.protobuf.Timestamp
-	31, // 10: groundcrew.grounding.v1.ResearchState.update_time:type_name -> google.protobuf.Timestamp
-	31, // 11: groundcrew.grounding.v1.SourceReference.retrieved_at:type_name -> google.protobuf.Timestamp
+	33, // 9: groundcrew.grounding.v1.ResearchState.create_time:type_name -> google.protobuf.Timestamp
+	33, // 10: groundcrew.grounding.v1.ResearchState.update_time:type_name -> google.protobuf.Timestamp
+	33, // 11: groundcrew.grounding.v1.SourceReference.retrieved_at:type_name -> google.protobuf.Timestamp
 	0,  // 12: groundcrew.grounding.v1.PlannedAction.risk_level:type_name -> groundcrew.grounding.v1.RiskLevel
 	2,  // 13: groundcrew.grounding.v1.PlannedAction.status:type_name -> groundcrew.grounding.v1.PlannedAction.Status
-	30, // 14: groundcrew.grounding.v1.PlannedAction.parameters:type_name -> google.protobuf.Struct
+	32, // 14: groundcrew.grounding.v1.PlannedAction.parameters:type_name -> google.protobuf.Struct
 	9,  // 15: groundcrew.grounding.v1.ResearchReport.sources:type_name -> groundcrew.grounding.v1.SourceReference
-	31, // 16: groundcrew.grounding.v1.ResearchReport.generate_time:type_name -> google.protobuf.Timestamp
-	13, // 17: groundcrew.grounding.v1.ResearchReport.quality:type_name -> groundcrew.grounding.v1.QualityIndicators
-	8,  // 18: groundcrew.grounding.v1.GetResearchResponse.run:type_name -> groundcrew.grounding.v1.ResearchState
-	18, // 19: groundcrew.grounding.v1.GetResearchReportResponse.metadata:type_name -> groundcrew.grounding.v1.ResearchReportMetadata
-	19, // 20: groundcrew.grounding.v1.ResearchReportMetadata.sources:type_name -> groundcrew.grounding.v1.ReportSource
-	31, // 21: groundcrew.grounding.v1.ResearchReportMetadata.timestamp:type_name -> google.protobuf.Timestamp
-	8,  // 22: groundcrew.grounding.v1.ListResearchResponse.runs:type_name -> groundcrew.grounding.v1.ResearchState
-	8,  // 23: groundcrew.grounding.v1.WatchResearchResponse.run:type_name -> groundcrew.grounding.v1.ResearchState
-	0,  // 24: groundcrew.grounding.v1.ApprovalRequest.risk_level:type_name -> groundcrew.grounding.v1.RiskLevel
-	31, // 25: groundcrew.grounding.v1.ApprovalRequest.requested_at:type_name -> google.protobuf.Timestamp
-	31, // 26: groundcrew.grounding.v1.ApprovalRequest.timeout_at:type_name -> google.protobuf.Timestamp
-	3,  // 27: groundcrew.grounding.v1.ApprovalRequest.status:type_name -> groundcrew.grounding.v1.ApprovalRequest.Status
-	25, // 28: groundcrew.grounding.v1.ApprovalRequest.decision:type_name -> groundcrew.grounding.v1.DecisionMetadata
-	31, // 29: groundcrew.grounding.v1.DecisionMetadata.decide_time:type_name -> google.protobuf.Timestamp
-	3,  // 30: groundcrew.grounding.v1.ListApprovalsRequest.status:type_name -> groundcrew.grounding.v1.ApprovalRequest.Status
-	24, // 31: groundcrew.grounding.v1.ListApprovalsResponse.approvals:type_name -> groundcrew.grounding.v1.ApprovalRequest
-	4,  // 32: groundcrew.grounding.v1.DecideApprovalRequest.decision:type_name -> groundcrew.grounding.v1.DecideApprovalRequest.Decision
-	24, // 33: groundcrew.grounding.v1.DecideApprovalResponse.approval:type_name -> groundcrew.grounding.v1.ApprovalRequest
-	5,  // 34: groundcrew.grounding.v1.ResearchService.StartResearch:input_type -> groundcrew.grounding.v1.StartResearchRequest
-	14, // 35: groundcrew.grounding.v1.ResearchService.GetResearch:input_type -> groundcrew.grounding.v1.GetResearchRequest
-	16, // 36: groundcrew.grounding.v1.ResearchService.GetResearchReport:input_type -> groundcrew.grounding.v1.GetResearchReportRequest
-	20, // 37: groundcrew.grounding.v1.ResearchService.ListResearch:input_type -> groundcrew.grounding.v1.ListResearchRequest
-	22, // 38: groundcrew.grounding.v1.ResearchService.WatchResearch:input_type -> groundcrew.grounding.v1.WatchResearchRequest
-	26, // 39: groundcrew.grounding.v1.ResearchService.ListApprovals:input_type -> groundcrew.grounding.v1.ListApprovalsRequest
-	28, // 40: groundcrew.grounding.v1.ResearchService.DecideApproval:input_type -> groundcrew.grounding.v1.DecideApprovalRequest
-	7,  // 41: groundcrew.grounding.v1.ResearchService.StartResearch:output_type -> groundcrew.grounding.v1.StartResearchResponse
-	15, // 42: groundcrew.grounding.v1.ResearchService.GetResearch:output_type -> groundcrew.grounding.v1.GetResearchResponse
-	17, // 43: groundcrew.grounding.v1.ResearchService.GetResearchReport:output_type -> groundcrew.grounding.v1.GetResearchReportResponse
-	21, // 44: groundcrew.grounding.v1.ResearchService.ListResearch:output_type -> groundcrew.grounding.v1.ListResearchResponse
-	23, // 45: groundcrew.grounding.v1.ResearchService.WatchResearch:output_type -> groundcrew.grounding.v1.WatchResearchResponse
-	27, // 46: groundcrew.grounding.v1.ResearchService.ListApprovals:output_type -> groundcrew.grounding.v1.ListApprovalsResponse
-	29, // 47: groundcrew.grounding.v1.ResearchService.DecideApproval:output_type -> groundcrew.grounding.v1.DecideApprovalResponse
-	41, // [41:48] is the sub-list for method output_type
-	34, // [34:41] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	33, // 16: groundcrew.grounding.v1.ResearchReport.generate_time:type_name -> google.protobuf.Timestamp
+	15, // 17: groundcrew.grounding.v1.ResearchReport.quality:type_name -> groundcrew.grounding.v1.QualityIndicators
+	13, // 18: groundcrew.grounding.v1.ResearchReport.sections:type_name -> groundcrew.grounding.v1.ReportSection
+	14, // 19: groundcrew.grounding.v1.ReportSection.scores:type_name -> groundcrew.grounding.v1.SourceRelevance
+	8,  // 20: groundcrew.grounding.v1.GetResearchResponse.run:type_name -> groundcrew.grounding.v1.ResearchState
+	20, // 21: groundcrew.grounding.v1.GetResearchReportResponse.metadata:type_name -> groundcrew.grounding.v1.ResearchReportMetadata
+	21, // 22: groundcrew.grounding.v1.ResearchReportMetadata.sources:type_name -> groundcrew.grounding.v1.ReportSource
+	33, // 23: groundcrew.grounding.v1.ResearchReportMetadata.timestamp:type_name -> google.protobuf.Timestamp
+	8,  // 24: groundcrew.grounding.v1.ListResearchResponse.runs:type_name -> groundcrew.grounding.v1.ResearchState
+	8,  // 25: groundcrew.grounding.v1.WatchResearchResponse.run:type_name -> groundcrew.grounding.v1.ResearchState
+	0,  // 26: groundcrew.grounding.v1.ApprovalRequest.risk_level:type_name -> groundcrew.grounding.v1.RiskLevel
+	33, // 27: groundcrew.grounding.v1.ApprovalRequest.requested_at:type_name -> google.protobuf.Timestamp
+	33, // 28: groundcrew.grounding.v1.ApprovalRequest.timeout_at:type_name -> google.protobuf.Timestamp
+	3,  // 29: groundcrew.grounding.v1.ApprovalRequest.status:type_name -> groundcrew.grounding.v1.ApprovalRequest.Status
+	27, // 30: groundcrew.grounding.v1.ApprovalRequest.decision:type_name -> groundcrew.grounding.v1.DecisionMetadata
+	33, // 31: groundcrew.grounding.v1.DecisionMetadata.decide_time:type_name -> google.protobuf.Timestamp
+	3,  // 32: groundcrew.grounding.v1.ListApprovalsRequest.status:type_name -> groundcrew.grounding.v1.ApprovalRequest.Status
+	26, // 33: groundcrew.grounding.v1.ListApprovalsResponse.approvals:type_name -> groundcrew.grounding.v1.ApprovalRequest
+	4,  // 34: groundcrew.grounding.v1.DecideApprovalRequest.decision:type_name -> groundcrew.grounding.v1.DecideApprovalRequest.Decision
+	26, // 35: groundcrew.grounding.v1.DecideApprovalResponse.approval:type_name -> groundcrew.grounding.v1.ApprovalRequest
+	5,  // 36: groundcrew.grounding.v1.ResearchService.StartResearch:input_type -> groundcrew.grounding.v1.StartResearchRequest
+	16, // 37: groundcrew.grounding.v1.ResearchService.GetResearch:input_type -> groundcrew.grounding.v1.GetResearchRequest
+	18, // 38: groundcrew.grounding.v1.ResearchService.GetResearchReport:input_type -> groundcrew.grounding.v1.GetResearchReportRequest
+	22, // 39: groundcrew.grounding.v1.ResearchService.ListResearch:input_type -> groundcrew.grounding.v1.ListResearchRequest
+	24, // 40: groundcrew.grounding.v1.ResearchService.WatchResearch:input_type -> groundcrew.grounding.v1.WatchResearchRequest
+	28, // 41: groundcrew.grounding.v1.ResearchService.ListApprovals:input_type -> groundcrew.grounding.v1.ListApprovalsRequest
+	30, // 42: groundcrew.grounding.v1.ResearchService.DecideApproval:input_type -> groundcrew.grounding.v1.DecideApprovalRequest
+	7,  // 43: groundcrew.grounding.v1.ResearchService.StartResearch:output_type -> groundcrew.grounding.v1.StartResearchResponse
+	17, // 44: groundcrew.grounding.v1.ResearchService.GetResearch:output_type -> groundcrew.grounding.v1.GetResearchResponse
+	19, // 45: groundcrew.grounding.v1.ResearchService.GetResearchReport:output_type -> groundcrew.grounding.v1.GetResearchReportResponse
+	23, // 46: groundcrew.grounding.v1.ResearchService.ListResearch:output_type -> groundcrew.grounding.v1.ListResearchResponse
+	25, // 47: groundcrew.grounding.v1.ResearchService.WatchResearch:output_type -> groundcrew.grounding.v1.WatchResearchResponse
+	29, // 48: groundcrew.grounding.v1.ResearchService.ListApprovals:output_type -> groundcrew.grounding.v1.ListApprovalsResponse
+	31, // 49: groundcrew.grounding.v1.ResearchService.DecideApproval:output_type -> groundcrew.grounding.v1.DecideApprovalResponse
+	43, // [43:50] is the sub-list for method output_type
+	36, // [36:43] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_groundcrew_grounding_v1_research_proto_init() }
@@ -2527,7 +2680,7 @@ func file_groundcrew_grounding_v1_research_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_groundcrew_grounding_v1_research_proto_rawDesc), len(file_groundcrew_grounding_v1_research_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   25,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
