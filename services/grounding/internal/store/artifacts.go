@@ -351,7 +351,8 @@ var (
 		{containsFold("akia", "asia"), regexp.MustCompile(`(?i)\b(?:AKIA|ASIA)[A-Z0-9]{16}\b`)},                 // AWS access key ids
 		{containsFold("private key"), regexp.MustCompile(`(?i)-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----`)},
 	}
-	assignRE = regexp.MustCompile(`(?i)\b((?:api[_-]?key|apikey|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|token|secret|password|passwd|pwd|key)["']?\s*[:=]\s*["']?)([^"'\s&,;}<>]{6,})`)
+	// A key may carry a prefix: DATABASE_PASSWORD, x-api-key, db.token.
+	assignRE = regexp.MustCompile(`(?i)\b((?:[a-z0-9]+[_.-])*(?:api[_-]?key|apikey|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|token|secret|password|passwd|pwd|key)["']?\s*[:=]\s*["']?)([^"'\s&,;}<>]{6,})`)
 	// assignKeys are the words every alternative of assignRE's key ends
 	// with.
 	assignKeys = []string{"key", "token", "secret", "password", "passwd", "pwd"}

@@ -95,6 +95,12 @@ func (s *Store) Create(ctx context.Context, m *grounding.Message, raw []byte) (e
 		written = append(written, path)
 	}
 	m.InputText, m.Context.Query = s.artifacts.Redact(m.InputText), s.artifacts.Redact(m.Context.Query)
+	if len(m.Citations) == 0 {
+		// An answer without citations may restate the input (offline, with
+		// search off, it is the input's own sentences). A cited answer is
+		// kept as written: its citation offsets point into it.
+		m.Text, m.Summary = s.artifacts.Redact(m.Text), s.artifacts.Redact(m.Summary)
+	}
 	for i := range m.Context.Results {
 		r := &m.Context.Results[i]
 		r.Title, r.Snippet = s.artifacts.Redact(r.Title), s.artifacts.Redact(r.Snippet)

@@ -523,6 +523,8 @@ func TestRedact(t *testing.T) {
 		{"token=ghp_abcdefghijklmnopqrstuvwxyz", "token=[REDACTED]"},
 		{`"promptTokenCount": 12`, `"promptTokenCount": 12`},
 		{"nothing secret here", "nothing secret here"},
+		{"DATABASE_PASSWORD=hunter2hunter2 x-api-key: abcdef123456", "DATABASE_PASSWORD=[REDACTED] x-api-key: [REDACTED]"},
+		{"the monkey = banana", "the monkey = banana"},
 	}
 	for _, tt := range tests {
 		if got := store.Redact(tt.in); got != tt.want {
