@@ -502,6 +502,11 @@ func TestChartRefusesWhatCannotWork(t *testing.T) {
 		{[]string{"rag.replicas=3"}, []string{"rag.replicas=3", "embedded vector index", "rag.qdrant.url"}},
 		{[]string{"gateway.apiKeys.existingSecret="}, []string{"GATEWAY_API_KEYS", "existing Secret"}},
 		{[]string{"notifier.env.DATABASE_URL=postgres://u:p@db/x"}, []string{"notifier.env.DATABASE_URL", "existingSecret"}},
+		// values.schema.json: a misspelt key or a wrong type is refused,
+		// not silently ignored.
+		{[]string{"notifer.enabled=false"}, []string{"notifer", "not allowed"}},
+		{[]string{"notifier.replicas=two"}, []string{"/notifier/replicas", "want integer"}},
+		{[]string{"gateway.readinessPath=/ready"}, []string{"/gateway/readinessPath"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.set, ","), func(t *testing.T) {
