@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// TestEvalSets runs the evaluation on the tuning set and on the held-out
+// TestEvalSets runs the evaluation on the tuning sets and on the held-out
 // set (written after tuning) and checks the measured figures reported in
 // BENCHMARKS.md: in-scope questions answered, unrelated ones (most
 // sharing a word with the spec) flagged, and hybrid retrieval not losing
@@ -23,10 +23,12 @@ func TestEvalSets(t *testing.T) {
 		questions             string
 		minAnswered, minFlagd float64
 	}{
+		// Tuning sets: 67/67 answered, 45/45 flagged; 40/40, 42/42.
 		{"../../testdata/gospec_questions.json", 0.95, 0.95},
-		// Held out: 40/40 answered, 38/42 flagged (the 95 % target for
-		// unrelated questions is missed here; see BENCHMARKS.md).
-		{"../../testdata/gospec_heldout.json", 0.95, 0.90},
+		{"../../testdata/gospec_heldout.json", 0.95, 0.95},
+		// Held out: 40/40 answered, 42/45 flagged (93.3 %: the 95 %
+		// target for unrelated questions is missed; see BENCHMARKS.md).
+		{"../../testdata/gospec_heldout2.json", 0.95, 0.93},
 	}
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.questions), func(t *testing.T) {

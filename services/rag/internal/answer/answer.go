@@ -292,7 +292,7 @@ func (a *Asker) Ask(ctx context.Context, req Request) (Result, error) {
 	}
 
 	in := ScopeInput{Question: question, Hits: hits, Threshold: a.opts.Scope.Threshold(settings),
-		MinCoverage: a.opts.Scope.MinCoverage, Description: settings.Description}
+		MinEvidence: a.opts.Scope.MinEvidence, MinCoverage: a.opts.Scope.MinCoverage, Description: settings.Description}
 	if tc, ok := a.s.(TermCounter); ok {
 		// Without term statistics every word weighs the same.
 		if ts, err := tc.TermStats(collection, contentTerms(question)); err == nil {

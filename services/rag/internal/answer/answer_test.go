@@ -379,7 +379,7 @@ func TestScopeWeights(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := Scope(ScopeInput{Question: tt.question, Hits: hits, Threshold: 0.1, MinCoverage: DefaultMinCoverage, Terms: tt.stats, Description: tt.description})
+			v := Scope(ScopeInput{Question: tt.question, Hits: hits, Threshold: 0.1, MinEvidence: DefaultMinEvidence, MinCoverage: DefaultMinCoverage, Terms: tt.stats, Description: tt.description})
 			if v.InScope != tt.in {
 				t.Errorf("Scope(%q) = %+v, want in scope %v", tt.question, v, tt.in)
 			}
