@@ -626,8 +626,10 @@ type AnnotatedMessage struct {
 	GroundedContext *GroundedContext `protobuf:"bytes,7,opt,name=grounded_context,json=groundedContext,proto3" json:"grounded_context,omitempty"`
 	// The original text that was grounded.
 	InputText string `protobuf:"bytes,8,opt,name=input_text,json=inputText,proto3" json:"input_text,omitempty"`
-	// Path of the raw provider response artifact, empty once retention removed
-	// it.
+	// Path of the raw provider response artifact, relative to the service's
+	// DATA_DIR (never an absolute server path): under artifacts/, or under
+	// archive/ once archived; empty when there is none or message retention
+	// purged it.
 	ArtifactPath string `protobuf:"bytes,9,opt,name=artifact_path,json=artifactPath,proto3" json:"artifact_path,omitempty"`
 	// The model or method that wrote it, e.g. "gemini-2.5-flash", "extractive".
 	Model string `protobuf:"bytes,10,opt,name=model,proto3" json:"model,omitempty"`
