@@ -946,8 +946,10 @@ export interface components {
              */
             artifactArchived?: boolean;
             /**
-             * @description Path of the raw provider response artifact, empty once retention removed
-             *     it.
+             * @description Path of the raw provider response artifact, relative to the service's
+             *     DATA_DIR (never an absolute server path): under artifacts/, or under
+             *     archive/ once archived; empty when there is none or message retention
+             *     purged it.
              */
             artifactPath?: string;
             /** @description Sources the text relies on; each was in the evidence. */
@@ -1794,6 +1796,18 @@ export interface components {
             /** @description What a reader should know (e.g. threshold not reached). */
             warnings?: string[];
         };
+        /** @description ReportSection records the evidence behind one sub-question's section. */
+        v1ReportSection: {
+            /** @description The sub-question. */
+            question?: string;
+            /**
+             * Format: double
+             * @description The score a source needed to enter the section's evidence.
+             */
+            relevanceBar?: number;
+            /** @description Every source that shares a term with the sub-question, scored. */
+            scores?: components["schemas"]["v1SourceRelevance"][];
+        };
         /** @description ReportSource names a source in report metadata. */
         v1ReportSource: {
             /** @description Page title, redacted. */
@@ -1830,6 +1844,12 @@ export interface components {
              */
             iterations?: number;
             quality?: components["schemas"]["v1QualityIndicators"];
+            /**
+             * @description Per sub-question, which sources its section could draw on and why:
+             *     the relevance bar and every scored source. Sources that clear the bar
+             *     for no sub-question are not in sources.
+             */
+            sections?: components["schemas"]["v1ReportSection"][];
             /** @description The sources cited, numbered as in findings. */
             sources?: components["schemas"]["v1SourceReference"][];
         };
@@ -2142,6 +2162,19 @@ export interface components {
             /** @description Page title. */
             title?: string;
             /** @description The page. */
+            url?: string;
+        };
+        /** @description SourceRelevance is one source's relevance to a sub-question. */
+        v1SourceRelevance: {
+            /** @description Whether score cleared the bar. */
+            admitted?: boolean;
+            /**
+             * Format: double
+             * @description Relevance in [0,1]: the IDF-weighted share of the question's terms the
+             *     source holds, halved when it does not speak to the question's angle.
+             */
+            score?: number;
+            /** @description The source's url. */
             url?: string;
         };
         /** @description StartResearchRequest describes a run. */

@@ -72,12 +72,9 @@ export function AskPage() {
       {collections.length === 0 && !error ? (
         <Empty title="No collections yet.">
           <p>
-            Ingest documents first, e.g.{" "}
-            <code>
-              curl -X POST localhost:8080/v1/collections/gospec/documents -d '
-              {`{"documents":[{"url":"https://go.dev/ref/spec","title":"The Go spec","markdown":"…"}]}`}'
-            </code>
-            .
+            Ingest documents first: <code>go run ./services/rag/cmd/rag-ingest -collection NAME DIR</code>, or{" "}
+            <code>POST /v1/collections/NAME/documents</code> with{" "}
+            <code>{`{"documents":[{"url":"…","title":"…","markdown":"…"}]}`}</code>.
           </p>
         </Empty>
       ) : (
