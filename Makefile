@@ -68,6 +68,10 @@ deploy-check: $(HELM) ## helm lint and render the chart; promtool check and test
 		$(HELM) lint --strict --quiet $(CHART) $${f:+-f "$$f"} >/dev/null || { $(HELM) lint --strict $(CHART) $${f:+-f "$$f"}; exit 1; }; \
 		$(HELM) template gc $(CHART) $${f:+-f "$$f"} >/dev/null; \
 	done
+	@echo "helm template $(CHART) --set search.replicas=2 must fail, saying why"; \
+	if out=$$($(HELM) template gc $(CHART) --set search.replicas=2 2>&1); then \
+		echo "the chart rendered two replicas of search's embedded index"; exit 1; \
+	fi; grep -q "runs one replica" <<<"$$out" || { echo "$$out"; exit 1; }
 	@if ! command -v $(PROMTOOL) >/dev/null 2>&1; then \
 		if [ -n "$${GROUNDCREW_CI:-}" ]; then echo "promtool is missing (Debian package prometheus); .ci/run installs it" >&2; exit 1; fi; \
 		echo "== promtool not found: rules not checked (apt-get install prometheus; CI fails instead)"; exit 0; \
