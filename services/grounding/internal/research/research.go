@@ -1,9 +1,9 @@
 // Package research is the research workflow, Plan → Research → Critique →
 // (Refine → Research)* → Finish: a run plans sub-questions for a topic,
-// collects evidence for them, critiques the evidence and refines the sub-questions at the gaps until the quality
-// threshold or the iteration cap is reached, then writes a cited report and
-// proposes actions; risky actions wait for a person's approval, which times
-// out.
+// collects evidence for them, critiques the evidence and refines the
+// sub-questions at the gaps until the quality threshold or the iteration cap
+// is reached, then writes a cited report and proposes actions; risky actions
+// wait for a person's approval, which times out.
 //
 // The run is a sequence of steps (plan, research, critique, refine, …,
 // finish), each executed by one durable job. A step reads the run, does its
