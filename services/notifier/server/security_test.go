@@ -43,16 +43,29 @@ type groundingStandIn struct {
 	groundingv1.UnimplementedGroundingServiceServer
 	groundingv1.UnimplementedResearchServiceServer
 	mu        sync.Mutex
+	reply     string // Converse's answer; "" means a fixed sentence
 	converses int
 	decisions []*groundingv1.DecideApprovalRequest
 	actors    []string
+	started   []*groundingv1.StartResearchRequest
 }
 
 func (g *groundingStandIn) Converse(context.Context, *groundingv1.ConverseRequest) (*groundingv1.ConverseResponse, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.converses++
+	if g.reply != "" {
+		return &groundingv1.ConverseResponse{Text: g.reply}, nil
+	}
 	return &groundingv1.ConverseResponse{Text: "Here is what I know."}, nil
+}
+
+func (g *groundingStandIn) StartResearch(ctx context.Context, req *groundingv1.StartResearchRequest) (*groundingv1.StartResearchResponse, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.started = append(g.started, req)
+	g.actors = append(g.actors, actor.FromContext(ctx))
+	return &groundingv1.StartResearchResponse{Run: &groundingv1.ResearchState{Id: "run-1"}}, nil
 }
 
 func (g *groundingStandIn) DecideApproval(ctx context.Context, req *groundingv1.DecideApprovalRequest) (*groundingv1.DecideApprovalResponse, error) {
@@ -78,7 +91,11 @@ type secEnv struct {
 
 func startSecured(t *testing.T, extra map[string]string) secEnv {
 	t.Helper()
-	g := &groundingStandIn{}
+	return startWith(t, &groundingStandIn{}, extra)
+}
+
+func startWith(t *testing.T, g *groundingStandIn, extra map[string]string) secEnv {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

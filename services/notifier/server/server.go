@@ -33,6 +33,7 @@ import (
 	"github.com/groundcrew/groundcrew/services/notifier/internal/outbound"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/pipeline"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/store"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/taskjobs"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/telegram"
 )
 
@@ -308,9 +309,15 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		return err
 	}
 
+	// Approval buttons are decided, and the chat agent's research tasks
+	// started, through grounding's ResearchService, on the connection
+	// enrichment already uses.
+	research := groundingclient.NewApprovals(groundingv1.NewResearchServiceClient(conn))
 	p, err := pipeline.New(ctx, pipeline.Deps{
 		Store: st, Enricher: ground, Deliverer: deliverer,
 		Metrics: pipeline.NewMetrics(srv.Registry()), Logger: logger,
+		// The chat agent's task blocks run as durable jobs on the same queue.
+		Register: func(w *river.Workers) { taskjobs.Register(w, replier, research, logger) },
 	}, pipeline.Config{
 		DedupWindow:   dedupWindow(cfg.DedupWindow),
 		EnrichTimeout: cfg.EnrichTimeout,
@@ -357,10 +364,8 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		Persona: cfg.Persona, HistorySize: cfg.HistorySize,
 		AllowedChats: allowed, ChatRate: chatRate, Refusals: refusals,
 	}, st, ground, replier, logger)
-	// Approval buttons are decided through grounding's ResearchService, on
-	// the connection enrichment already uses.
-	agent.HandleCallbacks(approval.New(groundingclient.NewApprovals(groundingv1.NewResearchServiceClient(conn)), responder, st,
-		approval.Config{Approvers: approvers, Refusals: refusals}, logger), responder)
+	agent.HandleCallbacks(approval.New(research, responder, st, approval.Config{Approvers: approvers, Refusals: refusals}, logger), responder)
+	agent.ScheduleTasks(taskjobs.NewScheduler(p))
 	switch {
 	case cfg.TelegramWebhookDisabled:
 		logger.Info("telegram webhook: disabled (TELEGRAM_WEBHOOK_DISABLED=true); updates posted to it are refused")

@@ -26,6 +26,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf16"
+
+	"github.com/groundcrew/groundcrew/services/notifier/internal/tasks"
 )
 
 // Outcomes of Handle.
@@ -94,6 +96,23 @@ type Config struct {
 	Refusals Refusals
 }
 
+// TaskRequest is a task block of the agent's reply, to be scheduled as a
+// durable job.
+type TaskRequest struct {
+	ChatID    int64      // the chat the reply went to
+	MessageID int64      // the message the reply answers
+	Index     int        // the block's place in the reply
+	From      *User      // who asked (nil when unknown)
+	Task      tasks.Task // what to do
+}
+
+// Scheduler schedules the tasks of a reply. Scheduling the same chat,
+// message and index again must not schedule twice: a reply whose sending
+// failed is written again when Telegram retries the update.
+type Scheduler interface {
+	Schedule(ctx context.Context, t TaskRequest) error
+}
+
 // CallbackAnswerer answers a button press (answerCallbackQuery), which
 // shows the text to the person who pressed and nobody else.
 type CallbackAnswerer interface {
@@ -108,6 +127,7 @@ type Service struct {
 	replier   Replier
 	callbacks CallbackHandler
 	answerer  CallbackAnswerer
+	scheduler Scheduler
 	allowed   map[int64]bool
 	budgets   *budgets
 	logger    *slog.Logger
@@ -197,6 +217,10 @@ type CallbackHandler interface {
 func (s *Service) HandleCallbacks(h CallbackHandler, a CallbackAnswerer) {
 	s.callbacks, s.answerer = h, a
 }
+
+// ScheduleTasks sets what schedules the task blocks of replies; without one
+// the blocks are still taken out of the reply, logged and dropped.
+func (s *Service) ScheduleTasks(sc Scheduler) { s.scheduler = sc }
 
 // ErrInvalid is returned for an update that cannot be handled as given.
 var ErrInvalid = errors.New("invalid update")
@@ -321,7 +345,10 @@ func (s *Service) handle(ctx context.Context, u Update) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("writing a reply in chat %d: %w", in.Chat.ID, err)
 	}
-	reply = strings.TrimSpace(reply)
+	reply, err = s.takeTasks(ctx, in, target, reply)
+	if err != nil {
+		return "", err
+	}
 	if reply == "" {
 		s.logger.WarnContext(ctx, "the agent wrote an empty reply; nothing sent", "chat_id", in.Chat.ID)
 		return Stored, nil
@@ -344,6 +371,35 @@ func (s *Service) handle(ctx context.Context, u Update) (string, error) {
 		return "", err
 	}
 	return Replied, nil
+}
+
+// takeTasks takes the task blocks out of reply and schedules those it can
+// read; the others are logged and dropped, never sent raw.
+func (s *Service) takeTasks(ctx context.Context, in *Incoming, target int64, reply string) (string, error) {
+	text, blocks, errs := tasks.Extract(reply)
+	for _, err := range errs {
+		s.logger.WarnContext(ctx, "task block dropped", "chat_id", in.Chat.ID, "error", err)
+	}
+	for i, b := range blocks {
+		if i >= tasks.MaxBlocks {
+			s.logger.WarnContext(ctx, "task blocks over the limit dropped", "chat_id", in.Chat.ID, "dropped", len(blocks)-i)
+			break
+		}
+		t, err := tasks.Parse(b, s.now())
+		if err != nil {
+			s.logger.WarnContext(ctx, "task block dropped", "chat_id", in.Chat.ID, "kind", b.Kind(), "error", err)
+			continue
+		}
+		if s.scheduler == nil {
+			s.logger.WarnContext(ctx, "task block dropped: no scheduler", "chat_id", in.Chat.ID, "kind", b.Kind())
+			continue
+		}
+		if err := s.scheduler.Schedule(ctx, TaskRequest{ChatID: in.Chat.ID, MessageID: target, Index: i, From: in.From, Task: t}); err != nil {
+			return "", fmt.Errorf("scheduling a %s task in chat %d: %w", b.Kind(), in.Chat.ID, err)
+		}
+		s.logger.InfoContext(ctx, "task scheduled", "chat_id", in.Chat.ID, "kind", b.Kind())
+	}
+	return strings.TrimSpace(text), nil
 }
 
 // refused logs and counts a refusal.

@@ -166,6 +166,9 @@ type Deps struct {
 	Deliverer Deliverer
 	Metrics   *Metrics // nil: not recorded
 	Logger    *slog.Logger
+	// Register adds the workers of other durable jobs that share the
+	// queue (the chat agent's tasks); nil adds none.
+	Register func(*river.Workers)
 }
 
 // New migrates River's tables in the store's database and builds a
@@ -187,6 +190,9 @@ func New(ctx context.Context, deps Deps, cfg Config) (*Pipeline, error) {
 	}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &deliverWorker{p: p})
+	if deps.Register != nil {
+		deps.Register(workers)
+	}
 	q, err := jobqueue.Open(ctx, p.db, workers, jobqueue.Config{
 		Workers:      cfg.Workers,
 		PollInterval: cfg.PollInterval,
@@ -291,6 +297,15 @@ func (p *Pipeline) Ingest(ctx context.Context, alerts []alert.Alert) ([]*alert.A
 		}
 	}
 	return out, nil
+}
+
+// Insert queues another durable job (one registered through
+// Deps.Register) on the pipeline's queue.
+func (p *Pipeline) Insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error {
+	if _, err := p.river.Insert(ctx, args, opts); err != nil {
+		return fmt.Errorf("queueing a %s job: %w", args.Kind(), err)
+	}
+	return nil
 }
 
 // Get returns a stored alert; a missing id gives store.ErrNotFound.
