@@ -47,36 +47,40 @@ type assessment struct {
 	// onTopic marks the sources admitted for at least one sub-question.
 	onTopic []bool
 	// focus[q] are the terms plan[q] is about and weights[q] their IDF
-	// weights.
+	// weights; own[q] the further terms of a question no template wrote.
 	focus   [][]string
+	own     [][]string
 	weights []map[string]float64
 }
 
-// questionFocus returns the terms sub-question q is about: the subject's
-// for the planner's angles, the key phrase's for a phrase question of a
-// compound topic, the question's own for any other (a model's).
-func questionFocus(q, topic string) []string {
-	if kindOf(q, topic) != nil {
-		return contentTerms(subject(topic))
-	}
+// questionFocus returns the terms sub-question q is about and, for a
+// question no template wrote (a model planner's), its own further terms,
+// half of which a source must hold to speak to it. The focus is the
+// subject's terms for the planner's angles and for other questions, the
+// key phrase's for a phrase question of a compound topic.
+func questionFocus(q, topic string) (focus, own []string) {
 	subj := subject(topic)
+	subjTerms := contentTerms(subj)
+	if kindOf(q, topic) != nil {
+		return subjTerms, nil
+	}
 	for _, p := range extraPhrases(topic, subj) {
 		if q == fmt.Sprintf(phraseTemplate, p, subj) || q == fmt.Sprintf(phraseSharper, p, subj) {
-			return contentTerms(p)
+			return contentTerms(p), nil
 		}
 	}
-	var out []string
 	for _, t := range contentTerms(q) {
-		if !templateWords[t] {
-			out = append(out, t)
+		if !slices.Contains(subjTerms, t) && !templateWords[t] {
+			own = append(own, t)
 		}
 	}
-	return out
+	return subjTerms, own
 }
 
 // assess scores every source against every sub-question of plan: the
 // IDF-weighted share of the question's focus terms the source holds,
-// halved when the source does not speak to the question's angle.
+// halved when the source does not speak to the question's angle (a cue
+// word, or half of a model question's own terms).
 func assess(topic string, plan []string, sources []Source) assessment {
 	texts := make([]map[string]bool, len(sources))
 	for i, s := range sources {
@@ -90,9 +94,10 @@ func assess(topic string, plan []string, sources []Source) assessment {
 		onTopic:  make([]bool, len(sources)),
 	}
 	for qi, q := range plan {
-		focus := questionFocus(q, topic)
+		focus, own := questionFocus(q, topic)
 		weights := subjectWeights(focus, texts)
 		a.focus = append(a.focus, focus)
+		a.own = append(a.own, own)
 		a.weights = append(a.weights, weights)
 		sec := SectionEvidence{Question: q, Bar: RelevanceBar}
 		for i, t := range texts {
@@ -100,7 +105,7 @@ func assess(topic string, plan []string, sources []Source) assessment {
 			if score == 0 {
 				continue
 			}
-			if !addressesAngle(t, q, topic) {
+			if !addressesAngle(t, q, topic) || !matchesHalf(t, own) {
 				score /= 2
 			}
 			score = math.Round(score*1000) / 1000

@@ -99,7 +99,12 @@ func pick(run *Run, a assessment, qi int, q string, used map[string]bool) []find
 				default:
 					continue
 				}
-			default: // the overview and other questions: about the focus
+			case len(a.own[qi]) > 0: // a model's question: its own words
+				angle = ownShare(ts, a.own[qi])
+				if angle == 0 && focus == 0 {
+					continue
+				}
+			default: // the overview and phrase questions: about the focus
 				if focus == 0 {
 					continue
 				}
@@ -133,6 +138,17 @@ func pick(run *Run, a assessment, qi int, q string, used map[string]bool) []find
 		used[sentenceKey(f.text)] = true
 	}
 	return out
+}
+
+// ownShare is the share of terms that text holds.
+func ownShare(text map[string]bool, terms []string) float64 {
+	n := 0
+	for _, t := range terms {
+		if text[t] {
+			n++
+		}
+	}
+	return float64(n) / float64(len(terms))
 }
 
 // cite appends the citation marker to a finding's sentence.

@@ -282,3 +282,45 @@ func checkReportProperties(t *testing.T, run *Run) {
 		}
 	}
 }
+
+// modelPlanner plans like a model would: questions no template wrote.
+type modelPlanner struct{ OfflinePlanner }
+
+func (modelPlanner) Plan(context.Context, string) ([]string, error) {
+	return []string{
+		"Why does PgBouncer transaction pooling reduce Postgres connection memory?",
+		"Which per-replica pool size keeps Postgres below max_connections?",
+		"How do TLS certificates get renewed by cert-manager?",
+	}, nil
+}
+
+// TestReportModelQuestions: a model's sub-questions are held to the topic
+// and to their own words; a question off the topic gets no evidence even
+// though a runbook answers it.
+func TestReportModelQuestions(t *testing.T) {
+	idx := loadRunbookIndex(t)
+	st, clock := newMemStore(), newFakeClock()
+	svc, err := New(Deps{Store: st, Searcher: idx, Planner: modelPlanner{}, Notifier: &fakeNotifier{}, Clock: clock}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started, err := svc.Start(t.Context(), StartParams{Topic: "Postgres connection pooling", UserID: userID, MaxIterations: ptr(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain(t, svc, st, clock)
+	run, _ := svc.Get(t.Context(), started.ID)
+	checkReportProperties(t, run)
+	for _, s := range run.Report.Sources {
+		if s.URL != "https://runbooks.groundcrew.example/postgres-too-many-connections" {
+			t.Errorf("report lists %s", s.URL)
+		}
+	}
+	sections := strings.Split(run.Report.FindingsMarkdown, "\n## ")
+	if !strings.Contains(sections[1], "PgBouncer") || !strings.Contains(sections[2], "pool size") {
+		t.Errorf("the Postgres questions are not answered from the Postgres runbook:\n%s", run.Report.FindingsMarkdown)
+	}
+	if !strings.Contains(sections[3], noEvidenceSentence) {
+		t.Errorf("the TLS question, off the topic, is answered:\n%s", sections[3])
+	}
+}
