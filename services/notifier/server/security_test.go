@@ -48,12 +48,14 @@ type groundingStandIn struct {
 	decisions []*groundingv1.DecideApprovalRequest
 	actors    []string
 	started   []*groundingv1.StartResearchRequest
+	notes     string // the last Converse's model_notes
 }
 
-func (g *groundingStandIn) Converse(context.Context, *groundingv1.ConverseRequest) (*groundingv1.ConverseResponse, error) {
+func (g *groundingStandIn) Converse(_ context.Context, req *groundingv1.ConverseRequest) (*groundingv1.ConverseResponse, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.converses++
+	g.notes = req.GetModelNotes()
 	if g.reply != "" {
 		return &groundingv1.ConverseResponse{Text: g.reply}, nil
 	}

@@ -59,7 +59,11 @@ func TestChatTaskBlocks(t *testing.T) {
 	g.mu.Lock()
 	started := g.started
 	actors := append([]string(nil), g.actors...)
+	notes := g.notes
 	g.mu.Unlock()
+	if !strings.Contains(notes, "```task") {
+		t.Errorf("the model was not told how to write task blocks: model_notes %q", notes)
+	}
 	if len(started) != 1 {
 		t.Fatalf("%d research runs started, want 1", len(started))
 	}

@@ -333,8 +333,13 @@ func (s *Service) handle(ctx context.Context, u Update) (string, error) {
 		return "", err
 	}
 	history = ensureTarget(history, target, msg)
+	notes := ""
+	if s.scheduler != nil {
+		notes = tasks.ModelNotes
+	}
 	reply, err := s.converser.Converse(ctx, ConverseRequest{
 		Persona:        s.cfg.Persona,
+		ModelNotes:     notes,
 		Group:          s.group(in.Chat),
 		History:        history,
 		TargetID:       target,

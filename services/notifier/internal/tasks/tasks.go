@@ -28,6 +28,14 @@ import (
 	"unicode/utf8"
 )
 
+// ModelNotes tells the model how to write task blocks (the chat agent
+// passes it as Converse's model_notes when tasks are scheduled).
+const ModelNotes = "You can schedule work by adding a task block at the end of your reply; it is removed before the reply is sent. " +
+	"A block is a line ```task, then key: value lines, then a line ```. Kinds: " +
+	"remind (fields: text, and in: a duration such as 30m, 2h or 1d, or at: an RFC 3339 time; at most 7 days ahead) sends the text to this chat at that time; " +
+	"research (field: topic) starts a research run whose summary is posted here when it finishes. " +
+	"Add a block only when the user asks for a reminder or for research, and say in words what you scheduled."
+
 // Limits of a task.
 const (
 	// MaxAhead is how far ahead a reminder may be set.
