@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/groundcrew/groundcrew/services/grounding/internal/grounding"
 )
 
 // redactAll is Redact without its pre-tests: every pattern over the whole
@@ -90,4 +92,48 @@ func BenchmarkRedact(b *testing.B) {
 			redactAll(a)
 		}
 	})
+}
+
+// TestRedactTextKeepsOffsets: a cited answer that echoes a secret is
+// stored redacted with its citation spans and parsed offsets moved so
+// they cover the same words.
+func TestRedactTextKeepsOffsets(t *testing.T) {
+	arts, err := NewArtifacts(t.TempDir() + "/artifacts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Store{artifacts: arts}
+	text := "Login as ops@example.com failed [1]. The pool is full [2]."
+	r := []rune(text)
+	span := func(sub string) (int, int) {
+		i := strings.Index(text, sub)
+		return len([]rune(text[:i])), len([]rune(text[:i])) + len([]rune(sub))
+	}
+	s1, e1 := span("Login as ops@example.com failed")
+	s2, e2 := span("The pool is full")
+	m := &grounding.Message{
+		Text: string(r),
+		Citations: []grounding.Citation{
+			{StartIndex: s1, EndIndex: e1}, {StartIndex: s2, EndIndex: e2},
+		},
+		Parsed: map[string]any{"markers": []any{map[string]any{"offset": float64(e2 + 1), "start": float64(s2), "end": float64(e2)}}},
+	}
+	s.redactText(m)
+	if want := "Login as [REDACTED] failed [1]. The pool is full [2]."; m.Text != want {
+		t.Fatalf("text = %q, want %q", m.Text, want)
+	}
+	got := []rune(m.Text)
+	for i, want := range []string{"Login as [REDACTED] failed", "The pool is full"} {
+		c := m.Citations[i]
+		if s := string(got[c.StartIndex:c.EndIndex]); s != want {
+			t.Errorf("citation %d covers %q, want %q", i, s, want)
+		}
+	}
+	mk := m.Parsed["markers"].([]any)[0].(map[string]any)
+	if s := string(got[int(mk["start"].(float64)):int(mk["end"].(float64))]); s != "The pool is full" {
+		t.Errorf("parsed span covers %q", s)
+	}
+	if s := string(got[int(mk["offset"].(float64)):]); !strings.HasPrefix(s, "[2]") {
+		t.Errorf("parsed marker offset points at %q", s)
+	}
 }

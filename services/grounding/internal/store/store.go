@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -95,12 +96,10 @@ func (s *Store) Create(ctx context.Context, m *grounding.Message, raw []byte) (e
 		written = append(written, path)
 	}
 	m.InputText, m.Context.Query = s.artifacts.Redact(m.InputText), s.artifacts.Redact(m.Context.Query)
-	if len(m.Citations) == 0 {
-		// An answer without citations may restate the input (offline, with
-		// search off, it is the input's own sentences). A cited answer is
-		// kept as written: its citation offsets point into it.
-		m.Text, m.Summary = s.artifacts.Redact(m.Text), s.artifacts.Redact(m.Summary)
-	}
+	// The answer may restate the input (offline with search off it is the
+	// input's own sentences, and a model may echo it).
+	s.redactText(m)
+	m.Summary = s.artifacts.Redact(m.Summary)
 	for i := range m.Context.Results {
 		r := &m.Context.Results[i]
 		r.Title, r.Snippet = s.artifacts.Redact(r.Title), s.artifacts.Redact(r.Snippet)
@@ -178,6 +177,72 @@ func (s *Store) Create(ctx context.Context, m *grounding.Message, raw []byte) (e
 		return fmt.Errorf("storing message: %w", err)
 	}
 	return nil
+}
+
+// redactText redacts m.Text keeping every offset into it true: the text
+// is cut at each citation boundary and each offset the parsed metadata
+// records, the pieces are redacted one by one, and the offsets are moved
+// to where their piece now starts. A secret is never split by a boundary
+// in practice: boundaries fall at sentence ends and citation markers.
+func (s *Store) redactText(m *grounding.Message) {
+	if s.artifacts.Redact(m.Text) == m.Text {
+		return
+	}
+	runes := []rune(m.Text)
+	cuts := map[int]bool{0: true, len(runes): true}
+	for _, c := range m.Citations {
+		cuts[c.StartIndex], cuts[c.EndIndex] = true, true
+	}
+	forEachOffset(m.Parsed, func(v int) int { cuts[v] = true; return v })
+	var bounds []int
+	for c := range cuts {
+		if c >= 0 && c <= len(runes) {
+			bounds = append(bounds, c)
+		}
+	}
+	slices.Sort(bounds)
+	moved := make(map[int]int, len(bounds))
+	var out strings.Builder
+	pos := 0
+	for i, b := range bounds {
+		moved[b] = pos
+		if i+1 < len(bounds) {
+			piece := s.artifacts.Redact(string(runes[b:bounds[i+1]]))
+			out.WriteString(piece)
+			pos += utf8.RuneCountInString(piece)
+		}
+	}
+	m.Text = out.String()
+	move := func(v int) int {
+		if n, ok := moved[v]; ok {
+			return n
+		}
+		return v
+	}
+	for i := range m.Citations {
+		c := &m.Citations[i]
+		c.StartIndex, c.EndIndex = move(c.StartIndex), move(c.EndIndex)
+	}
+	forEachOffset(m.Parsed, move)
+}
+
+// forEachOffset replaces each offset ("offset", "start", "end") of the
+// parsed metadata's markers and dropped markers by f's result.
+func forEachOffset(parsed map[string]any, f func(int) int) {
+	for _, list := range []string{"markers", "dropped"} {
+		items, _ := parsed[list].([]any)
+		for _, it := range items {
+			mk, _ := it.(map[string]any)
+			for _, k := range []string{"offset", "start", "end"} {
+				switch v := mk[k].(type) {
+				case float64:
+					mk[k] = float64(f(int(v)))
+				case int:
+					mk[k] = f(v)
+				}
+			}
+		}
+	}
 }
 
 const messageColumns = `m.id, m.text, m.summary, m.confidence, m.status, m.query, m.evidence, m.evidence_time,
