@@ -25,6 +25,13 @@ type store interface {
 	Close() error
 }
 
+// Both stores count terms, so the scope check weighs words by their
+// specificity to the collection whichever is configured.
+var (
+	_ answer.TermCounter = (*vectorindex.Store)(nil)
+	_ answer.TermCounter = (*qdrantstore.Store)(nil)
+)
+
 // backends are the service's dependencies, chosen from the configuration.
 type backends struct {
 	embedder  rag.Embedder

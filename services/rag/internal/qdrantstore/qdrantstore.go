@@ -49,6 +49,7 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc"
 
+	"github.com/groundcrew/groundcrew/services/rag/internal/embedder"
 	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 )
 
@@ -97,6 +98,21 @@ type Store struct {
 
 	mu       sync.RWMutex
 	settings map[string]rag.Settings // by rag collection name
+
+	// termsMu guards terms: per collection, the term counts of a sample
+	// of its chunks, dropped whenever the collection changes.
+	termsMu  sync.Mutex
+	terms    map[string]*termCounts
+	termsGen map[string]uint64 // bumped by every change, so a count
+	// that raced with a change is not kept
+}
+
+// termCounts are the document frequencies of a sample of a collection's
+// chunks, scaled to the whole collection.
+type termCounts struct {
+	chunks  int
+	sampled int
+	df      map[string]int
 }
 
 // Open connects to Qdrant, checks it answers, and loads the settings of
@@ -122,7 +138,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to qdrant at %s: %w", cfg.URL, err)
 	}
-	s := &Store{client: client, emb: cfg.Embedder, prefix: cmp.Or(cfg.Prefix, DefaultPrefix), limits: cfg.Limits, settings: map[string]rag.Settings{}}
+	s := &Store{client: client, emb: cfg.Embedder, prefix: cmp.Or(cfg.Prefix, DefaultPrefix), limits: cfg.Limits, settings: map[string]rag.Settings{}, terms: map[string]*termCounts{}, termsGen: map[string]uint64{}}
 	if err := s.load(ctx); err != nil {
 		client.Close()
 		return nil, fmt.Errorf("qdrant at %s: %w", cfg.URL, err)
@@ -360,6 +376,7 @@ func (s *Store) Upsert(ctx context.Context, name string, docs ...rag.Document) (
 		}
 		res.Chunks += len(points)
 	}
+	s.forgetTerms(name)
 	return res, nil
 }
 
@@ -393,6 +410,7 @@ func (s *Store) Delete(ctx context.Context, name, u string) error {
 	if err != nil {
 		return fmt.Errorf("deleting chunks of %s: %w", u, err)
 	}
+	s.forgetTerms(name)
 	return nil
 }
 
@@ -515,6 +533,75 @@ func toHit(p map[string]*qdrant.Value) rag.Hit {
 		}
 	}
 	return h
+}
+
+// termSample bounds the chunks TermStats reads to count terms.
+const termSample = 1000
+
+// TermStats returns how many chunks of a collection contain each term. Qdrant
+// cannot count stemmed terms, so the counts come from up to 1,000 chunks
+// read once per change of the collection, scaled to its size: exact for
+// collections of up to 1,000 chunks, an estimate above (a term seen in no
+// sampled chunk counts as absent).
+func (s *Store) TermStats(name string, terms []string) (rag.TermStats, error) {
+	s.termsMu.Lock()
+	tc, ok := s.terms[name]
+	gen := s.termsGen[name]
+	s.termsMu.Unlock()
+	if !ok {
+		var err error
+		if tc, err = s.countTerms(name); err != nil {
+			return rag.TermStats{}, err
+		}
+		s.termsMu.Lock()
+		if s.termsGen[name] == gen {
+			s.terms[name] = tc
+		}
+		s.termsMu.Unlock()
+	}
+	out := rag.TermStats{Chunks: tc.chunks, DF: make(map[string]int, len(terms))}
+	for _, t := range terms {
+		df := tc.df[t]
+		if tc.sampled > 0 && tc.sampled < tc.chunks {
+			df = int(math.Round(float64(df) * float64(tc.chunks) / float64(tc.sampled)))
+		}
+		out.DF[t] = df
+	}
+	return out, nil
+}
+
+// countTerms reads a sample of a collection's chunks and counts the
+// chunks each term occurs in.
+func (s *Store) countTerms(name string) (*termCounts, error) {
+	st, err := s.Stats(name)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	sample, err := s.Sample(ctx, name, termSample)
+	if err != nil {
+		return nil, err
+	}
+	tc := &termCounts{chunks: max(st.Chunks, len(sample)), sampled: len(sample), df: map[string]int{}}
+	for _, h := range sample {
+		seen := map[string]bool{}
+		for _, t := range embedder.Analyze(rag.IndexText(h.HeadingPath, h.Text)) {
+			if !seen[t] {
+				seen[t] = true
+				tc.df[t]++
+			}
+		}
+	}
+	return tc, nil
+}
+
+// forgetTerms drops a collection's term counts after it changed.
+func (s *Store) forgetTerms(name string) {
+	s.termsMu.Lock()
+	delete(s.terms, name)
+	s.termsGen[name]++
+	s.termsMu.Unlock()
 }
 
 // Sample returns up to n chunks for scope calibration: the first n in

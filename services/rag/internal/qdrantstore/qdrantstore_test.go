@@ -527,3 +527,41 @@ func TestCollectionQuota(t *testing.T) {
 		t.Errorf("updating an existing collection at the limit: %v", err)
 	}
 }
+
+// TestTermStats checks the document frequencies the scope check weighs
+// words by: counted over the collection's chunks (headings included),
+// and counted again after the collection changes.
+func TestTermStats(t *testing.T) {
+	_, url := newFake(t)
+	s := openFake(t, url)
+	ctx := t.Context()
+	if _, err := s.Upsert(ctx, "ops",
+		doc("https://runbooks.example.com/pg", "Postgres", nil,
+			"Too many connections: put PgBouncer in front of Postgres.", "Replication lag: check the WAL receiver."),
+		doc("https://runbooks.example.com/kafka", "Kafka", nil, "Consumer lag grows when consumers are slow.")); err != nil {
+		t.Fatal(err)
+	}
+	terms := []string{"postgr", "lag", "kafka", "ukulel"}
+	check := func(want rag.TermStats) {
+		t.Helper()
+		got, err := s.TermStats("ops", terms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := gocmp.Diff(want, got); diff != "" {
+			t.Errorf("TermStats (-want +got):\n%s", diff)
+		}
+	}
+	check(rag.TermStats{Chunks: 3, DF: map[string]int{"postgr": 2, "lag": 2, "kafka": 1, "ukulel": 0}})
+	if _, err := s.Upsert(ctx, "ops", doc("https://runbooks.example.com/music", "Ukulele", nil, "Tune the ukulele before playing.")); err != nil {
+		t.Fatal(err)
+	}
+	check(rag.TermStats{Chunks: 4, DF: map[string]int{"postgr": 2, "lag": 2, "kafka": 1, "ukulel": 1}})
+	if err := s.Delete(ctx, "ops", "https://runbooks.example.com/kafka"); err != nil {
+		t.Fatal(err)
+	}
+	check(rag.TermStats{Chunks: 3, DF: map[string]int{"postgr": 2, "lag": 1, "kafka": 0, "ukulel": 1}})
+	if _, err := s.TermStats("nope", terms); !errors.Is(err, rag.ErrNotFound) {
+		t.Errorf("TermStats(nope) error = %v, want ErrNotFound", err)
+	}
+}
