@@ -28,6 +28,8 @@ type store interface {
 // Both stores count terms, so the scope check weighs words by their
 // specificity to the collection whichever is configured.
 var (
+	_ library.Store      = (*vectorindex.Store)(nil)
+	_ library.Store      = (*qdrantstore.Store)(nil)
 	_ answer.TermCounter = (*vectorindex.Store)(nil)
 	_ answer.TermCounter = (*qdrantstore.Store)(nil)
 )

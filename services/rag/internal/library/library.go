@@ -28,11 +28,10 @@ import (
 	"github.com/groundcrew/groundcrew/services/rag/internal/answer"
 	"github.com/groundcrew/groundcrew/services/rag/internal/chunker"
 	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
-	"github.com/groundcrew/groundcrew/services/rag/internal/vectorindex"
 )
 
 // Store is what the library needs from a document store;
-// *vectorindex.Store implements it.
+// both document stores (vectorindex, qdrantstore) implement it.
 type Store interface {
 	answer.Sampler
 	Upsert(ctx context.Context, collection string, docs ...rag.Document) (rag.UpsertResult, error)
@@ -40,8 +39,6 @@ type Store interface {
 	Stats(collection string) (rag.Stats, error)
 	Collections() []string
 }
-
-var _ Store = (*vectorindex.Store)(nil)
 
 // ErrInvalidDocument means a document cannot be ingested; the error is a
 // [*DocumentError] saying which one and why.

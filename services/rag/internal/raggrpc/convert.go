@@ -99,7 +99,7 @@ func toQuery(req *ragv1.RetrieveRequest) rag.Query {
 }
 
 // fromHit describes a retrieved chunk. Its similarity is the store's
-// cosine clamped to [0,1] (see package vectorindex), whatever the ranking.
+// cosine clamped to [0,1] (see package rag), whatever the ranking.
 func fromHit(h rag.Hit) *ragv1.Chunk {
 	return &ragv1.Chunk{
 		Text:            h.Text,

@@ -1,6 +1,6 @@
 // Package raggrpc is the gRPC adapter of the rag service: it converts
-// between the generated types and the domain (packages library, answer and
-// vectorindex), and alone maps domain errors to gRPC codes.
+// between the generated types and the domain (packages rag, library and
+// answer), and alone maps domain errors to gRPC codes.
 package raggrpc
 
 import (
@@ -23,7 +23,7 @@ import (
 )
 
 // Store is what the handlers read directly from the document store;
-// *vectorindex.Store implements it.
+// both document stores implement it.
 type Store interface {
 	answer.Searcher
 }
