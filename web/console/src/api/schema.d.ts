@@ -1208,7 +1208,10 @@ export interface components {
              * @description When it was created (output only).
              */
             createTime?: string;
-            /** @description What the collection is about; used by the scope check. */
+            /**
+             * @description What the collection is about: the scope check counts its words as
+             *     covered, and the answering model is told it.
+             */
             description?: string;
             /**
              * Format: int64

@@ -99,7 +99,8 @@ type Collection struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Name: lower-case letters, digits, '-' and '_', 1..63 characters.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// What the collection is about; used by the scope check.
+	// What the collection is about: the scope check counts its words as
+	// covered, and the answering model is told it.
 	Description string `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
 	// The answer to questions outside the collection; unset means "sorry this
 	// content is not related to this book".
