@@ -196,10 +196,20 @@ func (su *suite) run(t *testing.T, within time.Duration, actions ...chromedp.Act
 	}
 }
 
-// open loads a console page and waits for its heading.
+// open loads a console page and waits for its heading, signing in first
+// when the page asks for the key (so a scenario also runs on its own).
 func (su *suite) open(t *testing.T, path, heading string) {
 	t.Helper()
-	su.run(t, 20*time.Second, chromedp.Navigate(su.s.GatewayURL+path), chromedp.WaitVisible(heading, chromedp.ByQuery))
+	var signIn bool
+	su.run(t, 20*time.Second,
+		chromedp.Navigate(su.s.GatewayURL+path),
+		chromedp.WaitVisible(heading+", #api-key", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector("#api-key") !== null`, &signIn),
+	)
+	if signIn {
+		su.signIn(t)
+	}
+	su.run(t, 20*time.Second, chromedp.WaitVisible(heading, chromedp.ByQuery))
 }
 
 // signIn answers the sign-in screen with the key.

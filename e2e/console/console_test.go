@@ -83,6 +83,64 @@ func TestConsole(t *testing.T) {
 		}
 	})
 
+	t.Run("the alert's Telegram message is shown as Telegram renders it", func(t *testing.T) {
+		text := "Disk 97% full (db-1): /var/lib/postgresql! Check *now* [runbook]"
+		var out struct {
+			Alert struct{ ID string }
+		}
+		su.api(t, "POST", "/v1/alerts", map[string]any{"text": text}, &out)
+		eventually(t, 90*time.Second, "the alert to be delivered", func() bool {
+			var got struct{ Alert struct{ Status string } }
+			su.api(t, "GET", "/v1/alerts/"+out.Alert.ID, nil, &got)
+			return got.Alert.Status == "DELIVERED"
+		})
+		var shown string
+		su.open(t, "/console/alerts/"+out.Alert.ID, "#h-alert")
+		su.run(t, 20*time.Second,
+			chromedp.WaitVisible(".tg-message", chromedp.ByQuery),
+			chromedp.Text(".tg-message", &shown, chromedp.ByQuery),
+		)
+		// The message escapes every reserved character; rendered, the
+		// alert's first line reads as it was posted, with no backslashes.
+		if !strings.Contains(shown, text) || strings.Contains(shown, `\`) {
+			t.Errorf("the rendered message reads %q, want it to contain %q and no backslashes", shown, text)
+		}
+	})
+
+	t.Run("citations are highlighted at their stored offsets", func(t *testing.T) {
+		var msg struct {
+			ID        string
+			Text      string
+			Citations []struct{ StartIndex, EndIndex int }
+		}
+		su.api(t, "POST", "/v1/ground", map[string]any{
+			"text":        "Postgres refuses connections: too many clients already",
+			"roundConfig": map[string]any{"engine": "local", "maxResults": 5},
+		}, &msg)
+		var want []string
+		cps := []rune(msg.Text)
+		for _, c := range msg.Citations {
+			if c.EndIndex > c.StartIndex && c.EndIndex <= len(cps) {
+				want = append(want, string(cps[c.StartIndex:c.EndIndex]))
+			}
+		}
+		if len(want) == 0 {
+			t.Fatalf("the grounded answer has no citation spans to show: %+v", msg)
+		}
+		var marks []string
+		su.open(t, "/console/messages/"+msg.ID, "#cited-text")
+		su.run(t, 10*time.Second, chromedp.Evaluate(
+			`[...document.querySelectorAll("#cited-text mark")].map(m => m.firstChild.textContent)`, &marks))
+		// Marks split where spans overlap; joined in order, they hold each
+		// span whole.
+		joined := strings.Join(marks, "")
+		for _, w := range want {
+			if !strings.Contains(joined, w) {
+				t.Errorf("highlighted %q, want it to cover the span %q", marks, w)
+			}
+		}
+	})
+
 	t.Run("a 400 shows the field violation next to the field", func(t *testing.T) {
 		su.open(t, "/console/research", "#h-research")
 		var msg string
