@@ -104,10 +104,10 @@ const quoteMaxChars = 80
 //     most recent HistorySize−1 messages other than the target are kept
 //     and the target is appended last, even when it is an earlier message
 //     (a reply in a group);
-//   - each message is ordered parts: text as is, media once as "[kind:
-//     description]" (a description the client already rendered as "[kind
-//     …]" is unwrapped), unknown kinds as "[unsupported media kind:
-//     description]";
+//   - each message is ordered parts: text as is, media once: a
+//     description that names its kind ("[photo 1280×960]", as the notifier
+//     renders them) as it is, any other as "[kind: description]"; unknown
+//     kinds as "[unsupported media kind: description]";
 //   - a message that is not the agent's is wrapped between a header part,
 //     "<<<MSG nonce from Name (id speaker_id) · 2006-01-02 15:04 UTC>>>",
 //     and an end part "<<<END nonce>>>"; the header says "replying to"
@@ -273,7 +273,7 @@ func renderPart(p ChatPart) string {
 		return p.Text
 	}
 	kind := strings.ToLower(strings.TrimSpace(p.Media.Kind))
-	desc := unwrapMedia(strings.Join(strings.Fields(p.Media.RenderedText), " "), kind)
+	desc := unbracket(strings.Join(strings.Fields(p.Media.RenderedText), " "))
 	switch {
 	case !knownMedia[kind] && desc == "":
 		return "[unsupported media: " + kind + "]"
@@ -281,35 +281,50 @@ func renderPart(p ChatPart) string {
 		return "[unsupported media " + kind + ": " + desc + "]"
 	case desc == "":
 		return "[" + kind + "]"
+	case namesKind(desc, kind):
+		// The client's own rendering ("[photo 1280×960]", "[GIF 480×270,
+		// 3 s]", "[voice message, 7 s]") already says what it is: shown
+		// once, as it is.
+		return "[" + desc + "]"
 	default:
 		return "[" + kind + ": " + desc + "]"
 	}
 }
 
-// unwrapMedia strips a rendering the client already made, such as "[photo
-// 1280×960]" for a photo, down to its description ("1280×960"), so the
-// prompt names the kind once.
-func unwrapMedia(desc, kind string) string {
-	for range 2 {
+// unbracket strips the brackets of a description the client already
+// rendered as "[…]" (nested ones too).
+func unbracket(desc string) string {
+	for {
 		inner, ok := strings.CutPrefix(desc, "[")
 		if ok {
 			inner, ok = strings.CutSuffix(inner, "]")
 		}
 		if !ok {
-			break
+			return desc
 		}
 		desc = strings.TrimSpace(inner)
 	}
-	for _, name := range []string{kind, strings.ReplaceAll(kind, "_", " ")} {
-		if name == "" || len(desc) < len(name) || !strings.EqualFold(desc[:len(name)], name) {
+}
+
+// kindWords are the words a client's rendering may start with for a kind
+// besides its own name.
+var kindWords = map[string][]string{
+	"gif": {"animation"}, "animation": {"gif", "animated"}, "video_note": {"round video", "video note", "video"},
+	"sticker": {"animated sticker", "video sticker"}, "voice": {"voice message"}, "audio": {"music"},
+}
+
+// namesKind reports whether desc starts with the kind's name (or a word
+// for it) as a whole word.
+func namesKind(desc, kind string) bool {
+	for _, name := range append([]string{kind, strings.ReplaceAll(kind, "_", " ")}, kindWords[kind]...) {
+		if len(desc) < len(name) || !strings.EqualFold(desc[:len(name)], name) {
 			continue
 		}
-		rest := desc[len(name):]
-		if rest == "" || rest[0] == ' ' || rest[0] == ':' {
-			return strings.TrimSpace(strings.TrimLeft(rest, ": "))
+		if rest := desc[len(name):]; rest == "" || strings.ContainsRune(" :,", rune(rest[0])) {
+			return true
 		}
 	}
-	return desc
+	return false
 }
 
 // stickerTagRE matches a line that holds only a sticker tag.
