@@ -18,7 +18,8 @@ import (
 // Gemini stand-ins behind grounding (issue 19): an alert the fake web knows
 // gets the enrichment block with its sources; a Gemini answer without
 // grounding is replaced by the plain-words note; with Gemini failing every
-// request the note says the model is unavailable; offline (no model, an
+// request the note says the model is unavailable, with Gemini slower than
+// NOTIFIER_ENRICH_TIMEOUT that the search timed out; offline (no model, an
 // empty local index) it says no sources were found. The alert's
 // enrichmentError says the same words.
 func TestEnrichmentIsMarkedWhenMissing(t *testing.T) {
@@ -32,6 +33,9 @@ func TestEnrichmentIsMarkedWhenMissing(t *testing.T) {
 	t.Cleanup(uncited.Close)
 	_, failing := faulty(t, &providerfake.Gemini{Web: web, APIKey: "gemini-key"}, faultinject.Config{
 		Rate: 1, Faults: []faultinject.Fault{faultinject.Error}, Seed: 7, Body: providerfake.GeminiErrorBody,
+	})
+	_, slow := faulty(t, &providerfake.Gemini{Web: web, APIKey: "gemini-key"}, faultinject.Config{
+		Rate: 1, Faults: []faultinject.Fault{faultinject.Slow}, Delay: 20 * time.Second, Seed: 8,
 	})
 	gemini := func(url string) map[string]string {
 		return map[string]string{"GEMINI_API_KEY": "gemini-key", "GEMINI_MODEL": "gemini-test", "GOOGLE_GEMINI_BASE_URL": url}
@@ -60,6 +64,15 @@ func TestEnrichmentIsMarkedWhenMissing(t *testing.T) {
 			name:   "gemini failing",
 			env:    gemini(failing),
 			alerts: []alertCase{{text: "Disk almost full on the database volume", reason: "model unavailable"}},
+		},
+		{
+			name: "gemini too slow",
+			env: func() map[string]string {
+				env := gemini(slow)
+				env["NOTIFIER_ENRICH_TIMEOUT"] = "1s"
+				return env
+			}(),
+			alerts: []alertCase{{text: "Disk almost full on the database volume", reason: "search timed out"}},
 		},
 		{
 			name:   "offline",

@@ -122,7 +122,13 @@ func (c *Client) Enrich(ctx context.Context, text string) (pipeline.Enrichment, 
 	}
 	m := resp.GetMessage()
 	if m.GetStatus() == groundingv1.AnnotatedMessage_FAILED {
-		return pipeline.Enrichment{}, &Error{step: stepFailed, code: codes.Unknown, err: fmt.Errorf("message %s failed: %s", m.GetId(), m.GetError())}
+		code := codes.Unknown
+		if strings.Contains(m.GetError(), "timed out") {
+			// Grounding ends the model's call before our deadline and
+			// stores the round as FAILED: the search ran out of time.
+			code = codes.DeadlineExceeded
+		}
+		return pipeline.Enrichment{}, &Error{step: stepFailed, code: code, err: fmt.Errorf("message %s failed: %s", m.GetId(), m.GetError())}
 	}
 	return toEnrichment(m), nil
 }

@@ -112,6 +112,7 @@ func TestEnrichErrors(t *testing.T) {
 		{"query timeout", &fakeGrounding{queryErr: status.Error(codes.DeadlineExceeded, "context deadline exceeded")}, "search timed out"},
 		{"invalid", &fakeGrounding{err: status.Error(codes.InvalidArgument, "text too long")}, "grounding failed"},
 		{"failed message", &fakeGrounding{msg: &groundingv1.AnnotatedMessage{Id: "m", Status: groundingv1.AnnotatedMessage_FAILED, Error: "model quota"}}, "model unavailable"},
+		{"failed message, timed out", &fakeGrounding{msg: &groundingv1.AnnotatedMessage{Id: "m", Status: groundingv1.AnnotatedMessage_FAILED, Error: "model provider timed out after 1 attempt(s)"}}, "search timed out"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
