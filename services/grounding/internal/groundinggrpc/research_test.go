@@ -304,13 +304,14 @@ func TestApprovalsOverGRPC(t *testing.T) {
 				a.GetTimeoutAt().AsTime().Sub(a.GetRequestedAt().AsTime()) != 5*time.Minute {
 				t.Errorf("approval = %v", a)
 			}
-			// The approval is posted with buttons whose data the notifier's
-			// webhook turns back into a DecideApproval.
+			// The approval is posted with approval buttons; the notifier
+			// writes their callback data and turns a press back into a
+			// DecideApproval.
 			waitFor(t, "the approval post", func() bool { return len(e.notifier.messages()) == 1 })
 			post := e.notifier.messages()[0]
 			wantButtons := []*notifierv1.InlineButton{
-				{Text: "Approve", CallbackData: "approval:" + a.GetId() + ":approve"},
-				{Text: "Reject", CallbackData: "approval:" + a.GetId() + ":reject"},
+				{Text: "Approve", Approval: &notifierv1.ApprovalButton{ApprovalId: a.GetId(), Decision: notifierv1.ApprovalButton_DECISION_APPROVE}},
+				{Text: "Reject", Approval: &notifierv1.ApprovalButton{ApprovalId: a.GetId(), Decision: notifierv1.ApprovalButton_DECISION_REJECT}},
 			}
 			if diff := cmp.Diff(wantButtons, post.GetButtons(), protocmp.Transform()); diff != "" {
 				t.Errorf("buttons (-want +got):\n%s", diff)

@@ -27,7 +27,8 @@ func New(notifier notifierv1.NotifierServiceClient) *Client {
 }
 
 // Send posts msg (to msg.ChatID, or the notifier's default chat when it is
-// empty) with its buttons and returns the delivery id.
+// empty) with its approval buttons, whose callback data the notifier
+// writes, and returns the delivery id.
 func (c *Client) Send(ctx context.Context, msg research.Message) (string, error) {
 	req := &notifierv1.SendMessageRequest{
 		Text:           msg.Text,
@@ -36,7 +37,14 @@ func (c *Client) Send(ctx context.Context, msg research.Message) (string, error)
 		Sender:         Sender,
 	}
 	for _, b := range msg.Buttons {
-		req.Buttons = append(req.Buttons, &notifierv1.InlineButton{Text: b.Text, CallbackData: b.Data})
+		d := notifierv1.ApprovalButton_DECISION_REJECT
+		if b.Approve {
+			d = notifierv1.ApprovalButton_DECISION_APPROVE
+		}
+		req.Buttons = append(req.Buttons, &notifierv1.InlineButton{
+			Text:     b.Text,
+			Approval: &notifierv1.ApprovalButton{ApprovalId: b.ApprovalID, Decision: d},
+		})
 	}
 	resp, err := c.notifier.SendMessage(ctx, req)
 	if err != nil {

@@ -377,44 +377,13 @@ func (s *Service) expire(ctx context.Context, job Job) error {
 	return nil
 }
 
-// Approval buttons. CallbackData is what an approval's chat buttons send
-// back: the notifier's webhook parses it and calls DecideApproval with the
-// pressing user. The format is "approval:<approval id>:approve" or
-// "approval:<approval id>:reject" (53 or 52 bytes with a UUID, within
-// Telegram's 64). approvalButtons composes the buttons of a posted
-// approval.
-func CallbackData(approvalID string, approve bool) string {
-	if approve {
-		return "approval:" + approvalID + ":approve"
-	}
-	return "approval:" + approvalID + ":reject"
-}
-
-// ParseCallbackData is the inverse of CallbackData.
-func ParseCallbackData(data string) (approvalID string, approve bool, ok bool) {
-	rest, found := strings.CutPrefix(data, "approval:")
-	if !found {
-		return "", false, false
-	}
-	i := strings.LastIndexByte(rest, ':')
-	if i <= 0 {
-		return "", false, false
-	}
-	switch rest[i+1:] {
-	case "approve":
-		return rest[:i], true, true
-	case "reject":
-		return rest[:i], false, true
-	}
-	return "", false, false
-}
-
 // approvalButtons are the Approve and Reject buttons under a posted
-// approval.
+// approval. The notifier turns them into Telegram callback data and, on a
+// press, calls DecideApproval in the presser's name.
 func approvalButtons(approvalID string) []Button {
 	return []Button{
-		{Text: "Approve", Data: CallbackData(approvalID, true)},
-		{Text: "Reject", Data: CallbackData(approvalID, false)},
+		{Text: "Approve", ApprovalID: approvalID, Approve: true},
+		{Text: "Reject", ApprovalID: approvalID, Approve: false},
 	}
 }
 

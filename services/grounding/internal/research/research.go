@@ -457,11 +457,14 @@ type Retriever interface {
 	Retrieve(ctx context.Context, collection, query string, topK int) ([]Evidence, error)
 }
 
-// Button is an inline button under a chat message.
+// Button is an approval button under a chat message: pressing it decides
+// ApprovalID. The notifier writes its callback data, so the button
+// contract ("approval:<id>:approve|reject") is spelled once, on the
+// notifier's side (notifier.proto's ApprovalButton).
 type Button struct {
-	Text string
-	// Data comes back to the chat webhook when the button is pressed.
-	Data string
+	Text       string
+	ApprovalID string
+	Approve    bool
 }
 
 // Message is a chat message to post.

@@ -294,14 +294,9 @@ func TestApprovalRequested(t *testing.T) {
 	if len(msgs) != 1 {
 		t.Fatalf("%d messages sent, want the approval post only", len(msgs))
 	}
-	wantButtons := []Button{{"Approve", "approval:" + a.ID + ":approve"}, {"Reject", "approval:" + a.ID + ":reject"}}
+	wantButtons := []Button{{"Approve", a.ID, true}, {"Reject", a.ID, false}}
 	if diff := cmp.Diff(wantButtons, msgs[0].Buttons); diff != "" {
 		t.Errorf("buttons (-want +got):\n%s", diff)
-	}
-	for _, b := range msgs[0].Buttons {
-		if len(b.Data) > 64 {
-			t.Errorf("callback data %q is %d bytes, Telegram allows 64", b.Data, len(b.Data))
-		}
 	}
 }
 
@@ -427,21 +422,6 @@ func TestReversibleActionRunsAtOnce(t *testing.T) {
 	msgs := h.notifier.messages()
 	if len(msgs) != 1 || !strings.HasPrefix(msgs[0].Text, "Research: Kubernetes operators") || msgs[0].IdempotencyKey == "" {
 		t.Errorf("messages = %+v", msgs)
-	}
-}
-
-func TestCallbackData(t *testing.T) {
-	for _, approve := range []bool{true, false} {
-		d := CallbackData("0195c2b4-7c1e-7b3a-9d7e-1f2a3b4c5d6e", approve)
-		id, ok2, ok := ParseCallbackData(d)
-		if !ok || ok2 != approve || id != "0195c2b4-7c1e-7b3a-9d7e-1f2a3b4c5d6e" {
-			t.Errorf("ParseCallbackData(%q) = %q, %v, %v", d, id, ok2, ok)
-		}
-	}
-	for _, bad := range []string{"", "approval:", "approval:x:maybe", "vote:x:approve"} {
-		if _, _, ok := ParseCallbackData(bad); ok {
-			t.Errorf("ParseCallbackData(%q) accepted", bad)
-		}
 	}
 }
 
