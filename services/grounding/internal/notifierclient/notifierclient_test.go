@@ -1,0 +1,63 @@
+package notifierclient_test
+
+import (
+	"context"
+	"net"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/testing/protocmp"
+
+	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
+	"github.com/groundcrew/groundcrew/services/grounding/internal/notifierclient"
+	"github.com/groundcrew/groundcrew/services/grounding/internal/research"
+)
+
+type fakeNotifier struct {
+	notifierv1.UnimplementedNotifierServiceServer
+	got *notifierv1.SendMessageRequest
+}
+
+func (f *fakeNotifier) SendMessage(_ context.Context, req *notifierv1.SendMessageRequest) (*notifierv1.SendMessageResponse, error) {
+	f.got = req
+	return &notifierv1.SendMessageResponse{DeliveryId: "d-1", Destination: "log"}, nil
+}
+
+func TestSend(t *testing.T) {
+	f := &fakeNotifier{}
+	lis := bufconn.Listen(1 << 20)
+	s := grpc.NewServer()
+	notifierv1.RegisterNotifierServiceServer(s, f)
+	go func() { _ = s.Serve(lis) }()
+	t.Cleanup(s.Stop)
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	c := notifierclient.New(notifierv1.NewNotifierServiceClient(conn))
+
+	const id = "0195c2b4-7c1e-7b3a-9d7e-1f2a3b4c5d6e"
+	got, err := c.Send(t.Context(), research.Message{
+		ChatID: "-100200", Text: "Approval needed", IdempotencyKey: "research-approval:" + id,
+		Buttons: []research.Button{{Text: "Approve", ApprovalID: id, Approve: true}, {Text: "Reject", ApprovalID: id}},
+	})
+	if err != nil || got != "d-1" {
+		t.Fatalf("Send = %q, %v", got, err)
+	}
+	want := &notifierv1.SendMessageRequest{
+		Text: "Approval needed", ChatId: "-100200", IdempotencyKey: "research-approval:" + id, Sender: notifierclient.Sender,
+		Buttons: []*notifierv1.InlineButton{
+			{Text: "Approve", Approval: &notifierv1.ApprovalButton{ApprovalId: id, Decision: notifierv1.ApprovalButton_DECISION_APPROVE}},
+			{Text: "Reject", Approval: &notifierv1.ApprovalButton{ApprovalId: id, Decision: notifierv1.ApprovalButton_DECISION_REJECT}},
+		},
+	}
+	if diff := cmp.Diff(want, f.got, protocmp.Transform()); diff != "" {
+		t.Errorf("request (-want +got):\n%s", diff)
+	}
+}
