@@ -11,6 +11,7 @@ import (
 	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	structpb "google.golang.org/protobuf/types/known/structpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
@@ -147,6 +148,59 @@ func (ApprovalButton_Decision) EnumDescriptor() ([]byte, []int) {
 	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{20, 0}
 }
 
+// Status is the group's state as its latest notification says.
+type AlertGroup_Status int32
+
+const (
+	// Not set.
+	AlertGroup_STATUS_UNSPECIFIED AlertGroup_Status = 0
+	// At least one alert of the group fires.
+	AlertGroup_FIRING AlertGroup_Status = 1
+	// Every alert of the group has resolved.
+	AlertGroup_RESOLVED AlertGroup_Status = 2
+)
+
+// Enum value maps for AlertGroup_Status.
+var (
+	AlertGroup_Status_name = map[int32]string{
+		0: "STATUS_UNSPECIFIED",
+		1: "FIRING",
+		2: "RESOLVED",
+	}
+	AlertGroup_Status_value = map[string]int32{
+		"STATUS_UNSPECIFIED": 0,
+		"FIRING":             1,
+		"RESOLVED":           2,
+	}
+)
+
+func (x AlertGroup_Status) Enum() *AlertGroup_Status {
+	p := new(AlertGroup_Status)
+	*p = x
+	return p
+}
+
+func (x AlertGroup_Status) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AlertGroup_Status) Descriptor() protoreflect.EnumDescriptor {
+	return file_groundcrew_notifier_v1_notifier_proto_enumTypes[2].Descriptor()
+}
+
+func (AlertGroup_Status) Type() protoreflect.EnumType {
+	return &file_groundcrew_notifier_v1_notifier_proto_enumTypes[2]
+}
+
+func (x AlertGroup_Status) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AlertGroup_Status.Descriptor instead.
+func (AlertGroup_Status) EnumDescriptor() ([]byte, []int) {
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{25, 0}
+}
+
 // Alert is one alert as received and as it moves through the pipeline.
 type Alert struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -188,7 +242,11 @@ type Alert struct {
 	// When it last changed.
 	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
 	// When it was delivered.
-	DeliverTime   *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=deliver_time,json=deliverTime,proto3" json:"deliver_time,omitempty"`
+	DeliverTime *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=deliver_time,json=deliverTime,proto3" json:"deliver_time,omitempty"`
+	// The alert group it belongs to (AlertGroup.id), for Alertmanager and
+	// Grafana alerts; its delivery_ids then name the group's message that
+	// carried it (the root, a reply to it, or a digest).
+	GroupId       string `protobuf:"bytes,20,opt,name=group_id,json=groupId,proto3" json:"group_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -354,6 +412,13 @@ func (x *Alert) GetDeliverTime() *timestamppb.Timestamp {
 		return x.DeliverTime
 	}
 	return nil
+}
+
+func (x *Alert) GetGroupId() string {
+	if x != nil {
+		return x.GroupId
+	}
+	return ""
 }
 
 // TelegramMessage is a message ready for Telegram's sendMessage.
@@ -2060,11 +2125,794 @@ func (x *HandleTelegramUpdateResponse) GetOutcome() string {
 	return ""
 }
 
+// AlertGroup is one group notification: the alerts an Alertmanager or
+// Grafana payload groups under one groupKey, for one destination chat.
+// Its first notification sends one root message; later ones reply to the
+// root and edit its title.
+type AlertGroup struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Server-assigned id.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The upstream groupKey.
+	GroupKey string `protobuf:"bytes,2,opt,name=group_key,json=groupKey,proto3" json:"group_key,omitempty"`
+	// Where it came from: "alertmanager" or "grafana".
+	Source string `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
+	// Where its messages go: a Telegram chat id, or "log".
+	Destination string `protobuf:"bytes,4,opt,name=destination,proto3" json:"destination,omitempty"`
+	// The root message's id, once delivered.
+	RootMessageId string `protobuf:"bytes,5,opt,name=root_message_id,json=rootMessageId,proto3" json:"root_message_id,omitempty"`
+	// The group's state.
+	Status AlertGroup_Status `protobuf:"varint,6,opt,name=status,proto3,enum=groundcrew.notifier.v1.AlertGroup_Status" json:"status,omitempty"`
+	// Alerts firing, as of the latest notification.
+	FiringCount int32 `protobuf:"varint,7,opt,name=firing_count,json=firingCount,proto3" json:"firing_count,omitempty"`
+	// Alerts resolved, as of the latest notification.
+	ResolvedCount int32 `protobuf:"varint,8,opt,name=resolved_count,json=resolvedCount,proto3" json:"resolved_count,omitempty"`
+	// The title in Alertmanager's convention, e.g.
+	// "[FIRING:60] KubePodCrashLooping (warning shop)".
+	Title string `protobuf:"bytes,9,opt,name=title,proto3" json:"title,omitempty"`
+	// Labels every alert of the group shares.
+	CommonLabels map[string]string `protobuf:"bytes,10,rep,name=common_labels,json=commonLabels,proto3" json:"common_labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The upstream's own URL (Alertmanager's externalURL), if known.
+	ExternalUrl string `protobuf:"bytes,11,opt,name=external_url,json=externalUrl,proto3" json:"external_url,omitempty"`
+	// The grounding message that enriched the group, if any.
+	GroundingMessageId string `protobuf:"bytes,12,opt,name=grounding_message_id,json=groundingMessageId,proto3" json:"grounding_message_id,omitempty"`
+	// Why enrichment failed, when the group was delivered without it.
+	EnrichmentError string `protobuf:"bytes,13,opt,name=enrichment_error,json=enrichmentError,proto3" json:"enrichment_error,omitempty"`
+	// The silence created from the chat or REST, if any.
+	Silence *AlertGroupSilence `protobuf:"bytes,14,opt,name=silence,proto3" json:"silence,omitempty"`
+	// The acknowledgement, if any.
+	Ack *AlertGroupAck `protobuf:"bytes,15,opt,name=ack,proto3" json:"ack,omitempty"`
+	// The group's alerts, latest state first; only GetAlertGroup fills it.
+	Alerts []*Alert `protobuf:"bytes,16,rep,name=alerts,proto3" json:"alerts,omitempty"`
+	// When the group was first received.
+	CreateTime *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	// When it last changed.
+	UpdateTime    *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AlertGroup) Reset() {
+	*x = AlertGroup{}
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AlertGroup) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AlertGroup) ProtoMessage() {}
+
+func (x *AlertGroup) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AlertGroup.ProtoReflect.Descriptor instead.
+func (*AlertGroup) Descriptor() ([]byte, []int) {
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *AlertGroup) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *AlertGroup) GetGroupKey() string {
+	if x != nil {
+		return x.GroupKey
+	}
+	return ""
+}
+
+func (x *AlertGroup) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *AlertGroup) GetDestination() string {
+	if x != nil {
+		return x.Destination
+	}
+	return ""
+}
+
+func (x *AlertGroup) GetRootMessageId() string {
+	if x != nil {
+		return x.RootMessageId
+	}
+	return ""
+}
+
+func (x *AlertGroup) GetStatus() AlertGroup_Status {
+	if x != nil {
+		return x.Status
+	}
+	return AlertGroup_STATUS_UNSPECIFIED
+}
+
+func (x *AlertGroup) GetFiringCount() int32 {
+	if x != nil {
+		return x.FiringCount
+	}
+	return 0
+}
+
+func (x *AlertGroup) GetResolvedCount() int32 {
+	if x != nil {
+		return x.ResolvedCount
+	}
+	return 0
+}
+
+func (x *AlertGroup) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *AlertGroup) GetCommonLabels() map[string]string {
+	if x != nil {
+		return x.CommonLabels
+	}
+	return nil
+}
+
+func (x *AlertGroup) GetExternalUrl() string {
+	if x != nil {
+		return x.ExternalUrl
+	}
+	return ""
+}
+
+func (x *AlertGroup) GetGroundingMessageId() string {
+	if x != nil {
+		return x.GroundingMessageId
+	}
+	return ""
+}
+
+func (x *AlertGroup) GetEnrichmentError() string {
+	if x != nil {
+		return x.EnrichmentError
+	}
+	return ""
+}
+
+func (x *AlertGroup) GetSilence() *AlertGroupSilence {
+	if x != nil {
+		return x.Silence
+	}
+	return nil
+}
+
+func (x *AlertGroup) GetAck() *AlertGroupAck {
+	if x != nil {
+		return x.Ack
+	}
+	return nil
+}
+
+func (x *AlertGroup) GetAlerts() []*Alert {
+	if x != nil {
+		return x.Alerts
+	}
+	return nil
+}
+
+func (x *AlertGroup) GetCreateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreateTime
+	}
+	return nil
+}
+
+func (x *AlertGroup) GetUpdateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdateTime
+	}
+	return nil
+}
+
+// AlertGroupSilence is an Alertmanager silence created for a group.
+type AlertGroupSilence struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Alertmanager's silence id.
+	SilenceId string `protobuf:"bytes,1,opt,name=silence_id,json=silenceId,proto3" json:"silence_id,omitempty"`
+	// Who silenced it: the Telegram user (@username or id) or the API key
+	// name.
+	Actor string `protobuf:"bytes,2,opt,name=actor,proto3" json:"actor,omitempty"`
+	// The caller's own note of who they are, shown beside actor.
+	By string `protobuf:"bytes,3,opt,name=by,proto3" json:"by,omitempty"`
+	// When the silence ends.
+	EndTime *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
+	// When it was created.
+	CreateTime *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	// Whether it was expired from the chat or REST.
+	Expired       bool `protobuf:"varint,6,opt,name=expired,proto3" json:"expired,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AlertGroupSilence) Reset() {
+	*x = AlertGroupSilence{}
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AlertGroupSilence) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AlertGroupSilence) ProtoMessage() {}
+
+func (x *AlertGroupSilence) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AlertGroupSilence.ProtoReflect.Descriptor instead.
+func (*AlertGroupSilence) Descriptor() ([]byte, []int) {
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *AlertGroupSilence) GetSilenceId() string {
+	if x != nil {
+		return x.SilenceId
+	}
+	return ""
+}
+
+func (x *AlertGroupSilence) GetActor() string {
+	if x != nil {
+		return x.Actor
+	}
+	return ""
+}
+
+func (x *AlertGroupSilence) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+func (x *AlertGroupSilence) GetEndTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EndTime
+	}
+	return nil
+}
+
+func (x *AlertGroupSilence) GetCreateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreateTime
+	}
+	return nil
+}
+
+func (x *AlertGroupSilence) GetExpired() bool {
+	if x != nil {
+		return x.Expired
+	}
+	return false
+}
+
+// AlertGroupAck says who acknowledged a group, and when.
+type AlertGroupAck struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Who: the Telegram user (@username or id) or the API key name.
+	Actor string `protobuf:"bytes,1,opt,name=actor,proto3" json:"actor,omitempty"`
+	// The caller's own note of who they are, shown beside actor.
+	By string `protobuf:"bytes,2,opt,name=by,proto3" json:"by,omitempty"`
+	// When.
+	AckTime       *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=ack_time,json=ackTime,proto3" json:"ack_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AlertGroupAck) Reset() {
+	*x = AlertGroupAck{}
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AlertGroupAck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AlertGroupAck) ProtoMessage() {}
+
+func (x *AlertGroupAck) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AlertGroupAck.ProtoReflect.Descriptor instead.
+func (*AlertGroupAck) Descriptor() ([]byte, []int) {
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *AlertGroupAck) GetActor() string {
+	if x != nil {
+		return x.Actor
+	}
+	return ""
+}
+
+func (x *AlertGroupAck) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+func (x *AlertGroupAck) GetAckTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.AckTime
+	}
+	return nil
+}
+
+// ListAlertGroupsRequest filters and pages alert groups.
+type ListAlertGroupsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only groups with this status.
+	Status AlertGroup_Status `protobuf:"varint,1,opt,name=status,proto3,enum=groundcrew.notifier.v1.AlertGroup_Status" json:"status,omitempty"`
+	// Page size, 0..100; 0 means 20.
+	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// The next_page_token of the previous page.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAlertGroupsRequest) Reset() {
+	*x = ListAlertGroupsRequest{}
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAlertGroupsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAlertGroupsRequest) ProtoMessage() {}
+
+func (x *ListAlertGroupsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAlertGroupsRequest.ProtoReflect.Descriptor instead.
+func (*ListAlertGroupsRequest) Descriptor() ([]byte, []int) {
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ListAlertGroupsRequest) GetStatus() AlertGroup_Status {
+	if x != nil {
+		return x.Status
+	}
+	return AlertGroup_STATUS_UNSPECIFIED
+}
+
+func (x *ListAlertGroupsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListAlertGroupsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListAlertGroupsResponse is one page.
+type ListAlertGroupsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The groups, newest first, without their alerts.
+	AlertGroups []*AlertGroup `protobuf:"bytes,1,rep,name=alert_groups,json=alertGroups,proto3" json:"alert_groups,omitempty"`
+	// Token for the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAlertGroupsResponse) Reset() {
+	*x = ListAlertGroupsResponse{}
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAlertGroupsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAlertGroupsResponse) ProtoMessage() {}
+
+func (x *ListAlertGroupsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAlertGroupsResponse.ProtoReflect.Descriptor instead.
+func (*ListAlertGroupsResponse) Descriptor() ([]byte, []int) {
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *ListAlertGroupsResponse) GetAlertGroups() []*AlertGroup {
+	if x != nil {
+		return x.AlertGroups
+	}
+	return nil
+}
+
+func (x *ListAlertGroupsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// GetAlertGroupRequest names a group.
+type GetAlertGroupRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The group id.
+	Id            string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAlertGroupRequest) Reset() {
+	*x = GetAlertGroupRequest{}
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAlertGroupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAlertGroupRequest) ProtoMessage() {}
+
+func (x *GetAlertGroupRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAlertGroupRequest.ProtoReflect.Descriptor instead.
+func (*GetAlertGroupRequest) Descriptor() ([]byte, []int) {
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *GetAlertGroupRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+// GetAlertGroupResponse carries the group.
+type GetAlertGroupResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The group with its alerts.
+	AlertGroup    *AlertGroup `protobuf:"bytes,1,opt,name=alert_group,json=alertGroup,proto3" json:"alert_group,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAlertGroupResponse) Reset() {
+	*x = GetAlertGroupResponse{}
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAlertGroupResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAlertGroupResponse) ProtoMessage() {}
+
+func (x *GetAlertGroupResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAlertGroupResponse.ProtoReflect.Descriptor instead.
+func (*GetAlertGroupResponse) Descriptor() ([]byte, []int) {
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *GetAlertGroupResponse) GetAlertGroup() *AlertGroup {
+	if x != nil {
+		return x.AlertGroup
+	}
+	return nil
+}
+
+// SilenceAlertGroupRequest silences a group in Alertmanager.
+type SilenceAlertGroupRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The group id.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// How long the silence lasts: 1 minute to 30 days.
+	Duration *durationpb.Duration `protobuf:"bytes,2,opt,name=duration,proto3" json:"duration,omitempty"`
+	// A display note of who silences it, recorded beside the caller's key
+	// name.
+	By            string `protobuf:"bytes,3,opt,name=by,proto3" json:"by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SilenceAlertGroupRequest) Reset() {
+	*x = SilenceAlertGroupRequest{}
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SilenceAlertGroupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SilenceAlertGroupRequest) ProtoMessage() {}
+
+func (x *SilenceAlertGroupRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SilenceAlertGroupRequest.ProtoReflect.Descriptor instead.
+func (*SilenceAlertGroupRequest) Descriptor() ([]byte, []int) {
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *SilenceAlertGroupRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *SilenceAlertGroupRequest) GetDuration() *durationpb.Duration {
+	if x != nil {
+		return x.Duration
+	}
+	return nil
+}
+
+func (x *SilenceAlertGroupRequest) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+// SilenceAlertGroupResponse carries the group with its silence.
+type SilenceAlertGroupResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The group.
+	AlertGroup    *AlertGroup `protobuf:"bytes,1,opt,name=alert_group,json=alertGroup,proto3" json:"alert_group,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SilenceAlertGroupResponse) Reset() {
+	*x = SilenceAlertGroupResponse{}
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SilenceAlertGroupResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SilenceAlertGroupResponse) ProtoMessage() {}
+
+func (x *SilenceAlertGroupResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SilenceAlertGroupResponse.ProtoReflect.Descriptor instead.
+func (*SilenceAlertGroupResponse) Descriptor() ([]byte, []int) {
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *SilenceAlertGroupResponse) GetAlertGroup() *AlertGroup {
+	if x != nil {
+		return x.AlertGroup
+	}
+	return nil
+}
+
+// AckAlertGroupRequest acknowledges a group.
+type AckAlertGroupRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The group id.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// A display note of who acknowledges it, recorded beside the caller's
+	// key name.
+	By            string `protobuf:"bytes,2,opt,name=by,proto3" json:"by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AckAlertGroupRequest) Reset() {
+	*x = AckAlertGroupRequest{}
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AckAlertGroupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AckAlertGroupRequest) ProtoMessage() {}
+
+func (x *AckAlertGroupRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AckAlertGroupRequest.ProtoReflect.Descriptor instead.
+func (*AckAlertGroupRequest) Descriptor() ([]byte, []int) {
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *AckAlertGroupRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *AckAlertGroupRequest) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+// AckAlertGroupResponse carries the acknowledged group.
+type AckAlertGroupResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The group.
+	AlertGroup    *AlertGroup `protobuf:"bytes,1,opt,name=alert_group,json=alertGroup,proto3" json:"alert_group,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AckAlertGroupResponse) Reset() {
+	*x = AckAlertGroupResponse{}
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AckAlertGroupResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AckAlertGroupResponse) ProtoMessage() {}
+
+func (x *AckAlertGroupResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AckAlertGroupResponse.ProtoReflect.Descriptor instead.
+func (*AckAlertGroupResponse) Descriptor() ([]byte, []int) {
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *AckAlertGroupResponse) GetAlertGroup() *AlertGroup {
+	if x != nil {
+		return x.AlertGroup
+	}
+	return nil
+}
+
 var File_groundcrew_notifier_v1_notifier_proto protoreflect.FileDescriptor
 
 const file_groundcrew_notifier_v1_notifier_proto_rawDesc = "" +
 	"\n" +
-	"%groundcrew/notifier/v1/notifier.proto\x12\x16groundcrew.notifier.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a%groundcrew/notifier/v1/telegram.proto\"\x8e\a\n" +
+	"%groundcrew/notifier/v1/notifier.proto\x12\x16groundcrew.notifier.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a%groundcrew/notifier/v1/telegram.proto\"\xa9\a\n" +
 	"\x05Alert\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12;\n" +
@@ -2087,7 +2935,8 @@ const file_groundcrew_notifier_v1_notifier_proto_rawDesc = "" +
 	"\vdestination\x18\x11 \x01(\tR\vdestination\x12;\n" +
 	"\vupdate_time\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"updateTime\x12=\n" +
-	"\fdeliver_time\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\vdeliverTime\"w\n" +
+	"\fdeliver_time\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\vdeliverTime\x12\x19\n" +
+	"\bgroup_id\x18\x14 \x01(\tR\agroupId\"w\n" +
 	"\x06Status\x12\x16\n" +
 	"\x12STATUS_UNSPECIFIED\x10\x00\x12\f\n" +
 	"\bRECEIVED\x10\x01\x12\r\n" +
@@ -2269,7 +3118,77 @@ const file_groundcrew_notifier_v1_notifier_proto_rawDesc = "" +
 	"\x1bHandleTelegramUpdateRequest\x12F\n" +
 	"\x06update\x18\x01 \x01(\v2&.groundcrew.notifier.v1.TelegramUpdateB\x06\xbaH\x03\xc8\x01\x01R\x06update\"8\n" +
 	"\x1cHandleTelegramUpdateResponse\x12\x18\n" +
-	"\aoutcome\x18\x01 \x01(\tR\aoutcome2\xfb\b\n" +
+	"\aoutcome\x18\x01 \x01(\tR\aoutcome\"\xc5\a\n" +
+	"\n" +
+	"AlertGroup\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
+	"\tgroup_key\x18\x02 \x01(\tR\bgroupKey\x12\x16\n" +
+	"\x06source\x18\x03 \x01(\tR\x06source\x12 \n" +
+	"\vdestination\x18\x04 \x01(\tR\vdestination\x12&\n" +
+	"\x0froot_message_id\x18\x05 \x01(\tR\rrootMessageId\x12A\n" +
+	"\x06status\x18\x06 \x01(\x0e2).groundcrew.notifier.v1.AlertGroup.StatusR\x06status\x12!\n" +
+	"\ffiring_count\x18\a \x01(\x05R\vfiringCount\x12%\n" +
+	"\x0eresolved_count\x18\b \x01(\x05R\rresolvedCount\x12\x14\n" +
+	"\x05title\x18\t \x01(\tR\x05title\x12Y\n" +
+	"\rcommon_labels\x18\n" +
+	" \x03(\v24.groundcrew.notifier.v1.AlertGroup.CommonLabelsEntryR\fcommonLabels\x12!\n" +
+	"\fexternal_url\x18\v \x01(\tR\vexternalUrl\x120\n" +
+	"\x14grounding_message_id\x18\f \x01(\tR\x12groundingMessageId\x12)\n" +
+	"\x10enrichment_error\x18\r \x01(\tR\x0fenrichmentError\x12C\n" +
+	"\asilence\x18\x0e \x01(\v2).groundcrew.notifier.v1.AlertGroupSilenceR\asilence\x127\n" +
+	"\x03ack\x18\x0f \x01(\v2%.groundcrew.notifier.v1.AlertGroupAckR\x03ack\x125\n" +
+	"\x06alerts\x18\x10 \x03(\v2\x1d.groundcrew.notifier.v1.AlertR\x06alerts\x12;\n" +
+	"\vcreate_time\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"createTime\x12;\n" +
+	"\vupdate_time\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"updateTime\x1a?\n" +
+	"\x11CommonLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\":\n" +
+	"\x06Status\x12\x16\n" +
+	"\x12STATUS_UNSPECIFIED\x10\x00\x12\n" +
+	"\n" +
+	"\x06FIRING\x10\x01\x12\f\n" +
+	"\bRESOLVED\x10\x02\"\xe6\x01\n" +
+	"\x11AlertGroupSilence\x12\x1d\n" +
+	"\n" +
+	"silence_id\x18\x01 \x01(\tR\tsilenceId\x12\x14\n" +
+	"\x05actor\x18\x02 \x01(\tR\x05actor\x12\x0e\n" +
+	"\x02by\x18\x03 \x01(\tR\x02by\x125\n" +
+	"\bend_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\x12;\n" +
+	"\vcreate_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"createTime\x12\x18\n" +
+	"\aexpired\x18\x06 \x01(\bR\aexpired\"l\n" +
+	"\rAlertGroupAck\x12\x14\n" +
+	"\x05actor\x18\x01 \x01(\tR\x05actor\x12\x0e\n" +
+	"\x02by\x18\x02 \x01(\tR\x02by\x125\n" +
+	"\back_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\aackTime\"\xb6\x01\n" +
+	"\x16ListAlertGroupsRequest\x12K\n" +
+	"\x06status\x18\x01 \x01(\x0e2).groundcrew.notifier.v1.AlertGroup.StatusB\b\xbaH\x05\x82\x01\x02\x10\x01R\x06status\x12&\n" +
+	"\tpage_size\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\bpageSize\x12'\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\tpageToken\"\x88\x01\n" +
+	"\x17ListAlertGroupsResponse\x12E\n" +
+	"\falert_groups\x18\x01 \x03(\v2\".groundcrew.notifier.v1.AlertGroupR\valertGroups\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"1\n" +
+	"\x14GetAlertGroupRequest\x12\x19\n" +
+	"\x02id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x02id\"\\\n" +
+	"\x15GetAlertGroupResponse\x12C\n" +
+	"\valert_group\x18\x01 \x01(\v2\".groundcrew.notifier.v1.AlertGroupR\n" +
+	"alertGroup\"\x9c\x01\n" +
+	"\x18SilenceAlertGroupRequest\x12\x19\n" +
+	"\x02id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x02id\x12K\n" +
+	"\bduration\x18\x02 \x01(\v2\x19.google.protobuf.DurationB\x14\xbaH\x11\xc8\x01\x01\xaa\x01\v\"\x05\b\x80\x9a\x9e\x012\x02\b<R\bduration\x12\x18\n" +
+	"\x02by\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x02by\"`\n" +
+	"\x19SilenceAlertGroupResponse\x12C\n" +
+	"\valert_group\x18\x01 \x01(\v2\".groundcrew.notifier.v1.AlertGroupR\n" +
+	"alertGroup\"K\n" +
+	"\x14AckAlertGroupRequest\x12\x19\n" +
+	"\x02id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x02id\x12\x18\n" +
+	"\x02by\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x02by\"\\\n" +
+	"\x15AckAlertGroupResponse\x12C\n" +
+	"\valert_group\x18\x01 \x01(\v2\".groundcrew.notifier.v1.AlertGroupR\n" +
+	"alertGroup2\xd2\r\n" +
 	"\x0fNotifierService\x12}\n" +
 	"\vIngestAlert\x12*.groundcrew.notifier.v1.IngestAlertRequest\x1a+.groundcrew.notifier.v1.IngestAlertResponse\"\x15\x82\xd3\xe4\x93\x02\x0f:\x01*\"\n" +
 	"/v1/alerts\x12\x9f\x01\n" +
@@ -2281,7 +3200,11 @@ const file_groundcrew_notifier_v1_notifier_proto_rawDesc = "" +
 	"/v1/alerts\x12\x91\x01\n" +
 	"\rFormatMessage\x12,.groundcrew.notifier.v1.FormatMessageRequest\x1a-.groundcrew.notifier.v1.FormatMessageResponse\"#\x82\xd3\xe4\x93\x02\x1d:\x01*\"\x18/v1/notifications:format\x12\x89\x01\n" +
 	"\vSendMessage\x12*.groundcrew.notifier.v1.SendMessageRequest\x1a+.groundcrew.notifier.v1.SendMessageResponse\"!\x82\xd3\xe4\x93\x02\x1b:\x01*\"\x16/v1/notifications:send\x12\xa7\x01\n" +
-	"\x14HandleTelegramUpdate\x123.groundcrew.notifier.v1.HandleTelegramUpdateRequest\x1a4.groundcrew.notifier.v1.HandleTelegramUpdateResponse\"$\x82\xd3\xe4\x93\x02\x1e:\x06update\"\x14/v1/telegram/webhookBKZIgithub.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1;notifierv1b\x06proto3"
+	"\x14HandleTelegramUpdate\x123.groundcrew.notifier.v1.HandleTelegramUpdateRequest\x1a4.groundcrew.notifier.v1.HandleTelegramUpdateResponse\"$\x82\xd3\xe4\x93\x02\x1e:\x06update\"\x14/v1/telegram/webhook\x12\x8c\x01\n" +
+	"\x0fListAlertGroups\x12..groundcrew.notifier.v1.ListAlertGroupsRequest\x1a/.groundcrew.notifier.v1.ListAlertGroupsResponse\"\x18\x82\xd3\xe4\x93\x02\x12\x12\x10/v1/alert-groups\x12\x8b\x01\n" +
+	"\rGetAlertGroup\x12,.groundcrew.notifier.v1.GetAlertGroupRequest\x1a-.groundcrew.notifier.v1.GetAlertGroupResponse\"\x1d\x82\xd3\xe4\x93\x02\x17\x12\x15/v1/alert-groups/{id}\x12\xa2\x01\n" +
+	"\x11SilenceAlertGroup\x120.groundcrew.notifier.v1.SilenceAlertGroupRequest\x1a1.groundcrew.notifier.v1.SilenceAlertGroupResponse\"(\x82\xd3\xe4\x93\x02\":\x01*\"\x1d/v1/alert-groups/{id}:silence\x12\x92\x01\n" +
+	"\rAckAlertGroup\x12,.groundcrew.notifier.v1.AckAlertGroupRequest\x1a-.groundcrew.notifier.v1.AckAlertGroupResponse\"$\x82\xd3\xe4\x93\x02\x1e:\x01*\"\x19/v1/alert-groups/{id}:ackBKZIgithub.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1;notifierv1b\x06proto3"
 
 var (
 	file_groundcrew_notifier_v1_notifier_proto_rawDescOnce sync.Once
@@ -2295,112 +3218,150 @@ func file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP() []byte {
 	return file_groundcrew_notifier_v1_notifier_proto_rawDescData
 }
 
-var file_groundcrew_notifier_v1_notifier_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_groundcrew_notifier_v1_notifier_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_groundcrew_notifier_v1_notifier_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_groundcrew_notifier_v1_notifier_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
 var file_groundcrew_notifier_v1_notifier_proto_goTypes = []any{
 	(Alert_Status)(0),                    // 0: groundcrew.notifier.v1.Alert.Status
 	(ApprovalButton_Decision)(0),         // 1: groundcrew.notifier.v1.ApprovalButton.Decision
-	(*Alert)(nil),                        // 2: groundcrew.notifier.v1.Alert
-	(*TelegramMessage)(nil),              // 3: groundcrew.notifier.v1.TelegramMessage
-	(*IngestAlertRequest)(nil),           // 4: groundcrew.notifier.v1.IngestAlertRequest
-	(*IngestAlertResponse)(nil),          // 5: groundcrew.notifier.v1.IngestAlertResponse
-	(*AlertmanagerAlert)(nil),            // 6: groundcrew.notifier.v1.AlertmanagerAlert
-	(*IngestAlertmanagerRequest)(nil),    // 7: groundcrew.notifier.v1.IngestAlertmanagerRequest
-	(*IngestAlertmanagerResponse)(nil),   // 8: groundcrew.notifier.v1.IngestAlertmanagerResponse
-	(*GrafanaAlert)(nil),                 // 9: groundcrew.notifier.v1.GrafanaAlert
-	(*IngestGrafanaRequest)(nil),         // 10: groundcrew.notifier.v1.IngestGrafanaRequest
-	(*IngestGrafanaResponse)(nil),        // 11: groundcrew.notifier.v1.IngestGrafanaResponse
-	(*GetAlertRequest)(nil),              // 12: groundcrew.notifier.v1.GetAlertRequest
-	(*GetAlertResponse)(nil),             // 13: groundcrew.notifier.v1.GetAlertResponse
-	(*ListAlertsRequest)(nil),            // 14: groundcrew.notifier.v1.ListAlertsRequest
-	(*ListAlertsResponse)(nil),           // 15: groundcrew.notifier.v1.ListAlertsResponse
-	(*AlertInput)(nil),                   // 16: groundcrew.notifier.v1.AlertInput
-	(*EnrichmentCitation)(nil),           // 17: groundcrew.notifier.v1.EnrichmentCitation
-	(*Enrichment)(nil),                   // 18: groundcrew.notifier.v1.Enrichment
-	(*FormatMessageRequest)(nil),         // 19: groundcrew.notifier.v1.FormatMessageRequest
-	(*FormatMessageResponse)(nil),        // 20: groundcrew.notifier.v1.FormatMessageResponse
-	(*InlineButton)(nil),                 // 21: groundcrew.notifier.v1.InlineButton
-	(*ApprovalButton)(nil),               // 22: groundcrew.notifier.v1.ApprovalButton
-	(*SendMessageRequest)(nil),           // 23: groundcrew.notifier.v1.SendMessageRequest
-	(*SendMessageResponse)(nil),          // 24: groundcrew.notifier.v1.SendMessageResponse
-	(*HandleTelegramUpdateRequest)(nil),  // 25: groundcrew.notifier.v1.HandleTelegramUpdateRequest
-	(*HandleTelegramUpdateResponse)(nil), // 26: groundcrew.notifier.v1.HandleTelegramUpdateResponse
-	nil,                                  // 27: groundcrew.notifier.v1.AlertmanagerAlert.LabelsEntry
-	nil,                                  // 28: groundcrew.notifier.v1.AlertmanagerAlert.AnnotationsEntry
-	nil,                                  // 29: groundcrew.notifier.v1.IngestAlertmanagerRequest.GroupLabelsEntry
-	nil,                                  // 30: groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonLabelsEntry
-	nil,                                  // 31: groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonAnnotationsEntry
-	nil,                                  // 32: groundcrew.notifier.v1.GrafanaAlert.LabelsEntry
-	nil,                                  // 33: groundcrew.notifier.v1.GrafanaAlert.AnnotationsEntry
-	nil,                                  // 34: groundcrew.notifier.v1.IngestGrafanaRequest.GroupLabelsEntry
-	nil,                                  // 35: groundcrew.notifier.v1.IngestGrafanaRequest.CommonLabelsEntry
-	nil,                                  // 36: groundcrew.notifier.v1.IngestGrafanaRequest.CommonAnnotationsEntry
-	(*timestamppb.Timestamp)(nil),        // 37: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),              // 38: google.protobuf.Struct
-	(*TelegramUpdate)(nil),               // 39: groundcrew.notifier.v1.TelegramUpdate
+	(AlertGroup_Status)(0),               // 2: groundcrew.notifier.v1.AlertGroup.Status
+	(*Alert)(nil),                        // 3: groundcrew.notifier.v1.Alert
+	(*TelegramMessage)(nil),              // 4: groundcrew.notifier.v1.TelegramMessage
+	(*IngestAlertRequest)(nil),           // 5: groundcrew.notifier.v1.IngestAlertRequest
+	(*IngestAlertResponse)(nil),          // 6: groundcrew.notifier.v1.IngestAlertResponse
+	(*AlertmanagerAlert)(nil),            // 7: groundcrew.notifier.v1.AlertmanagerAlert
+	(*IngestAlertmanagerRequest)(nil),    // 8: groundcrew.notifier.v1.IngestAlertmanagerRequest
+	(*IngestAlertmanagerResponse)(nil),   // 9: groundcrew.notifier.v1.IngestAlertmanagerResponse
+	(*GrafanaAlert)(nil),                 // 10: groundcrew.notifier.v1.GrafanaAlert
+	(*IngestGrafanaRequest)(nil),         // 11: groundcrew.notifier.v1.IngestGrafanaRequest
+	(*IngestGrafanaResponse)(nil),        // 12: groundcrew.notifier.v1.IngestGrafanaResponse
+	(*GetAlertRequest)(nil),              // 13: groundcrew.notifier.v1.GetAlertRequest
+	(*GetAlertResponse)(nil),             // 14: groundcrew.notifier.v1.GetAlertResponse
+	(*ListAlertsRequest)(nil),            // 15: groundcrew.notifier.v1.ListAlertsRequest
+	(*ListAlertsResponse)(nil),           // 16: groundcrew.notifier.v1.ListAlertsResponse
+	(*AlertInput)(nil),                   // 17: groundcrew.notifier.v1.AlertInput
+	(*EnrichmentCitation)(nil),           // 18: groundcrew.notifier.v1.EnrichmentCitation
+	(*Enrichment)(nil),                   // 19: groundcrew.notifier.v1.Enrichment
+	(*FormatMessageRequest)(nil),         // 20: groundcrew.notifier.v1.FormatMessageRequest
+	(*FormatMessageResponse)(nil),        // 21: groundcrew.notifier.v1.FormatMessageResponse
+	(*InlineButton)(nil),                 // 22: groundcrew.notifier.v1.InlineButton
+	(*ApprovalButton)(nil),               // 23: groundcrew.notifier.v1.ApprovalButton
+	(*SendMessageRequest)(nil),           // 24: groundcrew.notifier.v1.SendMessageRequest
+	(*SendMessageResponse)(nil),          // 25: groundcrew.notifier.v1.SendMessageResponse
+	(*HandleTelegramUpdateRequest)(nil),  // 26: groundcrew.notifier.v1.HandleTelegramUpdateRequest
+	(*HandleTelegramUpdateResponse)(nil), // 27: groundcrew.notifier.v1.HandleTelegramUpdateResponse
+	(*AlertGroup)(nil),                   // 28: groundcrew.notifier.v1.AlertGroup
+	(*AlertGroupSilence)(nil),            // 29: groundcrew.notifier.v1.AlertGroupSilence
+	(*AlertGroupAck)(nil),                // 30: groundcrew.notifier.v1.AlertGroupAck
+	(*ListAlertGroupsRequest)(nil),       // 31: groundcrew.notifier.v1.ListAlertGroupsRequest
+	(*ListAlertGroupsResponse)(nil),      // 32: groundcrew.notifier.v1.ListAlertGroupsResponse
+	(*GetAlertGroupRequest)(nil),         // 33: groundcrew.notifier.v1.GetAlertGroupRequest
+	(*GetAlertGroupResponse)(nil),        // 34: groundcrew.notifier.v1.GetAlertGroupResponse
+	(*SilenceAlertGroupRequest)(nil),     // 35: groundcrew.notifier.v1.SilenceAlertGroupRequest
+	(*SilenceAlertGroupResponse)(nil),    // 36: groundcrew.notifier.v1.SilenceAlertGroupResponse
+	(*AckAlertGroupRequest)(nil),         // 37: groundcrew.notifier.v1.AckAlertGroupRequest
+	(*AckAlertGroupResponse)(nil),        // 38: groundcrew.notifier.v1.AckAlertGroupResponse
+	nil,                                  // 39: groundcrew.notifier.v1.AlertmanagerAlert.LabelsEntry
+	nil,                                  // 40: groundcrew.notifier.v1.AlertmanagerAlert.AnnotationsEntry
+	nil,                                  // 41: groundcrew.notifier.v1.IngestAlertmanagerRequest.GroupLabelsEntry
+	nil,                                  // 42: groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonLabelsEntry
+	nil,                                  // 43: groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonAnnotationsEntry
+	nil,                                  // 44: groundcrew.notifier.v1.GrafanaAlert.LabelsEntry
+	nil,                                  // 45: groundcrew.notifier.v1.GrafanaAlert.AnnotationsEntry
+	nil,                                  // 46: groundcrew.notifier.v1.IngestGrafanaRequest.GroupLabelsEntry
+	nil,                                  // 47: groundcrew.notifier.v1.IngestGrafanaRequest.CommonLabelsEntry
+	nil,                                  // 48: groundcrew.notifier.v1.IngestGrafanaRequest.CommonAnnotationsEntry
+	nil,                                  // 49: groundcrew.notifier.v1.AlertGroup.CommonLabelsEntry
+	(*timestamppb.Timestamp)(nil),        // 50: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),              // 51: google.protobuf.Struct
+	(*TelegramUpdate)(nil),               // 52: groundcrew.notifier.v1.TelegramUpdate
+	(*durationpb.Duration)(nil),          // 53: google.protobuf.Duration
 }
 var file_groundcrew_notifier_v1_notifier_proto_depIdxs = []int32{
-	37, // 0: groundcrew.notifier.v1.Alert.received_at:type_name -> google.protobuf.Timestamp
-	38, // 1: groundcrew.notifier.v1.Alert.metadata:type_name -> google.protobuf.Struct
+	50, // 0: groundcrew.notifier.v1.Alert.received_at:type_name -> google.protobuf.Timestamp
+	51, // 1: groundcrew.notifier.v1.Alert.metadata:type_name -> google.protobuf.Struct
 	0,  // 2: groundcrew.notifier.v1.Alert.status:type_name -> groundcrew.notifier.v1.Alert.Status
-	3,  // 3: groundcrew.notifier.v1.Alert.message:type_name -> groundcrew.notifier.v1.TelegramMessage
-	37, // 4: groundcrew.notifier.v1.Alert.update_time:type_name -> google.protobuf.Timestamp
-	37, // 5: groundcrew.notifier.v1.Alert.deliver_time:type_name -> google.protobuf.Timestamp
-	38, // 6: groundcrew.notifier.v1.IngestAlertRequest.metadata:type_name -> google.protobuf.Struct
-	2,  // 7: groundcrew.notifier.v1.IngestAlertResponse.alert:type_name -> groundcrew.notifier.v1.Alert
-	27, // 8: groundcrew.notifier.v1.AlertmanagerAlert.labels:type_name -> groundcrew.notifier.v1.AlertmanagerAlert.LabelsEntry
-	28, // 9: groundcrew.notifier.v1.AlertmanagerAlert.annotations:type_name -> groundcrew.notifier.v1.AlertmanagerAlert.AnnotationsEntry
-	37, // 10: groundcrew.notifier.v1.AlertmanagerAlert.starts_at:type_name -> google.protobuf.Timestamp
-	37, // 11: groundcrew.notifier.v1.AlertmanagerAlert.ends_at:type_name -> google.protobuf.Timestamp
-	29, // 12: groundcrew.notifier.v1.IngestAlertmanagerRequest.group_labels:type_name -> groundcrew.notifier.v1.IngestAlertmanagerRequest.GroupLabelsEntry
-	30, // 13: groundcrew.notifier.v1.IngestAlertmanagerRequest.common_labels:type_name -> groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonLabelsEntry
-	31, // 14: groundcrew.notifier.v1.IngestAlertmanagerRequest.common_annotations:type_name -> groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonAnnotationsEntry
-	6,  // 15: groundcrew.notifier.v1.IngestAlertmanagerRequest.alerts:type_name -> groundcrew.notifier.v1.AlertmanagerAlert
-	2,  // 16: groundcrew.notifier.v1.IngestAlertmanagerResponse.alerts:type_name -> groundcrew.notifier.v1.Alert
-	32, // 17: groundcrew.notifier.v1.GrafanaAlert.labels:type_name -> groundcrew.notifier.v1.GrafanaAlert.LabelsEntry
-	33, // 18: groundcrew.notifier.v1.GrafanaAlert.annotations:type_name -> groundcrew.notifier.v1.GrafanaAlert.AnnotationsEntry
-	37, // 19: groundcrew.notifier.v1.GrafanaAlert.starts_at:type_name -> google.protobuf.Timestamp
-	37, // 20: groundcrew.notifier.v1.GrafanaAlert.ends_at:type_name -> google.protobuf.Timestamp
-	38, // 21: groundcrew.notifier.v1.GrafanaAlert.values:type_name -> google.protobuf.Struct
-	9,  // 22: groundcrew.notifier.v1.IngestGrafanaRequest.alerts:type_name -> groundcrew.notifier.v1.GrafanaAlert
-	34, // 23: groundcrew.notifier.v1.IngestGrafanaRequest.group_labels:type_name -> groundcrew.notifier.v1.IngestGrafanaRequest.GroupLabelsEntry
-	35, // 24: groundcrew.notifier.v1.IngestGrafanaRequest.common_labels:type_name -> groundcrew.notifier.v1.IngestGrafanaRequest.CommonLabelsEntry
-	36, // 25: groundcrew.notifier.v1.IngestGrafanaRequest.common_annotations:type_name -> groundcrew.notifier.v1.IngestGrafanaRequest.CommonAnnotationsEntry
-	2,  // 26: groundcrew.notifier.v1.IngestGrafanaResponse.alerts:type_name -> groundcrew.notifier.v1.Alert
-	2,  // 27: groundcrew.notifier.v1.GetAlertResponse.alert:type_name -> groundcrew.notifier.v1.Alert
+	4,  // 3: groundcrew.notifier.v1.Alert.message:type_name -> groundcrew.notifier.v1.TelegramMessage
+	50, // 4: groundcrew.notifier.v1.Alert.update_time:type_name -> google.protobuf.Timestamp
+	50, // 5: groundcrew.notifier.v1.Alert.deliver_time:type_name -> google.protobuf.Timestamp
+	51, // 6: groundcrew.notifier.v1.IngestAlertRequest.metadata:type_name -> google.protobuf.Struct
+	3,  // 7: groundcrew.notifier.v1.IngestAlertResponse.alert:type_name -> groundcrew.notifier.v1.Alert
+	39, // 8: groundcrew.notifier.v1.AlertmanagerAlert.labels:type_name -> groundcrew.notifier.v1.AlertmanagerAlert.LabelsEntry
+	40, // 9: groundcrew.notifier.v1.AlertmanagerAlert.annotations:type_name -> groundcrew.notifier.v1.AlertmanagerAlert.AnnotationsEntry
+	50, // 10: groundcrew.notifier.v1.AlertmanagerAlert.starts_at:type_name -> google.protobuf.Timestamp
+	50, // 11: groundcrew.notifier.v1.AlertmanagerAlert.ends_at:type_name -> google.protobuf.Timestamp
+	41, // 12: groundcrew.notifier.v1.IngestAlertmanagerRequest.group_labels:type_name -> groundcrew.notifier.v1.IngestAlertmanagerRequest.GroupLabelsEntry
+	42, // 13: groundcrew.notifier.v1.IngestAlertmanagerRequest.common_labels:type_name -> groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonLabelsEntry
+	43, // 14: groundcrew.notifier.v1.IngestAlertmanagerRequest.common_annotations:type_name -> groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonAnnotationsEntry
+	7,  // 15: groundcrew.notifier.v1.IngestAlertmanagerRequest.alerts:type_name -> groundcrew.notifier.v1.AlertmanagerAlert
+	3,  // 16: groundcrew.notifier.v1.IngestAlertmanagerResponse.alerts:type_name -> groundcrew.notifier.v1.Alert
+	44, // 17: groundcrew.notifier.v1.GrafanaAlert.labels:type_name -> groundcrew.notifier.v1.GrafanaAlert.LabelsEntry
+	45, // 18: groundcrew.notifier.v1.GrafanaAlert.annotations:type_name -> groundcrew.notifier.v1.GrafanaAlert.AnnotationsEntry
+	50, // 19: groundcrew.notifier.v1.GrafanaAlert.starts_at:type_name -> google.protobuf.Timestamp
+	50, // 20: groundcrew.notifier.v1.GrafanaAlert.ends_at:type_name -> google.protobuf.Timestamp
+	51, // 21: groundcrew.notifier.v1.GrafanaAlert.values:type_name -> google.protobuf.Struct
+	10, // 22: groundcrew.notifier.v1.IngestGrafanaRequest.alerts:type_name -> groundcrew.notifier.v1.GrafanaAlert
+	46, // 23: groundcrew.notifier.v1.IngestGrafanaRequest.group_labels:type_name -> groundcrew.notifier.v1.IngestGrafanaRequest.GroupLabelsEntry
+	47, // 24: groundcrew.notifier.v1.IngestGrafanaRequest.common_labels:type_name -> groundcrew.notifier.v1.IngestGrafanaRequest.CommonLabelsEntry
+	48, // 25: groundcrew.notifier.v1.IngestGrafanaRequest.common_annotations:type_name -> groundcrew.notifier.v1.IngestGrafanaRequest.CommonAnnotationsEntry
+	3,  // 26: groundcrew.notifier.v1.IngestGrafanaResponse.alerts:type_name -> groundcrew.notifier.v1.Alert
+	3,  // 27: groundcrew.notifier.v1.GetAlertResponse.alert:type_name -> groundcrew.notifier.v1.Alert
 	0,  // 28: groundcrew.notifier.v1.ListAlertsRequest.status:type_name -> groundcrew.notifier.v1.Alert.Status
-	37, // 29: groundcrew.notifier.v1.ListAlertsRequest.received_after:type_name -> google.protobuf.Timestamp
-	2,  // 30: groundcrew.notifier.v1.ListAlertsResponse.alerts:type_name -> groundcrew.notifier.v1.Alert
-	38, // 31: groundcrew.notifier.v1.AlertInput.metadata:type_name -> google.protobuf.Struct
-	17, // 32: groundcrew.notifier.v1.Enrichment.citations:type_name -> groundcrew.notifier.v1.EnrichmentCitation
-	16, // 33: groundcrew.notifier.v1.FormatMessageRequest.alert:type_name -> groundcrew.notifier.v1.AlertInput
-	18, // 34: groundcrew.notifier.v1.FormatMessageRequest.enrichment:type_name -> groundcrew.notifier.v1.Enrichment
-	3,  // 35: groundcrew.notifier.v1.FormatMessageResponse.message:type_name -> groundcrew.notifier.v1.TelegramMessage
-	22, // 36: groundcrew.notifier.v1.InlineButton.approval:type_name -> groundcrew.notifier.v1.ApprovalButton
+	50, // 29: groundcrew.notifier.v1.ListAlertsRequest.received_after:type_name -> google.protobuf.Timestamp
+	3,  // 30: groundcrew.notifier.v1.ListAlertsResponse.alerts:type_name -> groundcrew.notifier.v1.Alert
+	51, // 31: groundcrew.notifier.v1.AlertInput.metadata:type_name -> google.protobuf.Struct
+	18, // 32: groundcrew.notifier.v1.Enrichment.citations:type_name -> groundcrew.notifier.v1.EnrichmentCitation
+	17, // 33: groundcrew.notifier.v1.FormatMessageRequest.alert:type_name -> groundcrew.notifier.v1.AlertInput
+	19, // 34: groundcrew.notifier.v1.FormatMessageRequest.enrichment:type_name -> groundcrew.notifier.v1.Enrichment
+	4,  // 35: groundcrew.notifier.v1.FormatMessageResponse.message:type_name -> groundcrew.notifier.v1.TelegramMessage
+	23, // 36: groundcrew.notifier.v1.InlineButton.approval:type_name -> groundcrew.notifier.v1.ApprovalButton
 	1,  // 37: groundcrew.notifier.v1.ApprovalButton.decision:type_name -> groundcrew.notifier.v1.ApprovalButton.Decision
-	21, // 38: groundcrew.notifier.v1.SendMessageRequest.buttons:type_name -> groundcrew.notifier.v1.InlineButton
-	39, // 39: groundcrew.notifier.v1.HandleTelegramUpdateRequest.update:type_name -> groundcrew.notifier.v1.TelegramUpdate
-	4,  // 40: groundcrew.notifier.v1.NotifierService.IngestAlert:input_type -> groundcrew.notifier.v1.IngestAlertRequest
-	7,  // 41: groundcrew.notifier.v1.NotifierService.IngestAlertmanager:input_type -> groundcrew.notifier.v1.IngestAlertmanagerRequest
-	10, // 42: groundcrew.notifier.v1.NotifierService.IngestGrafana:input_type -> groundcrew.notifier.v1.IngestGrafanaRequest
-	12, // 43: groundcrew.notifier.v1.NotifierService.GetAlert:input_type -> groundcrew.notifier.v1.GetAlertRequest
-	14, // 44: groundcrew.notifier.v1.NotifierService.ListAlerts:input_type -> groundcrew.notifier.v1.ListAlertsRequest
-	19, // 45: groundcrew.notifier.v1.NotifierService.FormatMessage:input_type -> groundcrew.notifier.v1.FormatMessageRequest
-	23, // 46: groundcrew.notifier.v1.NotifierService.SendMessage:input_type -> groundcrew.notifier.v1.SendMessageRequest
-	25, // 47: groundcrew.notifier.v1.NotifierService.HandleTelegramUpdate:input_type -> groundcrew.notifier.v1.HandleTelegramUpdateRequest
-	5,  // 48: groundcrew.notifier.v1.NotifierService.IngestAlert:output_type -> groundcrew.notifier.v1.IngestAlertResponse
-	8,  // 49: groundcrew.notifier.v1.NotifierService.IngestAlertmanager:output_type -> groundcrew.notifier.v1.IngestAlertmanagerResponse
-	11, // 50: groundcrew.notifier.v1.NotifierService.IngestGrafana:output_type -> groundcrew.notifier.v1.IngestGrafanaResponse
-	13, // 51: groundcrew.notifier.v1.NotifierService.GetAlert:output_type -> groundcrew.notifier.v1.GetAlertResponse
-	15, // 52: groundcrew.notifier.v1.NotifierService.ListAlerts:output_type -> groundcrew.notifier.v1.ListAlertsResponse
-	20, // 53: groundcrew.notifier.v1.NotifierService.FormatMessage:output_type -> groundcrew.notifier.v1.FormatMessageResponse
-	24, // 54: groundcrew.notifier.v1.NotifierService.SendMessage:output_type -> groundcrew.notifier.v1.SendMessageResponse
-	26, // 55: groundcrew.notifier.v1.NotifierService.HandleTelegramUpdate:output_type -> groundcrew.notifier.v1.HandleTelegramUpdateResponse
-	48, // [48:56] is the sub-list for method output_type
-	40, // [40:48] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	22, // 38: groundcrew.notifier.v1.SendMessageRequest.buttons:type_name -> groundcrew.notifier.v1.InlineButton
+	52, // 39: groundcrew.notifier.v1.HandleTelegramUpdateRequest.update:type_name -> groundcrew.notifier.v1.TelegramUpdate
+	2,  // 40: groundcrew.notifier.v1.AlertGroup.status:type_name -> groundcrew.notifier.v1.AlertGroup.Status
+	49, // 41: groundcrew.notifier.v1.AlertGroup.common_labels:type_name -> groundcrew.notifier.v1.AlertGroup.CommonLabelsEntry
+	29, // 42: groundcrew.notifier.v1.AlertGroup.silence:type_name -> groundcrew.notifier.v1.AlertGroupSilence
+	30, // 43: groundcrew.notifier.v1.AlertGroup.ack:type_name -> groundcrew.notifier.v1.AlertGroupAck
+	3,  // 44: groundcrew.notifier.v1.AlertGroup.alerts:type_name -> groundcrew.notifier.v1.Alert
+	50, // 45: groundcrew.notifier.v1.AlertGroup.create_time:type_name -> google.protobuf.Timestamp
+	50, // 46: groundcrew.notifier.v1.AlertGroup.update_time:type_name -> google.protobuf.Timestamp
+	50, // 47: groundcrew.notifier.v1.AlertGroupSilence.end_time:type_name -> google.protobuf.Timestamp
+	50, // 48: groundcrew.notifier.v1.AlertGroupSilence.create_time:type_name -> google.protobuf.Timestamp
+	50, // 49: groundcrew.notifier.v1.AlertGroupAck.ack_time:type_name -> google.protobuf.Timestamp
+	2,  // 50: groundcrew.notifier.v1.ListAlertGroupsRequest.status:type_name -> groundcrew.notifier.v1.AlertGroup.Status
+	28, // 51: groundcrew.notifier.v1.ListAlertGroupsResponse.alert_groups:type_name -> groundcrew.notifier.v1.AlertGroup
+	28, // 52: groundcrew.notifier.v1.GetAlertGroupResponse.alert_group:type_name -> groundcrew.notifier.v1.AlertGroup
+	53, // 53: groundcrew.notifier.v1.SilenceAlertGroupRequest.duration:type_name -> google.protobuf.Duration
+	28, // 54: groundcrew.notifier.v1.SilenceAlertGroupResponse.alert_group:type_name -> groundcrew.notifier.v1.AlertGroup
+	28, // 55: groundcrew.notifier.v1.AckAlertGroupResponse.alert_group:type_name -> groundcrew.notifier.v1.AlertGroup
+	5,  // 56: groundcrew.notifier.v1.NotifierService.IngestAlert:input_type -> groundcrew.notifier.v1.IngestAlertRequest
+	8,  // 57: groundcrew.notifier.v1.NotifierService.IngestAlertmanager:input_type -> groundcrew.notifier.v1.IngestAlertmanagerRequest
+	11, // 58: groundcrew.notifier.v1.NotifierService.IngestGrafana:input_type -> groundcrew.notifier.v1.IngestGrafanaRequest
+	13, // 59: groundcrew.notifier.v1.NotifierService.GetAlert:input_type -> groundcrew.notifier.v1.GetAlertRequest
+	15, // 60: groundcrew.notifier.v1.NotifierService.ListAlerts:input_type -> groundcrew.notifier.v1.ListAlertsRequest
+	20, // 61: groundcrew.notifier.v1.NotifierService.FormatMessage:input_type -> groundcrew.notifier.v1.FormatMessageRequest
+	24, // 62: groundcrew.notifier.v1.NotifierService.SendMessage:input_type -> groundcrew.notifier.v1.SendMessageRequest
+	26, // 63: groundcrew.notifier.v1.NotifierService.HandleTelegramUpdate:input_type -> groundcrew.notifier.v1.HandleTelegramUpdateRequest
+	31, // 64: groundcrew.notifier.v1.NotifierService.ListAlertGroups:input_type -> groundcrew.notifier.v1.ListAlertGroupsRequest
+	33, // 65: groundcrew.notifier.v1.NotifierService.GetAlertGroup:input_type -> groundcrew.notifier.v1.GetAlertGroupRequest
+	35, // 66: groundcrew.notifier.v1.NotifierService.SilenceAlertGroup:input_type -> groundcrew.notifier.v1.SilenceAlertGroupRequest
+	37, // 67: groundcrew.notifier.v1.NotifierService.AckAlertGroup:input_type -> groundcrew.notifier.v1.AckAlertGroupRequest
+	6,  // 68: groundcrew.notifier.v1.NotifierService.IngestAlert:output_type -> groundcrew.notifier.v1.IngestAlertResponse
+	9,  // 69: groundcrew.notifier.v1.NotifierService.IngestAlertmanager:output_type -> groundcrew.notifier.v1.IngestAlertmanagerResponse
+	12, // 70: groundcrew.notifier.v1.NotifierService.IngestGrafana:output_type -> groundcrew.notifier.v1.IngestGrafanaResponse
+	14, // 71: groundcrew.notifier.v1.NotifierService.GetAlert:output_type -> groundcrew.notifier.v1.GetAlertResponse
+	16, // 72: groundcrew.notifier.v1.NotifierService.ListAlerts:output_type -> groundcrew.notifier.v1.ListAlertsResponse
+	21, // 73: groundcrew.notifier.v1.NotifierService.FormatMessage:output_type -> groundcrew.notifier.v1.FormatMessageResponse
+	25, // 74: groundcrew.notifier.v1.NotifierService.SendMessage:output_type -> groundcrew.notifier.v1.SendMessageResponse
+	27, // 75: groundcrew.notifier.v1.NotifierService.HandleTelegramUpdate:output_type -> groundcrew.notifier.v1.HandleTelegramUpdateResponse
+	32, // 76: groundcrew.notifier.v1.NotifierService.ListAlertGroups:output_type -> groundcrew.notifier.v1.ListAlertGroupsResponse
+	34, // 77: groundcrew.notifier.v1.NotifierService.GetAlertGroup:output_type -> groundcrew.notifier.v1.GetAlertGroupResponse
+	36, // 78: groundcrew.notifier.v1.NotifierService.SilenceAlertGroup:output_type -> groundcrew.notifier.v1.SilenceAlertGroupResponse
+	38, // 79: groundcrew.notifier.v1.NotifierService.AckAlertGroup:output_type -> groundcrew.notifier.v1.AckAlertGroupResponse
+	68, // [68:80] is the sub-list for method output_type
+	56, // [56:68] is the sub-list for method input_type
+	56, // [56:56] is the sub-list for extension type_name
+	56, // [56:56] is the sub-list for extension extendee
+	0,  // [0:56] is the sub-list for field type_name
 }
 
 func init() { file_groundcrew_notifier_v1_notifier_proto_init() }
@@ -2416,8 +3377,8 @@ func file_groundcrew_notifier_v1_notifier_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_groundcrew_notifier_v1_notifier_proto_rawDesc), len(file_groundcrew_notifier_v1_notifier_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   35,
+			NumEnums:      3,
+			NumMessages:   47,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

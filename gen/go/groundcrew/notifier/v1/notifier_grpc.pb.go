@@ -27,6 +27,10 @@ const (
 	NotifierService_FormatMessage_FullMethodName        = "/groundcrew.notifier.v1.NotifierService/FormatMessage"
 	NotifierService_SendMessage_FullMethodName          = "/groundcrew.notifier.v1.NotifierService/SendMessage"
 	NotifierService_HandleTelegramUpdate_FullMethodName = "/groundcrew.notifier.v1.NotifierService/HandleTelegramUpdate"
+	NotifierService_ListAlertGroups_FullMethodName      = "/groundcrew.notifier.v1.NotifierService/ListAlertGroups"
+	NotifierService_GetAlertGroup_FullMethodName        = "/groundcrew.notifier.v1.NotifierService/GetAlertGroup"
+	NotifierService_SilenceAlertGroup_FullMethodName    = "/groundcrew.notifier.v1.NotifierService/SilenceAlertGroup"
+	NotifierService_AckAlertGroup_FullMethodName        = "/groundcrew.notifier.v1.NotifierService/AckAlertGroup"
 )
 
 // NotifierServiceClient is the client API for NotifierService service.
@@ -62,6 +66,20 @@ type NotifierServiceClient interface {
 	// pass the X-Telegram-Bot-Api-Secret-Token header (gRPC metadata
 	// x-telegram-bot-api-secret-token) when TELEGRAM_WEBHOOK_SECRET is set.
 	HandleTelegramUpdate(ctx context.Context, in *HandleTelegramUpdateRequest, opts ...grpc.CallOption) (*HandleTelegramUpdateResponse, error)
+	// ListAlertGroups lists group notifications (Alertmanager or Grafana
+	// payloads sharing a groupKey and a destination chat), newest first.
+	ListAlertGroups(ctx context.Context, in *ListAlertGroupsRequest, opts ...grpc.CallOption) (*ListAlertGroupsResponse, error)
+	// GetAlertGroup returns one group with its alerts.
+	GetAlertGroup(ctx context.Context, in *GetAlertGroupRequest, opts ...grpc.CallOption) (*GetAlertGroupResponse, error)
+	// SilenceAlertGroup creates an Alertmanager silence matching the group's
+	// common labels for duration (needs ALERTMANAGER_URL and a group that
+	// came from Alertmanager), records it on the group and edits the root
+	// message to say so. The caller's key name is recorded as the actor; by
+	// is a display note beside it.
+	SilenceAlertGroup(ctx context.Context, in *SilenceAlertGroupRequest, opts ...grpc.CallOption) (*SilenceAlertGroupResponse, error)
+	// AckAlertGroup records who acknowledged the group, and when, and edits
+	// the root message to say so. Acknowledging twice keeps the first.
+	AckAlertGroup(ctx context.Context, in *AckAlertGroupRequest, opts ...grpc.CallOption) (*AckAlertGroupResponse, error)
 }
 
 type notifierServiceClient struct {
@@ -152,6 +170,46 @@ func (c *notifierServiceClient) HandleTelegramUpdate(ctx context.Context, in *Ha
 	return out, nil
 }
 
+func (c *notifierServiceClient) ListAlertGroups(ctx context.Context, in *ListAlertGroupsRequest, opts ...grpc.CallOption) (*ListAlertGroupsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListAlertGroupsResponse)
+	err := c.cc.Invoke(ctx, NotifierService_ListAlertGroups_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *notifierServiceClient) GetAlertGroup(ctx context.Context, in *GetAlertGroupRequest, opts ...grpc.CallOption) (*GetAlertGroupResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetAlertGroupResponse)
+	err := c.cc.Invoke(ctx, NotifierService_GetAlertGroup_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *notifierServiceClient) SilenceAlertGroup(ctx context.Context, in *SilenceAlertGroupRequest, opts ...grpc.CallOption) (*SilenceAlertGroupResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SilenceAlertGroupResponse)
+	err := c.cc.Invoke(ctx, NotifierService_SilenceAlertGroup_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *notifierServiceClient) AckAlertGroup(ctx context.Context, in *AckAlertGroupRequest, opts ...grpc.CallOption) (*AckAlertGroupResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AckAlertGroupResponse)
+	err := c.cc.Invoke(ctx, NotifierService_AckAlertGroup_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // NotifierServiceServer is the server API for NotifierService service.
 // All implementations must embed UnimplementedNotifierServiceServer
 // for forward compatibility.
@@ -185,6 +243,20 @@ type NotifierServiceServer interface {
 	// pass the X-Telegram-Bot-Api-Secret-Token header (gRPC metadata
 	// x-telegram-bot-api-secret-token) when TELEGRAM_WEBHOOK_SECRET is set.
 	HandleTelegramUpdate(context.Context, *HandleTelegramUpdateRequest) (*HandleTelegramUpdateResponse, error)
+	// ListAlertGroups lists group notifications (Alertmanager or Grafana
+	// payloads sharing a groupKey and a destination chat), newest first.
+	ListAlertGroups(context.Context, *ListAlertGroupsRequest) (*ListAlertGroupsResponse, error)
+	// GetAlertGroup returns one group with its alerts.
+	GetAlertGroup(context.Context, *GetAlertGroupRequest) (*GetAlertGroupResponse, error)
+	// SilenceAlertGroup creates an Alertmanager silence matching the group's
+	// common labels for duration (needs ALERTMANAGER_URL and a group that
+	// came from Alertmanager), records it on the group and edits the root
+	// message to say so. The caller's key name is recorded as the actor; by
+	// is a display note beside it.
+	SilenceAlertGroup(context.Context, *SilenceAlertGroupRequest) (*SilenceAlertGroupResponse, error)
+	// AckAlertGroup records who acknowledged the group, and when, and edits
+	// the root message to say so. Acknowledging twice keeps the first.
+	AckAlertGroup(context.Context, *AckAlertGroupRequest) (*AckAlertGroupResponse, error)
 	mustEmbedUnimplementedNotifierServiceServer()
 }
 
@@ -218,6 +290,18 @@ func (UnimplementedNotifierServiceServer) SendMessage(context.Context, *SendMess
 }
 func (UnimplementedNotifierServiceServer) HandleTelegramUpdate(context.Context, *HandleTelegramUpdateRequest) (*HandleTelegramUpdateResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method HandleTelegramUpdate not implemented")
+}
+func (UnimplementedNotifierServiceServer) ListAlertGroups(context.Context, *ListAlertGroupsRequest) (*ListAlertGroupsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListAlertGroups not implemented")
+}
+func (UnimplementedNotifierServiceServer) GetAlertGroup(context.Context, *GetAlertGroupRequest) (*GetAlertGroupResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetAlertGroup not implemented")
+}
+func (UnimplementedNotifierServiceServer) SilenceAlertGroup(context.Context, *SilenceAlertGroupRequest) (*SilenceAlertGroupResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SilenceAlertGroup not implemented")
+}
+func (UnimplementedNotifierServiceServer) AckAlertGroup(context.Context, *AckAlertGroupRequest) (*AckAlertGroupResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AckAlertGroup not implemented")
 }
 func (UnimplementedNotifierServiceServer) mustEmbedUnimplementedNotifierServiceServer() {}
 func (UnimplementedNotifierServiceServer) testEmbeddedByValue()                         {}
@@ -384,6 +468,78 @@ func _NotifierService_HandleTelegramUpdate_Handler(srv interface{}, ctx context.
 	return interceptor(ctx, in, info, handler)
 }
 
+func _NotifierService_ListAlertGroups_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListAlertGroupsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NotifierServiceServer).ListAlertGroups(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NotifierService_ListAlertGroups_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NotifierServiceServer).ListAlertGroups(ctx, req.(*ListAlertGroupsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _NotifierService_GetAlertGroup_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetAlertGroupRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NotifierServiceServer).GetAlertGroup(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NotifierService_GetAlertGroup_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NotifierServiceServer).GetAlertGroup(ctx, req.(*GetAlertGroupRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _NotifierService_SilenceAlertGroup_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SilenceAlertGroupRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NotifierServiceServer).SilenceAlertGroup(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NotifierService_SilenceAlertGroup_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NotifierServiceServer).SilenceAlertGroup(ctx, req.(*SilenceAlertGroupRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _NotifierService_AckAlertGroup_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AckAlertGroupRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NotifierServiceServer).AckAlertGroup(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NotifierService_AckAlertGroup_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NotifierServiceServer).AckAlertGroup(ctx, req.(*AckAlertGroupRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // NotifierService_ServiceDesc is the grpc.ServiceDesc for NotifierService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -422,6 +578,22 @@ var NotifierService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "HandleTelegramUpdate",
 			Handler:    _NotifierService_HandleTelegramUpdate_Handler,
+		},
+		{
+			MethodName: "ListAlertGroups",
+			Handler:    _NotifierService_ListAlertGroups_Handler,
+		},
+		{
+			MethodName: "GetAlertGroup",
+			Handler:    _NotifierService_GetAlertGroup_Handler,
+		},
+		{
+			MethodName: "SilenceAlertGroup",
+			Handler:    _NotifierService_SilenceAlertGroup_Handler,
+		},
+		{
+			MethodName: "AckAlertGroup",
+			Handler:    _NotifierService_AckAlertGroup_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
