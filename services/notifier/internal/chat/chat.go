@@ -1,5 +1,4 @@
-// Package chat is the Telegram chat agent (flow 5 of the design): each
-// update is handled once (by bot, chat and update_id: update ids are not
+// Package chat is the Telegram chat agent: each update is handled once (by bot, chat and update_id: update ids are not
 // trusted to be increasing, nor unique across chats); its message is
 // stored in the chat's conversation history, with media rendered to short
 // text; the agent decides whether to answer (private chats always; groups

@@ -1,5 +1,5 @@
-// Package pipeline is the notifier's durable alert pipeline (DESIGN.md flow
-// 1). Ingest stores alerts and, in the same database transaction, inserts a
+// Package pipeline is the notifier's durable alert pipeline: webhook,
+// enrichment, message, delivery. Ingest stores alerts and, in the same database transaction, inserts a
 // River job per alert to deliver; it answers once that transaction commits,
 // so an accepted alert survives any crash. The job enriches the alert through
 // an Enricher (bounded by a deadline; a failure or timeout delivers the
