@@ -1,14 +1,15 @@
-// Package chat is the Telegram chat agent: each update is handled once (by bot, chat and update_id: update ids are not
-// trusted to be increasing, nor unique across chats); its message is
-// stored in the chat's conversation history, with media rendered to short
-// text; the agent decides whether to answer (private chats always; groups
-// when the bot is mentioned or replied to; never channels, edits or its own
-// messages); and when it answers, it asks a Converser for a reply from the
-// chronological history with the target message last and sends it as a
-// reply to the target.
+// Package chat is the Telegram chat agent: each update is handled once (by
+// bot, chat and update_id: update ids are not trusted to be increasing, nor
+// unique across chats); its message is stored in the chat's conversation
+// history, with media rendered to short text; the agent decides whether to
+// answer (private chats always; groups when the bot is mentioned or replied
+// to; never channels, edits or its own messages); and when it answers, it
+// asks a Converser for a reply from the chronological history with the
+// target message last and sends it as a reply to the target. Task blocks in
+// the reply (package tasks) are taken out and handed to a Scheduler.
 //
 // The agent works only in allowed chats (TELEGRAM_ALLOWED_CHATS, or the
-// configured alert and research chats): a message from any other chat is
+// configured alert chats): a message from any other chat is
 // neither stored nor answered (answering would be the reply into an
 // arbitrary chat that the limit exists to stop), and a button pressed there
 // is answered with a refusal. Each allowed chat has a reply budget
