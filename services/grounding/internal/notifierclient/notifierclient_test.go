@@ -2,16 +2,14 @@ package notifierclient_test
 
 import (
 	"context"
-	"net"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/testing/protocmp"
 
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
+	"github.com/groundcrew/groundcrew/services/grounding/internal/grpctest"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/notifierclient"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/research"
 )
@@ -28,18 +26,7 @@ func (f *fakeNotifier) SendMessage(_ context.Context, req *notifierv1.SendMessag
 
 func TestSend(t *testing.T) {
 	f := &fakeNotifier{}
-	lis := bufconn.Listen(1 << 20)
-	s := grpc.NewServer()
-	notifierv1.RegisterNotifierServiceServer(s, f)
-	go func() { _ = s.Serve(lis) }()
-	t.Cleanup(s.Stop)
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
+	conn := grpctest.Serve(t, func(s *grpc.Server) { notifierv1.RegisterNotifierServiceServer(s, f) })
 	c := notifierclient.New(notifierv1.NewNotifierServiceClient(conn))
 
 	const id = "0195c2b4-7c1e-7b3a-9d7e-1f2a3b4c5d6e"

@@ -2,17 +2,15 @@ package ragclient_test
 
 import (
 	"context"
-	"net"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 
 	ragv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/rag/v1"
+	"github.com/groundcrew/groundcrew/services/grounding/internal/grpctest"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/ragclient"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/research"
 )
@@ -35,18 +33,7 @@ func (f *fakeRag) Retrieve(_ context.Context, req *ragv1.RetrieveRequest) (*ragv
 
 func TestRetrieve(t *testing.T) {
 	f := &fakeRag{}
-	lis := bufconn.Listen(1 << 20)
-	s := grpc.NewServer()
-	ragv1.RegisterRagServiceServer(s, f)
-	go func() { _ = s.Serve(lis) }()
-	t.Cleanup(s.Stop)
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
+	conn := grpctest.Serve(t, func(s *grpc.Server) { ragv1.RegisterRagServiceServer(s, f) })
 	c := ragclient.New(ragv1.NewRagServiceClient(conn))
 
 	got, err := c.Retrieve(t.Context(), "gospec", "goroutines", 500)

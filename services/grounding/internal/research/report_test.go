@@ -12,71 +12,26 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/groundcrew/groundcrew/services/grounding/internal/runbooktest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-// runbookDir holds the example runbooks `make run` indexes.
-const runbookDir = "../../../../examples/runbooks"
-
-var (
-	mdHeading = regexp.MustCompile(`^(#+)\s+`)
-	mdList    = regexp.MustCompile(`^\s*(?:[-*+]|\d+\.)\s+`)
-)
-
 // runbookIndex is the example runbooks as the search service's local
-// engine indexes and returns them: front matter gives title and URL,
-// Markdown is reduced to plain text with every block ending a sentence,
-// and a result's snippet is at most 990 bytes of it.
+// engine returns them: a result's snippet is at most 990 bytes of the
+// indexed text.
 type runbookIndex []Evidence
 
 func loadRunbookIndex(t *testing.T) runbookIndex {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(runbookDir, "*.md"))
-	if err != nil || len(files) < 4 {
-		t.Fatalf("runbooks in %s: %v (%d files)", runbookDir, err, len(files))
-	}
 	var idx runbookIndex
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fm, body, ok := strings.Cut(strings.TrimPrefix(string(b), "---\n"), "\n---\n")
-		if !ok {
-			t.Fatalf("%s: no front matter", f)
-		}
-		var ev Evidence
-		for line := range strings.SplitSeq(fm, "\n") {
-			k, v, _ := strings.Cut(line, ":")
-			switch k {
-			case "title":
-				ev.Title = strings.TrimSpace(v)
-			case "url":
-				ev.URL = strings.TrimSpace(v)
-			}
-		}
-		var blocks []string
-		for line := range strings.SplitSeq(body, "\n") {
-			if mdHeading.FindString(line) == "# " {
-				continue
-			}
-			line = mdHeading.ReplaceAllString(line, "")
-			line = strings.TrimSpace(strings.ReplaceAll(mdList.ReplaceAllString(line, ""), "`", ""))
-			if line == "" {
-				continue
-			}
-			if !strings.ContainsAny(line[len(line)-1:], ".:!?") {
-				line += "."
-			}
-			blocks = append(blocks, line)
-		}
-		text := strings.Join(blocks, " ")
+	for _, d := range runbooktest.Load(t) {
+		text := d.Text
 		if len(text) > 990 {
 			text = text[:strings.LastIndexByte(text[:990], ' ')] + " …"
 		}
-		ev.Snippet = text
-		idx = append(idx, ev)
+		idx = append(idx, Evidence{Title: d.Title, URL: d.URL, Snippet: text})
 	}
 	return idx
 }

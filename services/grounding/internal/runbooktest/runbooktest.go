@@ -1,0 +1,82 @@
+// Package runbooktest loads the example runbooks (examples/runbooks) the
+// way the search service's local engine indexes them, for tests that
+// answer from them offline.
+package runbooktest
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// Doc is one runbook as indexed.
+type Doc struct {
+	Title, URL string
+	// Text is the body as plain text: the level-one heading repeating the
+	// title dropped, Markdown syntax removed, every block ending a
+	// sentence.
+	Text string
+}
+
+var (
+	mdHeading = regexp.MustCompile(`^(#+)\s+`)
+	mdList    = regexp.MustCompile(`^\s*(?:[-*+]|\d+\.)\s+`)
+)
+
+// Dir is the example runbooks' directory.
+func Dir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "examples", "runbooks")
+}
+
+// Load reads the example runbooks: front matter gives title and URL, the
+// body is reduced as Doc.Text says.
+func Load(t testing.TB) []Doc {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(Dir(), "*.md"))
+	if err != nil || len(files) < 4 {
+		t.Fatalf("runbooks in %s: %v (%d files)", Dir(), err, len(files))
+	}
+	var out []Doc
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fm, body, ok := strings.Cut(strings.TrimPrefix(string(b), "---\n"), "\n---\n")
+		if !ok {
+			t.Fatalf("%s: no front matter", f)
+		}
+		var d Doc
+		for line := range strings.SplitSeq(fm, "\n") {
+			k, v, _ := strings.Cut(line, ":")
+			switch k {
+			case "title":
+				d.Title = strings.TrimSpace(v)
+			case "url":
+				d.URL = strings.TrimSpace(v)
+			}
+		}
+		var blocks []string
+		for line := range strings.SplitSeq(body, "\n") {
+			if mdHeading.FindString(line) == "# " {
+				continue
+			}
+			line = mdHeading.ReplaceAllString(line, "")
+			line = strings.TrimSpace(strings.ReplaceAll(mdList.ReplaceAllString(line, ""), "`", ""))
+			if line == "" {
+				continue
+			}
+			if !strings.ContainsAny(line[len(line)-1:], ".:!?") {
+				line += "."
+			}
+			blocks = append(blocks, line)
+		}
+		d.Text = strings.Join(blocks, " ")
+		out = append(out, d)
+	}
+	return out
+}
