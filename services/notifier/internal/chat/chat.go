@@ -211,6 +211,20 @@ type CallbackHandler interface {
 	HandleCallback(ctx context.Context, c Callback) (string, error)
 }
 
+// CallbackChain offers a press to each handler in turn until one does not
+// answer Ignored (approval buttons, alert group buttons, …).
+type CallbackChain []CallbackHandler
+
+// HandleCallback implements CallbackHandler.
+func (c CallbackChain) HandleCallback(ctx context.Context, cb Callback) (string, error) {
+	for _, h := range c {
+		if out, err := h.HandleCallback(ctx, cb); err != nil || out != Ignored {
+			return out, err
+		}
+	}
+	return Ignored, nil
+}
+
 // HandleCallbacks sets the handler of button presses, and what answers the
 // presses refused before they reach it (a chat not allowed); without a
 // handler presses are Ignored.

@@ -233,3 +233,35 @@ func TestParseRate(t *testing.T) {
 		}
 	}
 }
+
+type callbackFunc func(Callback) (string, error)
+
+func (f callbackFunc) HandleCallback(_ context.Context, c Callback) (string, error) { return f(c) }
+
+func TestCallbackChain(t *testing.T) {
+	var asked []string
+	h := func(name, prefix, outcome string) CallbackHandler {
+		return callbackFunc(func(c Callback) (string, error) {
+			asked = append(asked, name)
+			if len(c.Data) >= len(prefix) && c.Data[:len(prefix)] == prefix {
+				return outcome, nil
+			}
+			return Ignored, nil
+		})
+	}
+	chain := CallbackChain{h("approvals", "approval:", Decided), h("groups", "group:", "acked")}
+	for _, tt := range []struct {
+		data, want string
+		asked      []string
+	}{
+		{"approval:x:approve", Decided, []string{"approvals"}},
+		{"group:abc", "acked", []string{"approvals", "groups"}},
+		{"other", Ignored, []string{"approvals", "groups"}},
+	} {
+		asked = nil
+		got, err := chain.HandleCallback(context.Background(), Callback{Data: tt.data})
+		if err != nil || got != tt.want || !cmp.Equal(asked, tt.asked) {
+			t.Errorf("%q: %q, %v, asked %v; want %q, asked %v", tt.data, got, err, asked, tt.want, tt.asked)
+		}
+	}
+}
