@@ -23,6 +23,10 @@ import (
 // maxRequestedActions bounds the actions one run may be started with.
 const maxRequestedActions = 5
 
+// maxPageSize is the largest page a Store list returns; a run has far
+// fewer approvals.
+const maxPageSize = 100
+
 // timeoutJobSlack is how early the timeout job may escalate: the queue
 // hands a job over at its scheduled time by its own clock, and one that
 // came a moment early would otherwise wait another scheduling round. The

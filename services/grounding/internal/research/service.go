@@ -201,6 +201,15 @@ func (s *Service) Get(ctx context.Context, id string) (*Run, error) {
 	if err != nil || !slices.ContainsFunc(run.Actions, func(a Action) bool { return a.Status == ActionAwaitingApproval }) {
 		return run, err
 	}
+	// Read first: a write transaction on every read of a waiting run would
+	// queue readers behind the database's write lock on SQLite.
+	pending, _, err := s.deps.Store.ListApprovals(ctx, ApprovalFilter{RunID: id, Status: ApprovalPending}, Page{Size: maxPageSize})
+	if err != nil {
+		return nil, err
+	}
+	if !slices.ContainsFunc(pending, s.overdue) {
+		return run, nil
+	}
 	if err := s.escalateOverdue(ctx, id); err != nil {
 		return nil, err
 	}
