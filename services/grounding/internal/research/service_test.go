@@ -91,6 +91,9 @@ func TestIterationCap(t *testing.T) {
 func TestRunReachesThreshold(t *testing.T) {
 	h := newHarness(t, Config{}, richEvidence)
 	run := h.run(t, StartParams{Topic: "Kubernetes operators"})
+	if run.RefinedAnswer != "" {
+		t.Errorf("refined_answer = %q without a refine step, want empty", run.RefinedAnswer)
+	}
 	if run.Status != StatusFinished || run.IterationCount != 1 || *run.QualityScore < DefaultQualityThreshold {
 		t.Fatalf("status=%s iterations=%d score=%v; want finished after 1 round with score ≥ 0.8", run.Status, run.IterationCount, *run.QualityScore)
 	}
@@ -150,6 +153,10 @@ func TestRefineSearchesOnlyGaps(t *testing.T) {
 	}
 	if len(run.Report.Quality.Warnings) == 0 || !strings.Contains(run.Report.Quality.Warnings[0], "below the threshold") {
 		t.Errorf("warnings = %q, want a below-threshold warning", run.Report.Quality.Warnings)
+	}
+	// The refine step wrote a draft answer, cited by position in sources.
+	if want := "Kubernetes operators are software. [1]"; run.RefinedAnswer != want {
+		t.Errorf("refined_answer = %q, want %q", run.RefinedAnswer, want)
 	}
 }
 
