@@ -351,3 +351,23 @@ func TestSecurityChatBudget(t *testing.T) {
 	}
 	waitForMetrics(t, "http://"+e.n.adminAddr+"/metrics", `notifier_telegram_refused_total\{reason="chat_rate_limited"\} 2`)
 }
+
+// TestInlineButtonNeedsOneAction: protovalidate refuses a button with
+// neither or both of callback_data and approval, and a bad approval id.
+func TestInlineButtonNeedsOneAction(t *testing.T) {
+	e := startSecured(t, nil)
+	approve := &notifierv1.ApprovalButton{ApprovalId: approvalID, Decision: notifierv1.ApprovalButton_DECISION_APPROVE}
+	for name, b := range map[string]*notifierv1.InlineButton{
+		"neither":            {Text: "Press"},
+		"both":               {Text: "Press", CallbackData: "x", Approval: approve},
+		"not a uuid":         {Text: "Press", Approval: &notifierv1.ApprovalButton{ApprovalId: "42", Decision: notifierv1.ApprovalButton_DECISION_APPROVE}},
+		"no decision":        {Text: "Press", Approval: &notifierv1.ApprovalButton{ApprovalId: approvalID}},
+		"data over 64 bytes": {Text: "Press", CallbackData: strings.Repeat("x", 65)},
+	} {
+		_, err := e.c.SendMessage(t.Context(), &notifierv1.SendMessageRequest{Text: "hello", Buttons: []*notifierv1.InlineButton{b}})
+		if status.Code(err) != codes.InvalidArgument {
+			t.Errorf("%s: %v, want InvalidArgument", name, err)
+		}
+	}
+	e.nothingSent(t)
+}
