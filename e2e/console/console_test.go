@@ -194,6 +194,44 @@ func TestConsole(t *testing.T) {
 		})
 	})
 
+	t.Run("the research page follows its run live", func(t *testing.T) {
+		var started struct {
+			Run struct{ ID string }
+		}
+		su.api(t, "POST", "/v1/research", map[string]any{
+			"topic": "why does the checkout API return 5xx errors", "userId": "6f1c2d8e-4b7a-4c1e-9a55-2f0d3b9e7c41",
+			"maxIterations": 1,
+		}, &started)
+		su.open(t, "/console/research/"+started.Run.ID, "#run-status")
+		su.run(t, 5*time.Second, chromedp.Evaluate(`window.__noReload = true`, nil))
+		// The run finishes and waits for the summary's approval; the page
+		// shows it from the stream.
+		su.run(t, 90*time.Second, chromedp.WaitVisible(`#planned-actions [data-action-status="AWAITING_APPROVAL"]`, chromedp.ByQuery))
+		var pending struct {
+			Approvals []struct{ ID string }
+		}
+		su.api(t, "GET", "/v1/approvals?status=PENDING&runId="+started.Run.ID, nil, &pending)
+		if len(pending.Approvals) != 1 {
+			t.Fatalf("pending approvals of the run = %+v, want one", pending.Approvals)
+		}
+		su.api(t, "POST", "/v1/approvals/"+pending.Approvals[0].ID+":decide",
+			map[string]any{"decision": "REJECT", "decidedBy": "test", "comment": "not now"}, nil)
+		var report string
+		su.run(t, 60*time.Second,
+			chromedp.WaitVisible(`#planned-actions [data-action-status="SKIPPED"]`, chromedp.ByQuery),
+			chromedp.WaitVisible(`#run-status[data-status="FINISHED"]`, chromedp.ByQuery),
+			chromedp.Text(".markdown", &report, chromedp.ByQuery),
+		)
+		var same bool
+		su.run(t, 5*time.Second, chromedp.Evaluate(`window.__noReload === true`, &same))
+		if !same {
+			t.Error("the page reloaded")
+		}
+		if strings.TrimSpace(report) == "" {
+			t.Error("the report's Markdown rendered empty")
+		}
+	})
+
 	t.Run("ask shows the answer with its primary source", func(t *testing.T) {
 		su.open(t, "/console/ask", "#h-ask")
 		var source string

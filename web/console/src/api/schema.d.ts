@@ -38,6 +38,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/alert-groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * ListAlertGroups lists group notifications (Alertmanager or Grafana
+         *     payloads sharing a groupKey and a destination chat), newest first.
+         */
+        get: operations["NotifierService_ListAlertGroups"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/alert-groups/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** GetAlertGroup returns one group with its alerts. */
+        get: operations["NotifierService_GetAlertGroup"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/alert-groups/{id}:ack": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * AckAlertGroup records who acknowledged the group, and when, and edits
+         *     the root message to say so. Acknowledging twice keeps the first.
+         */
+        post: operations["NotifierService_AckAlertGroup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/alert-groups/{id}:silence": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * SilenceAlertGroup creates an Alertmanager silence matching the group's
+         *     common labels for duration (needs ALERTMANAGER_URL and a group that
+         *     came from Alertmanager), records it on the group and edits the root
+         *     message to say so. The caller's key name is recorded as the actor; by
+         *     is a display note beside it.
+         */
+        post: operations["NotifierService_SilenceAlertGroup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/alerts": {
         parameters: {
             query?: never;
@@ -618,6 +698,24 @@ export interface components {
             reviewerId?: string;
             status?: components["schemas"]["v1AnnotatedMessageStatus"];
         };
+        /** @description AckAlertGroupRequest acknowledges a group. */
+        NotifierServiceAckAlertGroupBody: {
+            /**
+             * @description A display note of who acknowledges it, recorded beside the caller's
+             *     key name.
+             */
+            by?: string;
+        };
+        /** @description SilenceAlertGroupRequest silences a group in Alertmanager. */
+        NotifierServiceSilenceAlertGroupBody: {
+            /**
+             * @description A display note of who silences it, recorded beside the caller's key
+             *     name.
+             */
+            by?: string;
+            /** @description How long the silence lasts: 1 minute to 30 days. */
+            duration?: string;
+        };
         /** @description AskRequest is a question (the specification's Query) about a collection. */
         RagServiceAskBody: {
             /**
@@ -790,6 +888,10 @@ export interface components {
          * @enum {string}
          */
         searchV1Engine: "ENGINE_UNSPECIFIED" | "AUTO" | "LOCAL" | "SEARXNG" | "EXA" | "TAVILY" | "BRAVE";
+        /** @description AckAlertGroupResponse carries the acknowledged group. */
+        v1AckAlertGroupResponse: {
+            alertGroup?: components["schemas"]["v1AlertGroup"];
+        };
         /** @description AgentResponse is an answer from a collection. */
         v1AgentResponse: {
             /** @description The answer text, or the collection's out-of-scope answer. */
@@ -863,6 +965,12 @@ export interface components {
             fingerprint?: string;
             /** @description The grounding message that enriched it, if any. */
             groundingMessageId?: string;
+            /**
+             * @description The alert group it belongs to (AlertGroup.id), for Alertmanager and
+             *     Grafana alerts; its delivery_ids then name the group's message that
+             *     carried it (the root, a reply to it, or a digest).
+             */
+            groupId?: string;
             /** @description Server-assigned id. */
             id?: string;
             message?: components["schemas"]["v1TelegramMessage"];
@@ -889,6 +997,110 @@ export interface components {
              */
             updateTime?: string;
         };
+        /**
+         * @description AlertGroup is one group notification: the alerts an Alertmanager or
+         *     Grafana payload groups under one groupKey, for one destination chat.
+         *     Its first notification sends one root message; later ones reply to the
+         *     root and edit its title.
+         */
+        v1AlertGroup: {
+            ack?: components["schemas"]["v1AlertGroupAck"];
+            /** @description The group's alerts, latest state first; only GetAlertGroup fills it. */
+            alerts?: components["schemas"]["v1Alert"][];
+            /** @description Labels every alert of the group shares. */
+            commonLabels?: {
+                [key: string]: string;
+            };
+            /**
+             * Format: date-time
+             * @description When the group was first received.
+             */
+            createTime?: string;
+            /** @description Where its messages go: a Telegram chat id, or "log". */
+            destination?: string;
+            /** @description Why enrichment failed, when the group was delivered without it. */
+            enrichmentError?: string;
+            /** @description The upstream's own URL (Alertmanager's externalURL), if known. */
+            externalUrl?: string;
+            /**
+             * Format: int32
+             * @description Alerts firing, as of the latest notification.
+             */
+            firingCount?: number;
+            /** @description The grounding message that enriched the group, if any. */
+            groundingMessageId?: string;
+            /** @description The upstream groupKey. */
+            groupKey?: string;
+            /** @description Server-assigned id. */
+            id?: string;
+            /**
+             * Format: int32
+             * @description Alerts resolved, as of the latest notification.
+             */
+            resolvedCount?: number;
+            /** @description The root message's id, once delivered. */
+            rootMessageId?: string;
+            silence?: components["schemas"]["v1AlertGroupSilence"];
+            /** @description Where it came from: "alertmanager" or "grafana". */
+            source?: string;
+            status?: components["schemas"]["v1AlertGroupStatus"];
+            /**
+             * @description The title in Alertmanager's convention, e.g.
+             *     "[FIRING:60] KubePodCrashLooping (warning shop)".
+             */
+            title?: string;
+            /**
+             * Format: date-time
+             * @description When it last changed.
+             */
+            updateTime?: string;
+        };
+        /** @description AlertGroupAck says who acknowledged a group, and when. */
+        v1AlertGroupAck: {
+            /**
+             * Format: date-time
+             * @description When.
+             */
+            ackTime?: string;
+            /** @description Who: the Telegram user (@username or id) or the API key name. */
+            actor?: string;
+            /** @description The caller's own note of who they are, shown beside actor. */
+            by?: string;
+        };
+        /** @description AlertGroupSilence is an Alertmanager silence created for a group. */
+        v1AlertGroupSilence: {
+            /**
+             * @description Who silenced it: the Telegram user (@username or id) or the API key
+             *     name.
+             */
+            actor?: string;
+            /** @description The caller's own note of who they are, shown beside actor. */
+            by?: string;
+            /**
+             * Format: date-time
+             * @description When it was created.
+             */
+            createTime?: string;
+            /**
+             * Format: date-time
+             * @description When the silence ends.
+             */
+            endTime?: string;
+            /** @description Whether it was expired from the chat or REST. */
+            expired?: boolean;
+            /** @description Alertmanager's silence id. */
+            silenceId?: string;
+        };
+        /**
+         * @description Status is the group's state as its latest notification says.
+         *
+         *      - STATUS_UNSPECIFIED: Not set.
+         *      - FIRING: At least one alert of the group fires.
+         *      - RESOLVED: Every alert of the group has resolved.
+         * @default STATUS_UNSPECIFIED
+         * @enum {string}
+         */
+        v1AlertGroupStatus: "STATUS_UNSPECIFIED" | "FIRING" | "RESOLVED";
         /** @description AlertInput is an alert to format. */
         v1AlertInput: {
             /** @description Free-form attributes. */
@@ -1422,6 +1634,10 @@ export interface components {
             /** @description What was cut to fit, in words, e.g. "summary shortened". */
             truncations?: string[];
         };
+        /** @description GetAlertGroupResponse carries the group. */
+        v1GetAlertGroupResponse: {
+            alertGroup?: components["schemas"]["v1AlertGroup"];
+        };
         /** @description GetAlertResponse carries the alert. */
         v1GetAlertResponse: {
             alert?: components["schemas"]["v1Alert"];
@@ -1705,6 +1921,13 @@ export interface components {
             callbackData?: string;
             /** @description The label. */
             text?: string;
+        };
+        /** @description ListAlertGroupsResponse is one page. */
+        v1ListAlertGroupsResponse: {
+            /** @description The groups, newest first, without their alerts. */
+            alertGroups?: components["schemas"]["v1AlertGroup"][];
+            /** @description Token for the next page; empty on the last page. */
+            nextPageToken?: string;
         };
         /** @description ListAlertsResponse is one page. */
         v1ListAlertsResponse: {
@@ -2139,6 +2362,10 @@ export interface components {
              */
             duplicate?: boolean;
         };
+        /** @description SilenceAlertGroupResponse carries the group with its silence. */
+        v1SilenceAlertGroupResponse: {
+            alertGroup?: components["schemas"]["v1AlertGroup"];
+        };
         /** @description Source identifies where a chunk came from. */
         v1Source: {
             /**
@@ -2552,6 +2779,168 @@ export interface operations {
                     "application/json": {
                         status?: string;
                     };
+                };
+            };
+        };
+    };
+    NotifierService_ListAlertGroups: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only groups with this status.
+                 *
+                 *      - STATUS_UNSPECIFIED: Not set.
+                 *      - FIRING: At least one alert of the group fires.
+                 *      - RESOLVED: Every alert of the group has resolved.
+                 */
+                status?: "STATUS_UNSPECIFIED" | "FIRING" | "RESOLVED";
+                /** @description Page size, 0..100; 0 means 20. */
+                pageSize?: number;
+                /** @description The next_page_token of the previous page. */
+                pageToken?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1ListAlertGroupsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An unexpected error response. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["googleRpcStatus"];
+                };
+            };
+        };
+    };
+    NotifierService_GetAlertGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The group id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1GetAlertGroupResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An unexpected error response. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["googleRpcStatus"];
+                };
+            };
+        };
+    };
+    NotifierService_AckAlertGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The group id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NotifierServiceAckAlertGroupBody"];
+            };
+        };
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1AckAlertGroupResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An unexpected error response. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["googleRpcStatus"];
+                };
+            };
+        };
+    };
+    NotifierService_SilenceAlertGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The group id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NotifierServiceSilenceAlertGroupBody"];
+            };
+        };
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1SilenceAlertGroupResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An unexpected error response. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["googleRpcStatus"];
                 };
             };
         };

@@ -107,6 +107,22 @@ export function ResearchPage() {
   );
 }
 
+/** unsettled says whether a run or its planned actions may still change. */
+function unsettled(run: Research): boolean {
+  if (run.status !== "FINISHED" && run.status !== "FAILED") return true;
+  return (run.plannedActions ?? []).some((a) => a.status === "AWAITING_APPROVAL" || a.status === "QUEUED");
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(t);
+      reject(new DOMException("aborted", "AbortError"));
+    });
+  });
+}
+
 export function ResearchDetail({ id }: { id: string }) {
   const [run, setRun] = useState<Research | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -124,7 +140,21 @@ export function ResearchDetail({ id }: { id: string }) {
           signal: ctl.signal,
         });
         if (!r.response.ok) throw toError(r.response.status, await r.response.json().catch(() => undefined));
-        for await (const ev of events<Watch>(r.data ?? null)) if (ev.run) setRun(ev.run);
+        let last = first.run;
+        for await (const ev of events<Watch>(r.data ?? null)) {
+          if (ev.run) setRun((last = ev.run));
+        }
+        // The stream ends when the run finishes, but its planned actions
+        // may still wait for an approval or to run: follow those by
+        // re-reading, 1 s after a change, backing off to 8 s.
+        let delay = 1000;
+        while (last && unsettled(last) && !ctl.signal.aborted) {
+          await sleep(delay, ctl.signal);
+          const next = await call(api.GET("/v1/research/{id}", { params: { path: { id } }, signal: ctl.signal }));
+          const changed = JSON.stringify(next.run?.plannedActions) !== JSON.stringify(last.plannedActions);
+          delay = changed ? 1000 : Math.min(delay * 2, 8000);
+          if (next.run) setRun((last = next.run));
+        }
       } catch (e) {
         if (!(e instanceof DOMException && e.name === "AbortError")) setError(e);
       }
