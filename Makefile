@@ -168,6 +168,7 @@ FUZZ_TARGETS := \
 	services/notifier/internal/alert:FuzzFromGrafana \
 	services/notifier/internal/alert:FuzzGeneric \
 	services/notifier/internal/format:FuzzFormat \
+	services/notifier/internal/format:FuzzFormatGroup \
 	services/notifier/internal/notifiergrpc:FuzzTelegramUpdate \
 	services/notifier/internal/markdownv2:FuzzParse \
 	services/notifier/internal/markdownv2:FuzzEscapeRoundTrip \

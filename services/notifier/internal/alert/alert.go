@@ -137,6 +137,9 @@ type Alert struct {
 	ReceivedAt         time.Time
 	UpdatedAt          time.Time
 	DeliveredAt        time.Time // zero until delivered
+	// GroupID is the alert group the alert was delivered with (Group.ID),
+	// "" for an alert delivered on its own.
+	GroupID string
 }
 
 // DedupKey is what makes two alerts the same for deduplication.

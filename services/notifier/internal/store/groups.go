@@ -1,0 +1,352 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/groundcrew/groundcrew/platform/sqlstore"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
+)
+
+// Notification is one notification of an alert group: Seq 0 is the root
+// message, later ones reply to it.
+type Notification struct {
+	ID          string
+	GroupID     string
+	Seq         int
+	AlertIDs    []string
+	Status      alert.Status // StatusReceived until delivered, then StatusDelivered
+	DeliveryID  string
+	ReceivedAt  time.Time
+	DeliveredAt time.Time
+}
+
+// LockGroup makes intake transactions of one group take turns, so that two
+// instances on one PostgreSQL never both find no group and open two roots
+// (the table's UNIQUE key is the backstop). On SQLite, whose intake
+// transactions hold the write lock from BEGIN, it does nothing.
+func (s *Store) LockGroup(ctx context.Context, tx Querier, source, groupKey, destination string) error {
+	if s.db.Dialect != sqlstore.Postgres {
+		return nil
+	}
+	key := "notifier/group/" + source + "\x00" + groupKey + "\x00" + destination
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
+		return fmt.Errorf("locking alert group for intake: %w", err)
+	}
+	return nil
+}
+
+const groupColumns = `id, group_key, source, destination, root_message_id, status, firing_count, resolved_count,
+	group_labels, common_labels, common_annotations, external_url, enrichment, grounding_message_id, enrichment_error,
+	silence_id, silence_actor, silence_by, silence_ends_at, silence_created_at, silence_expired,
+	ack_actor, ack_by, ack_at, created_at, updated_at`
+
+// FindGroup returns the group of source, groupKey and destination, or nil
+// when there is none.
+func (s *Store) FindGroup(ctx context.Context, q Querier, source, groupKey, destination string) (*alert.Group, error) {
+	row := q.QueryRowContext(ctx, `SELECT `+groupColumns+` FROM notifier_alert_groups
+		WHERE source = $1 AND group_key = $2 AND destination = $3`, source, groupKey, destination)
+	g, err := scanGroup(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("looking up alert group: %w", err)
+	}
+	return g, nil
+}
+
+// groupValues are g's columns in groupColumns order.
+func groupValues(g *alert.Group) ([]any, error) {
+	gl, err1 := json.Marshal(nonNilLabels(g.GroupLabels))
+	cl, err2 := json.Marshal(nonNilLabels(g.CommonLabels))
+	ca, err3 := json.Marshal(nonNilLabels(g.CommonAnnotations))
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return nil, fmt.Errorf("encoding labels of alert group %s: %w", g.ID, err)
+	}
+	var sil alert.Silence
+	if g.Silence != nil {
+		sil = *g.Silence
+	}
+	var ack alert.Ack
+	if g.Ack != nil {
+		ack = *g.Ack
+	}
+	return []any{g.ID, g.GroupKey, g.Source, g.Destination, g.RootMessageID, string(g.Status), g.Firing, g.Resolved,
+		string(gl), string(cl), string(ca), g.ExternalURL, g.Enrichment, g.GroundingMessageID, g.EnrichmentError,
+		sil.ID, sil.Actor, sil.By, micros(sil.EndsAt), micros(sil.CreatedAt), sil.Expired,
+		ack.Actor, ack.By, micros(ack.At), micros(g.CreatedAt), micros(g.UpdatedAt)}, nil
+}
+
+// InsertGroup stores a new group through q.
+func (s *Store) InsertGroup(ctx context.Context, q Querier, g *alert.Group) error {
+	vals, err := groupValues(g)
+	if err != nil {
+		return err
+	}
+	ph := make([]string, len(vals))
+	for i := range ph {
+		ph[i] = "$" + strconv.Itoa(i+1)
+	}
+	if _, err := q.ExecContext(ctx, `INSERT INTO notifier_alert_groups (`+groupColumns+`) VALUES (`+strings.Join(ph, ", ")+`)`, vals...); err != nil {
+		return fmt.Errorf("inserting alert group %s: %w", g.ID, err)
+	}
+	return nil
+}
+
+// UpdateGroup writes every field of g but its identity (id, key, source,
+// destination) and creation time through q.
+func (s *Store) UpdateGroup(ctx context.Context, q Querier, g *alert.Group) error {
+	vals, err := groupValues(g)
+	if err != nil {
+		return err
+	}
+	cols := strings.Split(groupColumns, ",")
+	var set []string
+	for i, c := range cols {
+		c = strings.TrimSpace(c)
+		switch c {
+		case "id", "group_key", "source", "destination", "created_at":
+			continue
+		}
+		set = append(set, c+" = $"+strconv.Itoa(i+1))
+	}
+	res, err := q.ExecContext(ctx, `UPDATE notifier_alert_groups SET `+strings.Join(set, ", ")+` WHERE id = $1`, vals...)
+	if err != nil {
+		return fmt.Errorf("saving alert group %s: %w", g.ID, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("saving alert group %s: %w", g.ID, ErrNotFound)
+	}
+	return nil
+}
+
+// GetGroup returns the group with id through q, or ErrNotFound.
+func (s *Store) GetGroup(ctx context.Context, q Querier, id string) (*alert.Group, error) {
+	if q == nil {
+		q = s.db
+	}
+	g, err := scanGroup(q.QueryRowContext(ctx, `SELECT `+groupColumns+` FROM notifier_alert_groups WHERE id = $1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("alert group %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading alert group %q: %w", id, err)
+	}
+	return g, nil
+}
+
+// GroupListQuery filters and pages ListGroups.
+type GroupListQuery struct {
+	Status    alert.GroupStatus // empty: any
+	PageSize  int               // 1..100
+	PageToken string            // from the previous page
+}
+
+// ListGroups returns one page of groups, newest first, and the token of the
+// next page ("" on the last).
+func (s *Store) ListGroups(ctx context.Context, q GroupListQuery) ([]*alert.Group, string, error) {
+	var (
+		where []string
+		args  []any
+	)
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if q.Status != "" {
+		where = append(where, "status = "+arg(string(q.Status)))
+	}
+	if q.PageToken != "" {
+		c, err := sqlstore.ParseCursor(q.PageToken)
+		if err != nil {
+			return nil, "", ErrBadPageToken
+		}
+		a1, a2, a3 := arg(c.At), arg(c.At), arg(c.ID)
+		where = append(where, "(created_at < "+a1+" OR (created_at = "+a2+" AND id < "+a3+"))")
+	}
+	query := `SELECT ` + groupColumns + ` FROM notifier_alert_groups`
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	query += " ORDER BY created_at DESC, id DESC LIMIT " + arg(q.PageSize+1)
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("listing alert groups: %w", err)
+	}
+	defer rows.Close()
+	var out []*alert.Group
+	for rows.Next() {
+		g, err := scanGroup(rows)
+		if err != nil {
+			return nil, "", fmt.Errorf("listing alert groups: %w", err)
+		}
+		out = append(out, g)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("listing alert groups: %w", err)
+	}
+	next := ""
+	if len(out) > q.PageSize {
+		out = out[:q.PageSize]
+		last := out[len(out)-1]
+		next = sqlstore.CursorAfter(last.CreatedAt, last.ID).Token()
+	}
+	return out, next, nil
+}
+
+func scanGroup(r scanner) (*alert.Group, error) {
+	var (
+		g                                alert.Group
+		sil                              alert.Silence
+		ack                              alert.Ack
+		status, gl, cl, ca               string
+		silEnds, silCreated, ackAt, c, u int64
+	)
+	if err := r.Scan(&g.ID, &g.GroupKey, &g.Source, &g.Destination, &g.RootMessageID, &status, &g.Firing, &g.Resolved,
+		&gl, &cl, &ca, &g.ExternalURL, &g.Enrichment, &g.GroundingMessageID, &g.EnrichmentError,
+		&sil.ID, &sil.Actor, &sil.By, &silEnds, &silCreated, &sil.Expired,
+		&ack.Actor, &ack.By, &ackAt, &c, &u); err != nil {
+		return nil, err
+	}
+	g.Status = alert.GroupStatus(status)
+	for _, m := range []struct {
+		raw string
+		dst *map[string]string
+	}{{gl, &g.GroupLabels}, {cl, &g.CommonLabels}, {ca, &g.CommonAnnotations}} {
+		if err := json.Unmarshal([]byte(m.raw), m.dst); err != nil {
+			return nil, fmt.Errorf("decoding labels of alert group %s: %w", g.ID, err)
+		}
+	}
+	if sil.ID != "" {
+		sil.EndsAt, sil.CreatedAt = fromMicros(silEnds), fromMicros(silCreated)
+		g.Silence = &sil
+	}
+	if ack.Actor != "" || ackAt != 0 {
+		ack.At = fromMicros(ackAt)
+		g.Ack = &ack
+	}
+	g.CreatedAt, g.UpdatedAt = fromMicros(c), fromMicros(u)
+	return &g, nil
+}
+
+// NextSeq is the sequence number the group's next notification takes.
+func (s *Store) NextSeq(ctx context.Context, q Querier, groupID string) (int, error) {
+	var n int
+	if err := q.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), -1) + 1 FROM notifier_group_notifications WHERE group_id = $1`, groupID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("numbering a notification of alert group %s: %w", groupID, err)
+	}
+	return n, nil
+}
+
+// InsertNotification stores a group notification through q.
+func (s *Store) InsertNotification(ctx context.Context, q Querier, n *Notification) error {
+	ids, err := json.Marshal(nonNilSlice(n.AlertIDs))
+	if err != nil {
+		return fmt.Errorf("encoding alert ids of notification %s: %w", n.ID, err)
+	}
+	_, err = q.ExecContext(ctx, `INSERT INTO notifier_group_notifications
+		(id, group_id, seq, alert_ids, status, delivery_id, received_at, delivered_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		n.ID, n.GroupID, n.Seq, string(ids), string(n.Status), n.DeliveryID, micros(n.ReceivedAt), micros(n.DeliveredAt))
+	if err != nil {
+		return fmt.Errorf("inserting notification %s: %w", n.ID, err)
+	}
+	return nil
+}
+
+// GetNotification returns the notification with id, or ErrNotFound.
+func (s *Store) GetNotification(ctx context.Context, id string) (*Notification, error) {
+	var (
+		n           Notification
+		ids, status string
+		recv, deliv int64
+	)
+	err := s.db.QueryRowContext(ctx, `SELECT id, group_id, seq, alert_ids, status, delivery_id, received_at, delivered_at
+		FROM notifier_group_notifications WHERE id = $1`, id).Scan(&n.ID, &n.GroupID, &n.Seq, &ids, &status, &n.DeliveryID, &recv, &deliv)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("notification %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading notification %q: %w", id, err)
+	}
+	if err := json.Unmarshal([]byte(ids), &n.AlertIDs); err != nil {
+		return nil, fmt.Errorf("decoding alert ids of notification %s: %w", id, err)
+	}
+	n.Status = alert.Status(status)
+	n.ReceivedAt, n.DeliveredAt = fromMicros(recv), fromMicros(deliv)
+	return &n, nil
+}
+
+// GroupAlerts returns every alert stored for the group, oldest first.
+func (s *Store) GroupAlerts(ctx context.Context, groupID string) ([]*alert.Alert, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+alertColumns+` FROM notifier_alerts
+		WHERE group_id = $1 ORDER BY received_at, id`, groupID)
+	if err != nil {
+		return nil, fmt.Errorf("reading alerts of group %s: %w", groupID, err)
+	}
+	defer rows.Close()
+	var out []*alert.Alert
+	for rows.Next() {
+		a, err := scanAlert(rows)
+		if err != nil {
+			return nil, fmt.Errorf("reading alerts of group %s: %w", groupID, err)
+		}
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading alerts of group %s: %w", groupID, err)
+	}
+	return out, nil
+}
+
+// DeliverNotification records, in one transaction, that the notification
+// went out as message deliveryID to destination: the notification and each
+// of its alerts not yet DELIVERED become DELIVERED with that delivery id;
+// root also records the group's root message id.
+func (s *Store) DeliverNotification(ctx context.Context, n *Notification, destination, deliveryID string, root bool, at time.Time) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("recording delivery of notification %s: %w", n.ID, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, `UPDATE notifier_group_notifications SET status = $2, delivery_id = $3, delivered_at = $4 WHERE id = $1`,
+		n.ID, string(alert.StatusDelivered), deliveryID, micros(at)); err != nil {
+		return fmt.Errorf("recording delivery of notification %s: %w", n.ID, err)
+	}
+	if root {
+		if _, err := tx.ExecContext(ctx, `UPDATE notifier_alert_groups SET root_message_id = $2, updated_at = $3 WHERE id = $1`,
+			n.GroupID, deliveryID, micros(at)); err != nil {
+			return fmt.Errorf("recording the root of alert group %s: %w", n.GroupID, err)
+		}
+	}
+	ids, err := json.Marshal([]string{deliveryID})
+	if err != nil {
+		return err
+	}
+	const chunk = 500
+	for start := 0; start < len(n.AlertIDs); start += chunk {
+		part := n.AlertIDs[start:min(start+chunk, len(n.AlertIDs))]
+		args := []any{string(alert.StatusDelivered), destination, string(ids), micros(at)}
+		ph := make([]string, len(part))
+		for i, id := range part {
+			args = append(args, id)
+			ph[i] = "$" + strconv.Itoa(len(args))
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE notifier_alerts SET status = $1, destination = $2, delivery_ids = $3,
+			delivered_at = $4, updated_at = $4, attempts = attempts + 1, error = ''
+			WHERE status <> $1 AND id IN (`+strings.Join(ph, ", ")+`)`, args...); err != nil {
+			return fmt.Errorf("recording delivery of the alerts of notification %s: %w", n.ID, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("recording delivery of notification %s: %w", n.ID, err)
+	}
+	return nil
+}
