@@ -1429,7 +1429,9 @@ func (x *GetResearchReportRequest) GetId() string {
 type GetResearchReportResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The report as one Markdown document: executive summary, findings with
-	// [n] citations, sources, quality notes.
+	// [n] citations, sources, quality notes. It is the report as the run's
+	// user sees it, their topic included as they wrote it; metadata is the
+	// part kept free of personal data.
 	Content string `protobuf:"bytes,1,opt,name=content,proto3" json:"content,omitempty"`
 	// What is stored beside it for audit and search.
 	Metadata      *ResearchReportMetadata `protobuf:"bytes,2,opt,name=metadata,proto3" json:"metadata,omitempty"`
