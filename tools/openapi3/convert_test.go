@@ -157,12 +157,24 @@ func TestEnumsKeepTheirValues(t *testing.T) {
 		schema string
 		values []string
 	}{
-		{"v1AlertStatus", []string{"RECEIVED", "ENRICHING", "DELIVERING", "DELIVERED", "FAILED", "DUPLICATE"}},
-		{"v1RiskLevel", []string{"REVERSIBLE", "REVERSIBLE_WITH_DELAY", "IRREVERSIBLE"}},
+		{"AlertStatus", []string{"RECEIVED", "ENRICHING", "DELIVERING", "DELIVERED", "FAILED", "DUPLICATE"}},
+		{"RiskLevel", []string{"REVERSIBLE", "REVERSIBLE_WITH_DELAY", "IRREVERSIBLE"}},
 		{"DecideApprovalRequestDecision", []string{"APPROVE", "REJECT"}},
 	} {
+		// protoc-gen-openapiv2 prefixes names only as much as it must
+		// ("v1…" when two packages share a name), so match the suffix.
+		var raw json.RawMessage
+		for name, schema := range doc.Components.Schemas {
+			if strings.HasSuffix(name, tc.schema) {
+				raw = schema
+			}
+		}
+		if raw == nil {
+			t.Errorf("no schema named …%s", tc.schema)
+			continue
+		}
 		var s struct{ Enum []string }
-		if err := json.Unmarshal(doc.Components.Schemas[tc.schema], &s); err != nil {
+		if err := json.Unmarshal(raw, &s); err != nil {
 			t.Fatalf("%s: %v", tc.schema, err)
 		}
 		for _, v := range tc.values {
