@@ -1,6 +1,8 @@
 package research
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -91,6 +93,12 @@ func TestKeyPhrasesAndQuery(t *testing.T) {
 	}
 	if got, want := searchQuery("What are the risks and limitations of Node.js streams?"), "risks limitations node.js streams"; got != want {
 		t.Errorf("searchQuery = %q, want %q", got, want)
+	}
+	if got, want := searchQuery("What is Kubernetes operators, asked by jane.doe@example.com and @jdoe?"), "kubernetes operators asked"; got != want {
+		t.Errorf("searchQuery = %q, want %q (no e-mail address or handle)", got, want)
+	}
+	if got := keyPhrases("Kubernetes operators, asked by jane.doe@example.com"); slices.ContainsFunc(got, func(p string) bool { return strings.Contains(p, "jane") }) {
+		t.Errorf("keyPhrases = %q, want no phrase from the e-mail address", got)
 	}
 }
 

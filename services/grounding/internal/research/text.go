@@ -124,6 +124,11 @@ func keyPhrases(s string) []string {
 		}
 	}
 	for _, tok := range strings.FieldsFunc(s, unicode.IsSpace) {
+		if strings.Contains(tok, "@") {
+			// An e-mail address or a handle is not a key phrase.
+			flush()
+			continue
+		}
 		ws := words(tok)
 		// Punctuation attached to a token (a comma, a question mark) ends
 		// the phrase after it.
@@ -144,8 +149,11 @@ func keyPhrases(s string) []string {
 }
 
 // searchQuery turns a sub-question into what a search box wants: its
-// content words, at most ten.
+// content words, at most ten. E-mail addresses and chat handles a topic
+// may carry are left out: they answer nothing and would go to the search
+// providers.
 func searchQuery(q string) string {
+	q = handleRe.ReplaceAllString(emailRe.ReplaceAllString(q, " "), "$1 ")
 	var ws []string
 	for _, w := range words(q) {
 		if !stopwords[w] {
