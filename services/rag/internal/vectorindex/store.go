@@ -391,6 +391,14 @@ func (s *Store) Upsert(ctx context.Context, name string, docs ...rag.Document) (
 	if h.err != nil {
 		return rag.UpsertResult{}, h.err
 	}
+	// Refuse what cannot fit before paying for embeddings; the check is
+	// repeated, and the chunks counted, under the write lock below.
+	h.mu.RLock()
+	_, err = s.checkQuota(name, h.col, changesOf(docs), false)
+	h.mu.RUnlock()
+	if err != nil {
+		return rag.UpsertResult{}, err
+	}
 	// Embed before locking: a remote embedder may take a while, and
 	// searches should not wait for it.
 	vecs, err := s.emb.Embed(ctx, texts)
@@ -423,7 +431,7 @@ func (s *Store) Upsert(ctx context.Context, name string, docs ...rag.Document) (
 
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	release, err := s.reserve(name, h.col, records)
+	release, err := s.checkQuota(name, h.col, changesOf(docs), true)
 	if err != nil {
 		return rag.UpsertResult{}, err
 	}
@@ -443,30 +451,52 @@ func (s *Store) Upsert(ctx context.Context, name string, docs ...rag.Document) (
 	return res, s.maybeRewrite(h)
 }
 
-// reserve checks an upsert of records into c against the document and
-// chunk limits and counts its chunks; release undoes the count when the
-// write then fails. The caller holds c's handle lock.
-func (s *Store) reserve(name string, c *collection, records []*upsertRecord) (release func(), err error) {
-	docs, delta := len(c.docs), 0
-	seen := map[string]bool{}
-	for _, r := range records {
-		old, exists := c.docs[r.url]
-		if seen[r.url] {
-			// A URL twice in one batch: the later copy wins.
-			exists = true
+// change is what an upsert does to one URL: it will hold n chunks.
+type change struct {
+	url string
+	n   int
+}
+
+// changesOf lists what docs do to their URLs.
+func changesOf(docs []rag.Document) []change {
+	out := make([]change, len(docs))
+	for i, d := range docs {
+		out[i] = change{d.URL, len(d.Chunks)}
+	}
+	return out
+}
+
+// plan returns the documents c will hold after changes, and by how many
+// chunks its live count moves. Changes apply in order, so of a URL given
+// twice the later one wins.
+func plan(c *collection, changes []change) (docs, delta int) {
+	cur := map[string]int{}
+	docs = len(c.docs)
+	for _, ch := range changes {
+		n, seen := cur[ch.url]
+		if !seen {
+			if d, ok := c.docs[ch.url]; ok {
+				n = len(d.rows)
+			}
 		}
-		seen[r.url] = true
 		switch {
-		case exists && len(r.chunks) == 0:
+		case n > 0 && ch.n == 0:
 			docs--
-		case !exists && len(r.chunks) > 0:
+		case n == 0 && ch.n > 0:
 			docs++
 		}
-		if old != nil {
-			delta -= len(old.rows)
-		}
-		delta += len(r.chunks)
+		delta += ch.n - n
+		cur[ch.url] = ch.n
 	}
+	return docs, delta
+}
+
+// checkQuota refuses changes to c that would take the documents or the
+// chunks in memory past the limits. Writes that do not grow what is
+// over a limit (replacing, deleting) pass. The caller holds c's handle
+// lock; with reserve set the chunks are counted until release is called.
+func (s *Store) checkQuota(name string, c *collection, changes []change, reserve bool) (release func(), err error) {
+	docs, delta := plan(c, changes)
 	if err := s.opts.Limits.CheckDocuments(name, docs); err != nil && docs > len(c.docs) {
 		return nil, err
 	}
@@ -474,6 +504,9 @@ func (s *Store) reserve(name string, c *collection, records []*upsertRecord) (re
 	defer s.quotaMu.Unlock()
 	if err := s.opts.Limits.CheckChunks(name, s.chunks+delta); err != nil && delta > 0 {
 		return nil, err
+	}
+	if !reserve {
+		return func() {}, nil
 	}
 	s.chunks += delta
 	return func() {
