@@ -164,7 +164,12 @@ func startResearchWith(ctx context.Context, cfg Config, rc ResearchConfig, logge
 		critic = research.FallbackCritic{Primary: gemini.Critic{Client: gc}, Logger: logger}
 		method = "gemini " + gc.Name() + ", offline fallback"
 	}
+	metrics, err := research.NewMetrics(srv.Registry())
+	if err != nil {
+		return nil, fmt.Errorf("registering research metrics: %w", err)
+	}
 	svc, err := research.New(research.Deps{
+		Metrics:   metrics,
 		Store:     store,
 		Planner:   planner,
 		Critic:    critic,

@@ -2,6 +2,7 @@ package research
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -270,14 +271,20 @@ func (s *Service) Decide(ctx context.Context, p DecideParams) (*Approval, error)
 		return nil
 	})
 	if err != nil {
+		if errors.Is(err, ErrEscalated) {
+			s.deps.Metrics.lateDecision()
+		}
 		return nil, err
 	}
 	if escalated != nil {
+		s.deps.Metrics.approvalEnded(ApprovalEscalated)
+		s.deps.Metrics.lateDecision()
 		s.logEscalation(ctx, escalated, "decision came after the timeout")
 		s.log.WarnContext(ctx, "late approval decision refused", "approval_id", escalated.ID, "run_id", escalated.RunID,
 			"actor", p.Actor, "decided_by", p.DecidedBy, "timeout_at", escalated.TimeoutAt)
 		return nil, fmt.Errorf("approval %s: %w", escalated.ID, ErrEscalated)
 	}
+	s.deps.Metrics.approvalEnded(decided.Status)
 	s.log.InfoContext(ctx, "approval decided", "approval_id", decided.ID, "run_id", decided.RunID,
 		"status", decided.Status, "actor", p.Actor, "decided_by", p.DecidedBy)
 	return decided, nil
@@ -343,6 +350,7 @@ func (s *Service) escalateOverdue(ctx context.Context, runID string) error {
 		return fmt.Errorf("escalating overdue approvals of run %s: %w", runID, err)
 	}
 	for _, a := range done {
+		s.deps.Metrics.approvalEnded(ApprovalEscalated)
 		s.logEscalation(ctx, a, "read after the timeout")
 	}
 	return nil
@@ -376,6 +384,7 @@ func (s *Service) expire(ctx context.Context, job Job) error {
 		return &NotDueError{Wait: wait}
 	}
 	if escalated != nil {
+		s.deps.Metrics.approvalEnded(ApprovalEscalated)
 		s.logEscalation(ctx, escalated, "timeout job")
 	}
 	return nil

@@ -2,11 +2,14 @@ package research
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // TestLateDecisionEscalates: approvals expire at timeout_at whether or not
@@ -198,5 +201,46 @@ func TestRequestedActions(t *testing.T) {
 				t.Errorf("Start error = %v, want an InvalidError on %s", err, tt.field)
 			}
 		})
+	}
+}
+
+func TestApprovalMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(outcome ApprovalStatus) float64 { return testutil.ToFloat64(m.approvals.WithLabelValues(string(outcome))) }
+	// One approval approved in time, one escalated by a late decision (and
+	// a second late try), one escalated by the timeout job.
+	for _, step := range []func(h *harness, a *Approval){
+		func(h *harness, a *Approval) {
+			h.clock.Set(a.RequestedAt.Add(time.Minute))
+			_, _ = h.svc.Decide(t.Context(), DecideParams{ApprovalID: a.ID, Approve: true, DecidedBy: "x"})
+		},
+		func(h *harness, a *Approval) {
+			h.clock.Set(a.TimeoutAt)
+			for range 2 {
+				_, _ = h.svc.Decide(t.Context(), DecideParams{ApprovalID: a.ID, Approve: true, DecidedBy: "x"})
+			}
+		},
+		func(h *harness, a *Approval) {
+			h.clock.Set(a.TimeoutAt)
+			drain(t, h.svc, h.store, h.clock)
+		},
+	} {
+		h := &harness{store: newMemStore(), clock: newFakeClock(), search: &fakeSearch{fn: richEvidence}, notifier: &fakeNotifier{}}
+		h.svc, err = New(Deps{Store: h.store, Searcher: h.search, Notifier: h.notifier, Clock: h.clock, Metrics: m}, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, a := finishedWithApproval(t, h)
+		step(h, a)
+	}
+	if got := []float64{count(ApprovalApproved), count(ApprovalRejected), count(ApprovalEscalated)}; !slices.Equal(got, []float64{1, 0, 2}) {
+		t.Errorf("approved, rejected, escalated = %v, want [1 0 2]", got)
+	}
+	if got := testutil.ToFloat64(m.lateDecisions); got != 2 {
+		t.Errorf("late decisions = %v, want 2", got)
 	}
 }

@@ -83,6 +83,8 @@ type Deps struct {
 	Critic    Critic
 	Clock     Clock
 	Logger    *slog.Logger
+	// Metrics may be nil (nothing is counted).
+	Metrics *Metrics
 }
 
 // Service runs research: it starts runs, executes their jobs, and takes
