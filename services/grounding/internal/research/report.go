@@ -20,17 +20,34 @@ const (
 
 // Limits of the offline writer: sentences per section, characters per
 // section, sentences one source may give a section, sections the executive
-// summary draws on.
+// summary draws on; sentences longer or shorter than these are a run-on
+// block or a heading, not a finding.
 const (
-	sectionSentences    = 3
-	sectionChars        = 600
-	sentencesPerSource  = 2
-	summarySections     = 3
-	maxSentenceRunes    = 400
-	minSentenceWords    = 4
-	noEvidenceSentence  = "No source in the index answers this."
-	noEvidenceForTopic  = "No source in the index answers this topic."
-	sentenceLeadPenalty = 0.01
+	sectionSentences   = 3
+	sectionChars       = 600
+	sentencesPerSource = 2
+	summarySections    = 3
+	maxSentenceRunes   = 400
+	minSentenceWords   = 4
+)
+
+// What a section or the summary says when no source answers it.
+const (
+	noEvidenceSentence = "No source in the index answers this."
+	noEvidenceForTopic = "No source in the index answers this topic."
+)
+
+// A candidate sentence scores its angle match (1 for a cue word, adviceScore
+// for an instruction under the practice angle, the share of a model
+// question's own words) plus its share of the focus terms, plus
+// sourceWeight × its source's relevance; earlier sentences of a source and
+// sources further down the ranking lose a little, so ties go to what the
+// source puts first and to the best source.
+const (
+	adviceScore     = 0.8
+	sourceWeight    = 0.2
+	positionPenalty = 0.01
+	rankPenalty     = 0.05
 )
 
 // finding is one sentence of a section and the source it came from.
@@ -95,7 +112,7 @@ func pick(run *Run, a assessment, qi int, q string, used map[string]bool) []find
 				case matchesAny(ts, cues):
 					angle = 1
 				case k.name == "practice" && isAdvice(sent):
-					angle = 0.8
+					angle = adviceScore
 				default:
 					continue
 				}
@@ -109,7 +126,7 @@ func pick(run *Run, a assessment, qi int, q string, used map[string]bool) []find
 					continue
 				}
 			}
-			score := angle + focus + 0.2*srcScore - sentenceLeadPenalty*float64(pos) - 0.05*float64(rank)
+			score := angle + focus + sourceWeight*srcScore - positionPenalty*float64(pos) - rankPenalty*float64(rank)
 			cands = append(cands, finding{text: sent, src: i, score: score})
 		}
 	}
