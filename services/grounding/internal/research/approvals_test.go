@@ -210,7 +210,9 @@ func TestApprovalMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	count := func(outcome ApprovalStatus) float64 { return testutil.ToFloat64(m.approvals.WithLabelValues(string(outcome))) }
+	count := func(outcome ApprovalStatus) float64 {
+		return testutil.ToFloat64(m.approvals.WithLabelValues(string(outcome)))
+	}
 	// One approval approved in time, one escalated by a late decision (and
 	// a second late try), one escalated by the timeout job.
 	for _, step := range []func(h *harness, a *Approval){
