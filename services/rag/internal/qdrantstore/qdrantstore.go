@@ -80,8 +80,8 @@ type Config struct {
 	APIKey string
 	// Embedder makes the dense vectors.
 	Embedder rag.Embedder
-	// Limits bound the collections (MaxCollections); Qdrant holds the
-	// chunks, so MaxChunks and MaxDocuments are the embedded store's.
+	// Limits bound the collections and the documents per collection;
+	// Qdrant holds the chunks, so MaxChunks is the embedded store's.
 	Limits rag.Limits
 	// Prefix is put before every collection name; default "rag_".
 	Prefix string
@@ -327,6 +327,9 @@ func (s *Store) Upsert(ctx context.Context, name string, docs ...rag.Document) (
 	if err := s.compatible(name, st); err != nil {
 		return rag.UpsertResult{}, err
 	}
+	if err := s.checkDocuments(ctx, name, docs); err != nil {
+		return rag.UpsertResult{}, err
+	}
 	vecs, err := s.emb.Embed(ctx, texts)
 	if err != nil {
 		return rag.UpsertResult{}, fmt.Errorf("embedding %d chunks: %w", len(texts), err)
@@ -378,6 +381,60 @@ func (s *Store) Upsert(ctx context.Context, name string, docs ...rag.Document) (
 	}
 	s.forgetTerms(name)
 	return res, nil
+}
+
+// checkDocuments refuses an upsert that would take the collection past
+// Limits.MaxDocuments, before anything is embedded. Every document has
+// exactly one chunk with index 0, so counting those counts documents.
+// Qdrant has no transactions: two concurrent upserts may pass together.
+func (s *Store) checkDocuments(ctx context.Context, name string, docs []rag.Document) error {
+	if s.limits.MaxDocuments <= 0 {
+		return nil
+	}
+	last := map[string]bool{} // url -> has chunks, the later copy winning
+	for _, d := range docs {
+		last[d.URL] = len(d.Chunks) > 0
+	}
+	adds, dels := []string{}, []string{}
+	for u, has := range last {
+		if has {
+			adds = append(adds, u)
+		} else {
+			dels = append(dels, u)
+		}
+	}
+	qn := s.qname(name)
+	count := func(urls []string) (int, error) {
+		must := []*qdrant.Condition{qdrant.NewMatchInt("chunk_index", 0)}
+		if urls != nil {
+			if len(urls) == 0 {
+				return 0, nil
+			}
+			must = append(must, qdrant.NewMatchKeywords("url", urls...))
+		}
+		n, err := s.client.Count(ctx, &qdrant.CountPoints{CollectionName: qn, Exact: new(true), Filter: &qdrant.Filter{Must: must}})
+		if err != nil {
+			return 0, fmt.Errorf("counting documents of %q: %w", name, err)
+		}
+		return int(n), nil
+	}
+	total, err := count(nil)
+	if err != nil {
+		return err
+	}
+	existingAdds, err := count(adds)
+	if err != nil {
+		return err
+	}
+	existingDels, err := count(dels)
+	if err != nil {
+		return err
+	}
+	after := total + len(adds) - existingAdds - existingDels
+	if after <= total {
+		return nil
+	}
+	return s.limits.CheckDocuments(name, after)
 }
 
 func pointID(u string, index int) string {

@@ -565,3 +565,45 @@ func TestTermStats(t *testing.T) {
 		t.Errorf("TermStats(nope) error = %v, want ErrNotFound", err)
 	}
 }
+
+// TestDocumentQuota checks RAG_MAX_DOCUMENTS_PER_COLLECTION on Qdrant: a
+// new document past the limit is refused before anything is written,
+// replacing or deleting one at the limit is not.
+func TestDocumentQuota(t *testing.T) {
+	f, url := newFake(t)
+	s, err := Open(t.Context(), Config{URL: url, APIKey: "qd-key", Embedder: embedder.NewHashing(0), Limits: rag.Limits{MaxDocuments: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	ctx := t.Context()
+	steps := []struct {
+		name  string
+		docs  []rag.Document
+		quota bool
+		want  int // documents afterwards
+	}{
+		{"two documents", []rag.Document{doc("https://a/1", "A", nil, "one"), doc("https://a/2", "B", nil, "two")}, false, 2},
+		{"a third", []rag.Document{doc("https://a/3", "C", nil, "three")}, true, 2},
+		{"replacing one", []rag.Document{doc("https://a/2", "B", nil, "two", "more")}, false, 2},
+		{"deleting one and adding one", []rag.Document{doc("https://a/1", "A", nil), doc("https://a/3", "C", nil, "three")}, false, 2},
+		{"adding one again", []rag.Document{doc("https://a/4", "D", nil, "four")}, true, 2},
+	}
+	for _, st := range steps {
+		upserts := len(f.upserts)
+		_, err := s.Upsert(ctx, "ops", st.docs...)
+		if got := errors.Is(err, rag.ErrQuota); got != st.quota || (err != nil && !st.quota) {
+			t.Fatalf("%s: error %v, want quota error %v", st.name, err, st.quota)
+		}
+		if st.quota && len(f.upserts) != upserts {
+			t.Errorf("%s: refused, yet %d points written", st.name, len(f.upserts)-upserts)
+		}
+		stats, err := s.Stats("ops")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stats.Documents != st.want {
+			t.Errorf("%s: %d documents, want %d", st.name, stats.Documents, st.want)
+		}
+	}
+}
