@@ -232,7 +232,11 @@ func (e *edge) do(t *testing.T, r request) response {
 	if r.body != "" {
 		body = strings.NewReader(r.body)
 	}
-	req, err := http.NewRequestWithContext(t.Context(), r.method, e.url+r.path, body)
+	// A request that should have been refused but streams instead fails
+	// the test rather than hanging it.
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, r.method, e.url+r.path, body)
 	if err != nil {
 		t.Fatal(err)
 	}

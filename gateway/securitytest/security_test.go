@@ -292,6 +292,8 @@ func TestStreamsPerClientAreCapped(t *testing.T) {
 		resp, err := http.DefaultClient.Do(req)
 		if err == nil {
 			_, err = resp.Body.Read(make([]byte, 1))
+			// Hold the stream open until the test is done with it.
+			<-ctx.Done()
 			resp.Body.Close()
 		}
 		first <- err

@@ -18,6 +18,9 @@ type route struct {
 	// stream routes run until the client leaves: no backend deadline, but
 	// a cap on how many one client holds (GATEWAY_MAX_STREAMS_PER_CLIENT).
 	stream bool
+	// untrusted routes answer with stored third-party content (fetched web
+	// pages): a browser must not run it with the gateway's origin.
+	untrusted bool
 }
 
 // routes says, for every /v1/ route, which scope an API key needs (the
@@ -40,7 +43,7 @@ var routes = []route{
 	{method: "GET", pattern: "/v1/messages", scope: edge.ScopeRead},
 	{method: "GET", pattern: "/v1/messages/{id}", scope: edge.ScopeRead},
 	{method: "POST", pattern: "/v1/messages/{id}:review", scope: edge.ScopeAdmin},
-	{method: "GET", pattern: "/v1/messages/{message_id}/citations/{citation_id}/raw-html", scope: edge.ScopeAdmin},
+	{method: "GET", pattern: "/v1/messages/{message_id}/citations/{citation_id}/raw-html", scope: edge.ScopeAdmin, untrusted: true},
 
 	{method: "POST", pattern: "/v1/research", scope: edge.ScopeWrite},
 	{method: "GET", pattern: "/v1/research", scope: edge.ScopeRead},
@@ -131,4 +134,19 @@ func matchPattern(pattern, path string) bool {
 		}
 	}
 	return true
+}
+
+// secureHeaders marks every API response nosniff, and sandboxes routes that
+// return stored third-party content: the raw HTML of a fetched page,
+// opened in a browser, must not run scripts with the gateway's origin (and
+// its API keys in the console's storage).
+func secureHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		if rt, ok := lookupRoute(r); ok && rt.untrusted {
+			w.Header().Set("Content-Security-Policy", "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:")
+			w.Header().Set("Referrer-Policy", "no-referrer")
+		}
+		next.ServeHTTP(w, r)
+	})
 }

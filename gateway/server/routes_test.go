@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -87,5 +88,22 @@ func TestEveryRouteHasAScope(t *testing.T) {
 	}
 	if n < 20 {
 		t.Fatalf("found only %d /v1/ operations in the OpenAPI document", n)
+	}
+}
+
+func TestSecureHeaders(t *testing.T) {
+	h := secureHeaders(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	for path, sandboxed := range map[string]bool{
+		"/v1/messages/m1/citations/c1/raw-html": true,
+		"/v1/messages/m1":                       false,
+	} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", path, nil))
+		if w.Header().Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%s: no X-Content-Type-Options: nosniff", path)
+		}
+		if csp := w.Header().Get("Content-Security-Policy"); strings.Contains(csp, "sandbox") != sandboxed {
+			t.Errorf("%s: Content-Security-Policy %q, want sandboxed = %v", path, csp, sandboxed)
+		}
 	}
 }

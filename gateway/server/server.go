@@ -223,6 +223,7 @@ func NewHandler(ctx context.Context, cfg Config, b Backends, logger *slog.Logger
 		api = edge.NewRateLimiter(cfg.RateLimit, cfg.RateBurst, cfg.RateClients).Middleware(api)
 	}
 	api = edge.Identify(keys, proxies, api)
+	api = secureHeaders(api)
 
 	rd := &readiness{backends: b.all(), timeout: cfg.ReadinessTimeout}
 	root := http.NewServeMux()
