@@ -3,6 +3,7 @@ package deploycheck
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -39,6 +40,27 @@ type rendered struct {
 	autoscalers     map[string]*autoscalingv2.HorizontalPodAutoscaler
 	policies        map[string]*networkingv1.NetworkPolicy
 	serviceMonitors map[string]*serviceMonitor
+	ruleSets        map[string]*prometheusRule
+}
+
+// prometheusRule is the Prometheus Operator's PrometheusRule, decoded
+// strictly like serviceMonitor.
+type prometheusRule struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		Groups []struct {
+			Name  string `json:"name"`
+			Rules []struct {
+				Record      string            `json:"record"`
+				Alert       string            `json:"alert"`
+				Expr        string            `json:"expr"`
+				For         string            `json:"for"`
+				Labels      map[string]string `json:"labels"`
+				Annotations map[string]string `json:"annotations"`
+			} `json:"rules"`
+		} `json:"groups"`
+	} `json:"spec"`
 }
 
 // serviceMonitor is the part of the Prometheus Operator's ServiceMonitor
@@ -106,6 +128,7 @@ func decode(t *testing.T, manifest string) *rendered {
 		claims: map[string]*corev1.PersistentVolumeClaim{}, accounts: map[string]*corev1.ServiceAccount{},
 		budgets: map[string]*policyv1.PodDisruptionBudget{}, autoscalers: map[string]*autoscalingv2.HorizontalPodAutoscaler{},
 		policies: map[string]*networkingv1.NetworkPolicy{}, serviceMonitors: map[string]*serviceMonitor{},
+		ruleSets: map[string]*prometheusRule{},
 	}
 	for _, doc := range strings.Split(manifest, "\n---") {
 		doc = strings.TrimSpace(doc)
@@ -142,6 +165,9 @@ func decode(t *testing.T, manifest string) *rendered {
 		case "networking.k8s.io/v1 NetworkPolicy":
 			o := &networkingv1.NetworkPolicy{}
 			obj, name = o, func() string { r.policies[o.Name] = o; return o.Name }
+		case "monitoring.coreos.com/v1 PrometheusRule":
+			o := &prometheusRule{}
+			obj, name = o, func() string { r.ruleSets[o.Name] = o; return o.Name }
 		case "monitoring.coreos.com/v1 ServiceMonitor":
 			o := &serviceMonitor{}
 			obj, name = o, func() string { r.serviceMonitors[o.Name] = o; return o.Name }
@@ -192,8 +218,8 @@ func TestChartRenders(t *testing.T) {
 						t.Errorf("%s has no PersistentVolumeClaim for its embedded store", p)
 					}
 				}
-				if len(r.policies)+len(r.serviceMonitors)+len(r.autoscalers) != 0 {
-					t.Errorf("NetworkPolicies, ServiceMonitors or autoscalers rendered though off by default")
+				if len(r.policies)+len(r.serviceMonitors)+len(r.autoscalers)+len(r.ruleSets) != 0 {
+					t.Errorf("NetworkPolicies, ServiceMonitors, PrometheusRules or autoscalers rendered though off by default")
 				}
 				if _, ok := r.budgets["gc-groundcrew-gateway"]; !ok {
 					t.Errorf("the gateway runs 2 replicas without a PodDisruptionBudget")
@@ -305,6 +331,31 @@ func TestChartRenders(t *testing.T) {
 				}
 				if len(r.serviceMonitors) != len(parts) {
 					t.Errorf("%d ServiceMonitors, want one per part", len(r.serviceMonitors))
+				}
+				// The PrometheusRule carries deploy/prometheus/groundcrew.rules.yml
+				// (through the chart's files/ link), alerts and all.
+				rs, ok := r.ruleSets["gc-groundcrew"]
+				if !ok {
+					t.Fatalf("no PrometheusRule")
+				}
+				rulesText, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "prometheus", "groundcrew.rules.yml"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				alerts := 0
+				for _, g := range rs.Spec.Groups {
+					for _, rule := range g.Rules {
+						if rule.Alert == "" {
+							continue
+						}
+						alerts++
+						if rule.Annotations["runbook_url"] == "" || !strings.Contains(string(rulesText), "alert: "+rule.Alert+"\n") {
+							t.Errorf("PrometheusRule alert %s: no runbook_url, or not in groundcrew.rules.yml", rule.Alert)
+						}
+					}
+				}
+				if want := strings.Count(string(rulesText), "- alert: "); alerts != want || want == 0 {
+					t.Errorf("PrometheusRule has %d alerts, groundcrew.rules.yml %d", alerts, want)
 				}
 				// Each service accepts gRPC from its callers only.
 				callers := map[string][]string{
