@@ -40,8 +40,8 @@ const minSharedTokenLen = 16
 // TLS reports whether mTLS is configured.
 func (t Transport) TLS() bool { return t.TLSCert != "" }
 
-// Validate checks that the settings are complete; it does not read the
-// files (see [Transport.ServerTLSConfig] and [Transport.ClientTLSConfig]).
+// Validate checks that the settings are complete and that the mTLS files
+// load.
 func (t Transport) Validate() error {
 	var errs []error
 	if t.SharedToken != "" && len(strings.TrimSpace(t.SharedToken)) < minSharedTokenLen {
@@ -53,7 +53,15 @@ func (t Transport) Validate() error {
 			set++
 		}
 	}
-	if set != 0 && set != 3 {
+	switch set {
+	case 0:
+	case 3:
+		// Unreadable or mismatched files are a configuration error at
+		// start-up, not a failure on the first call.
+		if _, _, err := t.load(); err != nil {
+			errs = append(errs, err)
+		}
+	default:
 		errs = append(errs, errors.New("GRPC_TLS_CERT, GRPC_TLS_KEY and GRPC_TLS_CA: set all three for mTLS, or none"))
 	}
 	return errors.Join(errs...)

@@ -228,6 +228,7 @@ func TestMutualTLS(t *testing.T) {
 }
 
 func TestTransportValidate(t *testing.T) {
+	p := newPKI(t)
 	tests := []struct {
 		name string
 		tr   config.Transport
@@ -237,7 +238,9 @@ func TestTransportValidate(t *testing.T) {
 		{"token", config.Transport{SharedToken: sharedToken}, ""},
 		{"short token", config.Transport{SharedToken: "abc"}, "GRPC_SHARED_TOKEN"},
 		{"cert without key and CA", config.Transport{TLSCert: "c.pem"}, "GRPC_TLS_KEY"},
-		{"all three", config.Transport{TLSCert: "c", TLSKey: "k", TLSCA: "ca"}, ""},
+		{"all three, missing files", config.Transport{TLSCert: "/nonexistent/c.pem", TLSKey: "/nonexistent/k.pem", TLSCA: "/nonexistent/ca.pem"}, "GRPC_TLS_CERT"},
+		{"all three, loadable", config.Transport{TLSCert: p.clientCert, TLSKey: p.clientKey, TLSCA: p.ca}, ""},
+		{"CA file without certificates", config.Transport{TLSCert: p.clientCert, TLSKey: p.clientKey, TLSCA: p.clientKey}, "GRPC_TLS_CA"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
