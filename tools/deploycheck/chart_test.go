@@ -14,6 +14,7 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/strvals"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -104,18 +105,44 @@ func values(t *testing.T, file string, set ...string) map[string]any {
 // render runs what `helm template gc deploy/helm/groundcrew` runs, in
 // process.
 func render(vals map[string]any) (string, error) {
-	chrt, err := loader.Load(chartDir)
-	if err != nil {
-		return "", err
-	}
-	install := action.NewInstall(&action.Configuration{Log: func(string, ...any) {}})
-	install.DryRun, install.ClientOnly, install.Replace = true, true, true
-	install.ReleaseName, install.Namespace = "gc", "groundcrew"
-	rel, err := install.Run(chrt, vals)
+	rel, err := install(vals)
 	if err != nil {
 		return "", err
 	}
 	return rel.Manifest, nil
+}
+
+func install(vals map[string]any) (*release.Release, error) {
+	chrt, err := loader.Load(chartDir)
+	if err != nil {
+		return nil, err
+	}
+	in := action.NewInstall(&action.Configuration{Log: func(string, ...any) {}})
+	in.DryRun, in.ClientOnly, in.Replace = true, true, true
+	in.ReleaseName, in.Namespace = "gc", "groundcrew"
+	return in.Run(chrt, vals)
+}
+
+// TestChartNotesWarnOfUnreachableServices: a disabled service without an
+// externalAddr leaves its callers dialling loopback; the install notes
+// say so, and name nothing when all is deployed.
+func TestChartNotesWarnOfUnreachableServices(t *testing.T) {
+	for _, tt := range []struct {
+		set  []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"notifier.enabled=false"}, "WARNING: notifier is disabled"},
+		{[]string{"notifier.enabled=false", "notifier.externalAddr=notifier.ops:50054"}, ""},
+	} {
+		rel, err := install(values(t, "", tt.set...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(rel.Info.Notes, "WARNING"); got != (tt.want != "") || !strings.Contains(rel.Info.Notes, tt.want) {
+			t.Errorf("--set %v: notes %q, want a warning %q", tt.set, rel.Info.Notes, tt.want)
+		}
+	}
 }
 
 // decode splits a manifest into documents and decodes each strictly into
