@@ -1,20 +1,9 @@
 package grpcserver_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -24,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/groundcrew/groundcrew/platform/config"
+	"github.com/groundcrew/groundcrew/platform/config/transporttest"
 	"github.com/groundcrew/groundcrew/platform/grpcclient"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
 )
@@ -120,87 +110,10 @@ func TestReflectionAndProfilerSwitches(t *testing.T) {
 	}
 }
 
-// pki writes a CA, a server certificate for 127.0.0.1 and a client
-// certificate (both signed by the CA) into dir, and a second, unrelated CA's
-// client certificate.
-type pki struct {
-	ca, serverCert, serverKey, clientCert, clientKey, strangerCert, strangerKey string
-}
-
-func newPKI(t *testing.T) pki {
-	t.Helper()
-	dir := t.TempDir()
-	write := func(name, typ string, der []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	newKey := func() *ecdsa.PrivateKey {
-		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
-	serial := int64(1)
-	issue := func(tmpl *x509.Certificate, parent *x509.Certificate, parentKey *ecdsa.PrivateKey, key *ecdsa.PrivateKey) (*x509.Certificate, []byte) {
-		serial++
-		tmpl.SerialNumber = big.NewInt(serial)
-		tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
-		if parent == nil {
-			parent, parentKey = tmpl, key
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := x509.ParseCertificate(der)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c, der
-	}
-	keyDER := func(k *ecdsa.PrivateKey) []byte {
-		der, err := x509.MarshalECPrivateKey(k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return der
-	}
-	caTmpl := func(cn string) *x509.Certificate {
-		return &x509.Certificate{Subject: pkix.Name{CommonName: cn}, IsCA: true, BasicConstraintsValid: true,
-			KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
-	}
-	caKey := newKey()
-	ca, caDER := issue(caTmpl("groundcrew test CA"), nil, nil, caKey)
-	var p pki
-	p.ca = write("ca.pem", "CERTIFICATE", caDER)
-
-	sk := newKey()
-	_, sDER := issue(&x509.Certificate{Subject: pkix.Name{CommonName: "server"}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature}, ca, caKey, sk)
-	p.serverCert, p.serverKey = write("server.pem", "CERTIFICATE", sDER), write("server-key.pem", "EC PRIVATE KEY", keyDER(sk))
-
-	ck := newKey()
-	_, cDER := issue(&x509.Certificate{Subject: pkix.Name{CommonName: "client"},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature}, ca, caKey, ck)
-	p.clientCert, p.clientKey = write("client.pem", "CERTIFICATE", cDER), write("client-key.pem", "EC PRIVATE KEY", keyDER(ck))
-
-	otherKey := newKey()
-	other, _ := issue(caTmpl("someone else's CA"), nil, nil, otherKey)
-	xk := newKey()
-	_, xDER := issue(&x509.Certificate{Subject: pkix.Name{CommonName: "stranger"},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature}, other, otherKey, xk)
-	p.strangerCert, p.strangerKey = write("stranger.pem", "CERTIFICATE", xDER), write("stranger-key.pem", "EC PRIVATE KEY", keyDER(xk))
-	return p
-}
-
 func TestMutualTLS(t *testing.T) {
-	p := newPKI(t)
+	p := transporttest.New(t)
 	h := start(t, setup{opts: []grpcserver.Option{grpcserver.WithTransport(config.Transport{
-		TLSCert: p.serverCert, TLSKey: p.serverKey, TLSCA: p.ca, Reflection: true,
+		TLSCert: p.ServerCert, TLSKey: p.ServerKey, TLSCA: p.CA, Reflection: true,
 	})}})
 	addr := h.srv.GRPCAddr().String()
 	tests := []struct {
@@ -208,10 +121,10 @@ func TestMutualTLS(t *testing.T) {
 		opts []grpc.DialOption
 		ok   bool
 	}{
-		{"client certificate from the CA", grpcclient.Secure(config.Transport{TLSCert: p.clientCert, TLSKey: p.clientKey, TLSCA: p.ca}), true},
-		{"certificate from another CA", grpcclient.Secure(config.Transport{TLSCert: p.strangerCert, TLSKey: p.strangerKey, TLSCA: p.ca}), false},
+		{"client certificate from the CA", grpcclient.Secure(p.Client()), true},
+		{"certificate from another CA", grpcclient.Secure(p.Stranger()), false},
 		{"plaintext", []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, false},
-		{"unreadable files fail closed", grpcclient.Secure(config.Transport{TLSCert: "/nonexistent.pem", TLSKey: "/nonexistent.pem", TLSCA: p.ca}), false},
+		{"unreadable files fail closed", grpcclient.Secure(config.Transport{TLSCert: "/nonexistent.pem", TLSKey: "/nonexistent.pem", TLSCA: p.CA}), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -228,7 +141,7 @@ func TestMutualTLS(t *testing.T) {
 }
 
 func TestTransportValidate(t *testing.T) {
-	p := newPKI(t)
+	p := transporttest.New(t)
 	tests := []struct {
 		name string
 		tr   config.Transport
@@ -239,8 +152,8 @@ func TestTransportValidate(t *testing.T) {
 		{"short token", config.Transport{SharedToken: "abc"}, "GRPC_SHARED_TOKEN"},
 		{"cert without key and CA", config.Transport{TLSCert: "c.pem"}, "GRPC_TLS_KEY"},
 		{"all three, missing files", config.Transport{TLSCert: "/nonexistent/c.pem", TLSKey: "/nonexistent/k.pem", TLSCA: "/nonexistent/ca.pem"}, "GRPC_TLS_CERT"},
-		{"all three, loadable", config.Transport{TLSCert: p.clientCert, TLSKey: p.clientKey, TLSCA: p.ca}, ""},
-		{"CA file without certificates", config.Transport{TLSCert: p.clientCert, TLSKey: p.clientKey, TLSCA: p.clientKey}, "GRPC_TLS_CA"},
+		{"all three, loadable", p.Client(), ""},
+		{"CA file without certificates", config.Transport{TLSCert: p.ClientCert, TLSKey: p.ClientKey, TLSCA: p.ClientKey}, "GRPC_TLS_CA"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
