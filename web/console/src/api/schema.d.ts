@@ -1674,7 +1674,9 @@ export interface components {
         v1GetResearchReportResponse: {
             /**
              * @description The report as one Markdown document: executive summary, findings with
-             *     [n] citations, sources, quality notes.
+             *     [n] citations, sources, quality notes. It is the report as the run's
+             *     user sees it, their topic included as they wrote it; metadata is the
+             *     part kept free of personal data.
              */
             content?: string;
             metadata?: components["schemas"]["v1ResearchReportMetadata"];

@@ -3,6 +3,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, call, type Alert, type AlertStatus, type Message } from "../api/client";
 import { useLive } from "../live";
+import { AlertGroups } from "./groups";
 import { TelegramMessage } from "../telegram";
 import { Chip, Empty, ErrorBox, Field, Link, Loading, when } from "../ui";
 
@@ -101,6 +102,8 @@ export function AlertsPage() {
           )}
         </Field>
       </form>
+      <AlertGroups />
+      <h2>Recent alerts</h2>
       <ErrorBox error={error} />
       {first === null && !error ? (
         <Loading />
