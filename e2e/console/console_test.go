@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -264,6 +265,21 @@ func TestConsole(t *testing.T) {
 		}
 		if strings.TrimSpace(report) == "" {
 			t.Error("the report's Markdown rendered empty")
+		}
+	})
+
+	t.Run("Swagger UI at /docs/ reads the OpenAPI 3 document", func(t *testing.T) {
+		var ops int
+		var version string
+		su.run(t, 30*time.Second,
+			chromedp.Navigate(su.s.GatewayURL+"/docs/"),
+			chromedp.WaitVisible(".opblock", chromedp.ByQuery),
+			chromedp.Evaluate(`document.querySelectorAll(".opblock").length`, &ops),
+			chromedp.Evaluate(`fetch("/openapi.json").then(r => r.json()).then(d => d.openapi)`, &version,
+				func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }),
+		)
+		if ops < 25 || !strings.HasPrefix(version, "3.") {
+			t.Errorf("Swagger UI shows %d operations of an OpenAPI %q document, want 25+ of 3.x", ops, version)
 		}
 	})
 
