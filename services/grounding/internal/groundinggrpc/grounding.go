@@ -55,13 +55,13 @@ func (s *GroundingService) DeriveQuery(ctx context.Context, req *groundingv1.Der
 // body as its artifact. The RPC fails only when the message cannot be
 // stored (Internal) or the caller's own deadline passes.
 func (s *GroundingService) Ground(ctx context.Context, req *groundingv1.GroundRequest) (*groundingv1.GroundResponse, error) {
-	gr := fromGroundRequest(req)
+	gr := toGroundRequest(req)
 	gr.RequestID, gr.Actor = logging.RequestID(ctx), actor.FromContext(ctx)
 	m, err := s.svc.Ground(ctx, gr)
 	if err != nil {
 		return nil, grpcserver.InternalError(ctx, s.logger, err, "grounding")
 	}
-	return &groundingv1.GroundResponse{Message: toMessage(m)}, nil
+	return &groundingv1.GroundResponse{Message: fromMessage(m)}, nil
 }
 
 // GetAnnotatedMessage returns a stored message; NotFound when there is
@@ -71,13 +71,13 @@ func (s *GroundingService) GetAnnotatedMessage(ctx context.Context, req *groundi
 	if err != nil {
 		return nil, s.toStatusError(ctx, err, "reading message")
 	}
-	return &groundingv1.GetAnnotatedMessageResponse{Message: toMessage(m)}, nil
+	return &groundingv1.GetAnnotatedMessageResponse{Message: fromMessage(m)}, nil
 }
 
 // ListAnnotatedMessages lists stored messages newest first; a malformed
 // page token, or one from a query with other filters, is InvalidArgument.
 func (s *GroundingService) ListAnnotatedMessages(ctx context.Context, req *groundingv1.ListAnnotatedMessagesRequest) (*groundingv1.ListAnnotatedMessagesResponse, error) {
-	f, err := fromListRequest(req)
+	f, err := toListFilter(req)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func (s *GroundingService) ListAnnotatedMessages(ctx context.Context, req *groun
 	}
 	resp := &groundingv1.ListAnnotatedMessagesResponse{NextPageToken: next, Messages: make([]*groundingv1.AnnotatedMessage, 0, len(msgs))}
 	for _, m := range msgs {
-		resp.Messages = append(resp.Messages, toMessage(m))
+		resp.Messages = append(resp.Messages, fromMessage(m))
 	}
 	return resp, nil
 }
@@ -97,13 +97,13 @@ func (s *GroundingService) ListAnnotatedMessages(ctx context.Context, req *groun
 // reviewed) is FailedPrecondition; a concurrent review is Aborted.
 func (s *GroundingService) ReviewAnnotatedMessage(ctx context.Context, req *groundingv1.ReviewAnnotatedMessageRequest) (*groundingv1.ReviewAnnotatedMessageResponse, error) {
 	m, err := s.svc.Review(ctx, req.GetId(), grounding.ReviewRequest{
-		ReviewerID: req.GetReviewerId(), Notes: req.GetNotes(), Status: fromStatus(req.GetStatus()),
+		ReviewerID: req.GetReviewerId(), Notes: req.GetNotes(), Status: toStatus(req.GetStatus()),
 		Actor: actor.FromContext(ctx),
 	})
 	if err != nil {
 		return nil, s.toStatusError(ctx, err, "reviewing message")
 	}
-	return &groundingv1.ReviewAnnotatedMessageResponse{Message: toMessage(m)}, nil
+	return &groundingv1.ReviewAnnotatedMessageResponse{Message: fromMessage(m)}, nil
 }
 
 // GetCitationRawHtml returns the redacted HTML kept for a citation's page.
@@ -121,7 +121,7 @@ func (s *GroundingService) GetCitationRawHtml(ctx context.Context, req *groundin
 		return nil, s.toStatusError(ctx, err, "reading page HTML")
 	}
 	return &groundingv1.GetCitationRawHtmlResponse{
-		Html: page.HTML, Url: page.URL, FetchTime: timestamp(page.FetchTime), Archived: page.Archived,
+		Html: page.HTML, Url: page.URL, FetchTime: fromTime(page.FetchTime), Archived: page.Archived,
 	}, nil
 }
 
@@ -129,7 +129,7 @@ func (s *GroundingService) GetCitationRawHtml(ctx context.Context, req *groundin
 // history, or is the agent's own message, is InvalidArgument; a model
 // provider failure is Unavailable.
 func (s *GroundingService) Converse(ctx context.Context, req *groundingv1.ConverseRequest) (*groundingv1.ConverseResponse, error) {
-	r, err := s.svc.Converse(ctx, fromConverseRequest(req))
+	r, err := s.svc.Converse(ctx, toConverseRequest(req))
 	if err != nil {
 		return nil, s.toStatusError(ctx, err, "conversing")
 	}
@@ -138,7 +138,7 @@ func (s *GroundingService) Converse(ctx context.Context, req *groundingv1.Conver
 		resp.Sticker = &groundingv1.Sticker{SetName: st.SetName, Emoji: st.Emoji, Description: st.Description, FileId: st.FileID}
 	}
 	for _, c := range r.Citations {
-		resp.Citations = append(resp.Citations, toCitation(c))
+		resp.Citations = append(resp.Citations, fromCitation(c))
 	}
 	return resp, nil
 }
@@ -168,20 +168,20 @@ func (s *GroundingService) toStatusError(ctx context.Context, err error, what st
 	return grpcserver.InternalError(ctx, s.logger, err, what)
 }
 
-func fromGroundRequest(req *groundingv1.GroundRequest) grounding.GroundRequest {
+func toGroundRequest(req *groundingv1.GroundRequest) grounding.GroundRequest {
 	return grounding.GroundRequest{
 		Text:       req.GetText(),
-		Round:      fromRoundConfig(req.GetRoundConfig()),
+		Round:      toRoundConfig(req.GetRoundConfig()),
 		MaxSources: int(req.GetMaxSources()),
 		Query:      req.GetQuery(),
 		CreatedBy:  req.GetCreatedBy(),
 	}
 }
 
-func fromRoundConfig(rc *groundingv1.RoundConfig) grounding.RoundConfig {
+func toRoundConfig(rc *groundingv1.RoundConfig) grounding.RoundConfig {
 	out := grounding.RoundConfig{
-		Engine:       fromEngine(rc.GetEngine()),
-		ContextScale: fromContextScale(rc.GetContextScale()),
+		Engine:       toEngine(rc.GetEngine()),
+		ContextScale: toContextScale(rc.GetContextScale()),
 		Timeout:      time.Duration(rc.GetTimeoutMs()) * time.Millisecond,
 		BudgetTokens: int(rc.GetBudgetTokens()),
 	}
@@ -196,7 +196,7 @@ func fromRoundConfig(rc *groundingv1.RoundConfig) grounding.RoundConfig {
 	return out
 }
 
-func fromEngine(e groundingv1.RoundConfig_Engine) grounding.Engine {
+func toEngine(e groundingv1.RoundConfig_Engine) grounding.Engine {
 	switch e {
 	case groundingv1.RoundConfig_NATIVE:
 		return grounding.EngineNative
@@ -209,7 +209,7 @@ func fromEngine(e groundingv1.RoundConfig_Engine) grounding.Engine {
 	}
 }
 
-func toEngine(e grounding.Engine) groundingv1.RoundConfig_Engine {
+func fromEngine(e grounding.Engine) groundingv1.RoundConfig_Engine {
 	switch e {
 	case grounding.EngineNative:
 		return groundingv1.RoundConfig_NATIVE
@@ -222,7 +222,7 @@ func toEngine(e grounding.Engine) groundingv1.RoundConfig_Engine {
 	}
 }
 
-func toContextScale(s grounding.ContextScale) groundingv1.RoundConfig_ContextScale {
+func fromContextScale(s grounding.ContextScale) groundingv1.RoundConfig_ContextScale {
 	switch s {
 	case grounding.ScaleLow:
 		return groundingv1.RoundConfig_LOW
@@ -233,8 +233,8 @@ func toContextScale(s grounding.ContextScale) groundingv1.RoundConfig_ContextSca
 	}
 }
 
-// toRoundConfig is a message's effective round: every field set.
-func toRoundConfig(rc grounding.RoundConfig) *groundingv1.RoundConfig {
+// fromRoundConfig is a message's effective round: every field set.
+func fromRoundConfig(rc grounding.RoundConfig) *groundingv1.RoundConfig {
 	if rc.ID == "" {
 		return nil // a message stored before rounds were recorded
 	}
@@ -244,13 +244,13 @@ func toRoundConfig(rc grounding.RoundConfig) *groundingv1.RoundConfig {
 		n = int32(*rc.MaxResults)
 	}
 	return &groundingv1.RoundConfig{
-		Id: rc.ID, EnableSearch: &search, Engine: toEngine(rc.Engine), MaxResults: &n,
-		ContextScale: toContextScale(rc.ContextScale), TimeoutMs: proto.Int32(int32(rc.Timeout.Milliseconds())),
+		Id: rc.ID, EnableSearch: &search, Engine: fromEngine(rc.Engine), MaxResults: &n,
+		ContextScale: fromContextScale(rc.ContextScale), TimeoutMs: proto.Int32(int32(rc.Timeout.Milliseconds())),
 		BudgetTokens: proto.Int32(int32(rc.BudgetTokens)),
 	}
 }
 
-func fromContextScale(s groundingv1.RoundConfig_ContextScale) grounding.ContextScale {
+func toContextScale(s groundingv1.RoundConfig_ContextScale) grounding.ContextScale {
 	switch s {
 	case groundingv1.RoundConfig_LOW:
 		return grounding.ScaleLow
@@ -269,11 +269,11 @@ var statuses = map[grounding.Status]groundingv1.AnnotatedMessage_Status{
 	grounding.StatusRejected:    groundingv1.AnnotatedMessage_REJECTED,
 }
 
-func toStatus(s grounding.Status) groundingv1.AnnotatedMessage_Status {
+func fromStatus(s grounding.Status) groundingv1.AnnotatedMessage_Status {
 	return statuses[s] // STATUS_UNSPECIFIED for anything else
 }
 
-func fromStatus(s groundingv1.AnnotatedMessage_Status) grounding.Status {
+func toStatus(s groundingv1.AnnotatedMessage_Status) grounding.Status {
 	for d, p := range statuses {
 		if p == s {
 			return d
@@ -282,42 +282,42 @@ func fromStatus(s groundingv1.AnnotatedMessage_Status) grounding.Status {
 	return grounding.StatusUnspecified
 }
 
-func timestamp(t time.Time) *timestamppb.Timestamp {
+func fromTime(t time.Time) *timestamppb.Timestamp {
 	if t.IsZero() {
 		return nil
 	}
 	return timestamppb.New(t)
 }
 
-func toMessage(m *grounding.Message) *groundingv1.AnnotatedMessage {
+func fromMessage(m *grounding.Message) *groundingv1.AnnotatedMessage {
 	out := &groundingv1.AnnotatedMessage{
 		Id:               m.ID,
 		Text:             m.Text,
 		Summary:          m.Summary,
 		Confidence:       m.Confidence,
-		Status:           toStatus(m.Status),
-		GroundedContext:  toGroundedContext(m.Context),
+		Status:           fromStatus(m.Status),
+		GroundedContext:  fromGroundedContext(m.Context),
 		InputText:        m.InputText,
 		ArtifactPath:     m.ArtifactPath,
 		Model:            m.Model,
-		Engine:           toEngine(m.Engine),
+		Engine:           fromEngine(m.Engine),
 		Error:            m.Error,
 		CreatedBy:        m.CreatedBy,
-		CreateTime:       timestamp(m.CreateTime),
+		CreateTime:       fromTime(m.CreateTime),
 		RoundId:          m.Round.ID,
-		RoundConfig:      toRoundConfig(m.Round),
+		RoundConfig:      fromRoundConfig(m.Round),
 		RequestId:        m.RequestID,
 		ArtifactArchived: m.ArtifactArchived,
 		Purged:           m.Purged,
 	}
 	for _, c := range m.Citations {
-		out.Citations = append(out.Citations, toCitation(c))
+		out.Citations = append(out.Citations, fromCitation(c))
 	}
 	if r := m.Review; r != nil {
-		out.Review = toReview(*r)
+		out.Review = fromReview(*r)
 	}
 	for _, r := range m.Reviews {
-		out.Reviews = append(out.Reviews, toReview(r))
+		out.Reviews = append(out.Reviews, fromReview(r))
 	}
 	if m.Parsed != nil {
 		// Parsed holds JSON values only, which always convert.
@@ -328,40 +328,40 @@ func toMessage(m *grounding.Message) *groundingv1.AnnotatedMessage {
 	return out
 }
 
-func toReview(r grounding.Review) *groundingv1.Review {
+func fromReview(r grounding.Review) *groundingv1.Review {
 	return &groundingv1.Review{
-		ReviewerId: r.ReviewerID, Notes: r.Notes, ReviewTime: timestamp(r.ReviewTime), PreviousStatus: toStatus(r.PreviousStatus),
-		NewStatus: toStatus(r.NewStatus), Actor: r.Actor,
+		ReviewerId: r.ReviewerID, Notes: r.Notes, ReviewTime: fromTime(r.ReviewTime), PreviousStatus: fromStatus(r.PreviousStatus),
+		NewStatus: fromStatus(r.NewStatus), Actor: r.Actor,
 	}
 }
 
-func toCitation(c grounding.Citation) *groundingv1.Citation {
+func fromCitation(c grounding.Citation) *groundingv1.Citation {
 	return &groundingv1.Citation{
 		Url: c.URL, Domain: c.Domain, Title: c.Title, Snippet: c.Snippet, SnippetTruncated: c.SnippetTruncated,
 		StartIndex: int32(c.StartIndex), EndIndex: int32(c.EndIndex), ConfidenceScore: c.ConfidenceScore,
-		FetchTime: timestamp(c.FetchTime), MimeType: c.MimeType, FaviconUrl: c.FaviconURL, SourceIndex: int32(c.SourceIndex),
-		Id: c.ID, CreateTime: timestamp(c.CreateTime), CreatedBy: c.CreatedBy, HasRawHtml: c.HasRawHTML,
+		FetchTime: fromTime(c.FetchTime), MimeType: c.MimeType, FaviconUrl: c.FaviconURL, SourceIndex: int32(c.SourceIndex),
+		Id: c.ID, CreateTime: fromTime(c.CreateTime), CreatedBy: c.CreatedBy, HasRawHtml: c.HasRawHTML,
 	}
 }
 
-func toGroundedContext(g grounding.GroundedContext) *groundingv1.GroundedContext {
-	out := &groundingv1.GroundedContext{Query: g.Query, Timestamp: timestamp(g.Timestamp)}
+func fromGroundedContext(g grounding.GroundedContext) *groundingv1.GroundedContext {
+	out := &groundingv1.GroundedContext{Query: g.Query, Timestamp: fromTime(g.Timestamp)}
 	for _, r := range g.Results {
-		out.Results = append(out.Results, toSearchResult(r))
+		out.Results = append(out.Results, fromSearchResult(r))
 	}
 	return out
 }
 
-func toSearchResult(r grounding.SearchResult) *searchv1.SearchResult {
+func fromSearchResult(r grounding.SearchResult) *searchv1.SearchResult {
 	return &searchv1.SearchResult{
-		Title: r.Title, Snippet: r.Snippet, Url: r.URL, SourceDomain: r.SourceDomain, Score: r.Score, PublishedAt: timestamp(r.PublishedAt),
+		Title: r.Title, Snippet: r.Snippet, Url: r.URL, SourceDomain: r.SourceDomain, Score: r.Score, PublishedAt: fromTime(r.PublishedAt),
 		MimeType: r.MimeType, FaviconUrl: r.FaviconURL,
 	}
 }
 
-func fromListRequest(req *groundingv1.ListAnnotatedMessagesRequest) (grounding.ListFilter, error) {
+func toListFilter(req *groundingv1.ListAnnotatedMessagesRequest) (grounding.ListFilter, error) {
 	f := grounding.ListFilter{
-		PageSize: int(req.GetPageSize()), PageToken: req.GetPageToken(), Status: fromStatus(req.GetStatus()), Domain: req.GetDomain(),
+		PageSize: int(req.GetPageSize()), PageToken: req.GetPageToken(), Status: toStatus(req.GetStatus()), Domain: req.GetDomain(),
 	}
 	var vs []grpcserver.FieldViolation
 	if ts := req.GetCreatedAfter(); ts != nil {
@@ -382,7 +382,7 @@ func fromListRequest(req *groundingv1.ListAnnotatedMessagesRequest) (grounding.L
 	return f, nil
 }
 
-func fromConverseRequest(req *groundingv1.ConverseRequest) grounding.ConverseRequest {
+func toConverseRequest(req *groundingv1.ConverseRequest) grounding.ConverseRequest {
 	out := grounding.ConverseRequest{
 		Persona:        req.GetPersona(),
 		ModelNotes:     req.GetModelNotes(),
@@ -397,7 +397,7 @@ func fromConverseRequest(req *groundingv1.ConverseRequest) grounding.ConverseReq
 		out.CurrentTime = req.GetCurrentTime().AsTime()
 	}
 	for _, m := range req.GetHistory() {
-		out.History = append(out.History, fromChatMsg(m))
+		out.History = append(out.History, toChatMsg(m))
 	}
 	for _, st := range req.GetStickers() {
 		out.Stickers = append(out.Stickers, grounding.Sticker{
@@ -407,7 +407,7 @@ func fromConverseRequest(req *groundingv1.ConverseRequest) grounding.ConverseReq
 	return out
 }
 
-func fromChatMsg(m *groundingv1.ChatMsg) grounding.ChatMsg {
+func toChatMsg(m *groundingv1.ChatMsg) grounding.ChatMsg {
 	out := grounding.ChatMsg{
 		ID: m.GetId(), Speaker: m.GetSpeaker(), SpeakerID: m.GetSpeakerId(), IsAgent: m.GetIsAgent(), ReplyToID: m.GetReplyToId(),
 	}

@@ -34,11 +34,11 @@ func NewResearch(svc *research.Service, logger *slog.Logger) *ResearchService {
 
 // StartResearch starts a run; the run proceeds as durable jobs.
 func (s *ResearchService) StartResearch(ctx context.Context, req *groundingv1.StartResearchRequest) (*groundingv1.StartResearchResponse, error) {
-	run, err := s.svc.Start(ctx, fromStartResearchRequest(req))
+	run, err := s.svc.Start(ctx, toStartParams(req))
 	if err != nil {
 		return nil, s.toStatus(ctx, err, "starting research run")
 	}
-	return &groundingv1.StartResearchResponse{Run: toResearchState(run)}, nil
+	return &groundingv1.StartResearchResponse{Run: fromRun(run)}, nil
 }
 
 // GetResearch returns a run.
@@ -47,7 +47,7 @@ func (s *ResearchService) GetResearch(ctx context.Context, req *groundingv1.GetR
 	if err != nil {
 		return nil, s.toStatus(ctx, err, "reading research run")
 	}
-	return &groundingv1.GetResearchResponse{Run: toResearchState(run)}, nil
+	return &groundingv1.GetResearchResponse{Run: fromRun(run)}, nil
 }
 
 // GetResearchReport returns a finished run's persisted report: Markdown
@@ -57,7 +57,7 @@ func (s *ResearchService) GetResearchReport(ctx context.Context, req *groundingv
 	if err != nil {
 		return nil, s.toStatus(ctx, err, "reading research report")
 	}
-	return &groundingv1.GetResearchReportResponse{Content: rec.Content, Metadata: toReportMetadata(rec.Metadata)}, nil
+	return &groundingv1.GetResearchReportResponse{Content: rec.Content, Metadata: fromReportMetadata(rec.Metadata)}, nil
 }
 
 // ListResearch pages a user's runs, newest first.
@@ -68,7 +68,7 @@ func (s *ResearchService) ListResearch(ctx context.Context, req *groundingv1.Lis
 	}
 	resp := &groundingv1.ListResearchResponse{NextPageToken: next, Runs: make([]*groundingv1.ResearchState, len(runs))}
 	for i, r := range runs {
-		resp.Runs[i] = toResearchState(r)
+		resp.Runs[i] = fromRun(r)
 	}
 	return resp, nil
 }
@@ -78,7 +78,7 @@ func (s *ResearchService) ListResearch(ctx context.Context, req *groundingv1.Lis
 func (s *ResearchService) WatchResearch(req *groundingv1.WatchResearchRequest, stream groundingv1.ResearchService_WatchResearchServer) error {
 	ctx := stream.Context()
 	err := s.svc.Watch(ctx, req.GetId(), func(run *research.Run) error {
-		if err := stream.Send(&groundingv1.WatchResearchResponse{Run: toResearchState(run)}); err != nil {
+		if err := stream.Send(&groundingv1.WatchResearchResponse{Run: fromRun(run)}); err != nil {
 			return fmt.Errorf("sending run state: %w", err)
 		}
 		return nil
@@ -91,14 +91,14 @@ func (s *ResearchService) WatchResearch(req *groundingv1.WatchResearchRequest, s
 
 // ListApprovals pages approval requests, newest first.
 func (s *ResearchService) ListApprovals(ctx context.Context, req *groundingv1.ListApprovalsRequest) (*groundingv1.ListApprovalsResponse, error) {
-	f := research.ApprovalFilter{Status: fromApprovalStatus(req.GetStatus()), RunID: req.GetRunId()}
+	f := research.ApprovalFilter{Status: toApprovalStatus(req.GetStatus()), RunID: req.GetRunId()}
 	as, next, err := s.svc.ListApprovals(ctx, f, research.Page{Size: int(req.GetPageSize()), Token: req.GetPageToken()})
 	if err != nil {
 		return nil, s.toStatus(ctx, err, "listing approvals")
 	}
 	resp := &groundingv1.ListApprovalsResponse{NextPageToken: next, Approvals: make([]*groundingv1.ApprovalRequest, len(as))}
 	for i, a := range as {
-		resp.Approvals[i] = toApprovalRequest(a)
+		resp.Approvals[i] = fromApproval(a)
 	}
 	return resp, nil
 }
@@ -121,7 +121,7 @@ func (s *ResearchService) DecideApproval(ctx context.Context, req *groundingv1.D
 	if err != nil {
 		return nil, s.toStatus(ctx, err, "deciding approval")
 	}
-	return &groundingv1.DecideApprovalResponse{Approval: toApprovalRequest(a)}, nil
+	return &groundingv1.DecideApprovalResponse{Approval: fromApproval(a)}, nil
 }
 
 // toStatus maps domain errors to codes; anything else is internal and
@@ -143,12 +143,12 @@ func (s *ResearchService) toStatus(ctx context.Context, err error, doing string)
 	return grpcserver.InternalError(ctx, s.logger, err, doing)
 }
 
-func fromStartResearchRequest(req *groundingv1.StartResearchRequest) research.StartParams {
+func toStartParams(req *groundingv1.StartResearchRequest) research.StartParams {
 	p := research.StartParams{Topic: req.GetTopic(), UserID: req.GetUserId(), Collection: req.GetCollection()}
 	for _, a := range req.GetActions() {
 		p.Actions = append(p.Actions, research.ActionRequest{
 			Type:       a.GetActionType(),
-			Risk:       fromRiskLevel(a.GetRiskLevel()),
+			Risk:       toRiskLevel(a.GetRiskLevel()),
 			Parameters: a.GetParameters().AsMap(),
 		})
 	}
@@ -163,20 +163,20 @@ func fromStartResearchRequest(req *groundingv1.StartResearchRequest) research.St
 	return p
 }
 
-func toResearchState(r *research.Run) *groundingv1.ResearchState {
+func fromRun(r *research.Run) *groundingv1.ResearchState {
 	st := &groundingv1.ResearchState{
 		Id:               r.ID,
 		Topic:            r.Topic,
 		UserId:           r.UserID,
-		Status:           toRunStatus(r.Status),
+		Status:           fromRunStatus(r.Status),
 		IterationCount:   int32(r.IterationCount),
 		MaxIterations:    int32(r.MaxIterations),
 		QualityThreshold: r.QualityThreshold,
 		QualityScore:     r.QualityScore,
 		Plan:             r.Plan,
-		Sources:          toSourceReferences(r.Sources),
-		Critique:         toCritique(r.Critique),
-		Report:           toResearchReport(r.Report),
+		Sources:          fromSources(r.Sources),
+		Critique:         fromCritique(r.Critique),
+		Report:           fromReport(r.Report),
 		Error:            r.Error,
 		CreateTime:       timestamppb.New(r.CreatedAt),
 		UpdateTime:       timestamppb.New(r.UpdatedAt),
@@ -184,12 +184,12 @@ func toResearchState(r *research.Run) *groundingv1.ResearchState {
 		RefinedAnswer:    r.RefinedAnswer,
 	}
 	for _, a := range r.Actions {
-		st.PlannedActions = append(st.PlannedActions, toPlannedAction(a))
+		st.PlannedActions = append(st.PlannedActions, fromAction(a))
 	}
 	return st
 }
 
-func toRunStatus(s research.Status) groundingv1.ResearchState_Status {
+func fromRunStatus(s research.Status) groundingv1.ResearchState_Status {
 	switch s {
 	case research.StatusPlanning:
 		return groundingv1.ResearchState_PLANNING
@@ -207,7 +207,7 @@ func toRunStatus(s research.Status) groundingv1.ResearchState_Status {
 	return groundingv1.ResearchState_STATUS_UNSPECIFIED
 }
 
-func toSourceReferences(ss []research.Source) []*groundingv1.SourceReference {
+func fromSources(ss []research.Source) []*groundingv1.SourceReference {
 	out := make([]*groundingv1.SourceReference, len(ss))
 	for i, s := range ss {
 		out[i] = &groundingv1.SourceReference{
@@ -221,21 +221,21 @@ func toSourceReferences(ss []research.Source) []*groundingv1.SourceReference {
 	return out
 }
 
-func toCritique(c *research.Critique) *groundingv1.Critique {
+func fromCritique(c *research.Critique) *groundingv1.Critique {
 	if c == nil {
 		return nil
 	}
 	return &groundingv1.Critique{QualityScore: c.Score, Reasons: c.Reasons, Gaps: c.Gaps}
 }
 
-func toResearchReport(r *research.Report) *groundingv1.ResearchReport {
+func fromReport(r *research.Report) *groundingv1.ResearchReport {
 	if r == nil {
 		return nil
 	}
 	return &groundingv1.ResearchReport{
 		ExecutiveSummary: r.ExecutiveSummary,
 		FindingsMarkdown: r.FindingsMarkdown,
-		Sources:          toSourceReferences(r.Sources),
+		Sources:          fromSources(r.Sources),
 		Iterations:       int32(r.Iterations),
 		GenerateTime:     timestamppb.New(r.GeneratedAt),
 		Quality: &groundingv1.QualityIndicators{
@@ -243,11 +243,11 @@ func toResearchReport(r *research.Report) *groundingv1.ResearchReport {
 			Warnings:       r.Quality.Warnings,
 			LimitedSources: r.Quality.LimitedSources,
 		},
-		Sections: toReportSections(r.Sections),
+		Sections: fromSectionEvidence(r.Sections),
 	}
 }
 
-func toReportSections(ss []research.SectionEvidence) []*groundingv1.ReportSection {
+func fromSectionEvidence(ss []research.SectionEvidence) []*groundingv1.ReportSection {
 	out := make([]*groundingv1.ReportSection, len(ss))
 	for i, s := range ss {
 		sec := &groundingv1.ReportSection{Question: s.Question, RelevanceBar: s.Bar, Scores: make([]*groundingv1.SourceRelevance, len(s.Scores))}
@@ -259,7 +259,7 @@ func toReportSections(ss []research.SectionEvidence) []*groundingv1.ReportSectio
 	return out
 }
 
-func fromRiskLevel(r groundingv1.RiskLevel) research.RiskLevel {
+func toRiskLevel(r groundingv1.RiskLevel) research.RiskLevel {
 	switch r {
 	case groundingv1.RiskLevel_REVERSIBLE:
 		return research.Reversible
@@ -271,7 +271,7 @@ func fromRiskLevel(r groundingv1.RiskLevel) research.RiskLevel {
 	return ""
 }
 
-func toRiskLevel(r research.RiskLevel) groundingv1.RiskLevel {
+func fromRiskLevel(r research.RiskLevel) groundingv1.RiskLevel {
 	switch r {
 	case research.Reversible:
 		return groundingv1.RiskLevel_REVERSIBLE
@@ -283,25 +283,25 @@ func toRiskLevel(r research.RiskLevel) groundingv1.RiskLevel {
 	return groundingv1.RiskLevel_RISK_LEVEL_UNSPECIFIED
 }
 
-// toPlannedAction converts an action; an approved action and one that needs
+// fromAction converts an action; an approved action and one that needs
 // no approval are both QUEUED until they run.
-func toPlannedAction(a research.Action) *groundingv1.PlannedAction {
+func fromAction(a research.Action) *groundingv1.PlannedAction {
 	return &groundingv1.PlannedAction{
 		Id:          a.ID,
 		ActionType:  a.Type,
 		Description: a.Description,
-		RiskLevel:   toRiskLevel(a.Risk),
-		Status:      toActionStatus(a.Status),
+		RiskLevel:   fromRiskLevel(a.Risk),
+		Status:      fromActionStatus(a.Status),
 		ApprovalId:  a.ApprovalID,
 		Result:      a.Result,
-		Parameters:  toStruct(a.Parameters),
+		Parameters:  fromParameters(a.Parameters),
 	}
 }
 
-// toStruct converts an action's parameters; they came from a Struct or
+// fromParameters converts an action's parameters; they came from a Struct or
 // from the service's own strings, so a conversion error cannot happen and
 // would only drop the display copy.
-func toStruct(m map[string]any) *structpb.Struct {
+func fromParameters(m map[string]any) *structpb.Struct {
 	if len(m) == 0 {
 		return nil
 	}
@@ -312,7 +312,7 @@ func toStruct(m map[string]any) *structpb.Struct {
 	return st
 }
 
-func toActionStatus(s research.ActionStatus) groundingv1.PlannedAction_Status {
+func fromActionStatus(s research.ActionStatus) groundingv1.PlannedAction_Status {
 	switch {
 	case s == research.ActionAwaitingApproval:
 		return groundingv1.PlannedAction_AWAITING_APPROVAL
@@ -328,7 +328,7 @@ func toActionStatus(s research.ActionStatus) groundingv1.PlannedAction_Status {
 	return groundingv1.PlannedAction_STATUS_UNSPECIFIED
 }
 
-func toApprovalStatus(s research.ApprovalStatus) groundingv1.ApprovalRequest_Status {
+func fromApprovalStatus(s research.ApprovalStatus) groundingv1.ApprovalRequest_Status {
 	switch s {
 	case research.ApprovalPending:
 		return groundingv1.ApprovalRequest_PENDING
@@ -342,7 +342,7 @@ func toApprovalStatus(s research.ApprovalStatus) groundingv1.ApprovalRequest_Sta
 	return groundingv1.ApprovalRequest_STATUS_UNSPECIFIED
 }
 
-func fromApprovalStatus(s groundingv1.ApprovalRequest_Status) research.ApprovalStatus {
+func toApprovalStatus(s groundingv1.ApprovalRequest_Status) research.ApprovalStatus {
 	switch s {
 	case groundingv1.ApprovalRequest_PENDING:
 		return research.ApprovalPending
@@ -356,23 +356,23 @@ func fromApprovalStatus(s groundingv1.ApprovalRequest_Status) research.ApprovalS
 	return ""
 }
 
-func toApprovalRequest(a *research.Approval) *groundingv1.ApprovalRequest {
+func fromApproval(a *research.Approval) *groundingv1.ApprovalRequest {
 	return &groundingv1.ApprovalRequest{
 		Id:          a.ID,
 		RunId:       a.RunID,
 		ActionId:    a.ActionID,
 		ActionType:  a.ActionType,
 		Description: a.Description,
-		RiskLevel:   toRiskLevel(a.Risk),
+		RiskLevel:   fromRiskLevel(a.Risk),
 		Requester:   a.Requester,
 		RequestedAt: timestamppb.New(a.RequestedAt),
 		TimeoutAt:   timestamppb.New(a.TimeoutAt),
-		Status:      toApprovalStatus(a.Status),
-		Decision:    toDecisionMetadata(a.Decision),
+		Status:      fromApprovalStatus(a.Status),
+		Decision:    fromDecision(a.Decision),
 	}
 }
 
-func toDecisionMetadata(d *research.Decision) *groundingv1.DecisionMetadata {
+func fromDecision(d *research.Decision) *groundingv1.DecisionMetadata {
 	if d == nil {
 		return nil
 	}
@@ -388,7 +388,7 @@ func toDecisionMetadata(d *research.Decision) *groundingv1.DecisionMetadata {
 	}
 }
 
-func toReportMetadata(m research.ReportMetadata) *groundingv1.ResearchReportMetadata {
+func fromReportMetadata(m research.ReportMetadata) *groundingv1.ResearchReportMetadata {
 	out := &groundingv1.ResearchReportMetadata{
 		Type:           m.Type,
 		Topic:          m.Topic,

@@ -20,8 +20,8 @@ func TestToActionStatus(t *testing.T) {
 		{research.ActionFailed, groundingv1.PlannedAction_FAILED},
 		{"", groundingv1.PlannedAction_STATUS_UNSPECIFIED},
 	} {
-		if got := toActionStatus(tt.in); got != tt.want {
-			t.Errorf("toActionStatus(%q) = %s, want %s", tt.in, got, tt.want)
+		if got := fromActionStatus(tt.in); got != tt.want {
+			t.Errorf("fromActionStatus(%q) = %s, want %s", tt.in, got, tt.want)
 		}
 	}
 }

@@ -205,7 +205,7 @@ func (s *RagService) ask(ctx context.Context, collection, query string, topK *in
 		Question:   query,
 		TopK:       int(topK32(topK)),
 		Progress: func(st answer.Stage) {
-			for _, ps := range toStates(st) {
+			for _, ps := range fromStage(st) {
 				state(ps)
 			}
 		},
@@ -243,8 +243,8 @@ func topK32(p *int32) int32 {
 	return *p
 }
 
-// toStates maps an answering stage to the states it enters (see ask).
-func toStates(st answer.Stage) []ragv1.AgentResponse_State {
+// fromStage maps an answering stage to the states it enters (see ask).
+func fromStage(st answer.Stage) []ragv1.AgentResponse_State {
 	switch st {
 	case answer.StageRetrieving:
 		return []ragv1.AgentResponse_State{ragv1.AgentResponse_SCOPE_CHECK}

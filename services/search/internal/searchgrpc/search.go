@@ -109,7 +109,7 @@ func (s *SearchService) ListEngines(ctx context.Context, _ *searchv1.ListEngines
 	out := &searchv1.ListEnginesResponse{}
 	for _, e := range s.svc.Engines(ctx) {
 		out.Engines = append(out.Engines, &searchv1.EngineStatus{
-			Engine:         toEngine(e.Name),
+			Engine:         fromEngine(e.Name),
 			Configured:     e.Configured,
 			Healthy:        e.Healthy,
 			ConfigVariable: e.EnvVar,
@@ -186,7 +186,7 @@ var engineNames = map[searchv1.Engine]string{
 	searchv1.Engine_BRAVE:              search.EngineBrave,
 }
 
-func fromEngine(e searchv1.Engine) string {
+func toEngine(e searchv1.Engine) string {
 	if n, ok := engineNames[e]; ok {
 		return n
 	}
@@ -195,7 +195,7 @@ func fromEngine(e searchv1.Engine) string {
 	return fmt.Sprintf("engine(%d)", e)
 }
 
-func toEngine(name string) searchv1.Engine {
+func fromEngine(name string) searchv1.Engine {
 	for e, n := range engineNames {
 		if n == name && e != searchv1.Engine_ENGINE_UNSPECIFIED {
 			return e
@@ -208,7 +208,7 @@ func toQuery(req *searchv1.SearchRequest) search.Query {
 	q := search.Query{
 		Text:           req.GetQuery(),
 		MaxResults:     DefaultMaxResults,
-		Engine:         fromEngine(req.GetEngine()),
+		Engine:         toEngine(req.GetEngine()),
 		AllowedDomains: req.GetAllowedDomains(),
 		BlockedDomains: req.GetBlockedDomains(),
 	}
@@ -223,7 +223,7 @@ func toQuery(req *searchv1.SearchRequest) search.Query {
 
 func fromResponse(r search.Response) *searchv1.SearchResponse {
 	out := &searchv1.SearchResponse{
-		Engine:         toEngine(r.Engine),
+		Engine:         fromEngine(r.Engine),
 		DroppedResults: int32(r.Dropped + r.Duplicates),
 		Cached:         r.Cached,
 		Results:        make([]*searchv1.SearchResult, 0, len(r.Results)),
@@ -232,7 +232,7 @@ func fromResponse(r search.Response) *searchv1.SearchResponse {
 		out.Results = append(out.Results, FromResult(res))
 	}
 	for _, name := range r.FallbackFrom {
-		out.FallbackFrom = append(out.FallbackFrom, toEngine(name))
+		out.FallbackFrom = append(out.FallbackFrom, fromEngine(name))
 	}
 	return out
 }
