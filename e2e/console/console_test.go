@@ -109,7 +109,7 @@ func TestConsole(t *testing.T) {
 		}
 	})
 
-	t.Run("citations are highlighted at their stored offsets", func(t *testing.T) {
+	t.Run("citations are highlighted at their stored offsets, and the answer reviewed", func(t *testing.T) {
 		var msg struct {
 			ID        string
 			Text      string
@@ -140,6 +140,22 @@ func TestConsole(t *testing.T) {
 			if !strings.Contains(joined, w) {
 				t.Errorf("highlighted %q, want it to cover the span %q", marks, w)
 			}
+		}
+
+		// Review it from the page.
+		su.run(t, 20*time.Second,
+			chromedp.SendKeys(`form[aria-label="Review"] input`, "Dana On-Call", chromedp.ByQuery),
+			chromedp.SendKeys(`form[aria-label="Review"] textarea`, "sources check out", chromedp.ByQuery),
+			chromedp.Click(`form[aria-label="Review"] .actions button:not(.danger)`, chromedp.ByQuery),
+			chromedp.WaitVisible(`#h-message .chip-approved`, chromedp.ByQuery),
+		)
+		var stored struct {
+			Status string
+			Review struct{ ReviewerID, Notes string }
+		}
+		su.api(t, "GET", "/v1/messages/"+msg.ID, nil, &stored)
+		if stored.Status != "APPROVED" || stored.Review.Notes != "sources check out" {
+			t.Errorf("after review the message is %+v, want APPROVED with the note", stored)
 		}
 	})
 
