@@ -1,8 +1,10 @@
 package sqlstore
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -10,6 +12,10 @@ import (
 
 // ErrBadCursor reports a page token that this package did not write.
 var ErrBadCursor = errors.New("sqlstore: invalid page token")
+
+// ErrCursorScope reports a scoped page token used with another query than
+// the one it was written for (see Cursor.ScopedToken). It is an ErrBadCursor.
+var ErrCursorScope = fmt.Errorf("%w: it belongs to a query with other filters", ErrBadCursor)
 
 // Cursor is a keyset-pagination position for lists ordered newest first by
 // (time, id): the next page holds the rows strictly below it, so pages stay
@@ -45,4 +51,37 @@ func ParseCursor(tok string) (Cursor, error) {
 		return Cursor{}, ErrBadCursor
 	}
 	return Cursor{At: n, ID: id}, nil
+}
+
+// ScopedToken is Token bound to a query, typically a list's filters written
+// as a string: ParseScopedCursor accepts it only for the same query, so a
+// page token is not carried over to a list with other filters (whose rows
+// below the cursor are other rows). The query itself is not readable from
+// the token, only a fingerprint of it.
+func (c Cursor) ScopedToken(query string) string {
+	// '.' is not in the URL-safe base64 alphabet, so the split is unambiguous.
+	return c.Token() + "." + scopeKey(query)
+}
+
+// ParseScopedCursor decodes a token written by ScopedToken for the same
+// query: ErrCursorScope when it was written for another query, ErrBadCursor
+// for anything else that is not such a token.
+func ParseScopedCursor(tok, query string) (Cursor, error) {
+	body, scope, ok := strings.Cut(tok, ".")
+	if !ok {
+		return Cursor{}, ErrBadCursor
+	}
+	c, err := ParseCursor(body)
+	if err != nil {
+		return Cursor{}, err
+	}
+	if scope != scopeKey(query) {
+		return Cursor{}, ErrCursorScope
+	}
+	return c, nil
+}
+
+func scopeKey(query string) string {
+	sum := sha256.Sum256([]byte(query))
+	return base64.RawURLEncoding.EncodeToString(sum[:9])
 }

@@ -17,7 +17,6 @@ import (
 	"context"
 	"database/sql"
 	"embed"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -426,33 +425,22 @@ func (s *Store) fill(ctx context.Context, msgs []*grounding.Message) error {
 	return nil
 }
 
-// pageToken is the position after the last message of a page, with a
-// fingerprint of the filters so a token is not reused with other filters.
-type pageToken struct {
-	CreatedAt int64  `json:"t"`
-	ID        string `json:"i"`
-	Filter    string `json:"f"`
-}
-
+// filterKey is the query a page token is scoped to (sqlstore's scoped
+// cursor), so a token is not reused with other filters.
 func filterKey(f grounding.ListFilter) string {
 	return fmt.Sprintf("%s|%s|%d|%d", f.Status, f.Domain, micros(f.CreatedAfter), micros(f.CreatedBefore))
 }
 
-func encodeToken(t pageToken) string {
-	b, _ := json.Marshal(t)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func decodeToken(s string, f grounding.ListFilter) (pageToken, error) {
-	var t pageToken
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || json.Unmarshal(b, &t) != nil || t.ID == "" {
-		return t, grounding.ErrInvalidPageToken
+// parsePageToken reads a token written by List for the same filters.
+func parsePageToken(tok string, f grounding.ListFilter) (sqlstore.Cursor, error) {
+	c, err := sqlstore.ParseScopedCursor(tok, filterKey(f))
+	switch {
+	case errors.Is(err, sqlstore.ErrCursorScope):
+		return c, fmt.Errorf("%w: it belongs to a query with other filters", grounding.ErrInvalidPageToken)
+	case err != nil:
+		return c, grounding.ErrInvalidPageToken
 	}
-	if t.Filter != filterKey(f) {
-		return t, fmt.Errorf("%w: it belongs to a query with other filters", grounding.ErrInvalidPageToken)
-	}
-	return t, nil
+	return c, nil
 }
 
 // List implements grounding.Store: newest first, by (created_at, id).
@@ -478,11 +466,11 @@ func (s *Store) List(ctx context.Context, f grounding.ListFilter) ([]*grounding.
 		where = append(where, "m.created_at < "+arg(micros(f.CreatedBefore)))
 	}
 	if f.PageToken != "" {
-		t, err := decodeToken(f.PageToken, f)
+		c, err := parsePageToken(f.PageToken, f)
 		if err != nil {
 			return nil, "", err
 		}
-		ta, ia := arg(t.CreatedAt), arg(t.ID)
+		ta, ia := arg(c.At), arg(c.ID)
 		where = append(where, "(m.created_at < "+ta+" OR (m.created_at = "+ta+" AND m.id < "+ia+"))")
 	}
 	q := `SELECT ` + messageColumns + ` FROM annotated_messages m`
@@ -511,7 +499,7 @@ func (s *Store) List(ctx context.Context, f grounding.ListFilter) ([]*grounding.
 	if len(msgs) > f.PageSize {
 		msgs = msgs[:f.PageSize]
 		last := msgs[len(msgs)-1]
-		next = encodeToken(pageToken{CreatedAt: micros(last.CreateTime), ID: last.ID, Filter: filterKey(f)})
+		next = sqlstore.CursorAfter(last.CreateTime, last.ID).ScopedToken(filterKey(f))
 	}
 	if err := s.fill(ctx, msgs); err != nil {
 		return nil, "", err
