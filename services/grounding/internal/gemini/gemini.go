@@ -25,13 +25,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"strings"
 	"time"
 
 	"google.golang.org/genai"
 
+	"github.com/groundcrew/groundcrew/platform/httpretry"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/grounding"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/textoffset"
 )
@@ -330,7 +330,7 @@ func (c *Client) generate(ctx context.Context, contents []*genai.Content, cfg *g
 		if ctx.Err() != nil {
 			return nil, nil, fail(errors.Join(ctx.Err(), err))
 		}
-		if attempt >= c.cfg.MaxAttempts || (isAPI && !retryable(code)) {
+		if attempt >= c.cfg.MaxAttempts || (isAPI && !httpretry.RetryableStatus(code, true)) {
 			return nil, nil, fail(err)
 		}
 		wait := c.backoff(attempt)
@@ -350,24 +350,11 @@ func (c *Client) generate(ctx context.Context, contents []*genai.Content, cfg *g
 	}
 }
 
-// retryable reports whether an HTTP status is worth retrying.
-func retryable(code int) bool {
-	switch code {
-	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,
-		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		return true
-	}
-	return false
-}
-
 // backoff is BaseDelay·2^(attempt-1) capped at MaxDelay, jittered into
-// [d/2, d).
+// [d/2, d): platform/httpretry's backoff, the one shape every retry in the
+// suite has.
 func (c *Client) backoff(attempt int) time.Duration {
-	d := c.cfg.BaseDelay << min(attempt-1, 20)
-	if d <= 0 || d > c.cfg.MaxDelay {
-		d = c.cfg.MaxDelay
-	}
-	return d/2 + rand.N(d/2+1)
+	return httpretry.Backoff(attempt, c.cfg.BaseDelay, c.cfg.MaxDelay)
 }
 
 // retryDelay reads the google.rpc.RetryInfo detail Gemini attaches to a 429,
