@@ -224,3 +224,53 @@ func Summary(a *Alert) string {
 	}
 	return ""
 }
+
+// GroupAction is what an alert group button does.
+type GroupAction string
+
+// The group actions and the data their buttons carry.
+const (
+	ActionAck       GroupAction = "ack"
+	ActionSilence1h GroupAction = "s1h"
+	ActionSilence1d GroupAction = "s24h"
+	ActionExpire    GroupAction = "exp"
+)
+
+// groupCallbackPrefix starts a group button's callback data.
+const groupCallbackPrefix = "ag:"
+
+// GroupCallbackData is a group button's callback_data:
+// "ag:<group id>:<action>" (at most 44 bytes with a UUID, within
+// Telegram's 64). The id alone grants nothing: a press acts only from the
+// group's own root message, in its chat.
+func GroupCallbackData(groupID string, a GroupAction) string {
+	return groupCallbackPrefix + groupID + ":" + string(a)
+}
+
+// ParseGroupCallback reads GroupCallbackData; ok is false for other data.
+func ParseGroupCallback(data string) (groupID string, a GroupAction, ok bool) {
+	rest, ok := strings.CutPrefix(data, groupCallbackPrefix)
+	if !ok {
+		return "", "", false
+	}
+	i := strings.LastIndexByte(rest, ':')
+	if i <= 0 || i > 64 {
+		return "", "", false
+	}
+	switch act := GroupAction(rest[i+1:]); act {
+	case ActionAck, ActionSilence1h, ActionSilence1d, ActionExpire:
+		return rest[:i], act, true
+	}
+	return "", "", false
+}
+
+// Duration is how long a silence action silences; 0 for other actions.
+func (a GroupAction) Duration() time.Duration {
+	switch a {
+	case ActionSilence1h:
+		return time.Hour
+	case ActionSilence1d:
+		return 24 * time.Hour
+	}
+	return 0
+}

@@ -8,6 +8,8 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/google/uuid"
+
 	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/outbound"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/pipeline"
@@ -34,6 +36,29 @@ func (d *Deliverer) Deliver(ctx context.Context, a *alert.Alert) (pipeline.Recei
 	}
 	d.Logger.InfoContext(ctx, "delivery log", "alert_id", a.ID, "labels", a.Labels, "message", text)
 	return pipeline.Receipt{Destination: Destination, MessageIDs: []string{"log:" + a.ID}}, nil
+}
+
+var _ pipeline.GroupTransport = (*Deliverer)(nil)
+
+// Chat is Destination for every alert: offline, all groups go to the log.
+func (d *Deliverer) Chat(map[string]string) string { return Destination }
+
+// SendGroupMessage logs an alert group's message, its reply target and its
+// buttons, and names it "log:<uuid>".
+func (d *Deliverer) SendGroupMessage(ctx context.Context, chat string, m alert.Message, replyTo string, buttons []outbound.Button) (string, error) {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return "", err
+	}
+	mid := "log:" + id.String()
+	d.Logger.InfoContext(ctx, "delivery log: alert group message", "message_id", mid, "reply_to", replyTo, "message", m.Plain, "buttons", buttons)
+	return mid, nil
+}
+
+// EditGroupMessage logs an edit of an alert group's message.
+func (d *Deliverer) EditGroupMessage(ctx context.Context, chat, id string, m alert.Message, buttons []outbound.Button) error {
+	d.Logger.InfoContext(ctx, "delivery log: alert group message edited", "message_id", id, "message", m.Plain, "buttons", buttons)
+	return nil
 }
 
 // SendMessage logs a SendMessage message with its buttons.

@@ -14,6 +14,11 @@ type Metrics struct {
 	failed         *prometheus.CounterVec
 	deliveryErrors *prometheus.CounterVec
 	enrichSeconds  *prometheus.HistogramVec
+	// groupMessages counts alert group messages sent, by kind (root,
+	// reply); enrichCacheHits the grounding calls the enrichment cache
+	// saved.
+	groupMessages   *prometheus.CounterVec
+	enrichCacheHits prometheus.Counter
 }
 
 // NewMetrics creates the metrics and registers them on reg (nil: not
@@ -40,6 +45,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Time spent enriching an alert through grounding, by outcome (ok, error, timeout).",
 			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30},
 		}, []string{"outcome"}),
+		groupMessages: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "notifier_group_messages_total", Help: "Alert group messages sent, by kind (root, reply).",
+		}, []string{"kind"}),
+		enrichCacheHits: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "notifier_enrichment_cache_hits_total", Help: "Grounding calls saved: alert groups enriched from NOTIFIER_ENRICH_CACHE_TTL's cache.",
+		}),
 	}
 	if reg != nil {
 		m.accepted = register(reg, m.accepted)
@@ -48,6 +59,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.failed = register(reg, m.failed)
 		m.deliveryErrors = register(reg, m.deliveryErrors)
 		m.enrichSeconds = register(reg, m.enrichSeconds)
+		m.groupMessages = register(reg, m.groupMessages)
+		m.enrichCacheHits = register(reg, m.enrichCacheHits)
 	}
 	return m
 }

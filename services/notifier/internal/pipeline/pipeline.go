@@ -95,6 +95,10 @@ type Config struct {
 	RetryPolicy river.ClientRetryPolicy
 	// Format tunes the message formatter.
 	Format format.Options
+	// EnrichCacheTTL is how long a group's enrichment is reused for a group
+	// with the same alertname and common labels; negative disables the
+	// cache.
+	EnrichCacheTTL time.Duration
 }
 
 // Defaults for Config.
@@ -142,6 +146,9 @@ func (c Config) withDefaults() Config {
 	if c.PollInterval <= 0 {
 		c.PollInterval = DefaultPollInterval
 	}
+	if c.EnrichCacheTTL == 0 {
+		c.EnrichCacheTTL = DefaultEnrichCacheTTL
+	}
 	return c
 }
 
@@ -154,6 +161,8 @@ type Pipeline struct {
 	jobs      *jobqueue.Queue
 	enricher  Enricher
 	deliverer Deliverer
+	groups    GroupTransport // nil: no group notifications
+	silencer  Silencer
 	metrics   *Metrics
 	logger    *slog.Logger
 	now       func() time.Time
@@ -169,6 +178,9 @@ type Deps struct {
 	// Register adds the workers of other durable jobs that share the
 	// queue (the chat agent's tasks); nil adds none.
 	Register func(*river.Workers)
+	// Silencer creates Alertmanager silences (ALERTMANAGER_URL); nil:
+	// groups cannot be silenced.
+	Silencer Silencer
 }
 
 // New migrates River's tables in the store's database and builds a
@@ -186,10 +198,16 @@ func New(ctx context.Context, deps Deps, cfg Config) (*Pipeline, error) {
 		deliverer: deps.Deliverer,
 		metrics:   deps.Metrics,
 		logger:    deps.Logger,
+		silencer:  deps.Silencer,
 		now:       time.Now,
+	}
+	if gt, ok := deps.Deliverer.(GroupTransport); ok {
+		p.groups = gt
 	}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &deliverWorker{p: p})
+	river.AddWorker(workers, &groupWorker{p: p})
+	river.AddWorker(workers, &editWorker{p: p})
 	if deps.Register != nil {
 		deps.Register(workers)
 	}

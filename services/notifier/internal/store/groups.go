@@ -350,3 +350,74 @@ func (s *Store) DeliverNotification(ctx context.Context, n *Notification, destin
 	}
 	return nil
 }
+
+// CachedEnrichment returns the enrichment (the pipeline's JSON) and
+// grounding message id of the latest group with enrichKey enriched at or
+// after since, or "" when there is none.
+func (s *Store) CachedEnrichment(ctx context.Context, enrichKey string, since time.Time) (enrichment, groundingMessageID string, err error) {
+	err = s.db.QueryRowContext(ctx, `SELECT enrichment, grounding_message_id FROM notifier_alert_groups
+		WHERE enrich_key = $1 AND enriched_at >= $2 AND enrichment <> '' AND grounding_message_id <> ''
+		ORDER BY enriched_at DESC LIMIT 1`, enrichKey, micros(since)).Scan(&enrichment, &groundingMessageID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("looking up cached enrichment: %w", err)
+	}
+	return enrichment, groundingMessageID, nil
+}
+
+// SaveGroupEnrichment records a group's enrichment (or why it failed);
+// enrichKey is set only when the enrichment may be reused by other groups.
+func (s *Store) SaveGroupEnrichment(ctx context.Context, g *alert.Group, enrichKey string, at time.Time) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE notifier_alert_groups SET enrichment = $2, grounding_message_id = $3,
+		enrichment_error = $4, enrich_key = $5, enriched_at = $6, updated_at = $6 WHERE id = $1`,
+		g.ID, g.Enrichment, g.GroundingMessageID, g.EnrichmentError, enrichKey, micros(at))
+	if err != nil {
+		return fmt.Errorf("saving enrichment of alert group %s: %w", g.ID, err)
+	}
+	return nil
+}
+
+// FailNotification records that a notification could not be delivered:
+// its alerts not yet DELIVERED become FAILED with the public error.
+func (s *Store) FailNotification(ctx context.Context, n *Notification, publicErr string, at time.Time) error {
+	for _, id := range n.AlertIDs {
+		if _, err := s.db.ExecContext(ctx, `UPDATE notifier_alerts SET status = $2, error = $3, updated_at = $4,
+			attempts = attempts + 1 WHERE id = $1 AND status <> $5`,
+			id, string(alert.StatusFailed), publicErr, micros(at), string(alert.StatusDelivered)); err != nil {
+			return fmt.Errorf("recording failure of notification %s: %w", n.ID, err)
+		}
+	}
+	return nil
+}
+
+// AckGroup records an acknowledgement on a group that has none; it
+// reports whether it did (false: acknowledged before, which stands).
+func (s *Store) AckGroup(ctx context.Context, q Querier, id string, ack alert.Ack) (bool, error) {
+	res, err := q.ExecContext(ctx, `UPDATE notifier_alert_groups SET ack_actor = $2, ack_by = $3, ack_at = $4, updated_at = $4
+		WHERE id = $1 AND ack_at = 0`, id, ack.Actor, ack.By, micros(ack.At))
+	if err != nil {
+		return false, fmt.Errorf("acknowledging alert group %s: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("acknowledging alert group %s: %w", id, err)
+	}
+	return n > 0, nil
+}
+
+// SetGroupSilence records a group's silence (a new one, or the same one
+// expired).
+func (s *Store) SetGroupSilence(ctx context.Context, q Querier, id string, sil alert.Silence, at time.Time) error {
+	res, err := q.ExecContext(ctx, `UPDATE notifier_alert_groups SET silence_id = $2, silence_actor = $3, silence_by = $4,
+		silence_ends_at = $5, silence_created_at = $6, silence_expired = $7, updated_at = $8 WHERE id = $1`,
+		id, sil.ID, sil.Actor, sil.By, micros(sil.EndsAt), micros(sil.CreatedAt), sil.Expired, micros(at))
+	if err != nil {
+		return fmt.Errorf("recording the silence of alert group %s: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("recording the silence of alert group %s: %w", id, ErrNotFound)
+	}
+	return nil
+}

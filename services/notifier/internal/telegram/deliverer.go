@@ -74,6 +74,54 @@ func (d *Deliverer) SendMessage(ctx context.Context, m outbound.Message) (outbou
 	return outbound.Receipt{Destination: chat, MessageID: strconv.FormatInt(id, 10)}, nil
 }
 
+// Chat is the chat alerts with labels are routed to; it makes Deliverer a
+// pipeline.GroupTransport.
+func (d *Deliverer) Chat(labels map[string]string) string { return d.Router.Route(labels) }
+
+var _ pipeline.GroupTransport = (*Deliverer)(nil)
+
+// SendGroupMessage sends an alert group's message to chat, in reply to
+// replyTo when set, with buttons; like Deliver it falls back to plain text
+// when Telegram cannot parse the MarkdownV2.
+func (d *Deliverer) SendGroupMessage(ctx context.Context, chat string, m alert.Message, replyTo string, buttons []outbound.Button) (string, error) {
+	if chat == "" {
+		return "", errNoChat
+	}
+	var reply int64
+	if replyTo != "" {
+		r, err := strconv.ParseInt(replyTo, 10, 64)
+		if err != nil {
+			return "", &Error{Description: "the group's root message id is not a Telegram message id", permanent: true, err: fmt.Errorf("root message id %q: %w", replyTo, err)}
+		}
+		reply = r
+	}
+	bs := toButtons(buttons)
+	id, err := d.Client.Send(ctx, Message{ChatID: chat, Text: m.Text, ParseMode: m.ParseMode, ReplyTo: reply, Buttons: bs})
+	if IsCantParseEntities(err) {
+		d.Logger.ErrorContext(ctx, "BUG: Telegram refused the formatter's MarkdownV2; resending as plain text", "chat_id", chat, "error", err)
+		id, err = d.Client.Send(ctx, Message{ChatID: chat, Text: m.Plain, ReplyTo: reply, Buttons: bs})
+	}
+	if err != nil {
+		return "", err
+	}
+	return strconv.FormatInt(id, 10), nil
+}
+
+// EditGroupMessage replaces an alert group's message text and buttons.
+func (d *Deliverer) EditGroupMessage(ctx context.Context, chat, id string, m alert.Message, buttons []outbound.Button) error {
+	mid, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		return fmt.Errorf("message id %q is not a Telegram message id: %w", id, err)
+	}
+	bs := toButtons(buttons)
+	err = d.Client.Edit(ctx, chat, mid, m.Text, m.ParseMode, bs)
+	if IsCantParseEntities(err) {
+		d.Logger.ErrorContext(ctx, "BUG: Telegram refused the formatter's MarkdownV2 in an edit; editing as plain text", "chat_id", chat, "error", err)
+		err = d.Client.Edit(ctx, chat, mid, m.Plain, "", bs)
+	}
+	return err
+}
+
 // errNoDefaultChat is returned for a message without a chat when
 // TELEGRAM_CHAT_ID is unset.
 var errNoDefaultChat = &Error{Description: "no chat_id given and no default chat configured (set TELEGRAM_CHAT_ID)", permanent: true, err: errors.New("no default chat")}

@@ -174,6 +174,31 @@ func (c *Client) EditText(ctx context.Context, chatID, messageID int64, text str
 	return nil
 }
 
+// Edit replaces a message's text (editMessageText) in parse mode
+// parseMode ("" for plain text) and its inline keyboard with buttons (none
+// removes it). An edit that changes nothing is no error.
+func (c *Client) Edit(ctx context.Context, chatID string, messageID int64, text, parseMode string, buttons []Button) error {
+	if err := c.pacer.wait(ctx, chatID); err != nil {
+		return &Error{Description: "the chat's send rate allows no edit before the deadline", err: fmt.Errorf("waiting to edit in chat %s: %w", chatID, err)}
+	}
+	var markup models.ReplyMarkup = inlineKeyboardMarkup{InlineKeyboard: [][]callbackButton{}}
+	if kb := inlineKeyboard(buttons); kb != nil {
+		markup = kb
+	}
+	_, err := c.bot.EditMessageText(ctx, &bot.EditMessageTextParams{
+		ChatID: chatID, MessageID: int(messageID), Text: text, ParseMode: models.ParseMode(parseMode),
+		LinkPreviewOptions: &models.LinkPreviewOptions{IsDisabled: bot.True()},
+		ReplyMarkup:        markup,
+	})
+	if err != nil && strings.Contains(err.Error(), "message is not modified") {
+		return nil
+	}
+	if err != nil {
+		return classify(err)
+	}
+	return nil
+}
+
 // Error is a failed Bot API call.
 type Error struct {
 	// ErrorCode is Telegram's error code (400, 403, 429, …), or 0 for a

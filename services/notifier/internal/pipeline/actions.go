@@ -1,0 +1,177 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/alertmanager"
+)
+
+// Silencer creates and expires Alertmanager silences
+// (*alertmanager.Client).
+type Silencer interface {
+	CreateSilence(ctx context.Context, s alertmanager.Silence) (string, error)
+	ExpireSilence(ctx context.Context, id string) error
+}
+
+// Errors of the group actions.
+var (
+	// ErrSilenceUnavailable: no ALERTMANAGER_URL, or the group did not
+	// come from Alertmanager.
+	ErrSilenceUnavailable = errors.New("silencing needs ALERTMANAGER_URL and a group from Alertmanager")
+	// ErrNoSilence: there is no active silence to expire.
+	ErrNoSilence = errors.New("the group has no active silence")
+)
+
+// editArgs is the job that edits a group's root message to show its
+// current state.
+type editArgs struct {
+	GroupID string `json:"group_id"`
+}
+
+// Kind names the job in River's tables.
+func (editArgs) Kind() string { return "notifier_edit_group_root" }
+
+// editWorker runs editArgs jobs.
+type editWorker struct {
+	river.WorkerDefaults[editArgs]
+	p *Pipeline
+}
+
+// Work edits the root; it is retried when Telegram fails.
+func (w *editWorker) Work(ctx context.Context, job *river.Job[editArgs]) error {
+	err := w.p.EditRoot(ctx, job.Args.GroupID)
+	var ra interface{ RetryAfter() time.Duration }
+	if errors.As(err, &ra) {
+		return river.JobSnooze(ra.RetryAfter())
+	}
+	return err
+}
+
+// CanSilence reports whether g can be silenced from here.
+func (p *Pipeline) CanSilence(g *alert.Group) bool {
+	return p.silencer != nil && g.Source == alert.SourceAlertmanager && len(g.CommonLabels) > 0
+}
+
+// ActiveSilence is g's silence while it lasts, or nil.
+func (p *Pipeline) ActiveSilence(g *alert.Group) *alert.Silence {
+	if s := g.Silence; s != nil && !s.Expired && s.EndsAt.After(p.now()) {
+		return s
+	}
+	return nil
+}
+
+// Ack records who acknowledged group id (the first acknowledgement
+// stands: pressing twice changes nothing) and queues the edit of its root.
+func (p *Pipeline) Ack(ctx context.Context, id, actor, by string) (*alert.Group, error) {
+	tx, err := p.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("acknowledging alert group: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := p.store.GetGroup(ctx, tx, id); err != nil {
+		return nil, err
+	}
+	done, err := p.store.AckGroup(ctx, tx, id, alert.Ack{Actor: actor, By: by, At: p.now().UTC().Truncate(time.Microsecond)})
+	if err != nil {
+		return nil, err
+	}
+	if done {
+		if _, err := p.river.InsertTx(ctx, tx, editArgs{GroupID: id}, nil); err != nil {
+			return nil, fmt.Errorf("queueing the edit of alert group %s: %w", id, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("acknowledging alert group %s: %w", id, err)
+	}
+	return p.store.GetGroup(ctx, nil, id)
+}
+
+// Silence creates an Alertmanager silence for group id lasting d, with
+// equality matchers on the group's common labels, created by actor, and
+// records it; a group already silenced keeps its silence (pressing twice
+// creates one). When Alertmanager is unreachable or refuses, nothing is
+// recorded and the error (with Public) is returned.
+func (p *Pipeline) Silence(ctx context.Context, id, actor, by string, d time.Duration) (*alert.Group, error) {
+	g, err := p.store.GetGroup(ctx, nil, id)
+	if err != nil {
+		return nil, err
+	}
+	if !p.CanSilence(g) {
+		return nil, ErrSilenceUnavailable
+	}
+	if p.ActiveSilence(g) != nil {
+		return g, nil
+	}
+	now := p.now().UTC().Truncate(time.Microsecond)
+	who := actor
+	if by != "" && by != actor {
+		who += " (" + by + ")"
+	}
+	sid, err := p.silencer.CreateSilence(ctx, alertmanager.Silence{
+		Matchers:  alertmanager.EqualMatchers(g.CommonLabels),
+		StartsAt:  now,
+		EndsAt:    now.Add(d),
+		CreatedBy: actor,
+		Comment:   fmt.Sprintf("groundcrew: alert group %s (%s) silenced from Telegram by %s", oneLine(g.Title()), g.ID, who),
+	})
+	if err != nil {
+		return nil, err
+	}
+	sil := alert.Silence{ID: sid, Actor: actor, By: by, EndsAt: now.Add(d), CreatedAt: now}
+	if err := p.recordSilence(ctx, id, sil, now); err != nil {
+		return nil, err
+	}
+	p.logger.InfoContext(ctx, "alert group silenced", "group_id", id, "silence_id", sid, "actor", actor, "until", sil.EndsAt)
+	return p.store.GetGroup(ctx, nil, id)
+}
+
+// ExpireSilence expires the active silence of group id in Alertmanager
+// and records it; without one it returns ErrNoSilence.
+func (p *Pipeline) ExpireSilence(ctx context.Context, id, actor string) (*alert.Group, error) {
+	g, err := p.store.GetGroup(ctx, nil, id)
+	if err != nil {
+		return nil, err
+	}
+	if p.silencer == nil {
+		return nil, ErrSilenceUnavailable
+	}
+	sil := p.ActiveSilence(g)
+	if sil == nil {
+		return g, ErrNoSilence
+	}
+	if err := p.silencer.ExpireSilence(ctx, sil.ID); err != nil {
+		return nil, err
+	}
+	now := p.now().UTC().Truncate(time.Microsecond)
+	expired := *sil
+	expired.Expired = true
+	if err := p.recordSilence(ctx, id, expired, now); err != nil {
+		return nil, err
+	}
+	p.logger.InfoContext(ctx, "alert group silence expired", "group_id", id, "silence_id", sil.ID, "actor", actor)
+	return p.store.GetGroup(ctx, nil, id)
+}
+
+func (p *Pipeline) recordSilence(ctx context.Context, id string, sil alert.Silence, now time.Time) error {
+	tx, err := p.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("recording a silence: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if err := p.store.SetGroupSilence(ctx, tx, id, sil, now); err != nil {
+		return err
+	}
+	if _, err := p.river.InsertTx(ctx, tx, editArgs{GroupID: id}, nil); err != nil {
+		return fmt.Errorf("queueing the edit of alert group %s: %w", id, err)
+	}
+	return tx.Commit()
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,547 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+
+	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/format"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/outbound"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/store"
+)
+
+// GroupTransport sends and edits the messages of alert groups. A Deliverer
+// that also implements it makes Alertmanager and Grafana payloads group
+// notifications (IngestGroup); without it their alerts go out one by one.
+type GroupTransport interface {
+	// Chat is where alerts with these labels go ("" when nowhere).
+	Chat(labels map[string]string) string
+	// SendGroupMessage sends m to chat, in reply to message replyTo when
+	// it is not "", with buttons under it, and returns the message's id.
+	SendGroupMessage(ctx context.Context, chat string, m alert.Message, replyTo string, buttons []outbound.Button) (string, error)
+	// EditGroupMessage replaces the text and buttons of message id in chat.
+	EditGroupMessage(ctx context.Context, chat, id string, m alert.Message, buttons []outbound.Button) error
+}
+
+// DefaultEnrichCacheTTL is how long a group's enrichment is reused for
+// another group with the same alertname and common labels.
+const DefaultEnrichCacheTTL = 30 * time.Minute
+
+// groupArgs is the job that delivers one notification of an alert group.
+type groupArgs struct {
+	NotificationID string `json:"notification_id"`
+}
+
+// Kind names the job in River's tables.
+func (groupArgs) Kind() string { return "notifier_deliver_group_notification" }
+
+// Grouping reports whether group notifications are on: the Deliverer can
+// send and edit group messages.
+func (p *Pipeline) Grouping() bool { return p.groups != nil }
+
+// IngestGroup stores the alerts of one Alertmanager or Grafana payload as a
+// notification of their group (one per destination chat), and queues its
+// delivery, all in one transaction; it returns the alerts as stored. The
+// first notification of a group becomes its root message; later ones reply
+// to the root. Repeats are recorded as DUPLICATE, as Ingest does, and a
+// notification of repeats only is not sent. Without a GroupTransport it is
+// Ingest.
+func (p *Pipeline) IngestGroup(ctx context.Context, gp alert.GroupPayload, alerts []alert.Alert) ([]*alert.Alert, error) {
+	if p.groups == nil {
+		return p.Ingest(ctx, alerts)
+	}
+	now := p.now().UTC().Truncate(time.Microsecond)
+	out := make([]*alert.Alert, 0, len(alerts))
+	byChat := map[string][]*alert.Alert{}
+	var chats []string
+	for i := range alerts {
+		a := alerts[i]
+		id, err := uuid.NewV7()
+		if err != nil {
+			return nil, fmt.Errorf("making an alert id: %w", err)
+		}
+		a.ID = id.String()
+		a.Status = alert.StatusReceived
+		a.ReceivedAt, a.UpdatedAt = now, now
+		out = append(out, &a)
+		chat := p.groups.Chat(a.Labels)
+		if _, ok := byChat[chat]; !ok {
+			chats = append(chats, chat)
+		}
+		byChat[chat] = append(byChat[chat], &a)
+	}
+	tx, err := p.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("starting intake transaction: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+
+	if p.cfg.DedupWindow > 0 {
+		keys := make([]string, len(out))
+		for i, a := range out {
+			keys[i] = a.DedupKey()
+		}
+		if err := p.store.LockForDedup(ctx, tx, keys); err != nil {
+			return nil, err
+		}
+	}
+	var jobs []river.InsertManyParams
+	for _, chat := range chats {
+		members := byChat[chat]
+		if err := p.store.LockGroup(ctx, tx, gp.Source, gp.GroupKey, chat); err != nil {
+			return nil, err
+		}
+		g, err := p.store.FindGroup(ctx, tx, gp.Source, gp.GroupKey, chat)
+		if err != nil {
+			return nil, err
+		}
+		isNew := g == nil
+		if isNew {
+			id, err := uuid.NewV7()
+			if err != nil {
+				return nil, fmt.Errorf("making a group id: %w", err)
+			}
+			g = &alert.Group{ID: id.String(), GroupKey: gp.GroupKey, Source: gp.Source, Destination: chat, CreatedAt: now}
+		}
+		// An upstream notification carries the whole group as it stands,
+		// so its alerts are the group's state.
+		g.GroupLabels, g.CommonLabels, g.CommonAnnotations = gp.GroupLabels, gp.CommonLabels, gp.CommonAnnotations
+		if gp.ExternalURL != "" {
+			g.ExternalURL = gp.ExternalURL
+		}
+		g.Tally(members)
+		g.UpdatedAt = now
+		if isNew {
+			err = p.store.InsertGroup(ctx, tx, g)
+		} else {
+			err = p.store.UpdateGroup(ctx, tx, g)
+		}
+		if err != nil {
+			return nil, err
+		}
+		var ids []string
+		for _, a := range members {
+			a.GroupID = g.ID
+			if p.cfg.DedupWindow > 0 {
+				orig, err := p.store.FindOriginal(ctx, tx, a, now.Add(-p.cfg.DedupWindow))
+				if err != nil {
+					return nil, err
+				}
+				if orig != "" {
+					a.Status, a.DuplicateOf = alert.StatusDuplicate, orig
+				}
+			}
+			if err := p.store.InsertAlert(ctx, tx, a); err != nil {
+				return nil, err
+			}
+			if a.Status == alert.StatusReceived {
+				ids = append(ids, a.ID)
+			}
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		seq, err := p.store.NextSeq(ctx, tx, g.ID)
+		if err != nil {
+			return nil, err
+		}
+		nid, err := uuid.NewV7()
+		if err != nil {
+			return nil, fmt.Errorf("making a notification id: %w", err)
+		}
+		n := &store.Notification{ID: nid.String(), GroupID: g.ID, Seq: seq, AlertIDs: ids, Status: alert.StatusReceived, ReceivedAt: now}
+		if err := p.store.InsertNotification(ctx, tx, n); err != nil {
+			return nil, err
+		}
+		jobs = append(jobs, river.InsertManyParams{Args: groupArgs{NotificationID: n.ID}})
+	}
+	if len(jobs) > 0 {
+		if _, err := p.river.InsertManyTx(ctx, tx, jobs); err != nil {
+			return nil, fmt.Errorf("queueing delivery of %d group notifications: %w", len(jobs), err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("committing intake transaction: %w", err)
+	}
+	for _, a := range out {
+		p.metrics.accepted.WithLabelValues(a.Source).Inc()
+		if a.Status == alert.StatusDuplicate {
+			p.metrics.deduplicated.WithLabelValues(a.Source).Inc()
+		}
+	}
+	return out, nil
+}
+
+// groupWorker runs groupArgs jobs.
+type groupWorker struct {
+	river.WorkerDefaults[groupArgs]
+	p *Pipeline
+}
+
+// rootWait is how long a reply waits for its group's root to go out.
+const rootWait = time.Second
+
+// Work delivers one group notification: the root message (enriched once)
+// for the first, a reply to the root plus an edit of the root's title for
+// later ones. Delivery marks the notification's alerts DELIVERED with the
+// message's id.
+func (w *groupWorker) Work(ctx context.Context, job *river.Job[groupArgs]) error {
+	p := w.p
+	n, err := p.store.GetNotification(ctx, job.Args.NotificationID)
+	if err != nil {
+		return fmt.Errorf("loading group notification: %w", err)
+	}
+	if n.Status == alert.StatusDelivered {
+		return nil // River runs a job again after a crash
+	}
+	g, err := p.store.GetGroup(ctx, nil, n.GroupID)
+	if err != nil {
+		return err
+	}
+	all, err := p.store.GroupAlerts(ctx, g.ID)
+	if err != nil {
+		return err
+	}
+	mine := map[string]bool{}
+	for _, id := range n.AlertIDs {
+		mine[id] = true
+	}
+	var members []*alert.Alert
+	for _, a := range all {
+		if mine[a.ID] {
+			members = append(members, a)
+		}
+	}
+	log := p.logger.With("group_id", g.ID, "notification_id", n.ID)
+	root := n.Seq == 0
+	var (
+		msg     alert.Message
+		replyTo string
+		buttons []outbound.Button
+	)
+	if root {
+		if err := p.enrichGroup(ctx, g, latest(all)); err != nil {
+			return err
+		}
+		msg = p.renderRoot(ctx, g, latest(all))
+		buttons = p.groupButtons(g)
+	} else {
+		if g.RootMessageID == "" {
+			// The root is still on its way: a reply needs its id.
+			return river.JobSnooze(rootWait)
+		}
+		replyTo = g.RootMessageID
+		msg = p.renderReply(g, members)
+	}
+	id, err := p.groups.SendGroupMessage(ctx, g.Destination, msg, replyTo, buttons)
+	now := p.now().UTC()
+	if err != nil {
+		return p.groupFailure(ctx, job, n, members, err)
+	}
+	if err := p.store.DeliverNotification(ctx, n, g.Destination, id, root, now); err != nil {
+		return err
+	}
+	kind := "reply"
+	if root {
+		kind = "root"
+	}
+	p.metrics.groupMessages.WithLabelValues(kind).Inc()
+	for _, a := range members {
+		p.metrics.delivered.WithLabelValues(a.Source, destinationKind(g.Destination)).Inc()
+	}
+	log.InfoContext(ctx, "alert group message delivered", "kind", kind, "message_id", id, "alerts", len(members))
+	if !root {
+		// The root's title follows the group's state; a failed edit leaves
+		// an old title, never a lost alert.
+		if err := p.EditRoot(ctx, g.ID); err != nil {
+			log.WarnContext(ctx, "editing the group's root message failed", "error", err)
+		}
+	}
+	return nil
+}
+
+// groupFailure handles a failed send as the alert worker does: wait when
+// rate limited, fail the alerts when retrying cannot help or attempts are
+// used up, retry otherwise.
+func (p *Pipeline) groupFailure(ctx context.Context, job *river.Job[groupArgs], n *store.Notification, members []*alert.Alert, err error) error {
+	p.metrics.deliveryErrors.WithLabelValues(errorCode(err)).Inc()
+	var ra interface{ RetryAfter() time.Duration }
+	if errors.As(err, &ra) {
+		return river.JobSnooze(ra.RetryAfter())
+	}
+	var perm interface{ Permanent() bool }
+	if (errors.As(err, &perm) && perm.Permanent()) || job.Attempt >= job.MaxAttempts {
+		if serr := p.store.FailNotification(ctx, n, outbound.PublicError(err), p.now().UTC()); serr != nil {
+			return errors.Join(err, serr)
+		}
+		for _, a := range members {
+			p.metrics.failed.WithLabelValues(a.Source).Inc()
+		}
+		p.logger.ErrorContext(ctx, "group notification failed for good", "notification_id", n.ID, "error", err)
+		return river.JobCancel(err)
+	}
+	return err
+}
+
+// latest is each alert's latest state (by fingerprint), in first-seen
+// order, firing ones first.
+func latest(all []*alert.Alert) []*alert.Alert {
+	idx := map[string]int{}
+	var out []*alert.Alert
+	for _, a := range all {
+		if i, ok := idx[a.Fingerprint]; ok {
+			out[i] = a
+			continue
+		}
+		idx[a.Fingerprint] = len(out)
+		out = append(out, a)
+	}
+	firing := make([]*alert.Alert, 0, len(out))
+	var resolved []*alert.Alert
+	for _, a := range out {
+		if a.Resolved() {
+			resolved = append(resolved, a)
+		} else {
+			firing = append(firing, a)
+		}
+	}
+	return append(firing, resolved...)
+}
+
+// enrichGroup enriches a group once: from the cache when a group with the
+// same alertname and common labels was enriched within the cache TTL,
+// otherwise with one grounding call. A group already enriched (a retried
+// job) is left as it is.
+func (p *Pipeline) enrichGroup(ctx context.Context, g *alert.Group, alerts []*alert.Alert) error {
+	if g.Enrichment != "" || g.EnrichmentError != "" {
+		return nil
+	}
+	now := p.now().UTC()
+	key := g.CacheKey()
+	if p.cfg.EnrichCacheTTL > 0 {
+		cached, gid, err := p.store.CachedEnrichment(ctx, key, now.Add(-p.cfg.EnrichCacheTTL))
+		if err != nil {
+			return err
+		}
+		if cached != "" {
+			g.Enrichment, g.GroundingMessageID = cached, gid
+			p.metrics.enrichCacheHits.Inc()
+			// The reused row's key stays the cache's entry; this one
+			// does not renew it.
+			return p.store.SaveGroupEnrichment(ctx, g, "", now)
+		}
+	}
+	query := g.GroupQuery()
+	if len(alerts) == 1 {
+		// A group of one alert reads as that alert, as before groups.
+		query = alerts[0].Text
+	}
+	e, err := p.enrich(ctx, query)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("enriching alert group %s: %w", g.ID, err)
+		}
+		g.EnrichmentError = p.enrichReason(err)
+		p.logger.WarnContext(ctx, "group enrichment failed; delivering without it", "group_id", g.ID, "error", err)
+		return p.store.SaveGroupEnrichment(ctx, g, "", now)
+	}
+	raw, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("encoding enrichment of alert group %s: %w", g.ID, err)
+	}
+	g.Enrichment, g.GroundingMessageID = string(raw), e.MessageID
+	if e.Unavailable != "" {
+		g.EnrichmentError = e.Unavailable
+		key = ""
+	}
+	return p.store.SaveGroupEnrichment(ctx, g, key, now)
+}
+
+// groupEnrichment decodes the stored enrichment; nil when there is none.
+func groupEnrichment(g *alert.Group) *Enrichment {
+	if g.Enrichment == "" {
+		return nil
+	}
+	var e Enrichment
+	if err := json.Unmarshal([]byte(g.Enrichment), &e); err != nil {
+		return nil
+	}
+	return &e
+}
+
+// GroupView is what a group message shows of g and its alerts.
+func GroupView(g *alert.Group, alerts []*alert.Alert) format.Group {
+	v := format.Group{
+		Title:        g.Title(),
+		State:        GroupState(g),
+		CommonLabels: g.CommonLabels,
+		ExternalURL:  g.ExternalURL,
+		GroupLabels:  g.GroupLabels,
+	}
+	if g.Source != alert.SourceAlertmanager {
+		v.ExternalURL = ""
+	}
+	for _, a := range alerts {
+		if r, ok := a.Metadata["receiver"].(string); ok && v.Receiver == "" {
+			v.Receiver = r
+		}
+		v.Alerts = append(v.Alerts, format.GroupAlert{
+			Resolved: a.Resolved(),
+			Labels:   alert.Distinguishing(a, g.CommonLabels),
+			Summary:  alert.Summary(a),
+		})
+	}
+	return v
+}
+
+// GroupState are the state lines under a group's title: its silence and
+// its acknowledgement.
+func GroupState(g *alert.Group) []string {
+	var out []string
+	if s := g.Silence; s != nil && !s.Expired {
+		out = append(out, "🔕 silenced by "+s.Actor+" until "+s.EndsAt.UTC().Format("15:04 MST"))
+	}
+	if a := g.Ack; a != nil {
+		out = append(out, "👀 acked by "+a.Actor)
+	}
+	return out
+}
+
+// renderRoot renders a group's root message as it stands. A group of one
+// alert keeps the single-alert layout (its title and state lines first when
+// it has any).
+func (p *Pipeline) renderRoot(ctx context.Context, g *alert.Group, alerts []*alert.Alert) alert.Message {
+	var text string
+	if len(alerts) == 1 {
+		text = alerts[0].Text
+		if st := GroupState(g); len(st) > 0 {
+			first, rest, _ := strings.Cut(text, "\n")
+			text = first + "\n" + strings.Join(st, "\n")
+			if rest != "" {
+				text += "\n" + rest
+			}
+		}
+	} else {
+		text = format.GroupText(GroupView(g, alerts))
+	}
+	var res format.Result
+	switch e := groupEnrichment(g); {
+	case g.EnrichmentError != "" && (e == nil || e.Unavailable != ""):
+		res = format.FormatFailed(text, g.EnrichmentError, p.cfg.Format)
+	case e != nil:
+		res = format.Format(text, &e.Enrichment, p.cfg.Format)
+	default:
+		res = format.Format(text, nil, p.cfg.Format)
+	}
+	if len(res.Cuts) > 0 {
+		p.logger.InfoContext(ctx, "group message cut to fit Telegram's limits", "group_id", g.ID, "cuts", res.Cuts, "dropped_sources", res.DroppedSources)
+	}
+	return toMessage(res)
+}
+
+// renderReply renders what a later notification changed: the group's
+// current title, the counts, and the alerts it carries. Nothing is
+// enriched again.
+func (p *Pipeline) renderReply(g *alert.Group, members []*alert.Alert) alert.Message {
+	firing, resolved := 0, 0
+	for _, a := range members {
+		if a.Resolved() {
+			resolved++
+		} else {
+			firing++
+		}
+	}
+	var changes []string
+	if firing > 0 {
+		changes = append(changes, strconv.Itoa(firing)+" firing")
+	}
+	if resolved > 0 {
+		changes = append(changes, strconv.Itoa(resolved)+" resolved")
+	}
+	v := GroupView(g, latest(members))
+	v.State, v.CommonLabels, v.ExternalURL = nil, nil, ""
+	v.Changes = strings.Join(changes, ", ")
+	return toMessage(format.Format(format.GroupText(v), nil, p.cfg.Format))
+}
+
+func toMessage(res format.Result) alert.Message {
+	return alert.Message{Text: res.Message.Text, Plain: res.Plain, ParseMode: res.Message.ParseMode, DisableWebPagePreview: res.Message.DisableWebPagePreview}
+}
+
+// Labels of the group buttons.
+const (
+	ButtonSilence1h = "🔕 Silence 1h"
+	ButtonSilence1d = "🔕 Silence 24h"
+	ButtonAck       = "👀 Ack"
+	ButtonExpire    = "Expire silence"
+)
+
+// groupButtons are the buttons under a firing group's root: Silence 1h and
+// 24h when it can be silenced (Expire silence while a silence lasts), and
+// Ack until someone acknowledged it. A resolved group has none.
+func (p *Pipeline) groupButtons(g *alert.Group) []outbound.Button {
+	if g.Status == alert.GroupResolved {
+		return nil
+	}
+	var out []outbound.Button
+	switch {
+	case p.ActiveSilence(g) != nil:
+		out = append(out, outbound.Button{Text: ButtonExpire, CallbackData: alert.GroupCallbackData(g.ID, alert.ActionExpire)})
+	case p.CanSilence(g):
+		out = append(out,
+			outbound.Button{Text: ButtonSilence1h, CallbackData: alert.GroupCallbackData(g.ID, alert.ActionSilence1h)},
+			outbound.Button{Text: ButtonSilence1d, CallbackData: alert.GroupCallbackData(g.ID, alert.ActionSilence1d)})
+	}
+	if g.Ack == nil {
+		out = append(out, outbound.Button{Text: ButtonAck, CallbackData: alert.GroupCallbackData(g.ID, alert.ActionAck)})
+	}
+	return out
+}
+
+// EditRoot re-renders a group's root message from its stored state (title,
+// counts, silence, ack, enrichment) and edits it in place. A group whose
+// root has not gone out yet is left alone: the root will show the state.
+func (p *Pipeline) EditRoot(ctx context.Context, groupID string) error {
+	if p.groups == nil {
+		return nil
+	}
+	g, err := p.store.GetGroup(ctx, nil, groupID)
+	if err != nil {
+		return err
+	}
+	if g.RootMessageID == "" {
+		return nil
+	}
+	all, err := p.store.GroupAlerts(ctx, g.ID)
+	if err != nil {
+		return err
+	}
+	msg := p.renderRoot(ctx, g, latest(all))
+	return p.groups.EditGroupMessage(ctx, g.Destination, g.RootMessageID, msg, p.groupButtons(g))
+}
+
+// GetGroup returns a stored group and its alerts' latest states.
+func (p *Pipeline) GetGroup(ctx context.Context, id string) (*alert.Group, []*alert.Alert, error) {
+	g, err := p.store.GetGroup(ctx, nil, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	all, err := p.store.GroupAlerts(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return g, all, nil
+}
+
+// ListGroups returns one page of stored groups, newest first.
+func (p *Pipeline) ListGroups(ctx context.Context, q store.GroupListQuery) ([]*alert.Group, string, error) {
+	return p.store.ListGroups(ctx, q)
+}
