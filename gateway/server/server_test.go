@@ -485,7 +485,8 @@ func TestOpenAPIListsEveryRoute(t *testing.T) {
 	if !strings.HasPrefix(doc.OpenAPI, "3.") {
 		t.Errorf("openapi.json says openapi %q, want 3.x", doc.OpenAPI)
 	}
-	// The REST table of DESIGN.md.
+	// Every route the REST edge promises its clients: dropping one breaks
+	// them.
 	want := map[string][]string{
 		"/healthz": {"get"}, "/readyz": {"get"},
 		"/v1/search": {"post"}, "/v1/search/documents": {"post"},

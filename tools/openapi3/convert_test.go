@@ -74,7 +74,8 @@ func load(t *testing.T) document {
 	return doc
 }
 
-// TestEveryDesignRouteIsPresent checks the REST tables of DESIGN.md.
+// TestEveryDesignRouteIsPresent checks that every route the REST edge
+// promises its clients is in the converted document.
 func TestEveryDesignRouteIsPresent(t *testing.T) {
 	doc := load(t)
 	if !strings.HasPrefix(doc.OpenAPI, "3.") {
