@@ -244,6 +244,21 @@ func TestConsole(t *testing.T) {
 			su.api(t, "GET", "/v1/research/"+started.Run.ID, nil, &got)
 			return len(got.Run.PlannedActions) > 0 && got.Run.PlannedActions[0].Status == "EXECUTED"
 		})
+		var decided struct {
+			Approvals []struct {
+				ID       string
+				Decision struct{ ApprovedBy, Actor, DecidedBy string }
+			}
+		}
+		// The key's name is who approved; the name typed in the page is
+		// kept beside it as a note.
+		su.api(t, "GET", "/v1/approvals?status=APPROVED&runId="+started.Run.ID, nil, &decided)
+		if len(decided.Approvals) != 1 {
+			t.Fatalf("approved approvals of the run = %+v, want one", decided.Approvals)
+		}
+		if d := decided.Approvals[0].Decision; d.ApprovedBy != "ops" || d.DecidedBy != "Dana On-Call" {
+			t.Errorf("decision = %+v, want approved by ops (the key's name), decidedBy the name typed in the page", d)
+		}
 	})
 
 	t.Run("the research page follows its run live", func(t *testing.T) {

@@ -19,9 +19,10 @@ export function countdown(ts: string | undefined, now: number): string {
 /** decider says who ended an approval, or why it ended without a person. */
 function decider(a: Approval): string {
   const d = a.decision;
-  if (d?.approvedBy) return `by ${d.approvedBy}`;
-  if (d?.rejectedBy) return `by ${d.rejectedBy}`;
-  return d?.reason ?? "";
+  const who = d?.approvedBy || d?.rejectedBy;
+  if (!who) return d?.reason ?? "";
+  // The authenticated key's name decides; the typed name is a note.
+  return d?.decidedBy && d.decidedBy !== who ? `by ${who} (${d.decidedBy})` : `by ${who}`;
 }
 
 function useApprovals(status: Status) {
