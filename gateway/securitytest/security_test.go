@@ -127,9 +127,13 @@ func TestRebindingHostIsRefused(t *testing.T) {
 			}
 		})
 	}
-	// The rest of the REST port (docs, openapi.json) is guarded as well.
+	// The rest of the REST port (docs, openapi.json) is guarded as well,
+	// but not the probes, which a kubelet sends with the pod's address.
 	if got := open.do(t, request{method: "GET", path: "/openapi.json", headers: []string{"Host", "evil.example"}}); got.code != http.StatusForbidden {
 		t.Errorf("GET /openapi.json with an evil host = %d, want 403", got.code)
+	}
+	if got := open.do(t, request{method: "GET", path: "/healthz", headers: []string{"Host", "10.1.2.3:8080"}}); got.code != http.StatusOK {
+		t.Errorf("GET /healthz with the pod's address as host = %d, want 200", got.code)
 	}
 }
 

@@ -249,8 +249,17 @@ func NewHandler(ctx context.Context, cfg Config, b Backends, logger *slog.Logger
 	var h http.Handler = root
 	// An open gateway is reachable from any web page through DNS
 	// rebinding; it serves only loopback hosts and GATEWAY_HOSTS.
+	// Probes stay answerable under any Host (a kubelet sends the pod's
+	// address); they say only whether the gateway is up.
 	if len(keys) == 0 || len(cfg.Hosts) > 0 {
-		h = edge.NewHosts(cfg.Hosts).Middleware(h)
+		guarded := edge.NewHosts(cfg.Hosts).Middleware(root)
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodGet && (r.URL.Path == "/healthz" || r.URL.Path == "/readyz") {
+				root.ServeHTTP(w, r)
+				return
+			}
+			guarded.ServeHTTP(w, r)
+		})
 	}
 	if len(cfg.CORSOrigins) > 0 {
 		h = cors.New(cors.Options{
