@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -97,6 +98,18 @@ func TestConsoleScreenshots(t *testing.T) {
 			su.run(t, 20*time.Second, chromedp.Navigate(su.s.GatewayURL+p.path), chromedp.WaitVisible(p.ready, chromedp.ByQuery))
 			su.run(t, 60*time.Second, p.act...)
 			shoot(fmt.Sprintf("%s-%s", p.name, width.name), width.w, width.h)
+		}
+		if width.name == "desktop" {
+			// The dark colour scheme, for two pages.
+			su.run(t, 5*time.Second, chromedp.ActionFunc(func(ctx context.Context) error { return emulateScheme(ctx, "dark") }))
+			for _, p := range pages[:4] {
+				if p.name != "alerts" && p.name != "approvals" {
+					continue
+				}
+				su.run(t, 20*time.Second, chromedp.Navigate(su.s.GatewayURL+p.path), chromedp.WaitVisible(p.ready, chromedp.ByQuery))
+				shoot(p.name+"-dark", width.w, width.h)
+			}
+			su.run(t, 5*time.Second, chromedp.ActionFunc(func(ctx context.Context) error { return emulateScheme(ctx, "light") }))
 		}
 		// A fresh tab state for the next width: sign in again.
 		su.run(t, 5*time.Second, chromedp.Evaluate(`sessionStorage.clear()`, nil))
