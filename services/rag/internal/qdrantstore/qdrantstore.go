@@ -330,12 +330,9 @@ func (s *Store) Upsert(ctx context.Context, name string, docs ...rag.Document) (
 	if err := s.checkDocuments(ctx, name, docs); err != nil {
 		return rag.UpsertResult{}, err
 	}
-	vecs, err := s.emb.Embed(ctx, texts)
+	vecs, err := rag.EmbedChunks(ctx, s.emb, texts)
 	if err != nil {
-		return rag.UpsertResult{}, fmt.Errorf("embedding %d chunks: %w", len(texts), err)
-	}
-	if len(vecs) != len(texts) {
-		return rag.UpsertResult{}, fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(texts))
+		return rag.UpsertResult{}, err
 	}
 	qn := s.qname(name)
 	res := rag.UpsertResult{Documents: len(docs)}

@@ -38,6 +38,20 @@ type Embedder interface {
 	Name() string
 }
 
+// EmbedChunks embeds the texts of chunks and holds the embedder to its
+// contract, one vector per text, so that no store pairs a chunk with
+// another chunk's vector.
+func EmbedChunks(ctx context.Context, e Embedder, texts []string) ([][]float32, error) {
+	vecs, err := e.Embed(ctx, texts)
+	if err != nil {
+		return nil, fmt.Errorf("embedding %d chunks: %w", len(texts), err)
+	}
+	if len(vecs) != len(texts) {
+		return nil, fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(texts))
+	}
+	return vecs, nil
+}
+
 // Errors returned by the document stores; test with errors.Is.
 var (
 	// ErrNotFound means the collection does not exist.

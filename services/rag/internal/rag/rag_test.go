@@ -1,6 +1,7 @@
 package rag
 
 import (
+	"context"
 	"errors"
 	"testing"
 )
@@ -74,6 +75,49 @@ func TestLimits(t *testing.T) {
 				t.Errorf("error %v, want none", tt.err)
 			case tt.limit != "" && (!errors.As(tt.err, &qe) || qe.Limit != tt.limit || !errors.Is(tt.err, ErrQuota) || qe.Public() == ""):
 				t.Errorf("error %v, want a %s QuotaError", tt.err, tt.limit)
+			}
+		})
+	}
+}
+
+// countingEmbedder returns n vectors whatever it is asked, or err.
+type countingEmbedder struct {
+	n   int
+	err error
+}
+
+func (e countingEmbedder) Embed(_ context.Context, _ []string) ([][]float32, error) {
+	if e.err != nil {
+		return nil, e.err
+	}
+	return make([][]float32, e.n), nil
+}
+func (countingEmbedder) Dimensions() int { return 1 }
+func (countingEmbedder) Name() string    { return "counting" }
+
+func TestEmbedChunksHoldsTheEmbedderToOneVectorPerText(t *testing.T) {
+	boom := errors.New("boom")
+	texts := []string{"a", "b", "c"}
+	tests := []struct {
+		name    string
+		e       countingEmbedder
+		wantLen int
+		wantErr bool
+		is      error
+	}{
+		{"one per text", countingEmbedder{n: 3}, 3, false, nil},
+		{"too few", countingEmbedder{n: 2}, 0, true, nil},
+		{"too many", countingEmbedder{n: 4}, 0, true, nil},
+		{"embedder fails", countingEmbedder{err: boom}, 0, true, boom},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := EmbedChunks(t.Context(), tt.e, texts)
+			if (err != nil) != tt.wantErr || len(got) != tt.wantLen {
+				t.Fatalf("EmbedChunks() = %d vectors, %v; want %d, error %v", len(got), err, tt.wantLen, tt.wantErr)
+			}
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("EmbedChunks() error = %v, want it to wrap %v", err, tt.is)
 			}
 		})
 	}

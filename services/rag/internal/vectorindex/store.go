@@ -401,12 +401,9 @@ func (s *Store) Upsert(ctx context.Context, name string, docs ...rag.Document) (
 	}
 	// Embed before locking: a remote embedder may take a while, and
 	// searches should not wait for it.
-	vecs, err := s.emb.Embed(ctx, texts)
+	vecs, err := rag.EmbedChunks(ctx, s.emb, texts)
 	if err != nil {
-		return rag.UpsertResult{}, fmt.Errorf("embedding %d chunks: %w", len(texts), err)
-	}
-	if len(vecs) != len(texts) {
-		return rag.UpsertResult{}, fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(texts))
+		return rag.UpsertResult{}, err
 	}
 	records := make([]*upsertRecord, len(docs))
 	payloads := make([][]byte, len(docs))
