@@ -24,11 +24,13 @@ import (
 	"github.com/groundcrew/groundcrew/platform/jobqueue"
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
 	"github.com/groundcrew/groundcrew/platform/telemetry"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/alertmanager"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/approval"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/chat"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/deliverylog"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/format"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/groundingclient"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/groupaction"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/notifiergrpc"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/outbound"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/pipeline"
@@ -122,6 +124,16 @@ type Config struct {
 	Persona string `env:"NOTIFIER_PERSONA" envDefault:"You are groundcrew, a concise on-call assistant in a Telegram chat. Answer briefly and cite sources when you use them."`
 	// HistorySize is how many chat messages go to the model.
 	HistorySize int `env:"NOTIFIER_CHAT_HISTORY_SIZE" envDefault:"500"`
+
+	// AlertmanagerURL is Alertmanager's web root (API v2), for the alert
+	// group buttons that create and expire silences; empty: no silencing.
+	AlertmanagerURL string `env:"ALERTMANAGER_URL"`
+	// EnrichCacheTTL is how long an alert group's enrichment is reused for
+	// groups with the same alertname and common labels; 0 turns it off.
+	EnrichCacheTTL time.Duration `env:"NOTIFIER_ENRICH_CACHE_TTL" envDefault:"30m"`
+	// ActionUsers may press the alert group buttons: comma-separated
+	// Telegram user ids or usernames; empty: anyone in an allowed chat.
+	ActionUsers string `env:"NOTIFIER_ACTION_USERS"`
 }
 
 // Validate checks what types cannot.
@@ -172,6 +184,17 @@ func (c Config) Validate() error {
 	}
 	if c.RescueAfter != 0 && c.RescueAfter <= c.JobTimeout {
 		errs = append(errs, fmt.Errorf("NOTIFIER_RESCUE_AFTER: must be 0 (NOTIFIER_JOB_TIMEOUT + 1m) or longer than NOTIFIER_JOB_TIMEOUT (%s), got %s", c.JobTimeout, c.RescueAfter))
+	}
+	if c.AlertmanagerURL != "" {
+		if _, err := alertmanager.New(c.AlertmanagerURL, nil); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.EnrichCacheTTL < 0 {
+		errs = append(errs, fmt.Errorf("NOTIFIER_ENRICH_CACHE_TTL: must not be negative, got %s", c.EnrichCacheTTL))
+	}
+	if _, err := approval.ParseApprovers(c.ActionUsers); err != nil {
+		errs = append(errs, fmt.Errorf("NOTIFIER_ACTION_USERS: %w", err))
 	}
 	if c.RatePerChat <= 0 || c.RateOverall <= 0 {
 		errs = append(errs, errors.New("NOTIFIER_TELEGRAM_RATE_PER_CHAT and NOTIFIER_TELEGRAM_RATE_OVERALL: must be positive"))
@@ -313,21 +336,31 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	// started, through grounding's ResearchService, on the connection
 	// enrichment already uses.
 	research := groundingclient.NewApprovals(groundingv1.NewResearchServiceClient(conn))
+	var silencer pipeline.Silencer
+	if cfg.AlertmanagerURL != "" {
+		am, err := alertmanager.New(cfg.AlertmanagerURL, nil)
+		if err != nil {
+			return err
+		}
+		silencer = am
+		logger.Info("alert group silences: through Alertmanager", "alertmanager_url", cfg.AlertmanagerURL)
+	}
 	p, err := pipeline.New(ctx, pipeline.Deps{
-		Store: st, Enricher: ground, Deliverer: deliverer,
+		Store: st, Enricher: ground, Deliverer: deliverer, Silencer: silencer,
 		Metrics: pipeline.NewMetrics(srv.Registry()), Logger: logger,
 		// The chat agent's task blocks run as durable jobs on the same queue.
 		Register: func(w *river.Workers) { taskjobs.Register(w, replier, research, logger) },
 	}, pipeline.Config{
-		DedupWindow:   dedupWindow(cfg.DedupWindow),
-		EnrichTimeout: cfg.EnrichTimeout,
-		JobTimeout:    cfg.JobTimeout,
-		RescueAfter:   cfg.RescueAfter,
-		MaxAttempts:   cfg.MaxAttempts,
-		RetryPolicy:   pipeline.Backoff{Base: cfg.RetryBaseDelay, Max: cfg.RetryMaxDelay},
-		Workers:       cfg.Workers,
-		PollInterval:  cfg.PollInterval,
-		Format:        format.Options{MaxSources: cfg.MaxSources},
+		DedupWindow:    dedupWindow(cfg.DedupWindow),
+		EnrichTimeout:  cfg.EnrichTimeout,
+		JobTimeout:     cfg.JobTimeout,
+		RescueAfter:    cfg.RescueAfter,
+		MaxAttempts:    cfg.MaxAttempts,
+		RetryPolicy:    pipeline.Backoff{Base: cfg.RetryBaseDelay, Max: cfg.RetryMaxDelay},
+		Workers:        cfg.Workers,
+		PollInterval:   cfg.PollInterval,
+		Format:         format.Options{MaxSources: cfg.MaxSources},
+		EnrichCacheTTL: dedupWindow(cfg.EnrichCacheTTL),
 	})
 	if err != nil {
 		return err
@@ -355,7 +388,9 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		}
 	}()
 
-	refusals := chat.NewRefusalCounter(srv.Registry(), approval.ReasonNotApprover, approval.ReasonForeignMessage)
+	refusals := chat.NewRefusalCounter(srv.Registry(), approval.ReasonNotApprover, approval.ReasonForeignMessage,
+		groupaction.ReasonNotActionUser, groupaction.ReasonForeignGroupMsg)
+	actionUsers, _ := approval.ParseApprovers(cfg.ActionUsers)
 	chatRate, _ := chat.ParseRate(cfg.ChatRate)
 	approvers, _ := approval.ParseApprovers(cfg.TelegramApprovers)
 	allowed := cfg.allowedChats()
@@ -364,7 +399,10 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		Persona: cfg.Persona, HistorySize: cfg.HistorySize,
 		AllowedChats: allowed, ChatRate: chatRate, Refusals: refusals,
 	}, st, ground, replier, logger)
-	agent.HandleCallbacks(approval.New(research, responder, st, approval.Config{Approvers: approvers, Refusals: refusals}, logger), responder)
+	agent.HandleCallbacks(chat.CallbackChain{
+		approval.New(research, responder, st, approval.Config{Approvers: approvers, Refusals: refusals}, logger),
+		groupaction.New(p, responder, actionUsers, refusals, logger),
+	}, responder)
 	agent.ScheduleTasks(taskjobs.NewScheduler(p))
 	switch {
 	case cfg.TelegramWebhookDisabled:
@@ -374,7 +412,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	}
 	logger.Info("telegram chat agent", "allowed_chats", allowed, "approvers_restricted", approvers.Restricted(), "chat_rate", chatRate.String())
 	notifierv1.RegisterNotifierServiceServer(srv, notifiergrpc.NewNotifierService(logger, notifiergrpc.Deps{
-		Alerts: p, Updates: agent, Messages: outbound.New(st, deliverer, logger),
+		Alerts: p, Groups: p, Updates: agent, Messages: outbound.New(st, deliverer, logger),
 		WebhookSecret: cfg.TelegramWebhookSecret, WebhookDisabled: cfg.TelegramWebhookDisabled,
 		SendChats: cfg.sendChats(), Refusals: refusals,
 		Format: format.Options{MaxSources: cfg.MaxSources},
@@ -382,7 +420,8 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	return srv.Run(ctx)
 }
 
-// dedupWindow maps the configuration's 0 (off) to the pipeline's negative.
+// dedupWindow maps the configuration's 0 (off) to the pipeline's negative
+// (the dedup window and the enrichment cache TTL).
 func dedupWindow(d time.Duration) time.Duration {
 	if d == 0 {
 		return -1

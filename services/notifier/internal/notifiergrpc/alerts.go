@@ -40,11 +40,13 @@ func (s *NotifierService) IngestAlertmanager(ctx context.Context, req *notifierv
 	if s.alerts == nil {
 		return nil, status.Error(codes.Unimplemented, "alert intake is not configured")
 	}
-	as, err := alert.FromAlertmanager(toAlertmanagerPayload(req))
+	payload := toAlertmanagerPayload(req)
+	as, err := alert.FromAlertmanager(payload)
 	if err != nil {
 		return nil, s.alertError(ctx, err, "reading Alertmanager payload")
 	}
-	stored, err := s.alerts.Ingest(ctx, as)
+	gp, grouped := alert.AlertmanagerGroup(payload)
+	stored, err := s.ingestUpstream(ctx, gp, grouped, as)
 	if err != nil {
 		return nil, s.alertError(ctx, err, "storing Alertmanager alerts")
 	}
@@ -56,11 +58,13 @@ func (s *NotifierService) IngestGrafana(ctx context.Context, req *notifierv1.Ing
 	if s.alerts == nil {
 		return nil, status.Error(codes.Unimplemented, "alert intake is not configured")
 	}
-	as, err := alert.FromGrafana(toGrafanaPayload(req))
+	payload := toGrafanaPayload(req)
+	as, err := alert.FromGrafana(payload)
 	if err != nil {
 		return nil, s.alertError(ctx, err, "reading Grafana payload")
 	}
-	stored, err := s.alerts.Ingest(ctx, as)
+	gp, grouped := alert.GrafanaGroup(payload)
+	stored, err := s.ingestUpstream(ctx, gp, grouped, as)
 	if err != nil {
 		return nil, s.alertError(ctx, err, "storing Grafana alerts")
 	}
@@ -187,6 +191,7 @@ func fromAlert(a *alert.Alert) *notifierv1.Alert {
 		ReceivedAt:         fromTime(a.ReceivedAt),
 		UpdateTime:         fromTime(a.UpdatedAt),
 		DeliverTime:        fromTime(a.DeliveredAt),
+		GroupId:            a.GroupID,
 	}
 	if md, err := structpb.NewStruct(a.Metadata); err == nil {
 		out.Metadata = md

@@ -29,7 +29,10 @@ type Updates interface {
 // Deps are what the handlers serve; a nil one makes its RPCs answer
 // Unimplemented.
 type Deps struct {
-	Alerts  Alerts
+	Alerts Alerts
+	// Groups serves the alert group RPCs and takes Alertmanager and
+	// Grafana payloads as group notifications; nil: alerts one by one.
+	Groups  Groups
 	Updates Updates
 	// Messages serves SendMessage.
 	Messages Messages
@@ -55,6 +58,7 @@ type NotifierService struct {
 	logger   *slog.Logger
 	format   format.Options
 	alerts   Alerts
+	groups   Groups
 	updates  Updates
 	messages Messages
 	secret   string
@@ -68,7 +72,7 @@ var _ notifierv1.NotifierServiceServer = (*NotifierService)(nil)
 // NewNotifierService returns the NotifierService handlers.
 func NewNotifierService(logger *slog.Logger, deps Deps) *NotifierService {
 	s := &NotifierService{
-		logger: logger, format: deps.Format, alerts: deps.Alerts, updates: deps.Updates, messages: deps.Messages,
+		logger: logger, format: deps.Format, alerts: deps.Alerts, groups: deps.Groups, updates: deps.Updates, messages: deps.Messages,
 		secret: deps.WebhookSecret, disabled: deps.WebhookDisabled, chats: map[string]bool{}, refusals: deps.Refusals,
 	}
 	for _, c := range deps.SendChats {

@@ -246,7 +246,11 @@ func (w *groupWorker) Work(ctx context.Context, job *river.Job[groupArgs]) error
 	if err != nil {
 		return p.groupFailure(ctx, job, n, members, err)
 	}
-	if err := p.store.DeliverNotification(ctx, n, g.Destination, id, root, now); err != nil {
+	delivered := store.Delivered{
+		Destination: g.Destination, DeliveryID: id, Root: root, Message: msg,
+		GroundingMessageID: g.GroundingMessageID, EnrichmentError: g.EnrichmentError,
+	}
+	if err := p.store.DeliverNotification(ctx, n, delivered, now); err != nil {
 		return err
 	}
 	kind := "reply"

@@ -306,11 +306,23 @@ func (s *Store) GroupAlerts(ctx context.Context, groupID string) ([]*alert.Alert
 	return out, nil
 }
 
+// Delivered says how a group notification went out.
+type Delivered struct {
+	Destination string
+	DeliveryID  string
+	Root        bool          // the group's root message: recorded on the group
+	Message     alert.Message // what was sent, recorded on each alert
+	// GroundingMessageID and EnrichmentError are the group's, recorded on
+	// each alert.
+	GroundingMessageID, EnrichmentError string
+}
+
 // DeliverNotification records, in one transaction, that the notification
-// went out as message deliveryID to destination: the notification and each
-// of its alerts not yet DELIVERED become DELIVERED with that delivery id;
-// root also records the group's root message id.
-func (s *Store) DeliverNotification(ctx context.Context, n *Notification, destination, deliveryID string, root bool, at time.Time) error {
+// went out as d says: the notification and each of its alerts not yet
+// DELIVERED become DELIVERED with that delivery id and message; a root
+// also records the group's root message id.
+func (s *Store) DeliverNotification(ctx context.Context, n *Notification, d Delivered, at time.Time) error {
+	destination, deliveryID, root := d.Destination, d.DeliveryID, d.Root
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("recording delivery of notification %s: %w", n.ID, err)
@@ -333,14 +345,17 @@ func (s *Store) DeliverNotification(ctx context.Context, n *Notification, destin
 	const chunk = 500
 	for start := 0; start < len(n.AlertIDs); start += chunk {
 		part := n.AlertIDs[start:min(start+chunk, len(n.AlertIDs))]
-		args := []any{string(alert.StatusDelivered), destination, string(ids), micros(at)}
+		args := []any{string(alert.StatusDelivered), destination, string(ids), micros(at),
+			d.Message.Text, d.Message.Plain, d.Message.ParseMode, d.Message.DisableWebPagePreview, d.GroundingMessageID, d.EnrichmentError}
 		ph := make([]string, len(part))
 		for i, id := range part {
 			args = append(args, id)
 			ph[i] = "$" + strconv.Itoa(len(args))
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE notifier_alerts SET status = $1, destination = $2, delivery_ids = $3,
-			delivered_at = $4, updated_at = $4, attempts = attempts + 1, error = ''
+			delivered_at = $4, updated_at = $4, attempts = attempts + 1, error = '',
+			message_text = $5, message_plain = $6, message_parse_mode = $7, message_disable_preview = $8,
+			grounding_message_id = $9, enrichment_error = $10
 			WHERE status <> $1 AND id IN (`+strings.Join(ph, ", ")+`)`, args...); err != nil {
 			return fmt.Errorf("recording delivery of the alerts of notification %s: %w", n.ID, err)
 		}

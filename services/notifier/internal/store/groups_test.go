@@ -94,7 +94,7 @@ func TestNotificationDelivery(t *testing.T) {
 			if seq, _ := s.NextSeq(ctx, s.DB(), g.ID); seq != 1 {
 				t.Errorf("NextSeq after the root = %d, want 1", seq)
 			}
-			if err := s.DeliverNotification(ctx, n, "-100", "42", true, t0.Add(1e9)); err != nil {
+			if err := s.DeliverNotification(ctx, n, Delivered{Destination: "-100", DeliveryID: "42", Root: true, Message: alert.Message{Text: "x", Plain: "x", ParseMode: "MarkdownV2"}, GroundingMessageID: "gm"}, t0.Add(1e9)); err != nil {
 				t.Fatal(err)
 			}
 			gotN, err := s.GetNotification(ctx, "n1")
@@ -116,7 +116,7 @@ func TestNotificationDelivery(t *testing.T) {
 				t.Fatalf("GroupAlerts returned %d alerts, want 2", len(alerts))
 			}
 			for _, a := range alerts {
-				if a.Status != alert.StatusDelivered || !cmp.Equal(a.DeliveryIDs, []string{"42"}) || a.Destination != "-100" {
+				if a.Status != alert.StatusDelivered || !cmp.Equal(a.DeliveryIDs, []string{"42"}) || a.Destination != "-100" || a.Message == nil || a.Message.Plain != "x" || a.GroundingMessageID != "gm" {
 					t.Errorf("alert %s: status %s, delivery ids %v, destination %q; want DELIVERED, [42], -100", a.ID, a.Status, a.DeliveryIDs, a.Destination)
 				}
 			}

@@ -1,0 +1,142 @@
+package notifiergrpc
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
+	"github.com/groundcrew/groundcrew/platform/actor"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/pipeline"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/store"
+)
+
+// Groups is the alert group intake, store and actions (the pipeline).
+type Groups interface {
+	Grouping() bool
+	IngestGroup(ctx context.Context, gp alert.GroupPayload, alerts []alert.Alert) ([]*alert.Alert, error)
+	GetGroup(ctx context.Context, id string) (*alert.Group, []*alert.Alert, error)
+	ListGroups(ctx context.Context, q store.GroupListQuery) ([]*alert.Group, string, error)
+	Ack(ctx context.Context, id, actor, by string) (*alert.Group, error)
+	Silence(ctx context.Context, id, actor, by string, d time.Duration) (*alert.Group, error)
+}
+
+var _ Groups = (*pipeline.Pipeline)(nil)
+
+// restActor is who a REST or gRPC caller is: the gateway's key name, else
+// "api".
+func restActor(ctx context.Context) string { return actor.Or(ctx, "api") }
+
+// ingestUpstream stores a payload's alerts as a group notification when
+// groups are on and the payload names its group, else one by one.
+func (s *NotifierService) ingestUpstream(ctx context.Context, gp alert.GroupPayload, grouped bool, as []alert.Alert) ([]*alert.Alert, error) {
+	if grouped && s.groups != nil && s.groups.Grouping() {
+		return s.groups.IngestGroup(ctx, gp, as)
+	}
+	return s.alerts.Ingest(ctx, as)
+}
+
+// ListAlertGroups lists alert groups, newest first.
+func (s *NotifierService) ListAlertGroups(ctx context.Context, req *notifierv1.ListAlertGroupsRequest) (*notifierv1.ListAlertGroupsResponse, error) {
+	if s.groups == nil {
+		return nil, status.Error(codes.Unimplemented, "alert groups are not configured")
+	}
+	q := store.GroupListQuery{PageSize: int(req.GetPageSize()), PageToken: req.GetPageToken()}
+	if q.PageSize <= 0 {
+		q.PageSize = defaultPageSize
+	}
+	if req.GetStatus() != notifierv1.AlertGroup_STATUS_UNSPECIFIED {
+		q.Status = alert.GroupStatus(req.GetStatus().String())
+	}
+	gs, next, err := s.groups.ListGroups(ctx, q)
+	if err != nil {
+		return nil, s.groupError(ctx, err, "listing alert groups")
+	}
+	out := &notifierv1.ListAlertGroupsResponse{NextPageToken: next}
+	for _, g := range gs {
+		out.AlertGroups = append(out.AlertGroups, fromGroup(g, nil))
+	}
+	return out, nil
+}
+
+// GetAlertGroup returns a group with its alerts.
+func (s *NotifierService) GetAlertGroup(ctx context.Context, req *notifierv1.GetAlertGroupRequest) (*notifierv1.GetAlertGroupResponse, error) {
+	if s.groups == nil {
+		return nil, status.Error(codes.Unimplemented, "alert groups are not configured")
+	}
+	g, as, err := s.groups.GetGroup(ctx, req.GetId())
+	if err != nil {
+		return nil, s.groupError(ctx, err, "reading alert group")
+	}
+	return &notifierv1.GetAlertGroupResponse{AlertGroup: fromGroup(g, as)}, nil
+}
+
+// SilenceAlertGroup silences a group in Alertmanager in the caller's name.
+func (s *NotifierService) SilenceAlertGroup(ctx context.Context, req *notifierv1.SilenceAlertGroupRequest) (*notifierv1.SilenceAlertGroupResponse, error) {
+	if s.groups == nil {
+		return nil, status.Error(codes.Unimplemented, "alert groups are not configured")
+	}
+	g, err := s.groups.Silence(ctx, req.GetId(), restActor(ctx), req.GetBy(), req.GetDuration().AsDuration())
+	if err != nil {
+		return nil, s.groupError(ctx, err, "silencing alert group")
+	}
+	return &notifierv1.SilenceAlertGroupResponse{AlertGroup: fromGroup(g, nil)}, nil
+}
+
+// AckAlertGroup records the caller's acknowledgement of a group.
+func (s *NotifierService) AckAlertGroup(ctx context.Context, req *notifierv1.AckAlertGroupRequest) (*notifierv1.AckAlertGroupResponse, error) {
+	if s.groups == nil {
+		return nil, status.Error(codes.Unimplemented, "alert groups are not configured")
+	}
+	g, err := s.groups.Ack(ctx, req.GetId(), restActor(ctx), req.GetBy())
+	if err != nil {
+		return nil, s.groupError(ctx, err, "acknowledging alert group")
+	}
+	return &notifierv1.AckAlertGroupResponse{AlertGroup: fromGroup(g, nil)}, nil
+}
+
+// groupError maps the group domain's errors to gRPC codes.
+func (s *NotifierService) groupError(ctx context.Context, err error, doing string) error {
+	var pub interface{ Public() string }
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return status.Error(codes.NotFound, "alert group not found")
+	case errors.Is(err, store.ErrBadPageToken):
+		return s.alertError(ctx, err, doing)
+	case errors.Is(err, pipeline.ErrSilenceUnavailable):
+		return status.Error(codes.FailedPrecondition, "silencing needs ALERTMANAGER_URL and a group that came from Alertmanager")
+	case errors.As(err, &pub):
+		// Alertmanager unreachable or refusing: said in its own safe words.
+		s.logger.WarnContext(ctx, doing+" failed", "error", err)
+		return status.Error(codes.Unavailable, pub.Public())
+	}
+	return s.alertError(ctx, err, doing)
+}
+
+func fromGroup(g *alert.Group, as []*alert.Alert) *notifierv1.AlertGroup {
+	out := &notifierv1.AlertGroup{
+		Id: g.ID, GroupKey: g.GroupKey, Source: g.Source, Destination: g.Destination,
+		RootMessageId: g.RootMessageID, FiringCount: int32(g.Firing), ResolvedCount: int32(g.Resolved),
+		Title: g.Title(), CommonLabels: g.CommonLabels, ExternalUrl: g.ExternalURL,
+		GroundingMessageId: g.GroundingMessageID, EnrichmentError: g.EnrichmentError,
+		CreateTime: fromTime(g.CreatedAt), UpdateTime: fromTime(g.UpdatedAt),
+		Status: notifierv1.AlertGroup_Status(notifierv1.AlertGroup_Status_value[string(g.Status)]),
+	}
+	if s := g.Silence; s != nil {
+		out.Silence = &notifierv1.AlertGroupSilence{
+			SilenceId: s.ID, Actor: s.Actor, By: s.By, EndTime: fromTime(s.EndsAt), CreateTime: fromTime(s.CreatedAt), Expired: s.Expired,
+		}
+	}
+	if a := g.Ack; a != nil {
+		out.Ack = &notifierv1.AlertGroupAck{Actor: a.Actor, By: a.By, AckTime: fromTime(a.At)}
+	}
+	// Latest first, as the contract says.
+	for i := len(as) - 1; i >= 0; i-- {
+		out.Alerts = append(out.Alerts, fromAlert(as[i]))
+	}
+	return out
+}
