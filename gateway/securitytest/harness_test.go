@@ -25,6 +25,7 @@ import (
 	"github.com/groundcrew/groundcrew/platform/actor"
 	"github.com/groundcrew/groundcrew/platform/config"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
+	"github.com/groundcrew/groundcrew/platform/grpcserver/grpcservertest"
 )
 
 // TestMain fails the package's tests when they leave goroutines behind.
@@ -187,15 +188,7 @@ func newEdge(t *testing.T, cfg server.Config, backendTransport *config.Transport
 	groundingv1.RegisterResearchServiceServer(srv, fakeResearch{})
 	ragv1.RegisterRagServiceServer(srv, fakeRag{started: streams})
 	notifierv1.RegisterNotifierServiceServer(srv, fakeNotifier{})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	select {
-	case <-srv.Ready():
-	case err := <-done:
-		t.Fatalf("backend stopped: %v", err)
-	}
+	grpcservertest.Run(t, srv)
 	addr := srv.GRPCAddr().String()
 	cfg.SearchAddr, cfg.GroundingAddr, cfg.RagAddr, cfg.NotifierAddr = addr, addr, addr, addr
 

@@ -32,6 +32,7 @@ import (
 	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
 	"github.com/groundcrew/groundcrew/platform/config"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
+	"github.com/groundcrew/groundcrew/platform/grpcserver/grpcservertest"
 )
 
 // fakeNotifier records what reached it.
@@ -130,18 +131,7 @@ func startBackend(t *testing.T, register func(*grpcserver.Server)) *backendServe
 		t.Fatal(err)
 	}
 	register(srv)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	select {
-	case <-srv.Ready():
-	case err := <-done:
-		t.Fatalf("backend stopped: %v", err)
-	}
+	grpcservertest.Run(t, srv)
 	return &backendServer{srv: srv, addr: srv.GRPCAddr().String()}
 }
 

@@ -13,13 +13,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	groundingv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/grounding/v1"
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
 	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
 	"github.com/groundcrew/groundcrew/platform/config"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
+	"github.com/groundcrew/groundcrew/platform/grpcserver/grpcservertest"
 	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 )
 
@@ -98,24 +98,8 @@ func startGrounding(t *testing.T, rc ResearchConfig, start func(context.Context,
 	if err != nil {
 		t.Fatalf("starting research: %v", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		stop()
-	})
-	select {
-	case <-srv.Ready():
-	case err := <-done:
-		t.Fatalf("server stopped: %v", err)
-	}
-	conn, err := grpc.NewClient(srv.GRPCAddr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
+	t.Cleanup(stop) // after the server has stopped
+	conn := grpcservertest.Dial(t, srv)
 	return groundingv1.NewResearchServiceClient(conn)
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,11 +13,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	ragv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/rag/v1"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
+	"github.com/groundcrew/groundcrew/platform/grpcserver/grpcservertest"
 	"github.com/groundcrew/groundcrew/services/rag/internal/embedder"
 	"github.com/groundcrew/groundcrew/services/rag/internal/library"
 	"github.com/groundcrew/groundcrew/services/rag/internal/raggrpc"
@@ -39,17 +37,8 @@ func startRag(t *testing.T) (string, ragv1.RagServiceClient) {
 		t.Fatal(err)
 	}
 	ragv1.RegisterRagServiceServer(srv, raggrpc.NewRagService(lib, store, raggrpc.Options{}))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	<-srv.Ready()
+	conn := grpcservertest.Dial(t, srv)
 	addr := srv.GRPCAddr().String()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
 	return addr, ragv1.NewRagServiceClient(conn)
 }
 

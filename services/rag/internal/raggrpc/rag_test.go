@@ -15,9 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
@@ -25,6 +23,7 @@ import (
 
 	ragv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/rag/v1"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
+	"github.com/groundcrew/groundcrew/platform/grpcserver/grpcservertest"
 	"github.com/groundcrew/groundcrew/platform/logging/logtest"
 	"github.com/groundcrew/groundcrew/services/rag/internal/answer"
 	"github.com/groundcrew/groundcrew/services/rag/internal/embedder"
@@ -74,16 +73,7 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 		EmbeddingModel: emb.Name(),
 		Logger:         logger,
 	}))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	<-srv.Ready()
-	conn, err := grpc.NewClient(srv.GRPCAddr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
+	conn := grpcservertest.Dial(t, srv)
 	return &fixture{client: ragv1.NewRagServiceClient(conn), lib: lib, store: store, logs: logs}
 }
 

@@ -14,9 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -28,6 +26,7 @@ import (
 	ragv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/rag/v1"
 	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
+	"github.com/groundcrew/groundcrew/platform/grpcserver/grpcservertest"
 	"github.com/groundcrew/groundcrew/platform/weburl"
 	"github.com/groundcrew/groundcrew/services/search/internal/localindex"
 	"github.com/groundcrew/groundcrew/services/search/internal/search"
@@ -58,16 +57,7 @@ func newClient(t *testing.T, extra ...search.Engine) searchv1.SearchServiceClien
 		t.Fatal(err)
 	}
 	searchv1.RegisterSearchServiceServer(srv, NewSearchService(svc, index, logger))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	<-srv.Ready()
-	conn, err := grpc.NewClient(srv.GRPCAddr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
+	conn := grpcservertest.Dial(t, srv)
 	return searchv1.NewSearchServiceClient(conn)
 }
 
