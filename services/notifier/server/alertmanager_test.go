@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -70,11 +72,18 @@ func webhookBridge(t *testing.T, c notifierv1.NotifierServiceClient) *httptest.S
 // webhookURL, and waits until it is ready; it returns its URL.
 func startAlertmanager(t *testing.T, bin, webhookURL string) string {
 	t.Helper()
+	return startAlertmanagerAt(t, bin, webhookURL, closedAddr(t), 0)
+}
+
+// startAlertmanagerAt is startAlertmanager listening on addr, with
+// group_wait groupWait (alerts arriving within it go out together).
+func startAlertmanagerAt(t *testing.T, bin, webhookURL, addr string, groupWait time.Duration) string {
+	t.Helper()
 	dir := t.TempDir()
 	conf := fmt.Sprintf(`route:
   receiver: notifier
   group_by: [alertname]
-  group_wait: 0s
+  group_wait: %s
   group_interval: 1s
   repeat_interval: 1h
 receivers:
@@ -82,12 +91,13 @@ receivers:
     webhook_configs:
       - url: %q
         send_resolved: true
-`, webhookURL)
+`, model(groupWait), webhookURL)
 	confPath := filepath.Join(dir, "alertmanager.yml")
 	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := closedAddr(t) // Alertmanager does not report the port it bound for ":0"
+	// addr comes from closedAddr: Alertmanager does not report the port
+	// it bound for ":0".
 	out := &logtest.Buffer{}
 	cmd := exec.Command(bin, "--config.file="+confPath, "--storage.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr, "--cluster.listen-address=", "--log.level=warn")
@@ -124,6 +134,9 @@ receivers:
 	t.Fatalf("alertmanager not ready at %s:\n%s", url, out.String())
 	return ""
 }
+
+// model writes d as a Prometheus duration ("0s", "2s").
+func model(d time.Duration) string { return fmt.Sprintf("%ds", int(d.Seconds())) }
 
 // TestAlertmanagerToTelegram fires an alert with amtool into a real
 // Alertmanager, whose webhook reaches the notifier as the gateway would
@@ -168,5 +181,160 @@ func TestAlertmanagerToTelegram(t *testing.T) {
 		if !strings.Contains(m.Text, want) {
 			t.Errorf("message lacks %q:\n%s", want, m.Text)
 		}
+	}
+}
+
+// amSilence is a silence as `amtool silence query -o json` prints it.
+type amSilence struct {
+	ID        string `json:"id"`
+	CreatedBy string `json:"createdBy"`
+	Comment   string `json:"comment"`
+	Matchers  []struct {
+		Name    string `json:"name"`
+		Value   string `json:"value"`
+		IsRegex bool   `json:"isRegex"`
+		IsEqual *bool  `json:"isEqual"`
+	} `json:"matchers"`
+}
+
+func querySilences(t *testing.T, amtool, amURL string) []amSilence {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, amtool, "silence", "query", "-o", "json", "--alertmanager.url="+amURL).Output()
+	if err != nil {
+		t.Fatalf("amtool silence query: %v\n%s", err, out)
+	}
+	var ss []amSilence
+	if err := json.Unmarshal(out, &ss); err != nil {
+		t.Fatalf("amtool silence query output: %v\n%s", err, out)
+	}
+	return ss
+}
+
+// TestAlertmanagerGroupSilence: 30 alerts added with amtool into one
+// Alertmanager group reach Telegram as one root message; pressing its
+// Silence button (a callback update posted to the webhook) creates a
+// silence in that Alertmanager that amtool lists with the group's
+// matchers and the presser as creator; Expire silence removes it.
+func TestAlertmanagerGroupSilence(t *testing.T) {
+	amBin, amtool := alertmanagerBinaries(t)
+	amAddr := closedAddr(t)
+	amURL := "http://" + amAddr
+	e := startWith(t, &groundingStandIn{}, map[string]string{
+		"ALERTMANAGER_URL":       amURL,
+		"NOTIFIER_ACTION_USERS":  "ann_oncall",
+		"NOTIFIER_POLL_INTERVAL": "20ms",
+	})
+	bridge := webhookBridge(t, e.c)
+	startAlertmanagerAt(t, amBin, bridge.URL+"/v1/alerts:alertmanager", amAddr, 3*time.Second)
+
+	const n = 30
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			out, err := exec.CommandContext(ctx, amtool, "alert", "add", "--alertmanager.url="+amURL,
+				"alertname=PodCrashLooping", "severity=warning", "namespace=shop", fmt.Sprintf("pod=web-%d", i+1),
+				fmt.Sprintf("--annotation=summary=Pod shop/web-%d is crash looping", i+1)).CombinedOutput()
+			if err != nil {
+				err = fmt.Errorf("amtool alert add: %w\n%s", err, out)
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := e.tg.WaitDelivered(1, 60*time.Second)
+	if len(root) == 0 {
+		t.Fatal("no message reached Telegram within 60s")
+	}
+	var gid string
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		list, err := e.c.ListAlertGroups(ctx, &notifierv1.ListAlertGroupsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gs := list.GetAlertGroups(); len(gs) == 1 && gs[0].GetFiringCount() == n && gs[0].GetRootMessageId() != "" {
+			gid = gs[0].GetId()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("groups = %v, want one group with %d firing", list.GetAlertGroups(), n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	g := waitGroupDelivered(t, e.c, gid, n)
+	var roots []telegramtest.Sent
+	for _, s := range e.tg.Delivered() {
+		if s.ReplyParameters == nil {
+			roots = append(roots, s)
+		}
+	}
+	if len(roots) != 1 {
+		t.Fatalf("%d root messages for one Alertmanager group, want 1", len(roots))
+	}
+	rootMsg := roots[0]
+	if g.GetRootMessageId() != strconv.FormatInt(rootMsg.MessageID, 10) {
+		t.Fatalf("group root %q, want %d", g.GetRootMessageId(), rootMsg.MessageID)
+	}
+	if text := plain(t, rootMsg.Text); !strings.HasPrefix(text, "[FIRING:") || !strings.Contains(text, "PodCrashLooping") {
+		t.Errorf("root = %q, want a FIRING title", text)
+	}
+	buttons := buttonData(t, rootMsg.ReplyMarkup)
+	silence := buttons["🔕 Silence 1h"]
+	if silence == "" || buttons["🔕 Silence 24h"] == "" || buttons["👀 Ack"] == "" {
+		t.Fatalf("root buttons = %v, want Silence 1h, Silence 24h and Ack", buttons)
+	}
+
+	ann := &notifierv1.TelegramUser{Id: 501, FirstName: "Ann", Username: "ann_oncall"}
+	if out, err := e.post(t, secSecret, callback(30, ann, silence, alertsChat, rootMsg.MessageID)); err != nil || out != "decided" {
+		t.Fatalf("Silence press: %q, %v; want decided", out, err)
+	}
+	ss := querySilences(t, amtool, amURL)
+	if len(ss) != 1 {
+		t.Fatalf("amtool lists %d silences, want 1: %+v", len(ss), ss)
+	}
+	s := ss[0]
+	if s.CreatedBy != "@ann_oncall" || !strings.Contains(s.Comment, "Telegram") || !strings.Contains(s.Comment, gid) {
+		t.Errorf("silence created by %q with comment %q; want @ann_oncall and a comment naming the group and Telegram", s.CreatedBy, s.Comment)
+	}
+	matchers := map[string]string{}
+	for _, m := range s.Matchers {
+		if m.IsRegex || (m.IsEqual != nil && !*m.IsEqual) {
+			t.Errorf("matcher %+v is not an equality matcher", m)
+		}
+		matchers[m.Name] = m.Value
+	}
+	if want := map[string]string{"alertname": "PodCrashLooping", "severity": "warning", "namespace": "shop"}; fmt.Sprint(matchers) != fmt.Sprint(want) {
+		t.Errorf("silence matchers = %v, want %v", matchers, want)
+	}
+	answers := e.tg.WaitCalls("answerCallbackQuery", 1, 10*time.Second)
+	if len(answers) != 1 || !strings.HasPrefix(answers[0].Form["text"], "🔕 Silenced by @ann_oncall until ") {
+		t.Errorf("answers = %+v, want the silence told", answers)
+	}
+	var expire string
+	deadline = time.Now().Add(30 * time.Second)
+	for expire == "" {
+		for _, ed := range e.tg.Calls("editMessageText") {
+			if ed.Form["message_id"] == g.GetRootMessageId() && strings.Contains(plain(t, ed.Form["text"]), "🔕 silenced by @ann_oncall until ") {
+				expire = buttonData(t, ed.Form["reply_markup"])["Expire silence"]
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no edit of the root shows the silence with an Expire button: %+v", e.tg.Calls("editMessageText"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if out, err := e.post(t, secSecret, callback(31, ann, expire, alertsChat, rootMsg.MessageID)); err != nil || out != "decided" {
+		t.Fatalf("Expire press: %q, %v; want decided", out, err)
+	}
+	if ss := querySilences(t, amtool, amURL); len(ss) != 0 {
+		t.Errorf("amtool still lists active silences after Expire: %+v", ss)
 	}
 }

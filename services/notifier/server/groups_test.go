@@ -1,0 +1,190 @@
+package server_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/markdownv2"
+)
+
+// crashLooping is an Alertmanager payload of n KubePodCrashLooping alerts
+// in one group, all with status.
+func crashLooping(key string, n int, status string) *notifierv1.IngestAlertmanagerRequest {
+	req := &notifierv1.IngestAlertmanagerRequest{
+		Version: "4", GroupKey: key, Status: status, Receiver: "groundcrew",
+		GroupLabels:  map[string]string{"alertname": "KubePodCrashLooping"},
+		CommonLabels: map[string]string{"alertname": "KubePodCrashLooping", "severity": "warning", "namespace": "shop"},
+		ExternalUrl:  "http://alertmanager.example.com:9093",
+	}
+	for i := range n {
+		req.Alerts = append(req.Alerts, &notifierv1.AlertmanagerAlert{
+			Status:      status,
+			Labels:      map[string]string{"alertname": "KubePodCrashLooping", "severity": "warning", "namespace": "shop", "pod": fmt.Sprintf("web-%d", i+1)},
+			Annotations: map[string]string{"summary": fmt.Sprintf("Pod shop/web-%d is crash looping", i+1)},
+			Fingerprint: fmt.Sprintf("%016x", i+1),
+		})
+	}
+	return req
+}
+
+// waitGroupDelivered waits until every alert of a group is DELIVERED and
+// returns the group.
+func waitGroupDelivered(t *testing.T, c notifierv1.NotifierServiceClient, id string, alerts int) *notifierv1.AlertGroup {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, err := c.GetAlertGroup(t.Context(), &notifierv1.GetAlertGroupRequest{Id: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		delivered := 0
+		for _, a := range res.GetAlertGroup().GetAlerts() {
+			if a.GetStatus() == notifierv1.Alert_DELIVERED {
+				delivered++
+			}
+		}
+		if delivered == alerts {
+			return res.GetAlertGroup()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("group %s: %d of %d alerts delivered", id, delivered, alerts)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func plain(t *testing.T, text string) string {
+	t.Helper()
+	p, _, err := markdownv2.Parse(text)
+	if err != nil {
+		t.Fatalf("not valid MarkdownV2: %v\n%s", err, text)
+	}
+	return p
+}
+
+// buttonData returns the callback_data of reply_markup's buttons by label.
+func buttonData(t *testing.T, markup string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	if markup == "" {
+		return out
+	}
+	var m struct {
+		InlineKeyboard [][]struct {
+			Text         string `json:"text"`
+			CallbackData string `json:"callback_data"`
+		} `json:"inline_keyboard"`
+	}
+	if err := json.Unmarshal([]byte(markup), &m); err != nil {
+		t.Fatalf("reply_markup %q: %v", markup, err)
+	}
+	for _, row := range m.InlineKeyboard {
+		for _, b := range row {
+			out[b.Text] = b.CallbackData
+		}
+	}
+	return out
+}
+
+// TestAlertGroupInTelegram: 60 alerts of one group become one root
+// message with an Ack button; a press from the root by an action user
+// acks it (others are refused); the resolution replies to the root and
+// edits its title.
+func TestAlertGroupInTelegram(t *testing.T) {
+	e := startSecured(t, map[string]string{"NOTIFIER_ACTION_USERS": "ann_oncall"})
+	ctx := t.Context()
+	const key = `{}:{alertname="KubePodCrashLooping"}`
+	res, err := e.c.IngestAlertmanager(ctx, crashLooping(key, 60, "firing"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gid := res.GetAlerts()[0].GetGroupId()
+	if gid == "" {
+		t.Fatal("alerts carry no group id")
+	}
+	g := waitGroupDelivered(t, e.c, gid, 60)
+	sent := e.tg.Sent()
+	if len(sent) != 1 {
+		t.Fatalf("%d messages sent for a group of 60, want 1", len(sent))
+	}
+	root := sent[0]
+	if g.GetRootMessageId() != strconv.FormatInt(root.MessageID, 10) || g.GetFiringCount() != 60 || g.GetTitle() != "[FIRING:60] KubePodCrashLooping (shop warning)" {
+		t.Errorf("group = root %q, firing %d, title %q; want root %d, 60, the Alertmanager title", g.GetRootMessageId(), g.GetFiringCount(), g.GetTitle(), root.MessageID)
+	}
+	text := plain(t, root.Text)
+	for _, want := range []string{"[FIRING:60] KubePodCrashLooping (shop warning)", "… and 50 more", "Alertmanager: http://alertmanager.example.com:9093/#/alerts?"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("root lacks %q:\n%s", want, text)
+		}
+	}
+	buttons := buttonData(t, root.ReplyMarkup)
+	ack := buttons["👀 Ack"]
+	if ack == "" || len(ack) > 64 || len(buttons) != 1 {
+		t.Fatalf("root buttons = %v, want only 👀 Ack without ALERTMANAGER_URL", buttons)
+	}
+
+	ann := &notifierv1.TelegramUser{Id: 501, FirstName: "Ann", Username: "ann_oncall"}
+	mallory := &notifierv1.TelegramUser{Id: 666, FirstName: "Mallory", Username: "mallory"}
+	for i, u := range []*notifierv1.TelegramUpdate{
+		callback(20, mallory, ack, alertsChat, root.MessageID),           // not an action user
+		callback(21, ann, ack, alertsChat, root.MessageID+1000),          // not the group's message
+		callback(22, ann, ack, otherChat, root.MessageID),                // not an allowed chat
+		callback(23, ann, "ag:"+gid+"x:ack", alertsChat, root.MessageID), // no such group
+	} {
+		if out, err := e.post(t, secSecret, u); err != nil || out != "refused" {
+			t.Errorf("press %d: %q, %v; want refused", i, out, err)
+		}
+	}
+	if g, _ := e.c.GetAlertGroup(ctx, &notifierv1.GetAlertGroupRequest{Id: gid}); g.GetAlertGroup().GetAck() != nil {
+		t.Fatalf("refused presses acked the group: %v", g.GetAlertGroup().GetAck())
+	}
+	if out, err := e.post(t, secSecret, callback(24, ann, ack, alertsChat, root.MessageID)); err != nil || out != "decided" {
+		t.Fatalf("Ack by ann: %q, %v; want decided", out, err)
+	}
+	answers := e.tg.WaitCalls("answerCallbackQuery", 5, 10*time.Second)
+	if len(answers) != 5 || answers[4].Form["text"] != "👀 Acked by @ann_oncall" {
+		t.Errorf("answers = %+v, want the fifth to say acked", answers)
+	}
+	edits := e.tg.WaitCalls("editMessageText", 1, 10*time.Second)
+	if len(edits) != 1 {
+		t.Fatalf("%d edits after the ack, want 1", len(edits))
+	}
+	if ed := edits[0]; ed.Form["message_id"] != strconv.FormatInt(root.MessageID, 10) || !strings.Contains(plain(t, ed.Form["text"]), "👀 acked by @ann_oncall") || ed.Form["parse_mode"] != "MarkdownV2" {
+		t.Errorf("edit = %+v, want the root showing the ack", ed.Form)
+	}
+	if b := buttonData(t, edits[0].Form["reply_markup"]); len(b) != 0 {
+		t.Errorf("buttons after the ack = %v, want none left", b)
+	}
+	got, _ := e.c.GetAlertGroup(ctx, &notifierv1.GetAlertGroupRequest{Id: gid})
+	if a := got.GetAlertGroup().GetAck(); a.GetActor() != "@ann_oncall" || a.GetAckTime() == nil {
+		t.Errorf("ack = %v, want @ann_oncall with a time", a)
+	}
+
+	if _, err := e.c.IngestAlertmanager(ctx, crashLooping(key, 60, "resolved")); err != nil {
+		t.Fatal(err)
+	}
+	delivered := e.tg.WaitDelivered(2, 30*time.Second)
+	if len(delivered) != 2 {
+		t.Fatalf("%d messages after the resolution, want the root and one reply", len(delivered))
+	}
+	reply := delivered[1]
+	if id, _ := reply.ReplyParameters["message_id"].(float64); int64(id) != root.MessageID {
+		t.Errorf("reply_parameters = %v, want message_id %d", reply.ReplyParameters, root.MessageID)
+	}
+	if rt := plain(t, reply.Text); !strings.HasPrefix(rt, "[RESOLVED] KubePodCrashLooping (shop warning)\n60 resolved") {
+		t.Errorf("reply = %q, want the resolved title and count", rt)
+	}
+	edits = e.tg.WaitCalls("editMessageText", 2, 10*time.Second)
+	if len(edits) != 2 || !strings.HasPrefix(plain(t, edits[1].Form["text"]), "[RESOLVED] KubePodCrashLooping") {
+		t.Fatalf("edits = %+v, want the root's title edited to RESOLVED", edits)
+	}
+	list, err := e.c.ListAlertGroups(ctx, &notifierv1.ListAlertGroupsRequest{Status: notifierv1.AlertGroup_RESOLVED})
+	if err != nil || len(list.GetAlertGroups()) != 1 || list.GetAlertGroups()[0].GetResolvedCount() != 60 {
+		t.Errorf("ListAlertGroups(RESOLVED) = %v, %v; want the group with 60 resolved", list, err)
+	}
+}
