@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/groundcrew/groundcrew/platform/sqlstore"
 )
 
 // DefaultRetention is the raw-data period: how long raw artifacts and page
@@ -166,7 +168,7 @@ func (s *Store) unarchived(ctx context.Context, cutoff time.Time, limit int) ([]
 		SELECT c.message_id, c.position, c.raw_html_path, m.created_at FROM citations c
 		JOIN annotated_messages m ON m.id = c.message_id
 		WHERE m.created_at < $1 AND c.raw_html_path <> '' AND NOT c.raw_html_archived
-		ORDER BY 4 LIMIT $2`, micros(cutoff), limit)
+		ORDER BY 4 LIMIT $2`, sqlstore.Micros(cutoff), limit)
 	if err != nil {
 		return nil, fmt.Errorf("finding artifacts to archive: %w", err)
 	}
@@ -206,7 +208,7 @@ func (s *Store) markArchived(ctx context.Context, it archiveItem, path string) e
 // are still kept.
 func (s *Store) unpurged(ctx context.Context, cutoff time.Time, limit int) ([]string, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id FROM annotated_messages WHERE NOT purged AND created_at < $1
-		ORDER BY created_at LIMIT $2`, micros(cutoff), limit)
+		ORDER BY created_at LIMIT $2`, sqlstore.Micros(cutoff), limit)
 	if err != nil {
 		return nil, fmt.Errorf("finding messages to purge: %w", err)
 	}

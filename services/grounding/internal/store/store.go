@@ -58,20 +58,6 @@ func New(db *sqlstore.DB, artifacts *Artifacts) *Store {
 // Artifacts returns the store's artifact directory.
 func (s *Store) Artifacts() *Artifacts { return s.artifacts }
 
-func micros(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMicro()
-}
-
-func fromMicros(v int64) time.Time {
-	if v == 0 {
-		return time.Time{}
-	}
-	return time.UnixMicro(v).UTC()
-}
-
 // Create implements grounding.Store. The input text, the evidence and the
 // citation snippets are stored redacted (like the raw artifact), and m is
 // updated to what was stored; a citation's page HTML is written as a
@@ -143,13 +129,13 @@ func (s *Store) Create(ctx context.Context, m *grounding.Message, raw []byte) (e
 	if m.Confidence != nil {
 		conf = sql.NullFloat64{Float64: *m.Confidence, Valid: true}
 	}
-	created := micros(m.CreateTime)
+	created := sqlstore.Micros(m.CreateTime)
 	_, err = tx.ExecContext(ctx, `INSERT INTO annotated_messages
 		(id, text, summary, confidence, status, query, evidence, evidence_time, input_text, artifact_path,
 		 model, engine, error, created_by, created_at, updated_at, round_id, round_config, request_id, parsed_metadata)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15, $16, $17, $18, $19)`,
 		m.ID, m.Text, m.Summary, conf, m.Status.String(), m.Context.Query, string(evidence),
-		micros(m.Context.Timestamp), m.InputText, m.ArtifactPath, m.Model, m.Engine.String(), m.Error,
+		sqlstore.Micros(m.Context.Timestamp), m.InputText, m.ArtifactPath, m.Model, m.Engine.String(), m.Error,
 		m.CreatedBy, created, m.Round.ID, string(round), m.RequestID, string(parsed))
 	if err != nil {
 		return fmt.Errorf("storing message: %w", err)
@@ -166,8 +152,8 @@ func (s *Store) Create(ctx context.Context, m *grounding.Message, raw []byte) (e
 			 raw_html_path)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
 			m.ID, i, c.URL, c.Domain, c.Title, c.Snippet, c.SnippetTruncated, c.StartIndex, c.EndIndex,
-			c.ConfidenceScore, micros(c.FetchTime), c.MimeType, c.FaviconURL, c.SourceIndex, c.ID,
-			micros(c.CreateTime), c.CreatedBy, htmlPaths[i])
+			c.ConfidenceScore, sqlstore.Micros(c.FetchTime), c.MimeType, c.FaviconURL, c.SourceIndex, c.ID,
+			sqlstore.Micros(c.CreateTime), c.CreatedBy, htmlPaths[i])
 		if err != nil {
 			return fmt.Errorf("storing citation %d: %w", i, err)
 		}
@@ -321,8 +307,8 @@ func scanMessage(row scanner) (*grounding.Message, error) {
 	}
 	m.Status = grounding.ParseStatus(status)
 	m.Engine = grounding.ParseEngine(engine)
-	m.Context.Timestamp = fromMicros(evTime)
-	m.CreateTime = fromMicros(created)
+	m.Context.Timestamp = sqlstore.FromMicros(evTime)
+	m.CreateTime = sqlstore.FromMicros(created)
 	if err := json.Unmarshal([]byte(evJSON), &m.Context.Results); err != nil {
 		return nil, fmt.Errorf("decoding evidence of %s: %w", m.ID, err)
 	}
@@ -385,7 +371,7 @@ func (s *Store) fill(ctx context.Context, msgs []*grounding.Message) error {
 			&position, &c.ID, &at, &c.CreatedBy, &html); err != nil {
 			return fmt.Errorf("reading citations: %w", err)
 		}
-		c.FetchTime, c.CreateTime, c.HasRawHTML = fromMicros(fetch), fromMicros(at), html != ""
+		c.FetchTime, c.CreateTime, c.HasRawHTML = sqlstore.FromMicros(fetch), sqlstore.FromMicros(at), html != ""
 		if c.ID == "" {
 			c.ID = legacyCitationID(id, position)
 		}
@@ -410,7 +396,7 @@ func (s *Store) fill(ctx context.Context, msgs []*grounding.Message) error {
 			return fmt.Errorf("reading reviews: %w", err)
 		}
 		r.PreviousStatus, r.NewStatus = grounding.ParseStatus(prev), grounding.ParseStatus(next)
-		r.ReviewTime = fromMicros(at)
+		r.ReviewTime = sqlstore.FromMicros(at)
 		byID[id].Reviews = append(byID[id].Reviews, r) // newest first
 	}
 	if err := rrows.Err(); err != nil {
@@ -428,7 +414,7 @@ func (s *Store) fill(ctx context.Context, msgs []*grounding.Message) error {
 // filterKey is the query a page token is scoped to (sqlstore's scoped
 // cursor), so a token is not reused with other filters.
 func filterKey(f grounding.ListFilter) string {
-	return fmt.Sprintf("%s|%s|%d|%d", f.Status, f.Domain, micros(f.CreatedAfter), micros(f.CreatedBefore))
+	return fmt.Sprintf("%s|%s|%d|%d", f.Status, f.Domain, sqlstore.Micros(f.CreatedAfter), sqlstore.Micros(f.CreatedBefore))
 }
 
 // parsePageToken reads a token written by List for the same filters.
@@ -460,10 +446,10 @@ func (s *Store) List(ctx context.Context, f grounding.ListFilter) ([]*grounding.
 		where = append(where, "EXISTS (SELECT 1 FROM citations c WHERE c.message_id = m.id AND c.domain = "+arg(strings.ToLower(f.Domain))+")")
 	}
 	if !f.CreatedAfter.IsZero() {
-		where = append(where, "m.created_at >= "+arg(micros(f.CreatedAfter)))
+		where = append(where, "m.created_at >= "+arg(sqlstore.Micros(f.CreatedAfter)))
 	}
 	if !f.CreatedBefore.IsZero() {
-		where = append(where, "m.created_at < "+arg(micros(f.CreatedBefore)))
+		where = append(where, "m.created_at < "+arg(sqlstore.Micros(f.CreatedBefore)))
 	}
 	if f.PageToken != "" {
 		c, err := parsePageToken(f.PageToken, f)
@@ -514,7 +500,7 @@ func (s *Store) SetReview(ctx context.Context, id string, to grounding.Status, r
 		return fmt.Errorf("reviewing message: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	at := micros(r.ReviewTime)
+	at := sqlstore.Micros(r.ReviewTime)
 	res, err := tx.ExecContext(ctx, `UPDATE annotated_messages SET status = $1, updated_at = $2 WHERE id = $3 AND status = $4`,
 		to.String(), at, id, r.PreviousStatus.String())
 	if err != nil {
@@ -571,7 +557,7 @@ func (s *Store) RawHTML(ctx context.Context, messageID, citationID string) (*gro
 		}
 		if id == citationID {
 			found, path = true, p
-			out = grounding.RawHTML{URL: u, FetchTime: fromMicros(fetch), Archived: archived}
+			out = grounding.RawHTML{URL: u, FetchTime: sqlstore.FromMicros(fetch), Archived: archived}
 		}
 	}
 	if err := rows.Err(); err != nil {

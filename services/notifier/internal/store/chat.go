@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/groundcrew/groundcrew/platform/sqlstore"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/chat"
 )
 
@@ -24,7 +25,7 @@ func (s *Store) SaveChatMessage(ctx context.Context, m chat.Message) error {
 		ON CONFLICT (chat_id, message_id) DO UPDATE SET
 		chat_type = excluded.chat_type, speaker = excluded.speaker, speaker_id = excluded.speaker_id,
 		is_agent = excluded.is_agent, reply_to_id = excluded.reply_to_id, parts = excluded.parts`,
-		m.ChatID, m.MessageID, m.ChatType, m.Speaker, m.SpeakerID, m.IsAgent, m.ReplyToID, string(parts), micros(m.SentAt))
+		m.ChatID, m.MessageID, m.ChatType, m.Speaker, m.SpeakerID, m.IsAgent, m.ReplyToID, string(parts), sqlstore.Micros(m.SentAt))
 	if err != nil {
 		return fmt.Errorf("saving message %d in chat %d: %w", m.MessageID, m.ChatID, err)
 	}
@@ -43,7 +44,7 @@ func (s *Store) SaveChatMessageIfAbsent(ctx context.Context, m chat.Message) err
 		(chat_id, message_id, chat_type, speaker, speaker_id, is_agent, reply_to_id, parts, sent_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 		ON CONFLICT (chat_id, message_id) DO NOTHING`,
-		m.ChatID, m.MessageID, m.ChatType, m.Speaker, m.SpeakerID, m.IsAgent, m.ReplyToID, string(parts), micros(m.SentAt))
+		m.ChatID, m.MessageID, m.ChatType, m.Speaker, m.SpeakerID, m.IsAgent, m.ReplyToID, string(parts), sqlstore.Micros(m.SentAt))
 	if err != nil {
 		return fmt.Errorf("saving message %d in chat %d: %w", m.MessageID, m.ChatID, err)
 	}
@@ -71,7 +72,7 @@ func (s *Store) ChatHistory(ctx context.Context, chatID int64, limit int) ([]cha
 		if err := json.Unmarshal([]byte(parts), &m.Parts); err != nil {
 			return nil, fmt.Errorf("decoding message %d of chat %d: %w", m.MessageID, chatID, err)
 		}
-		m.SentAt = fromMicros(sent)
+		m.SentAt = sqlstore.FromMicros(sent)
 		out = append(out, m)
 	}
 	if err := rows.Err(); err != nil {
@@ -105,7 +106,7 @@ func (s *Store) UpdateOutcome(ctx context.Context, k chat.UpdateKey) (string, bo
 func (s *Store) RecordUpdate(ctx context.Context, k chat.UpdateKey, outcome string, at time.Time) (bool, error) {
 	res, err := s.db.ExecContext(ctx, `INSERT INTO notifier_telegram_handled (bot_id, chat_id, update_id, outcome, handled_at)
 		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (bot_id, chat_id, update_id) DO NOTHING`,
-		k.BotID, k.ChatID, k.UpdateID, outcome, micros(at))
+		k.BotID, k.ChatID, k.UpdateID, outcome, sqlstore.Micros(at))
 	if err != nil {
 		return false, fmt.Errorf("recording update %d of chat %d: %w", k.UpdateID, k.ChatID, err)
 	}

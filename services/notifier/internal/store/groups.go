@@ -80,8 +80,8 @@ func groupValues(g *alert.Group) ([]any, error) {
 	}
 	return []any{g.ID, g.GroupKey, g.Source, g.Destination, g.RootMessageID, string(g.Status), g.Firing, g.Resolved,
 		string(gl), string(cl), string(ca), g.ExternalURL, g.Enrichment, g.GroundingMessageID, g.EnrichmentError,
-		sil.ID, sil.Actor, sil.By, micros(sil.EndsAt), micros(sil.CreatedAt), sil.Expired,
-		ack.Actor, ack.By, micros(ack.At), micros(g.CreatedAt), micros(g.UpdatedAt)}, nil
+		sil.ID, sil.Actor, sil.By, sqlstore.Micros(sil.EndsAt), sqlstore.Micros(sil.CreatedAt), sil.Expired,
+		ack.Actor, ack.By, sqlstore.Micros(ack.At), sqlstore.Micros(g.CreatedAt), sqlstore.Micros(g.UpdatedAt)}, nil
 }
 
 // InsertGroup stores a new group through q.
@@ -225,14 +225,14 @@ func scanGroup(r scanner) (*alert.Group, error) {
 		}
 	}
 	if sil.ID != "" {
-		sil.EndsAt, sil.CreatedAt = fromMicros(silEnds), fromMicros(silCreated)
+		sil.EndsAt, sil.CreatedAt = sqlstore.FromMicros(silEnds), sqlstore.FromMicros(silCreated)
 		g.Silence = &sil
 	}
 	if ack.Actor != "" || ackAt != 0 {
-		ack.At = fromMicros(ackAt)
+		ack.At = sqlstore.FromMicros(ackAt)
 		g.Ack = &ack
 	}
-	g.CreatedAt, g.UpdatedAt = fromMicros(c), fromMicros(u)
+	g.CreatedAt, g.UpdatedAt = sqlstore.FromMicros(c), sqlstore.FromMicros(u)
 	return &g, nil
 }
 
@@ -254,7 +254,7 @@ func (s *Store) InsertNotification(ctx context.Context, q Querier, n *Notificati
 	_, err = q.ExecContext(ctx, `INSERT INTO notifier_group_notifications
 		(id, group_id, seq, alert_ids, status, delivery_id, received_at, delivered_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		n.ID, n.GroupID, n.Seq, string(ids), string(n.Status), n.DeliveryID, micros(n.ReceivedAt), micros(n.DeliveredAt))
+		n.ID, n.GroupID, n.Seq, string(ids), string(n.Status), n.DeliveryID, sqlstore.Micros(n.ReceivedAt), sqlstore.Micros(n.DeliveredAt))
 	if err != nil {
 		return fmt.Errorf("inserting notification %s: %w", n.ID, err)
 	}
@@ -280,7 +280,7 @@ func (s *Store) GetNotification(ctx context.Context, id string) (*Notification, 
 		return nil, fmt.Errorf("decoding alert ids of notification %s: %w", id, err)
 	}
 	n.Status = alert.Status(status)
-	n.ReceivedAt, n.DeliveredAt = fromMicros(recv), fromMicros(deliv)
+	n.ReceivedAt, n.DeliveredAt = sqlstore.FromMicros(recv), sqlstore.FromMicros(deliv)
 	return &n, nil
 }
 
@@ -329,12 +329,12 @@ func (s *Store) DeliverNotification(ctx context.Context, n *Notification, d Deli
 	}
 	defer func() { _ = tx.Rollback() }()
 	if _, err := tx.ExecContext(ctx, `UPDATE notifier_group_notifications SET status = $2, delivery_id = $3, delivered_at = $4 WHERE id = $1`,
-		n.ID, string(alert.StatusDelivered), deliveryID, micros(at)); err != nil {
+		n.ID, string(alert.StatusDelivered), deliveryID, sqlstore.Micros(at)); err != nil {
 		return fmt.Errorf("recording delivery of notification %s: %w", n.ID, err)
 	}
 	if root {
 		if _, err := tx.ExecContext(ctx, `UPDATE notifier_alert_groups SET root_message_id = $2, updated_at = $3 WHERE id = $1`,
-			n.GroupID, deliveryID, micros(at)); err != nil {
+			n.GroupID, deliveryID, sqlstore.Micros(at)); err != nil {
 			return fmt.Errorf("recording the root of alert group %s: %w", n.GroupID, err)
 		}
 	}
@@ -345,7 +345,7 @@ func (s *Store) DeliverNotification(ctx context.Context, n *Notification, d Deli
 	const chunk = 500
 	for start := 0; start < len(n.AlertIDs); start += chunk {
 		part := n.AlertIDs[start:min(start+chunk, len(n.AlertIDs))]
-		args := []any{string(alert.StatusDelivered), destination, string(ids), micros(at),
+		args := []any{string(alert.StatusDelivered), destination, string(ids), sqlstore.Micros(at),
 			d.Message.Text, d.Message.Plain, d.Message.ParseMode, d.Message.DisableWebPagePreview, d.GroundingMessageID, d.EnrichmentError}
 		ph := make([]string, len(part))
 		for i, id := range part {
@@ -372,7 +372,7 @@ func (s *Store) DeliverNotification(ctx context.Context, n *Notification, d Deli
 func (s *Store) CachedEnrichment(ctx context.Context, enrichKey string, since time.Time) (enrichment, groundingMessageID string, err error) {
 	err = s.db.QueryRowContext(ctx, `SELECT enrichment, grounding_message_id FROM notifier_alert_groups
 		WHERE enrich_key = $1 AND enriched_at >= $2 AND enrichment <> '' AND grounding_message_id <> ''
-		ORDER BY enriched_at DESC LIMIT 1`, enrichKey, micros(since)).Scan(&enrichment, &groundingMessageID)
+		ORDER BY enriched_at DESC LIMIT 1`, enrichKey, sqlstore.Micros(since)).Scan(&enrichment, &groundingMessageID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", "", nil
 	}
@@ -387,7 +387,7 @@ func (s *Store) CachedEnrichment(ctx context.Context, enrichKey string, since ti
 func (s *Store) SaveGroupEnrichment(ctx context.Context, g *alert.Group, enrichKey string, at time.Time) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE notifier_alert_groups SET enrichment = $2, grounding_message_id = $3,
 		enrichment_error = $4, enrich_key = $5, enriched_at = $6, updated_at = $6 WHERE id = $1`,
-		g.ID, g.Enrichment, g.GroundingMessageID, g.EnrichmentError, enrichKey, micros(at))
+		g.ID, g.Enrichment, g.GroundingMessageID, g.EnrichmentError, enrichKey, sqlstore.Micros(at))
 	if err != nil {
 		return fmt.Errorf("saving enrichment of alert group %s: %w", g.ID, err)
 	}
@@ -400,7 +400,7 @@ func (s *Store) FailNotification(ctx context.Context, n *Notification, publicErr
 	for _, id := range n.AlertIDs {
 		if _, err := s.db.ExecContext(ctx, `UPDATE notifier_alerts SET status = $2, error = $3, updated_at = $4,
 			attempts = attempts + 1 WHERE id = $1 AND status <> $5`,
-			id, string(alert.StatusFailed), publicErr, micros(at), string(alert.StatusDelivered)); err != nil {
+			id, string(alert.StatusFailed), publicErr, sqlstore.Micros(at), string(alert.StatusDelivered)); err != nil {
 			return fmt.Errorf("recording failure of notification %s: %w", n.ID, err)
 		}
 	}
@@ -411,7 +411,7 @@ func (s *Store) FailNotification(ctx context.Context, n *Notification, publicErr
 // reports whether it did (false: acknowledged before, which stands).
 func (s *Store) AckGroup(ctx context.Context, q Querier, id string, ack alert.Ack) (bool, error) {
 	res, err := q.ExecContext(ctx, `UPDATE notifier_alert_groups SET ack_actor = $2, ack_by = $3, ack_at = $4, updated_at = $4
-		WHERE id = $1 AND ack_at = 0`, id, ack.Actor, ack.By, micros(ack.At))
+		WHERE id = $1 AND ack_at = 0`, id, ack.Actor, ack.By, sqlstore.Micros(ack.At))
 	if err != nil {
 		return false, fmt.Errorf("acknowledging alert group %s: %w", id, err)
 	}
@@ -427,7 +427,7 @@ func (s *Store) AckGroup(ctx context.Context, q Querier, id string, ack alert.Ac
 func (s *Store) SetGroupSilence(ctx context.Context, q Querier, id string, sil alert.Silence, at time.Time) error {
 	res, err := q.ExecContext(ctx, `UPDATE notifier_alert_groups SET silence_id = $2, silence_actor = $3, silence_by = $4,
 		silence_ends_at = $5, silence_created_at = $6, silence_expired = $7, updated_at = $8 WHERE id = $1`,
-		id, sil.ID, sil.Actor, sil.By, micros(sil.EndsAt), micros(sil.CreatedAt), sil.Expired, micros(at))
+		id, sil.ID, sil.Actor, sil.By, sqlstore.Micros(sil.EndsAt), sqlstore.Micros(sil.CreatedAt), sil.Expired, sqlstore.Micros(at))
 	if err != nil {
 		return fmt.Errorf("recording the silence of alert group %s: %w", id, err)
 	}

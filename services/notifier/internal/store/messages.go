@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/groundcrew/groundcrew/platform/sqlstore"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/approval"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/outbound"
 )
@@ -35,7 +36,7 @@ func (s *Store) ClaimMessage(ctx context.Context, r *outbound.Record) (*outbound
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
 		ON CONFLICT (idempotency_key) DO NOTHING`,
 		r.ID, key, r.RequestHash, r.Sender, r.ChatID, r.Text, string(buttons), string(r.Status), r.Attempts,
-		r.Error, r.DeliveryID, r.Destination, micros(r.CreatedAt), micros(r.UpdatedAt), micros(r.DeliveredAt), r.Actor, r.ApprovalID)
+		r.Error, r.DeliveryID, r.Destination, sqlstore.Micros(r.CreatedAt), sqlstore.Micros(r.UpdatedAt), sqlstore.Micros(r.DeliveredAt), r.Actor, r.ApprovalID)
 	if err != nil {
 		return nil, fmt.Errorf("inserting message %s: %w", r.ID, err)
 	}
@@ -56,7 +57,7 @@ func (s *Store) SaveMessage(ctx context.Context, r *outbound.Record) error {
 	res, err := s.db.ExecContext(ctx, `UPDATE notifier_messages SET
 		status = $2, attempts = $3, error = $4, delivery_id = $5, destination = $6, updated_at = $7, delivered_at = $8
 		WHERE id = $1`,
-		r.ID, string(r.Status), r.Attempts, r.Error, r.DeliveryID, r.Destination, micros(r.UpdatedAt), micros(r.DeliveredAt))
+		r.ID, string(r.Status), r.Attempts, r.Error, r.DeliveryID, r.Destination, sqlstore.Micros(r.UpdatedAt), sqlstore.Micros(r.DeliveredAt))
 	if err != nil {
 		return fmt.Errorf("saving message %s: %w", r.ID, err)
 	}
@@ -121,7 +122,7 @@ func scanMessage(row scanner) (*outbound.Record, error) {
 	if len(r.Buttons) == 0 {
 		r.Buttons = nil
 	}
-	r.CreatedAt, r.UpdatedAt, r.DeliveredAt = fromMicros(created), fromMicros(updated), fromMicros(deliver)
+	r.CreatedAt, r.UpdatedAt, r.DeliveredAt = sqlstore.FromMicros(created), sqlstore.FromMicros(updated), sqlstore.FromMicros(deliver)
 	return &r, nil
 }
 

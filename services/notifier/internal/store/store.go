@@ -58,20 +58,6 @@ func New(db *sqlstore.DB) *Store {
 // the job queue.
 func (s *Store) DB() *sqlstore.DB { return s.db }
 
-func micros(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMicro()
-}
-
-func fromMicros(v int64) time.Time {
-	if v == 0 {
-		return time.Time{}
-	}
-	return time.UnixMicro(v).UTC()
-}
-
 const alertColumns = `id, source, text, text_truncated, metadata, labels, alert_status, fingerprint,
 	status, attempts, error, message_text, message_plain, message_parse_mode, message_disable_preview,
 	duplicate_of, grounding_message_id, enrichment_error, delivery_ids, destination,
@@ -100,7 +86,7 @@ func (s *Store) InsertAlert(ctx context.Context, q Querier, a *alert.Alert) erro
 		a.ID, a.Source, a.Text, a.TextTruncated, string(md), string(labels), a.AlertStatus, a.Fingerprint,
 		string(a.Status), a.Attempts, a.Error, m.Text, m.Plain, m.ParseMode, m.DisableWebPagePreview,
 		a.DuplicateOf, a.GroundingMessageID, a.EnrichmentError, string(ids), a.Destination,
-		micros(a.ReceivedAt), micros(a.UpdatedAt), micros(a.DeliveredAt), a.GroupID)
+		sqlstore.Micros(a.ReceivedAt), sqlstore.Micros(a.UpdatedAt), sqlstore.Micros(a.DeliveredAt), a.GroupID)
 	if err != nil {
 		return fmt.Errorf("inserting alert %s: %w", a.ID, err)
 	}
@@ -116,7 +102,7 @@ func (s *Store) FindOriginal(ctx context.Context, q Querier, a *alert.Alert, sin
 		WHERE fingerprint = $1 AND source = $2 AND alert_status = $3 AND received_at >= $4
 		  AND status <> $5 AND status <> $6
 		ORDER BY received_at, id LIMIT 1`,
-		a.Fingerprint, a.Source, a.AlertStatus, micros(since), string(alert.StatusDuplicate), string(alert.StatusFailed)).Scan(&id)
+		a.Fingerprint, a.Source, a.AlertStatus, sqlstore.Micros(since), string(alert.StatusDuplicate), string(alert.StatusFailed)).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
@@ -124,6 +110,29 @@ func (s *Store) FindOriginal(ctx context.Context, q Querier, a *alert.Alert, sin
 		return "", fmt.Errorf("looking for an earlier copy of alert %s: %w", a.ID, err)
 	}
 	return id, nil
+}
+
+// FiringDelivery returns the destination and first delivery id of the
+// latest DELIVERED firing alert with a's source and fingerprint, delivered
+// on its own (not in a group), or "" when there is none: a resolution
+// replies to it.
+func (s *Store) FiringDelivery(ctx context.Context, a *alert.Alert) (destination, deliveryID string, err error) {
+	var ids string
+	err = s.db.QueryRowContext(ctx, `SELECT destination, delivery_ids FROM notifier_alerts
+		WHERE fingerprint = $1 AND source = $2 AND alert_status = $3 AND status = $4 AND group_id = ''
+		ORDER BY received_at DESC, id DESC LIMIT 1`,
+		a.Fingerprint, a.Source, alert.Firing, string(alert.StatusDelivered)).Scan(&destination, &ids)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("looking for the firing alert of %s: %w", a.ID, err)
+	}
+	var list []string
+	if err := json.Unmarshal([]byte(ids), &list); err != nil || len(list) == 0 {
+		return "", "", nil
+	}
+	return destination, list[0], nil
 }
 
 // LockForDedup makes intake transactions that could be repeats of each
@@ -165,7 +174,7 @@ func (s *Store) SaveProgress(ctx context.Context, a *alert.Alert) error {
 		enrichment_error = $10, delivery_ids = $11, destination = $12, updated_at = $13, delivered_at = $14
 		WHERE id = $1`,
 		a.ID, string(a.Status), a.Attempts, a.Error, m.Text, m.Plain, m.ParseMode, m.DisableWebPagePreview,
-		a.GroundingMessageID, a.EnrichmentError, string(ids), a.Destination, micros(a.UpdatedAt), micros(a.DeliveredAt))
+		a.GroundingMessageID, a.EnrichmentError, string(ids), a.Destination, sqlstore.Micros(a.UpdatedAt), sqlstore.Micros(a.DeliveredAt))
 	if err != nil {
 		return fmt.Errorf("saving alert %s: %w", a.ID, err)
 	}
@@ -211,7 +220,7 @@ func (s *Store) ListAlerts(ctx context.Context, q ListQuery) ([]*alert.Alert, st
 		where = append(where, "status = "+arg(string(q.Status)))
 	}
 	if !q.ReceivedAfter.IsZero() {
-		where = append(where, "received_at >= "+arg(micros(q.ReceivedAfter)))
+		where = append(where, "received_at >= "+arg(sqlstore.Micros(q.ReceivedAfter)))
 	}
 	if q.PageToken != "" {
 		c, err := sqlstore.ParseCursor(q.PageToken)
@@ -279,7 +288,7 @@ func scanAlert(r scanner) (*alert.Alert, error) {
 	if m.Text != "" {
 		a.Message = &m
 	}
-	a.ReceivedAt, a.UpdatedAt, a.DeliveredAt = fromMicros(received), fromMicros(updated), fromMicros(deliv)
+	a.ReceivedAt, a.UpdatedAt, a.DeliveredAt = sqlstore.FromMicros(received), sqlstore.FromMicros(updated), sqlstore.FromMicros(deliv)
 	return &a, nil
 }
 
