@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/types/known/structpb"
+
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/markdownv2"
 )
@@ -186,5 +188,44 @@ func TestAlertGroupInTelegram(t *testing.T) {
 	list, err := e.c.ListAlertGroups(ctx, &notifierv1.ListAlertGroupsRequest{Status: notifierv1.AlertGroup_RESOLVED})
 	if err != nil || len(list.GetAlertGroups()) != 1 || list.GetAlertGroups()[0].GetResolvedCount() != 60 {
 		t.Errorf("ListAlertGroups(RESOLVED) = %v, %v; want the group with 60 resolved", list, err)
+	}
+}
+
+// TestGenericResolutionReplies: a generic alert that says it resolves,
+// with the fingerprint of an alert that fired, replies to the firing
+// message.
+func TestGenericResolutionReplies(t *testing.T) {
+	e := startSecured(t, nil)
+	ctx := t.Context()
+	md := func(status string) *structpb.Struct {
+		s, err := structpb.NewStruct(map[string]any{"status": status, "fingerprint": "disk-db-1", "host": "db-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if _, err := e.c.IngestAlert(ctx, &notifierv1.IngestAlertRequest{Text: "Disk 97% full on db-1", Metadata: md("firing")}); err != nil {
+		t.Fatal(err)
+	}
+	firing := e.tg.WaitDelivered(1, 30*time.Second)
+	if len(firing) != 1 {
+		t.Fatal("the firing alert was not delivered")
+	}
+	res, err := e.c.IngestAlert(ctx, &notifierv1.IngestAlertRequest{Text: "Disk back to 60% on db-1", Metadata: md("resolved")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := res.GetAlert(); a.GetAlertStatus() != "resolved" || a.GetFingerprint() != "disk-db-1" {
+		t.Errorf("resolution stored as %q / %q, want resolved / disk-db-1", a.GetAlertStatus(), a.GetFingerprint())
+	}
+	sent := e.tg.WaitDelivered(2, 30*time.Second)
+	if len(sent) != 2 {
+		t.Fatal("the resolution was not delivered")
+	}
+	if id, _ := sent[1].ReplyParameters["message_id"].(float64); int64(id) != firing[0].MessageID {
+		t.Errorf("resolution reply_parameters = %v, want message_id %d", sent[1].ReplyParameters, firing[0].MessageID)
+	}
+	if strings.Contains(sent[1].Text, "Enriched Context") {
+		t.Errorf("resolution enriched: %s", sent[1].Text)
 	}
 }

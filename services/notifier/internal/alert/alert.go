@@ -31,8 +31,13 @@
 //
 // Fingerprint is Alertmanager's or Grafana's fingerprint of the label set
 // (or, when a payload has none, a hash of the sorted labels); a generic
-// alert's is a hash of its text and canonical metadata. Two alerts are the
-// same when source, fingerprint and alert status (firing or resolved) match.
+// alert's is a hash of its text and canonical metadata, or its metadata's
+// "fingerprint" string when it gives one. Two alerts are the same when
+// source, fingerprint and alert status (firing or resolved) match.
+//
+// A generic alert may say whether it fires or resolves with a metadata
+// "status" of "firing" or "resolved": a resolution is delivered as a reply
+// to the firing alert with the same fingerprint, without enrichment.
 package alert
 
 import (
@@ -140,6 +145,9 @@ type Alert struct {
 	// GroupID is the alert group the alert was delivered with (Group.ID),
 	// "" for an alert delivered on its own.
 	GroupID string
+	// ReplyTo is the message a resolution replies to (its firing alert's
+	// delivery id), set by the pipeline just before delivery; not stored.
+	ReplyTo string
 }
 
 // DedupKey is what makes two alerts the same for deduplication.
@@ -177,6 +185,17 @@ func Generic(text string, metadata map[string]any) (Alert, error) {
 		Metadata:    metadata,
 		Labels:      labels,
 		Fingerprint: hash(text, "\x00", string(canon)),
+	}
+	if st, ok := metadata["status"].(string); ok {
+		switch strings.ToLower(strings.TrimSpace(st)) {
+		case Firing:
+			a.AlertStatus = Firing
+		case Resolved:
+			a.AlertStatus = Resolved
+		}
+	}
+	if fp, ok := metadata["fingerprint"].(string); ok && strings.TrimSpace(fp) != "" && len(fp) <= 128 {
+		a.Fingerprint = strings.TrimSpace(fp)
 	}
 	a.Text, a.TextTruncated = Truncate(text)
 	return a, nil

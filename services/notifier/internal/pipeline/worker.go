@@ -41,6 +41,14 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[deliverArgs]) e
 		}
 	}
 
+	if a.Resolved() {
+		// A resolution replies to its firing message where there is one.
+		_, firing, err := p.store.FiringDelivery(ctx, a)
+		if err != nil {
+			return err
+		}
+		a.ReplyTo = firing
+	}
 	a.Attempts++
 	a.Status = alert.StatusDelivering
 	a.UpdatedAt = p.now().UTC()

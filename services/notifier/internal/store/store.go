@@ -112,6 +112,29 @@ func (s *Store) FindOriginal(ctx context.Context, q Querier, a *alert.Alert, sin
 	return id, nil
 }
 
+// FiringDelivery returns the destination and first delivery id of the
+// latest DELIVERED firing alert with a's source and fingerprint, delivered
+// on its own (not in a group), or "" when there is none: a resolution
+// replies to it.
+func (s *Store) FiringDelivery(ctx context.Context, a *alert.Alert) (destination, deliveryID string, err error) {
+	var ids string
+	err = s.db.QueryRowContext(ctx, `SELECT destination, delivery_ids FROM notifier_alerts
+		WHERE fingerprint = $1 AND source = $2 AND alert_status = $3 AND status = $4 AND group_id = ''
+		ORDER BY received_at DESC, id DESC LIMIT 1`,
+		a.Fingerprint, a.Source, alert.Firing, string(alert.StatusDelivered)).Scan(&destination, &ids)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("looking for the firing alert of %s: %w", a.ID, err)
+	}
+	var list []string
+	if err := json.Unmarshal([]byte(ids), &list); err != nil || len(list) == 0 {
+		return "", "", nil
+	}
+	return destination, list[0], nil
+}
+
 // LockForDedup makes intake transactions that could be repeats of each
 // other take turns, so that the later one finds the earlier as its
 // original instead of both finding nothing. keys are the alerts'

@@ -38,11 +38,17 @@ func (d *Deliverer) Deliver(ctx context.Context, a *alert.Alert) (pipeline.Recei
 	if chat == "" {
 		return pipeline.Receipt{}, errNoChat
 	}
-	id, err := d.Client.Send(ctx, Message{ChatID: chat, Text: a.Message.Text, ParseMode: a.Message.ParseMode})
+	var reply int64
+	if a.ReplyTo != "" {
+		// A log id or another chat's message cannot be replied to: the
+		// resolution then goes out on its own.
+		reply, _ = strconv.ParseInt(a.ReplyTo, 10, 64)
+	}
+	id, err := d.Client.Send(ctx, Message{ChatID: chat, Text: a.Message.Text, ParseMode: a.Message.ParseMode, ReplyTo: reply})
 	if IsCantParseEntities(err) {
 		d.Logger.ErrorContext(ctx, "BUG: Telegram refused the formatter's MarkdownV2; resending as plain text",
 			"alert_id", a.ID, "chat_id", chat, "error", err)
-		id, err = d.Client.Send(ctx, Message{ChatID: chat, Text: a.Message.Plain})
+		id, err = d.Client.Send(ctx, Message{ChatID: chat, Text: a.Message.Plain, ReplyTo: reply})
 	}
 	if err != nil {
 		return pipeline.Receipt{}, err
