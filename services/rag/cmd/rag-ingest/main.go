@@ -33,6 +33,7 @@ import (
 	"time"
 
 	ragv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/rag/v1"
+	"github.com/groundcrew/groundcrew/platform/config"
 	"github.com/groundcrew/groundcrew/platform/grpcclient"
 )
 
@@ -115,7 +116,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return errors.New("no .md, .markdown, .html, .htm or .txt documents found")
 	}
 
-	conn, err := grpcclient.Dial(o.addr, nil)
+	// The same GRPC_SHARED_TOKEN / GRPC_TLS_* settings the services read,
+	// so ingesting works against a suite with service-to-service auth on.
+	tp, err := config.Load[config.Transport](os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	if err := tp.Validate(); err != nil {
+		return err
+	}
+	conn, err := grpcclient.Dial(o.addr, nil, grpcclient.Secure(tp)...)
 	if err != nil {
 		return err
 	}

@@ -31,10 +31,9 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-
 	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
+	"github.com/groundcrew/groundcrew/platform/config"
+	"github.com/groundcrew/groundcrew/platform/grpcclient"
 )
 
 func main() {
@@ -63,7 +62,16 @@ func run(args []string, out io.Writer) error {
 	if len(docs) == 0 {
 		return fmt.Errorf("no .md, .txt or .html files in %s", fl.Arg(0))
 	}
-	conn, err := grpc.NewClient(*addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	// The same GRPC_SHARED_TOKEN / GRPC_TLS_* settings the services read,
+	// so indexing works against a suite with service-to-service auth on.
+	tp, err := config.Load[config.Transport](os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	if err := tp.Validate(); err != nil {
+		return err
+	}
+	conn, err := grpcclient.Dial(*addr, nil, grpcclient.Secure(tp)...)
 	if err != nil {
 		return err
 	}
