@@ -3,96 +3,30 @@ package grounding_test
 import (
 	"cmp"
 	"context"
-	"os"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/groundcrew/groundcrew/services/grounding/internal/grounding"
+	"github.com/groundcrew/groundcrew/services/grounding/internal/runbooktest"
 )
-
-// runbookDir holds the example runbooks the offline stack indexes.
-const runbookDir = "../../../../examples/runbooks"
-
-type runbook struct {
-	url, title string
-	text       string // as the local search engine indexes it: plain text, one sentence per block
-}
-
-var (
-	mdHeading = regexp.MustCompile(`^(#+)\s+`)
-	mdList    = regexp.MustCompile(`^\s*(?:[-*+]|\d+\.)\s+`)
-)
-
-// loadRunbooks reads the example runbooks and reduces them the way the
-// search service's local engine does: front matter gives title and URL, the
-// level-one heading repeating the title is dropped, Markdown syntax is
-// removed and every block ends a sentence.
-func loadRunbooks(t *testing.T) []runbook {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(runbookDir, "*.md"))
-	if err != nil || len(files) < 4 {
-		t.Fatalf("runbooks in %s: %v (%d files)", runbookDir, err, len(files))
-	}
-	var out []runbook
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fm, body, ok := strings.Cut(strings.TrimPrefix(string(b), "---\n"), "\n---\n")
-		if !ok {
-			t.Fatalf("%s: no front matter", f)
-		}
-		var rb runbook
-		for line := range strings.SplitSeq(fm, "\n") {
-			k, v, _ := strings.Cut(line, ":")
-			switch k {
-			case "title":
-				rb.title = strings.TrimSpace(v)
-			case "url":
-				rb.url = strings.TrimSpace(v)
-			}
-		}
-		var blocks []string
-		for line := range strings.SplitSeq(body, "\n") {
-			if m := mdHeading.FindString(line); m == "# " {
-				continue
-			}
-			line = mdHeading.ReplaceAllString(line, "")
-			line = strings.TrimSpace(strings.ReplaceAll(mdList.ReplaceAllString(line, ""), "`", ""))
-			if line == "" {
-				continue
-			}
-			if !strings.ContainsAny(line[len(line)-1:], ".:!?") {
-				line += "."
-			}
-			blocks = append(blocks, line)
-		}
-		rb.text = strings.Join(blocks, " ")
-		out = append(out, rb)
-	}
-	return out
-}
 
 // runbookSearch ranks runbooks by how many query words they contain, like a
 // lenient full-text engine: the right runbook first, then weaker matches
 // that share a word or two with the query.
-type runbookSearch struct{ books []runbook }
+type runbookSearch struct{ books []runbooktest.Doc }
 
 func (s runbookSearch) Search(_ context.Context, req grounding.SearchRequest) (grounding.SearchResponse, error) {
 	words := strings.FieldsFunc(strings.ToLower(req.Query), func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
 	})
 	type hit struct {
-		rb    runbook
+		rb    runbooktest.Doc
 		score int
 	}
 	var hits []hit
 	for _, rb := range s.books {
-		doc := strings.ToLower(rb.title + " " + rb.text)
+		doc := strings.ToLower(rb.Title + " " + rb.Text)
 		n := 0
 		for _, w := range words {
 			if len(w) > 2 && strings.Contains(doc, w) {
@@ -108,8 +42,8 @@ func (s runbookSearch) Search(_ context.Context, req grounding.SearchRequest) (g
 	resp.Engine = grounding.EngineLocal
 	for _, h := range hits[:min(len(hits), req.MaxResults)] {
 		resp.Results = append(resp.Results, grounding.SearchResult{
-			Title: h.rb.title, URL: h.rb.url, SourceDomain: "runbooks.groundcrew.example",
-			Snippet: h.rb.text, Score: float64(h.score),
+			Title: h.rb.Title, URL: h.rb.URL, SourceDomain: "runbooks.groundcrew.example",
+			Snippet: h.rb.Text, Score: float64(h.score),
 		})
 	}
 	return resp, nil
@@ -120,7 +54,7 @@ func (s runbookSearch) Search(_ context.Context, req grounding.SearchRequest) (g
 // runbooks: the summary must give advice from the right runbook, not
 // restate the alert or quote an unrelated runbook.
 func TestGroundOfflineRunbooks(t *testing.T) {
-	books := loadRunbooks(t)
+	books := runbooktest.Load(t)
 	tests := []struct {
 		alert  string
 		want   string   // the runbook's URL
