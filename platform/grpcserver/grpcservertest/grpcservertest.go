@@ -1,14 +1,17 @@
-// Package grpcservertest runs a grpcserver.Server for the length of a test,
-// on its loopback listeners, and dials it: the few lines every service's
-// gRPC tests need, written once.
+// Package grpcservertest runs gRPC servers for the length of a test and
+// dials them: a grpcserver.Server on its loopback listeners (Run, Dial), or
+// fakes on a bare server over an in-memory listener (Serve). These are the
+// few lines every service's gRPC tests need, written once.
 package grpcservertest
 
 import (
 	"context"
+	"net"
 	"testing"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
 )
@@ -42,6 +45,27 @@ func Dial(t testing.TB, srv *grpcserver.Server, opts ...grpc.DialOption) *grpc.C
 	Run(t, srv)
 	conn, err := grpc.NewClient(srv.GRPCAddr().String(),
 		append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return conn
+}
+
+// Serve serves the services register adds on a bare grpc.Server (none of
+// grpcserver's interceptors) over an in-memory listener, and returns a
+// connection to it; both are closed when the test ends. It suits fakes of
+// another service that a client package is tested against.
+func Serve(t testing.TB, register func(*grpc.Server)) *grpc.ClientConn {
+	t.Helper()
+	lis := bufconn.Listen(1 << 20)
+	srv := grpc.NewServer()
+	register(srv)
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}

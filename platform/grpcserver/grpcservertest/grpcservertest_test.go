@@ -6,6 +6,8 @@ import (
 	"net"
 	"testing"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
@@ -85,5 +87,17 @@ func TestRunStopsTheServerAtTheEnd(t *testing.T) {
 	if c, err := net.Dial("tcp", addr); err == nil {
 		_ = c.Close()
 		t.Errorf("%s still accepts connections after the test's cleanup", addr)
+	}
+}
+
+func TestServeReachesTheRegisteredServices(t *testing.T) {
+	conn := grpcservertest.Serve(t, func(s *grpc.Server) {
+		hs := health.NewServer()
+		hs.SetServingStatus("fake", healthpb.HealthCheckResponse_SERVING)
+		healthpb.RegisterHealthServer(s, hs)
+	})
+	resp, err := healthpb.NewHealthClient(conn).Check(t.Context(), &healthpb.HealthCheckRequest{Service: "fake"})
+	if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("Check(fake) = %v, %v; want SERVING from the registered service", resp, err)
 	}
 }

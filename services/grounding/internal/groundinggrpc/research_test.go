@@ -24,10 +24,10 @@ import (
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
 	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
 	"github.com/groundcrew/groundcrew/platform/actor"
+	"github.com/groundcrew/groundcrew/platform/grpcserver/grpcservertest"
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
 	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/groundinggrpc"
-	"github.com/groundcrew/groundcrew/services/grounding/internal/grpctest"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/notifierclient"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/research"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/researchstore"
@@ -106,7 +106,7 @@ func (retryNow) NextRetry(*rivertype.JobRow) time.Time { return time.Now() }
 // client connection.
 func serve(t *testing.T, register func(*grpc.Server)) *grpc.ClientConn {
 	t.Helper()
-	return grpctest.Serve(t, register)
+	return grpcservertest.Serve(t, register)
 }
 
 type env struct {

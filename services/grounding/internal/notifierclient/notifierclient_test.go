@@ -9,7 +9,7 @@ import (
 	"google.golang.org/protobuf/testing/protocmp"
 
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
-	"github.com/groundcrew/groundcrew/services/grounding/internal/grpctest"
+	"github.com/groundcrew/groundcrew/platform/grpcserver/grpcservertest"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/notifierclient"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/research"
 )
@@ -26,7 +26,7 @@ func (f *fakeNotifier) SendMessage(_ context.Context, req *notifierv1.SendMessag
 
 func TestSend(t *testing.T) {
 	f := &fakeNotifier{}
-	conn := grpctest.Serve(t, func(s *grpc.Server) { notifierv1.RegisterNotifierServiceServer(s, f) })
+	conn := grpcservertest.Serve(t, func(s *grpc.Server) { notifierv1.RegisterNotifierServiceServer(s, f) })
 	c := notifierclient.New(notifierv1.NewNotifierServiceClient(conn))
 
 	const id = "0195c2b4-7c1e-7b3a-9d7e-1f2a3b4c5d6e"

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	ragv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/rag/v1"
-	"github.com/groundcrew/groundcrew/services/grounding/internal/grpctest"
+	"github.com/groundcrew/groundcrew/platform/grpcserver/grpcservertest"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/ragclient"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/research"
 )
@@ -33,7 +33,7 @@ func (f *fakeRag) Retrieve(_ context.Context, req *ragv1.RetrieveRequest) (*ragv
 
 func TestRetrieve(t *testing.T) {
 	f := &fakeRag{}
-	conn := grpctest.Serve(t, func(s *grpc.Server) { ragv1.RegisterRagServiceServer(s, f) })
+	conn := grpcservertest.Serve(t, func(s *grpc.Server) { ragv1.RegisterRagServiceServer(s, f) })
 	c := ragclient.New(ragv1.NewRagServiceClient(conn))
 
 	got, err := c.Retrieve(t.Context(), "gospec", "goroutines", 500)

@@ -11,8 +11,8 @@ import (
 	"google.golang.org/grpc"
 
 	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
+	"github.com/groundcrew/groundcrew/platform/grpcserver/grpcservertest"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/grounding"
-	"github.com/groundcrew/groundcrew/services/grounding/internal/grpctest"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/research"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/searchclient"
 )
@@ -36,7 +36,7 @@ func (r *recorder) Search(_ context.Context, req *searchv1.SearchRequest) (*sear
 
 func dial(t *testing.T, srv searchv1.SearchServiceServer) *searchclient.Client {
 	t.Helper()
-	conn := grpctest.Serve(t, func(s *grpc.Server) { searchv1.RegisterSearchServiceServer(s, srv) })
+	conn := grpcservertest.Serve(t, func(s *grpc.Server) { searchv1.RegisterSearchServiceServer(s, srv) })
 	return searchclient.New(searchv1.NewSearchServiceClient(conn))
 }
 
