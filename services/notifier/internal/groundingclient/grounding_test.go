@@ -3,22 +3,20 @@ package groundingclient
 import (
 	"context"
 	"errors"
-	"net"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	groundingv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/grounding/v1"
 	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
+	"github.com/groundcrew/groundcrew/platform/grpcserver/grpcservertest"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/chat"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/format"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/pipeline"
@@ -55,18 +53,7 @@ func (f *fakeGrounding) Converse(_ context.Context, req *groundingv1.ConverseReq
 
 func newClient(t *testing.T, f *fakeGrounding) *Client {
 	t.Helper()
-	lis := bufconn.Listen(1 << 20)
-	srv := grpc.NewServer()
-	groundingv1.RegisterGroundingServiceServer(srv, f)
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(context.Context, string) (net.Conn, error) { return lis.Dial() }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
+	conn := grpcservertest.Serve(t, func(srv *grpc.Server) { groundingv1.RegisterGroundingServiceServer(srv, f) })
 	return New(groundingv1.NewGroundingServiceClient(conn), 3)
 }
 

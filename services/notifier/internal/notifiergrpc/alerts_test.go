@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,16 +15,15 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
+	"github.com/groundcrew/groundcrew/platform/grpcserver/grpcservertest"
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
 	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
@@ -39,18 +37,9 @@ func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, ni
 
 func serve(t *testing.T, deps Deps) notifierv1.NotifierServiceClient {
 	t.Helper()
-	lis := bufconn.Listen(1 << 20)
-	srv := grpc.NewServer()
-	notifierv1.RegisterNotifierServiceServer(srv, NewNotifierService(discard(), deps))
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(context.Context, string) (net.Conn, error) { return lis.Dial() }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
+	conn := grpcservertest.Serve(t, func(srv *grpc.Server) {
+		notifierv1.RegisterNotifierServiceServer(srv, NewNotifierService(discard(), deps))
+	})
 	return notifierv1.NewNotifierServiceClient(conn)
 }
 

@@ -2,7 +2,6 @@ package notifiergrpc
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -12,13 +11,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/testing/protocmp"
 
 	groundingv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/grounding/v1"
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
+	"github.com/groundcrew/groundcrew/platform/grpcserver/grpcservertest"
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
 	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/approval"
@@ -68,18 +66,7 @@ func (f *fakeResearch) requests() []*groundingv1.DecideApprovalRequest {
 // researchClient serves f over bufconn and returns a client of it.
 func researchClient(t *testing.T, f *fakeResearch) groundingv1.ResearchServiceClient {
 	t.Helper()
-	lis := bufconn.Listen(1 << 20)
-	srv := grpc.NewServer()
-	groundingv1.RegisterResearchServiceServer(srv, f)
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-	conn, err := grpc.NewClient("passthrough:///research",
-		grpc.WithContextDialer(func(context.Context, string) (net.Conn, error) { return lis.Dial() }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
+	conn := grpcservertest.Serve(t, func(srv *grpc.Server) { groundingv1.RegisterResearchServiceServer(srv, f) })
 	return groundingv1.NewResearchServiceClient(conn)
 }
 

@@ -5,16 +5,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"strings"
 	"testing"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
 
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
+	"github.com/groundcrew/groundcrew/platform/grpcserver/grpcservertest"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/format"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/markdownv2"
 )
@@ -26,18 +24,9 @@ func newClient(t *testing.T) notifierv1.NotifierServiceClient {
 
 func newClientWith(t *testing.T, deps Deps) notifierv1.NotifierServiceClient {
 	t.Helper()
-	lis := bufconn.Listen(1 << 20)
-	srv := grpc.NewServer()
-	notifierv1.RegisterNotifierServiceServer(srv, NewNotifierService(slog.New(slog.NewTextHandler(io.Discard, nil)), deps))
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(context.Context, string) (net.Conn, error) { return lis.Dial() }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
+	conn := grpcservertest.Serve(t, func(srv *grpc.Server) {
+		notifierv1.RegisterNotifierServiceServer(srv, NewNotifierService(slog.New(slog.NewTextHandler(io.Discard, nil)), deps))
+	})
 	return notifierv1.NewNotifierServiceClient(conn)
 }
 
