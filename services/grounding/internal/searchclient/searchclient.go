@@ -46,11 +46,11 @@ func (c *Client) call(ctx context.Context, query string, maxResults int, engine 
 
 // Search implements grounding.Searcher.
 func (c *Client) Search(ctx context.Context, req grounding.SearchRequest) (grounding.SearchResponse, error) {
-	resp, err := c.call(ctx, req.Query, req.MaxResults, toEngine(req.Engine))
+	resp, err := c.call(ctx, req.Query, req.MaxResults, fromEngine(req.Engine))
 	if err != nil {
 		return grounding.SearchResponse{}, err
 	}
-	out := grounding.SearchResponse{Engine: fromEngine(resp.GetEngine()), Results: make([]grounding.SearchResult, 0, len(resp.GetResults()))}
+	out := grounding.SearchResponse{Engine: toEngine(resp.GetEngine()), Results: make([]grounding.SearchResult, 0, len(resp.GetResults()))}
 	for _, r := range resp.GetResults() {
 		out.Results = append(out.Results, FromResult(r))
 	}
@@ -69,7 +69,7 @@ func FromResult(r *searchv1.SearchResult) grounding.SearchResult {
 	return res
 }
 
-func toEngine(e grounding.Engine) searchv1.Engine {
+func fromEngine(e grounding.Engine) searchv1.Engine {
 	switch e {
 	case grounding.EngineExa:
 		return searchv1.Engine_EXA
@@ -80,9 +80,9 @@ func toEngine(e grounding.Engine) searchv1.Engine {
 	}
 }
 
-// fromEngine names the engine that answered in the grounding API's terms,
+// toEngine names the engine that answered in the grounding API's terms,
 // which know only Exa and the local index by name.
-func fromEngine(e searchv1.Engine) grounding.Engine {
+func toEngine(e searchv1.Engine) grounding.Engine {
 	switch e {
 	case searchv1.Engine_EXA:
 		return grounding.EngineExa

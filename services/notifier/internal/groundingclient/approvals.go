@@ -37,7 +37,7 @@ func (a *Approvals) Decide(ctx context.Context, id string, d approval.Decision, 
 	// The person who pressed is the actor grounding records.
 	ctx = actor.OutgoingContext(ctx, decidedBy)
 	_, err := a.api.DecideApproval(ctx, &groundingv1.DecideApprovalRequest{
-		Id: id, Decision: toDecision(d), DecidedBy: decidedBy, Comment: "decided in Telegram",
+		Id: id, Decision: fromDecision(d), DecidedBy: decidedBy, Comment: "decided in Telegram",
 	})
 	switch status.Code(err) {
 	case codes.OK:
@@ -50,7 +50,7 @@ func (a *Approvals) Decide(ctx context.Context, id string, d approval.Decision, 
 	return &Error{step: "DecideApproval", code: status.Code(err), err: err}
 }
 
-func toDecision(d approval.Decision) groundingv1.DecideApprovalRequest_Decision {
+func fromDecision(d approval.Decision) groundingv1.DecideApprovalRequest_Decision {
 	if d == approval.Approve {
 		return groundingv1.DecideApprovalRequest_APPROVE
 	}
