@@ -130,6 +130,7 @@ func TestConsole(t *testing.T) {
 			t.Fatalf("the grounded answer has no citation spans to show: %+v", msg)
 		}
 		var marks []string
+		forgetName(t, su)
 		su.open(t, "/console/messages/"+msg.ID, "#cited-text")
 		su.run(t, 10*time.Second, chromedp.Evaluate(
 			`[...document.querySelectorAll("#cited-text mark")].map(m => m.firstChild.textContent)`, &marks))
@@ -206,6 +207,15 @@ func TestConsole(t *testing.T) {
 		}
 	})
 
+	t.Run("a streamed call's 400 shows its field violation too", func(t *testing.T) {
+		su.open(t, "/console/ask", "#h-ask")
+		su.run(t, 20*time.Second,
+			chromedp.WaitReady(`form[aria-label="Ask"] select option[value="runbooks"]`, chromedp.ByQuery),
+			chromedp.Click(`form[aria-label="Ask"] button[type="submit"]`, chromedp.ByQuery),
+			chromedp.WaitVisible(`.violation[data-field="query"]`, chromedp.ByQuery),
+		)
+	})
+
 	t.Run("approving a pending approval moves the run to EXECUTED", func(t *testing.T) {
 		var started struct {
 			Run struct{ ID string }
@@ -228,6 +238,7 @@ func TestConsole(t *testing.T) {
 			return approvalID != ""
 		})
 		card := sel(`[data-approval-id=%q]`, approvalID)
+		forgetName(t, su)
 		su.open(t, "/console/approvals", "#h-approvals")
 		su.run(t, 30*time.Second,
 			chromedp.WaitVisible(card, chromedp.ByQuery),
@@ -343,4 +354,14 @@ func TestConsole(t *testing.T) {
 			t.Errorf("out-of-scope panel says %q", text)
 		}
 	})
+}
+
+// forgetName clears the name the console remembers for decisions and
+// reviews, so a scenario types it into an empty field.
+func forgetName(t *testing.T, su *suite) {
+	t.Helper()
+	su.run(t, 20*time.Second,
+		chromedp.Navigate(su.s.GatewayURL+"/console/"),
+		chromedp.Evaluate(`localStorage.removeItem("groundcrew.name")`, nil),
+	)
 }

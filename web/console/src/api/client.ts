@@ -71,6 +71,7 @@ export function camel(path: string): string {
 
 /** toError reads a google.rpc.Status body (or anything else) into an ApiError. */
 export function toError(status: number, body: unknown): ApiError {
+  if (typeof body === "string") body = parseErrorText(body);
   const st = (body ?? {}) as RpcStatus;
   const violations: FieldViolation[] = [];
   for (const d of st.details ?? []) {
@@ -78,6 +79,22 @@ export function toError(status: number, body: unknown): ApiError {
   }
   const msg = st.message || (status === 0 ? "the gateway is unreachable" : `HTTP ${status}`);
   return new ApiError(status, msg, violations);
+}
+
+/**
+ * parseErrorText reads an error body that was not plain JSON: the gateway
+ * writes a streaming call's error as a Server-Sent Event when the request
+ * asked for text/event-stream (`data: {"error": <status>}`).
+ */
+function parseErrorText(text: string): unknown {
+  const data = text.trim().replace(/^data:\s*/, "");
+  try {
+    const v = JSON.parse(data) as { error?: unknown };
+    // A stream's error event wraps the status: {"error": {...}}.
+    return v && typeof v === "object" && "error" in v ? v.error : v;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -49,7 +49,7 @@ export function AskPage() {
         parseAs: "stream",
         signal: ctl.signal,
       });
-      if (!r.response.ok) throw toError(r.response.status, await r.response.json().catch(() => undefined));
+      if (!r.response.ok) throw toError(r.response.status, r.error);
       let text = "";
       for await (const ev of events<StreamEvent>(r.data ?? null)) {
         if (ev.delta) {

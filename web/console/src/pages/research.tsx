@@ -25,12 +25,13 @@ export function ResearchPage() {
   const [threshold, setThreshold] = useState("0.8");
   const [error, setError] = useState<unknown>(null);
   const [runs, setRuns] = useState<Research[] | null>(null);
+  const [listError, setListError] = useState<unknown>(null);
   useEffect(() => {
     call(api.GET("/v1/research", { params: { query: { pageSize: 50 } } }))
       .then((r) => setRuns(r.runs ?? []))
       .catch((e) => {
         setRuns([]);
-        setError(e);
+        setListError(e);
       });
   }, []);
   const start = async (e: Event) => {
@@ -85,6 +86,7 @@ export function ResearchPage() {
         </div>
       </form>
       <h2>Runs</h2>
+      <ErrorBox error={listError} />
       {runs === null ? (
         <Loading />
       ) : runs.length === 0 ? (
@@ -139,7 +141,7 @@ export function ResearchDetail({ id }: { id: string }) {
           parseAs: "stream",
           signal: ctl.signal,
         });
-        if (!r.response.ok) throw toError(r.response.status, await r.response.json().catch(() => undefined));
+        if (!r.response.ok) throw toError(r.response.status, r.error);
         let last = first.run;
         for await (const ev of events<Watch>(r.data ?? null)) {
           if (ev.run) setRun((last = ev.run));
