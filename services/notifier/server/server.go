@@ -131,6 +131,9 @@ type Config struct {
 	// EnrichCacheTTL is how long an alert group's enrichment is reused for
 	// groups with the same alertname and common labels; 0 turns it off.
 	EnrichCacheTTL time.Duration `env:"NOTIFIER_ENRICH_CACHE_TTL" envDefault:"30m"`
+	// DigestThreshold is the backlog of a chat beyond which its waiting
+	// alerts are collapsed into one storm digest message; 0 turns it off.
+	DigestThreshold int `env:"NOTIFIER_DIGEST_THRESHOLD" envDefault:"20"`
 	// ActionUsers may press the alert group buttons: comma-separated
 	// Telegram user ids or usernames; empty: anyone in an allowed chat.
 	ActionUsers string `env:"NOTIFIER_ACTION_USERS"`
@@ -189,6 +192,9 @@ func (c Config) Validate() error {
 		if _, err := alertmanager.New(c.AlertmanagerURL, nil); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if c.DigestThreshold < 0 {
+		errs = append(errs, fmt.Errorf("NOTIFIER_DIGEST_THRESHOLD: must not be negative, got %d", c.DigestThreshold))
 	}
 	if c.EnrichCacheTTL < 0 {
 		errs = append(errs, fmt.Errorf("NOTIFIER_ENRICH_CACHE_TTL: must not be negative, got %s", c.EnrichCacheTTL))
@@ -351,16 +357,17 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		// The chat agent's task blocks run as durable jobs on the same queue.
 		Register: func(w *river.Workers) { taskjobs.Register(w, replier, research, logger) },
 	}, pipeline.Config{
-		DedupWindow:    dedupWindow(cfg.DedupWindow),
-		EnrichTimeout:  cfg.EnrichTimeout,
-		JobTimeout:     cfg.JobTimeout,
-		RescueAfter:    cfg.RescueAfter,
-		MaxAttempts:    cfg.MaxAttempts,
-		RetryPolicy:    pipeline.Backoff{Base: cfg.RetryBaseDelay, Max: cfg.RetryMaxDelay},
-		Workers:        cfg.Workers,
-		PollInterval:   cfg.PollInterval,
-		Format:         format.Options{MaxSources: cfg.MaxSources},
-		EnrichCacheTTL: dedupWindow(cfg.EnrichCacheTTL),
+		DedupWindow:     dedupWindow(cfg.DedupWindow),
+		EnrichTimeout:   cfg.EnrichTimeout,
+		JobTimeout:      cfg.JobTimeout,
+		RescueAfter:     cfg.RescueAfter,
+		MaxAttempts:     cfg.MaxAttempts,
+		RetryPolicy:     pipeline.Backoff{Base: cfg.RetryBaseDelay, Max: cfg.RetryMaxDelay},
+		Workers:         cfg.Workers,
+		PollInterval:    cfg.PollInterval,
+		Format:          format.Options{MaxSources: cfg.MaxSources},
+		EnrichCacheTTL:  dedupWindow(cfg.EnrichCacheTTL),
+		DigestThreshold: digestThreshold(cfg.DigestThreshold),
 	})
 	if err != nil {
 		return err
@@ -427,6 +434,15 @@ func dedupWindow(d time.Duration) time.Duration {
 		return -1
 	}
 	return d
+}
+
+// digestThreshold maps the configuration's 0 (off) to the pipeline's
+// negative.
+func digestThreshold(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // transport delivers both alerts and SendMessage messages.

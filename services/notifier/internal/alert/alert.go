@@ -145,6 +145,9 @@ type Alert struct {
 	// GroupID is the alert group the alert was delivered with (Group.ID),
 	// "" for an alert delivered on its own.
 	GroupID string
+	// DigestID is the storm digest that carries the alert, "" when it is
+	// delivered on its own.
+	DigestID string
 	// ReplyTo is the message a resolution replies to (its firing alert's
 	// delivery id), set by the pipeline just before delivery; not stored.
 	ReplyTo string

@@ -19,6 +19,8 @@ type Metrics struct {
 	// saved.
 	groupMessages   *prometheus.CounterVec
 	enrichCacheHits prometheus.Counter
+	// digested counts alerts delivered in a storm digest.
+	digested prometheus.Counter
 }
 
 // NewMetrics creates the metrics and registers them on reg (nil: not
@@ -48,6 +50,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		groupMessages: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "notifier_group_messages_total", Help: "Alert group messages sent, by kind (root, reply).",
 		}, []string{"kind"}),
+		digested: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "notifier_alerts_digested_total", Help: "Alerts collapsed into a storm digest (NOTIFIER_DIGEST_THRESHOLD).",
+		}),
 		enrichCacheHits: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "notifier_enrichment_cache_hits_total", Help: "Grounding calls saved: alert groups enriched from NOTIFIER_ENRICH_CACHE_TTL's cache.",
 		}),
@@ -61,6 +66,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.enrichSeconds = register(reg, m.enrichSeconds)
 		m.groupMessages = register(reg, m.groupMessages)
 		m.enrichCacheHits = register(reg, m.enrichCacheHits)
+		m.digested = register(reg, m.digested)
 	}
 	return m
 }

@@ -95,6 +95,9 @@ type Config struct {
 	RetryPolicy river.ClientRetryPolicy
 	// Format tunes the message formatter.
 	Format format.Options
+	// DigestThreshold is the backlog of a chat beyond which its waiting
+	// alerts are collapsed into one digest; negative disables digests.
+	DigestThreshold int
 	// EnrichCacheTTL is how long a group's enrichment is reused for a group
 	// with the same alertname and common labels; negative disables the
 	// cache.
@@ -145,6 +148,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.PollInterval <= 0 {
 		c.PollInterval = DefaultPollInterval
+	}
+	if c.DigestThreshold == 0 {
+		c.DigestThreshold = DefaultDigestThreshold
 	}
 	if c.EnrichCacheTTL == 0 {
 		c.EnrichCacheTTL = DefaultEnrichCacheTTL
@@ -208,6 +214,7 @@ func New(ctx context.Context, deps Deps, cfg Config) (*Pipeline, error) {
 	river.AddWorker(workers, &deliverWorker{p: p})
 	river.AddWorker(workers, &groupWorker{p: p})
 	river.AddWorker(workers, &editWorker{p: p})
+	river.AddWorker(workers, &digestWorker{p: p})
 	if deps.Register != nil {
 		deps.Register(workers)
 	}
@@ -262,6 +269,10 @@ func (p *Pipeline) Ingest(ctx context.Context, alerts []alert.Alert) ([]*alert.A
 		a.ID = id.String()
 		a.Status = alert.StatusReceived
 		a.ReceivedAt, a.UpdatedAt = now, now
+		if p.groups != nil {
+			// The routed chat, so that its backlog can be counted.
+			a.Destination = p.groups.Chat(a.Labels)
+		}
 		out = append(out, &a)
 	}
 	tx, err := p.db.BeginTx(ctx, nil)

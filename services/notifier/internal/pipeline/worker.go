@@ -33,6 +33,28 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[deliverArgs]) e
 		// Already done: River runs a job again after a crash.
 		return nil
 	}
+	if a.DigestID != "" {
+		return nil // a storm digest delivers it
+	}
+	if a.Status == alert.StatusReceived {
+		// Claimed before anything else, so that a digest collecting the
+		// chat's backlog cannot take it too.
+		next := alert.StatusEnriching
+		if a.Resolved() || a.Message != nil {
+			next = alert.StatusDelivering
+		}
+		mine, err := p.store.ClaimForDelivery(ctx, a.ID, next, p.now().UTC())
+		if err != nil {
+			return err
+		}
+		if !mine {
+			return nil // a storm digest took it
+		}
+		a.Status = next
+		if err := p.maybeDigest(ctx, a.Destination); err != nil {
+			p.logger.WarnContext(ctx, "collecting a storm digest failed; alerts go out one by one", "error", err)
+		}
+	}
 	log := p.logger.With("alert_id", a.ID)
 
 	if a.Message == nil {

@@ -61,7 +61,7 @@ func (s *Store) DB() *sqlstore.DB { return s.db }
 const alertColumns = `id, source, text, text_truncated, metadata, labels, alert_status, fingerprint,
 	status, attempts, error, message_text, message_plain, message_parse_mode, message_disable_preview,
 	duplicate_of, grounding_message_id, enrichment_error, delivery_ids, destination,
-	received_at, updated_at, delivered_at, group_id`
+	received_at, updated_at, delivered_at, group_id, digest_id`
 
 // InsertAlert stores a new alert through q.
 func (s *Store) InsertAlert(ctx context.Context, q Querier, a *alert.Alert) error {
@@ -82,11 +82,11 @@ func (s *Store) InsertAlert(ctx context.Context, q Querier, a *alert.Alert) erro
 		m = *a.Message
 	}
 	_, err = q.ExecContext(ctx, `INSERT INTO notifier_alerts (`+alertColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`,
 		a.ID, a.Source, a.Text, a.TextTruncated, string(md), string(labels), a.AlertStatus, a.Fingerprint,
 		string(a.Status), a.Attempts, a.Error, m.Text, m.Plain, m.ParseMode, m.DisableWebPagePreview,
 		a.DuplicateOf, a.GroundingMessageID, a.EnrichmentError, string(ids), a.Destination,
-		sqlstore.Micros(a.ReceivedAt), sqlstore.Micros(a.UpdatedAt), sqlstore.Micros(a.DeliveredAt), a.GroupID)
+		sqlstore.Micros(a.ReceivedAt), sqlstore.Micros(a.UpdatedAt), sqlstore.Micros(a.DeliveredAt), a.GroupID, a.DigestID)
 	if err != nil {
 		return fmt.Errorf("inserting alert %s: %w", a.ID, err)
 	}
@@ -272,7 +272,7 @@ func scanAlert(r scanner) (*alert.Alert, error) {
 	if err := r.Scan(&a.ID, &a.Source, &a.Text, &a.TextTruncated, &md, &labels, &a.AlertStatus, &a.Fingerprint,
 		&status, &a.Attempts, &a.Error, &m.Text, &m.Plain, &m.ParseMode, &m.DisableWebPagePreview,
 		&a.DuplicateOf, &a.GroundingMessageID, &a.EnrichmentError, &ids, &a.Destination,
-		&received, &updated, &deliv, &a.GroupID); err != nil {
+		&received, &updated, &deliv, &a.GroupID, &a.DigestID); err != nil {
 		return nil, err
 	}
 	a.Status = alert.Status(status)
