@@ -34,6 +34,16 @@ func TestConsoleScreenshots(t *testing.T) {
 	} {
 		su.api(t, "POST", "/v1/alerts", map[string]any{"text": text, "metadata": map[string]any{"labels": map[string]string{"severity": "page"}}}, &alert)
 	}
+	su.api(t, "POST", "/v1/alerts:alertmanager", map[string]any{
+		"version": "4", "status": "firing", "receiver": "groundcrew", "groupKey": `{}:{alertname="PostgresTooManyConnections"}`,
+		"groupLabels": map[string]string{"alertname": "PostgresTooManyConnections"},
+		"alerts": []map[string]any{
+			{"status": "firing", "labels": map[string]string{"alertname": "PostgresTooManyConnections", "instance": "db-1", "severity": "page"},
+				"annotations": map[string]string{"summary": "Postgres on db-1 refuses connections: too many clients"}},
+			{"status": "firing", "labels": map[string]string{"alertname": "PostgresTooManyConnections", "instance": "db-2", "severity": "page"},
+				"annotations": map[string]string{"summary": "Postgres on db-2 refuses connections: too many clients"}},
+		},
+	}, nil)
 	var run struct {
 		Run struct{ ID string }
 	}
