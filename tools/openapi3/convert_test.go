@@ -92,6 +92,10 @@ func TestEveryDesignRouteIsPresent(t *testing.T) {
 		"/v1/collections/{collection}:ask": {"post"},
 		"/v1/alerts":                       {"post", "get"}, "/v1/alerts:alertmanager": {"post"}, "/v1/alerts/{id}": {"get"},
 		"/v1/notifications:format": {"post"}, "/v1/telegram/webhook": {"post"},
+		// Added in the second round.
+		"/v1/alert-groups": {"get"}, "/v1/alert-groups/{id}": {"get"},
+		"/v1/alert-groups/{id}:silence": {"post"}, "/v1/alert-groups/{id}:ack": {"post"},
+		"/v1/research/{id}/report": {"get"},
 	}
 	for path, methods := range want {
 		for _, m := range methods {
