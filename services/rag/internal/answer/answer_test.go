@@ -3,10 +3,12 @@ package answer
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -387,6 +389,63 @@ func TestScopeWeights(t *testing.T) {
 				t.Errorf("Scope(%q) has no reason", tt.question)
 			}
 		})
+	}
+}
+
+func TestQuestionPairs(t *testing.T) {
+	tests := []struct {
+		question string
+		want     [][2]string
+	}{
+		{"What happens after a type assertion fails?", [][2]string{{"assert", "fail"}, {"assert", "type"}}},
+		// Stop words and filler between two terms do not separate them;
+		// order does not matter.
+		{"Is a good assertion of the type safe?", [][2]string{{"assert", "type"}, {"safe", "type"}}},
+		{"channel channel", [][2]string{}},
+		{"slices", [][2]string{}},
+	}
+	for _, tt := range tests {
+		if got := questionPairs(tt.question); !slices.Equal(got, tt.want) {
+			t.Errorf("questionPairs(%q) = %v, want %v", tt.question, got, tt.want)
+		}
+	}
+}
+
+// TestScopePhrasesAndScarceTerms checks the round-3 evidence (issue 17):
+// two terms next to each other in the question and in a chunk (a phrase of
+// the collection) count for the question, and a term the collection uses
+// in one chunk only earns half its weight, so one shared word plus a word
+// the collection uses once is not enough.
+func TestScopePhrasesAndScarceTerms(t *testing.T) {
+	hits := []rag.Hit{
+		{HeadingPath: []string{"Package clause"}, Text: "A package clause begins each source file. The result of wrapping a value is a package level variable.", Score: 0.3},
+		{HeadingPath: []string{"Type assertions"}, Text: "A type assertion asserts that the dynamic type of x is T. If the assertion fails, a run-time panic occurs.", Score: 0.3},
+	}
+	stats := rag.TermStats{Chunks: 100, DF: map[string]int{"packag": 20, "wrap": 1, "type": 80, "assert": 3, "fail": 5, "dynam": 4, "panic": 10, "claus": 2}}
+	evidence := func(question string) Verdict {
+		return Scope(ScopeInput{Question: question, Hits: hits, Threshold: 0.1, MinEvidence: DefaultMinEvidence, MinCoverage: DefaultMinCoverage, Terms: stats})
+	}
+	if v := evidence("How do I wrap a package for Christmas?"); v.InScope {
+		t.Errorf("one shared word and a word used once: %+v, want out of scope", v)
+	}
+	// The same question against a chunk with the same words, apart.
+	together := evidence("What happens when a type assertion fails?")
+	apartHits := slices.Clone(hits)
+	apartHits[1] = rag.Hit{HeadingPath: []string{"Assertions on a dynamic type"}, Text: "Assertions check the dynamic kind of x: its type is T, and when that fails a run-time panic occurs.", Score: 0.3}
+	apart := Scope(ScopeInput{Question: "What happens when a type assertion fails?", Hits: apartHits, Threshold: 0.1, MinEvidence: DefaultMinEvidence, Terms: stats})
+	if !together.InScope {
+		t.Errorf("a phrase of the collection: %+v, want in scope", together)
+	}
+	if together.Coverage <= apart.Coverage {
+		t.Errorf("evidence with the phrase %.3f, without %.3f; want more with it", together.Coverage, apart.Coverage)
+	}
+	scarce := stats
+	scarce.DF = maps.Clone(stats.DF)
+	scarce.DF["wrap"] = 2
+	full := Scope(ScopeInput{Question: "How do I wrap a package?", Hits: hits, Threshold: 0.1, MinEvidence: DefaultMinEvidence, Terms: scarce})
+	half := Scope(ScopeInput{Question: "How do I wrap a package?", Hits: hits, Threshold: 0.1, MinEvidence: DefaultMinEvidence, Terms: stats})
+	if half.Coverage >= full.Coverage {
+		t.Errorf("a term in one chunk gives evidence %.3f, in two %.3f; want less for one", half.Coverage, full.Coverage)
 	}
 }
 
