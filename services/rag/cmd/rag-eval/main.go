@@ -8,10 +8,10 @@
 //
 //	go run ./cmd/rag-eval [-spec go_spec.html] [-questions testdata/gospec_questions.json] [-v]
 //
-// The question sets: testdata/gospec_questions.json and
-// testdata/gospec_heldout.json tuned the scope check;
-// testdata/gospec_heldout2.json was written afterwards and is the held-out
-// measure (BENCHMARKS.md).
+// The question sets: testdata/gospec_questions.json,
+// testdata/gospec_heldout.json and testdata/gospec_heldout2.json tuned the
+// scope check; testdata/gospec_heldout3.json was written afterwards and is
+// the held-out measure (BENCHMARKS.md).
 //
 // It exits 2 when the scope check misses its targets (at least 95 % of
 // in-scope questions answered, at least 95 % of unrelated ones flagged).
