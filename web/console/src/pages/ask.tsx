@@ -136,6 +136,20 @@ function Answer({ partial, answer }: { partial: string; answer: AgentResponse | 
           <p class="muted">
             {answer.queryTime !== undefined && `${answer.queryTime.toFixed(2)} s`} {answer.model && `· ${answer.model}`}
           </p>
+          {(answer.sources ?? []).length > 0 && (
+            <>
+              <h3>Sources</h3>
+              <ul>
+                {answer.sources!.map((src) => (
+                  <li>
+                    <a href={src.url} rel="noopener noreferrer" target="_blank">
+                      {src.title || src.url}
+                    </a>
+                  </li>
+                ))}
+              </ul>
+            </>
+          )}
           <h3>Retrieved chunks</h3>
           {chunks.length === 0 ? (
             <p class="muted">None.</p>

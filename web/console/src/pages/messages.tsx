@@ -11,13 +11,16 @@ type MsgStatus = Schemas["v1AnnotatedMessageStatus"];
 
 export function MessagesPage() {
   const [status, setStatus] = useState<MsgStatus | "">("");
+  const [domain, setDomain] = useState("");
   const [list, setList] = useState<Message[] | null>(null);
   const [token, setToken] = useState("");
   const [error, setError] = useState<unknown>(null);
   const load = async (pageToken?: string) => {
     try {
       const r = await call(
-        api.GET("/v1/messages", { params: { query: { pageSize: 50, pageToken, status: status || undefined } } }),
+        api.GET("/v1/messages", {
+          params: { query: { pageSize: 50, pageToken, status: status || undefined, domain: domain.trim() || undefined } },
+        }),
       );
       setList((l) => (pageToken ? [...(l ?? []), ...(r.messages ?? [])] : (r.messages ?? [])));
       setToken(r.nextPageToken ?? "");
@@ -29,7 +32,7 @@ export function MessagesPage() {
   useEffect(() => {
     setList(null);
     void load();
-  }, [status]);
+  }, [status, domain]);
   return (
     <section aria-labelledby="h-messages">
       <h1 id="h-messages">Grounded answers</h1>
@@ -42,6 +45,17 @@ export function MessagesPage() {
                 <option value={s}>{s}</option>
               ))}
             </select>
+          )}
+        </Field>
+        <Field label="Cites domain" name="domain" error={error} hint="e.g. go.dev">
+          {(id, inv, d) => (
+            <input
+              id={id}
+              aria-invalid={inv}
+              aria-describedby={d}
+              value={domain}
+              onChange={(e) => setDomain(e.currentTarget.value)}
+            />
           )}
         </Field>
       </form>
