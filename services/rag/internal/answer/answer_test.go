@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -446,6 +447,17 @@ func TestScopePhrasesAndScarceTerms(t *testing.T) {
 	half := Scope(ScopeInput{Question: "How do I wrap a package?", Hits: hits, Threshold: 0.1, MinEvidence: DefaultMinEvidence, Terms: stats})
 	if half.Coverage >= full.Coverage {
 		t.Errorf("a term in one chunk gives evidence %.3f, in two %.3f; want less for one", half.Coverage, full.Coverage)
+	}
+	// In a small collection one chunk is a large part of it: a word in one
+	// chunk counts in full. One chunk has both words, apart and not in
+	// its heading, so the evidence is the share of the question found.
+	apartChunk := []rag.Hit{{HeadingPath: []string{"Values"}, Text: "Wrap the value, then package it.", Score: 0.3}}
+	share := func(chunks int) float64 {
+		ts := rag.TermStats{Chunks: chunks, DF: map[string]int{"packag": 4, "wrap": 1}}
+		return Scope(ScopeInput{Question: "How do I wrap a package?", Hits: apartChunk, Threshold: 0.1, MinEvidence: DefaultMinEvidence, Terms: ts}).Coverage
+	}
+	if small, large := share(10), share(200); math.Abs(small-1) > 1e-9 || large >= 1 {
+		t.Errorf("a term in one chunk: evidence %.3f of 10 chunks, %.3f of 200; want 1 and less", small, large)
 	}
 }
 

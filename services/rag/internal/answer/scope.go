@@ -23,10 +23,11 @@ import (
 //     (stop words and question filler such as "good", "best", "use" left
 //     out) weighs its inverse document frequency over the collection's
 //     chunks, so a word most chunks have counts little and a word the
-//     collection lacks counts most. A term the collection uses in only
-//     one chunk earns half its weight when found: a word used once is
-//     more likely incidental English ("wrap", "person") than a topic of
-//     the collection. The evidence for the question is
+//     collection lacks counts most. In a collection of 100 chunks or
+//     more, a term it uses in only one chunk earns half its weight when
+//     found: a word used once is more likely incidental English ("wrap",
+//     "person") than a topic of the collection. The evidence for the
+//     question is
 //
 //     C + 1/2 H + 1/2 P − 3/4 A
 //
@@ -79,9 +80,12 @@ const (
 	headingWeight = 0.5
 	phraseWeight  = 0.5
 	foreignWeight = 0.75
-	// scarceChunks: a term found in fewer of the collection's chunks than
-	// this earns only DF/scarceChunks of its weight when a chunk has it.
-	scarceChunks = 2
+	// scarceChunks: in a collection of at least scarceMinChunks chunks, a
+	// term found in fewer chunks than this earns only DF/scarceChunks of
+	// its weight when a chunk has it. In a smaller collection one chunk is
+	// a large part of it, and every word it uses counts in full.
+	scarceChunks    = 2
+	scarceMinChunks = 100
 )
 
 // Weights without term statistics.
@@ -206,7 +210,9 @@ func Scope(in ScopeInput) Verdict {
 		w, c := 1.0, 1.0
 		if weighted {
 			w = math.Log(1 + float64(in.Terms.Chunks)/float64(1+in.Terms.DF[t]))
-			c = min(1, float64(in.Terms.DF[t])/scarceChunks)
+			if in.Terms.Chunks >= scarceMinChunks {
+				c = min(1, float64(in.Terms.DF[t])/scarceChunks)
+			}
 		}
 		weight[t], credit[t] = w, c
 		total += w
