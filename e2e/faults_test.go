@@ -53,6 +53,9 @@ func startFlakyProviders(t *testing.T, slow time.Duration) *flakyProviders {
 		"NOTIFIER_POLL_INTERVAL": "50ms", "RESEARCH_POLL_INTERVAL": "50ms",
 		// Retries in tenths of seconds, not seconds, to keep the test short.
 		"NOTIFIER_RETRY_BASE_DELAY": "100ms", "NOTIFIER_RETRY_MAX_DELAY": "1s",
+		// Each alert's own message is what the test follows, not a storm
+		// digest of the backlog the faults build up.
+		"NOTIFIER_DIGEST_THRESHOLD": "0",
 	}
 	return p
 }

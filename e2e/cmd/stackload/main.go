@@ -146,6 +146,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		// The stand-in has no rate limits; Telegram's would cap one chat
 		// at one message a second.
 		"NOTIFIER_TELEGRAM_RATE_PER_CHAT": "100000", "NOTIFIER_TELEGRAM_RATE_OVERALL": "100000",
+		// Every alert's own message is looked for at Telegram: no storm
+		// digests.
+		"NOTIFIER_DIGEST_THRESHOLD": "0",
 	}
 	if o.workers > 0 {
 		env["NOTIFIER_WORKERS"] = strconv.Itoa(o.workers)
