@@ -85,7 +85,8 @@ func TestConsole(t *testing.T) {
 	})
 
 	t.Run("the alert's Telegram message is shown as Telegram renders it", func(t *testing.T) {
-		text := "Disk 97% full (db-1): /var/lib/postgresql! Check *now* [runbook]"
+		// Every MarkdownV2 reserved character, a backslash and non-ASCII text.
+		text := "Disk 97% full (db-1): /var/lib/postgresql! Check *now* [runbook] _x_ ~y~ `z` > # + - = | {} . \\ Überlauf ✓ 日本"
 		var out struct {
 			Alert struct{ ID string }
 		}
@@ -102,9 +103,27 @@ func TestConsole(t *testing.T) {
 			chromedp.Text(".tg-message", &shown, chromedp.ByQuery),
 		)
 		// The message escapes every reserved character; rendered, the
-		// alert's first line reads as it was posted, with no backslashes.
-		if !strings.Contains(shown, text) || strings.Contains(shown, `\`) {
-			t.Errorf("the rendered message reads %q, want it to contain %q and no backslashes", shown, text)
+		// alert's first line reads as it was posted, with no escaping backslashes.
+		if !strings.Contains(shown, text) || strings.Count(shown, "\\") != strings.Count(text, "\\") {
+			t.Errorf("the rendered message reads %q, want it to contain %q and no escaping backslashes", shown, text)
+		}
+
+		// An enriched alert: its sources are links to the runbooks.
+		su.api(t, "POST", "/v1/alerts", map[string]any{"text": "High error rate on checkout-api: 5xx > 10% for 5m"}, &out)
+		eventually(t, 90*time.Second, "the enriched alert to be delivered", func() bool {
+			var got struct{ Alert struct{ Status string } }
+			su.api(t, "GET", "/v1/alerts/"+out.Alert.ID, nil, &got)
+			return got.Alert.Status == "DELIVERED"
+		})
+		var href string
+		su.open(t, "/console/alerts/"+out.Alert.ID, "#h-alert")
+		su.run(t, 20*time.Second,
+			chromedp.WaitVisible(".tg-message", chromedp.ByQuery),
+			chromedp.Text(".tg-message", &shown, chromedp.ByQuery),
+			chromedp.Evaluate(`[...document.querySelectorAll(".tg-message a")].map(a => a.href).join(" ")`, &href),
+		)
+		if !strings.Contains(shown, "--- Enriched Context ---") || !strings.Contains(href, "https://runbooks.groundcrew.example/checkout-api-5xx") {
+			t.Errorf("the enriched message reads %q with links %q, want the enrichment and a link to the checkout runbook", shown, href)
 		}
 	})
 

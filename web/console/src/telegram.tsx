@@ -18,7 +18,7 @@ function parse(s: string, i: number, end: string): [Node[], number] {
   const out: Node[] = [];
   let text = "";
   const flush = () => {
-    if (text) out.push(text);
+    if (text) out.push(...autolink(text));
     text = "";
   };
   while (i < s.length) {
@@ -84,6 +84,30 @@ function parse(s: string, i: number, end: string): [Node[], number] {
   }
   flush();
   return [out, i];
+}
+
+const bareURL = /https?:\/\/[^\s<>"]+/g;
+
+/**
+ * autolink turns the URLs in plain text into links, as Telegram's clients
+ * do; punctuation that ends a sentence stays outside the link.
+ */
+function autolink(text: string): Node[] {
+  const out: Node[] = [];
+  let last = 0;
+  for (const m of text.matchAll(bareURL)) {
+    const url = m[0].replace(/[.,;:!?)\]]+$/, "");
+    const at = m.index ?? 0;
+    if (at > last) out.push(text.slice(last, at));
+    out.push(
+      <a href={url} rel="noopener noreferrer" target="_blank">
+        {url}
+      </a>,
+    );
+    last = at + url.length;
+  }
+  if (last < text.length) out.push(text.slice(last));
+  return out;
 }
 
 function findUnescaped(s: string, ch: string, from: number): number {
