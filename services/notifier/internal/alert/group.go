@@ -89,10 +89,13 @@ func groupPayload(source, key string, gl, cl, ca map[string]string, ext string) 
 	if strings.TrimSpace(key) == "" {
 		return GroupPayload{}, false
 	}
+	// Stored as text on PostgreSQL too, which refuses NUL and invalid
+	// UTF-8.
+	key = strings.ReplaceAll(strings.ToValidUTF8(key, "\uFFFD"), "\x00", "\uFFFD")
 	return GroupPayload{
 		GroupKey: key, Source: source,
 		GroupLabels: nonNil(gl), CommonLabels: nonNil(cl), CommonAnnotations: nonNil(ca),
-		ExternalURL: strings.TrimSpace(ext),
+		ExternalURL: strings.ReplaceAll(strings.ToValidUTF8(strings.TrimSpace(ext), ""), "\x00", ""),
 	}, true
 }
 

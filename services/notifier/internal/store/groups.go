@@ -35,7 +35,7 @@ func (s *Store) LockGroup(ctx context.Context, tx Querier, source, groupKey, des
 	if s.db.Dialect != sqlstore.Postgres {
 		return nil
 	}
-	key := "notifier/group/" + source + "\x00" + groupKey + "\x00" + destination
+	key := "notifier/group/" + strconv.Quote(source) + "/" + strconv.Quote(groupKey) + "/" + strconv.Quote(destination)
 	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
 		return fmt.Errorf("locking alert group for intake: %w", err)
 	}
@@ -109,15 +109,19 @@ func (s *Store) UpdateGroup(ctx context.Context, q Querier, g *alert.Group) erro
 	}
 	cols := strings.Split(groupColumns, ",")
 	var set []string
+	// PostgreSQL wants a type for every parameter, so only the columns
+	// written are passed.
+	args := []any{g.ID}
 	for i, c := range cols {
 		c = strings.TrimSpace(c)
 		switch c {
 		case "id", "group_key", "source", "destination", "created_at":
 			continue
 		}
-		set = append(set, c+" = $"+strconv.Itoa(i+1))
+		args = append(args, vals[i])
+		set = append(set, c+" = $"+strconv.Itoa(len(args)))
 	}
-	res, err := q.ExecContext(ctx, `UPDATE notifier_alert_groups SET `+strings.Join(set, ", ")+` WHERE id = $1`, vals...)
+	res, err := q.ExecContext(ctx, `UPDATE notifier_alert_groups SET `+strings.Join(set, ", ")+` WHERE id = $1`, args...)
 	if err != nil {
 		return fmt.Errorf("saving alert group %s: %w", g.ID, err)
 	}
