@@ -8,9 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
+	"github.com/groundcrew/groundcrew/platform/actor"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/markdownv2"
 )
 
@@ -227,5 +231,100 @@ func TestGenericResolutionReplies(t *testing.T) {
 	}
 	if strings.Contains(sent[1].Text, "Enriched Context") {
 		t.Errorf("resolution enriched: %s", sent[1].Text)
+	}
+}
+
+// TestAlertGroupRPCs: the web clients' actions record the caller's key name
+// as the actor, and bad or impossible requests get their codes.
+func TestAlertGroupRPCs(t *testing.T) {
+	e := startSecured(t, nil)
+	ctx := t.Context()
+	res, err := e.c.IngestAlertmanager(ctx, crashLooping("k", 2, "firing"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gid := res.GetAlerts()[0].GetGroupId()
+	waitGroupDelivered(t, e.c, gid, 2)
+
+	ack, err := e.c.AckAlertGroup(actor.OutgoingContext(ctx, "ops-console"), &notifierv1.AckAlertGroupRequest{Id: gid, By: "Ann"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := ack.GetAlertGroup().GetAck(); a.GetActor() != "ops-console" || a.GetBy() != "Ann" {
+		t.Errorf("ack = %v, want actor ops-console (the key name) and by Ann", a)
+	}
+	tests := []struct {
+		name string
+		call func() error
+		want codes.Code
+	}{
+		{"silence without ALERTMANAGER_URL", func() error {
+			_, err := e.c.SilenceAlertGroup(ctx, &notifierv1.SilenceAlertGroupRequest{Id: gid, Duration: durationpb.New(time.Hour)})
+			return err
+		}, codes.FailedPrecondition},
+		{"silence without a duration", func() error {
+			_, err := e.c.SilenceAlertGroup(ctx, &notifierv1.SilenceAlertGroupRequest{Id: gid})
+			return err
+		}, codes.InvalidArgument},
+		{"silence for 31 days", func() error {
+			_, err := e.c.SilenceAlertGroup(ctx, &notifierv1.SilenceAlertGroupRequest{Id: gid, Duration: durationpb.New(31 * 24 * time.Hour)})
+			return err
+		}, codes.InvalidArgument},
+		{"ack of no group", func() error {
+			_, err := e.c.AckAlertGroup(ctx, &notifierv1.AckAlertGroupRequest{Id: "nope"})
+			return err
+		}, codes.NotFound},
+		{"get of no group", func() error {
+			_, err := e.c.GetAlertGroup(ctx, &notifierv1.GetAlertGroupRequest{Id: "nope"})
+			return err
+		}, codes.NotFound},
+		{"bad page token", func() error {
+			_, err := e.c.ListAlertGroups(ctx, &notifierv1.ListAlertGroupsRequest{PageToken: "junk"})
+			return err
+		}, codes.InvalidArgument},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := status.Code(tc.call()); got != tc.want {
+				t.Errorf("code = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestSilenceWithAlertmanagerDown: a Silence press while Alertmanager is
+// unreachable is answered so and records nothing; REST says Unavailable.
+func TestSilenceWithAlertmanagerDown(t *testing.T) {
+	e := startSecured(t, map[string]string{"ALERTMANAGER_URL": "http://" + closedAddr(t)})
+	ctx := t.Context()
+	res, err := e.c.IngestAlertmanager(ctx, crashLooping("k", 2, "firing"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gid := res.GetAlerts()[0].GetGroupId()
+	waitGroupDelivered(t, e.c, gid, 2)
+	root := e.tg.Delivered()[0]
+	silence := buttonData(t, root.ReplyMarkup)["🔕 Silence 24h"]
+	if silence == "" {
+		t.Fatalf("root has no Silence 24h button: %s", root.ReplyMarkup)
+	}
+	ann := &notifierv1.TelegramUser{Id: 501, FirstName: "Ann", Username: "ann_oncall"}
+	if out, err := e.post(t, secSecret, callback(40, ann, silence, alertsChat, root.MessageID)); err != nil || out != "decided" {
+		t.Fatalf("Silence press: %q, %v", out, err)
+	}
+	answers := e.tg.WaitCalls("answerCallbackQuery", 1, 10*time.Second)
+	if len(answers) != 1 || answers[0].Form["text"] != "Could not silence: Alertmanager is unreachable" {
+		t.Errorf("answers = %+v, want the press told Alertmanager is unreachable", answers)
+	}
+	got, err := e.c.GetAlertGroup(ctx, &notifierv1.GetAlertGroupRequest{Id: gid})
+	if err != nil || got.GetAlertGroup().GetSilence() != nil {
+		t.Errorf("group silence = %v, %v; want none recorded", got.GetAlertGroup().GetSilence(), err)
+	}
+	_, err = e.c.SilenceAlertGroup(ctx, &notifierv1.SilenceAlertGroupRequest{Id: gid, Duration: durationpb.New(time.Hour)})
+	if status.Code(err) != codes.Unavailable || !strings.Contains(status.Convert(err).Message(), "unreachable") {
+		t.Errorf("SilenceAlertGroup error = %v, want Unavailable saying Alertmanager is unreachable", err)
+	}
+	if edits := e.tg.Calls("editMessageText"); len(edits) != 0 {
+		t.Errorf("the root was edited although nothing changed: %+v", edits)
 	}
 }
