@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -297,4 +298,144 @@ func TestCrashSafety(t *testing.T) {
 			t.Errorf("%s is %s after restart", text, st)
 		}
 	}
+}
+
+// TestCrashSafetyStormOfGroups SIGKILLs the notifier while a storm of
+// alert groups is on its way (each group a root and a reply) and restarts
+// it: every alert ends DELIVERED, each group has one root, every reply
+// threads under its group's root, and nothing is sent twice beyond the
+// sends in flight at the kill.
+func TestCrashSafetyStormOfGroups(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the notifier binary")
+	}
+	bin := buildNotifier(t)
+	tg := telegramtest.NewServer(t.Cleanup)
+	grounding := startGrounding(t, 150*time.Millisecond)
+	const workers = 3
+	env := []string{
+		"DATA_DIR=" + t.TempDir(),
+		"DATABASE_URL=" + sqlstoretest.URL(t, "notifier_crash_groups"),
+		"LOG_FORMAT=json", "LOG_LEVEL=info",
+		"NOTIFIER_LISTEN_ADDR=127.0.0.1:0", "NOTIFIER_ADMIN_ADDR=127.0.0.1:0",
+		"GROUNDING_ADDR=" + grounding,
+		"TELEGRAM_BOT_TOKEN=7100000001:AAE-crash-test", "TELEGRAM_WEBHOOK_SECRET=crash-test-secret",
+		"TELEGRAM_API_URL=" + tg.URL, "TELEGRAM_CHAT_ID=-100123", "TELEGRAM_BOT_USERNAME=groundcrew_bot",
+		"NOTIFIER_TELEGRAM_RATE_PER_CHAT=1000", "NOTIFIER_TELEGRAM_RATE_OVERALL=1000",
+		"NOTIFIER_POLL_INTERVAL=50ms", fmt.Sprintf("NOTIFIER_WORKERS=%d", workers), "GRACE_PERIOD=1s",
+	}
+	if sqlstoretest.OnPostgres() {
+		env = append(env, "NOTIFIER_ENRICH_TIMEOUT=1s", "NOTIFIER_JOB_TIMEOUT=11s", "NOTIFIER_RESCUE_AFTER=12s")
+	}
+	first := start(t, bin, env)
+	client := dial(t, first.addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	const groups, perPayload = 8, 5
+	groupIDs := map[string]string{} // group id → alertname
+	for g := range groups {
+		name := fmt.Sprintf("CrashStorm%02d", g)
+		for half := range 2 {
+			req := &notifierv1.IngestAlertmanagerRequest{
+				Version: "4", GroupKey: `{}:{alertname="` + name + `"}`, Status: "firing",
+				GroupLabels:  map[string]string{"alertname": name},
+				CommonLabels: map[string]string{"alertname": name, "severity": "warning"},
+			}
+			for i := range perPayload {
+				n := half*perPayload + i
+				req.Alerts = append(req.Alerts, &notifierv1.AlertmanagerAlert{
+					Status: "firing", Fingerprint: fmt.Sprintf("%02d%014d", g, n),
+					Labels:      map[string]string{"alertname": name, "severity": "warning", "pod": fmt.Sprintf("web-%d", n)},
+					Annotations: map[string]string{"summary": fmt.Sprintf("%s on web-%d", name, n)},
+				})
+			}
+			resp, err := client.IngestAlertmanager(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			groupIDs[resp.GetAlerts()[0].GetGroupId()] = name
+		}
+	}
+	if got := tg.WaitDelivered(3, 30*time.Second); len(got) < 3 {
+		t.Fatalf("only %d messages before the kill:\n%s", len(got), first.logs())
+	}
+	first.kill(t)
+	before := len(tg.Delivered())
+	t.Logf("killed the notifier with %d of %d group messages at Telegram", before, 2*groups)
+	if before >= 2*groups {
+		t.Fatal("every message went out before the kill; slow the pipeline down")
+	}
+
+	second := start(t, bin, env)
+	client = dial(t, second.addr)
+	deadline := time.Now().Add(3 * time.Minute)
+	for id := range groupIDs {
+		for {
+			res, err := client.GetAlertGroup(ctx, &notifierv1.GetAlertGroupRequest{Id: id})
+			if err != nil {
+				t.Fatal(err)
+			}
+			delivered := 0
+			for _, a := range res.GetAlertGroup().GetAlerts() {
+				if a.GetStatus() == notifierv1.Alert_DELIVERED {
+					delivered++
+				}
+			}
+			if delivered == 2*perPayload {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("group %s: %d of %d alerts DELIVERED after the restart", groupIDs[id], delivered, 2*perPayload)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	roots := map[string][]int64{} // alertname → root message ids
+	replies := map[string][]telegramtest.Sent{}
+	for _, m := range tg.Delivered() {
+		text := plainText(t, m.Text)
+		name := ""
+		for _, n := range groupIDs {
+			if strings.Contains(strings.SplitN(text, "\n", 2)[0], n) {
+				name = n
+			}
+		}
+		if name == "" {
+			t.Fatalf("message names no group: %q", text)
+		}
+		if m.ReplyParameters == nil {
+			roots[name] = append(roots[name], m.MessageID)
+		} else {
+			replies[name] = append(replies[name], m)
+		}
+	}
+	repeats := 0
+	for _, name := range groupIDs {
+		if len(roots[name]) == 0 {
+			t.Errorf("group %s has no root message", name)
+			continue
+		}
+		repeats += len(roots[name]) - 1
+		if len(replies[name]) == 0 {
+			t.Errorf("group %s: its second notification never replied", name)
+		}
+		repeats += max(0, len(replies[name])-1)
+		for _, r := range replies[name] {
+			if id, _ := r.ReplyParameters["message_id"].(float64); !slices.Contains(roots[name], int64(id)) {
+				t.Errorf("group %s: a reply threads under %v, not its root %v", name, r.ReplyParameters, roots[name])
+			}
+		}
+	}
+	if repeats > workers {
+		t.Errorf("%d messages sent twice; at most %d were in flight at the kill", repeats, workers)
+	}
+}
+
+func plainText(t *testing.T, text string) string {
+	t.Helper()
+	p, _, err := markdownv2.Parse(text)
+	if err != nil {
+		t.Fatalf("not valid MarkdownV2: %v\n%s", err, text)
+	}
+	return p
 }
