@@ -328,3 +328,49 @@ func TestSilenceWithAlertmanagerDown(t *testing.T) {
 		t.Errorf("the root was edited although nothing changed: %+v", edits)
 	}
 }
+
+// TestOfflineGroupInDeliveryLog is the issue's "done" check offline: a
+// group of 60 goes to the delivery log as one valid root saying 60 fire;
+// its resolution as one reply to the root and an edit of the root.
+func TestOfflineGroupInDeliveryLog(t *testing.T) {
+	n := runNotifier(t, map[string]string{
+		"DATA_DIR": t.TempDir(), "NOTIFIER_LISTEN_ADDR": "127.0.0.1:0", "NOTIFIER_ADMIN_ADDR": "127.0.0.1:0",
+		"GROUNDING_ADDR": closedAddr(t), "NOTIFIER_POLL_INTERVAL": "20ms", "GRACE_PERIOD": "2s",
+	})
+	c := dial(t, n.grpcAddr)
+	const key = `{}:{alertname="KubePodCrashLooping"}`
+	res, err := c.IngestAlertmanager(t.Context(), crashLooping(key, 60, "firing"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gid := res.GetAlerts()[0].GetGroupId()
+	g := waitGroupDelivered(t, c, gid, 60)
+	if g.GetDestination() != "log" || !strings.HasPrefix(g.GetRootMessageId(), "log:") {
+		t.Errorf("group destination %q root %q, want the log", g.GetDestination(), g.GetRootMessageId())
+	}
+	roots := n.logs.Named(t, "delivery log: alert group message")
+	if len(roots) != 1 {
+		t.Fatalf("%d group messages logged, want 1 root", len(roots))
+	}
+	if msg, _ := roots[0]["message"].(string); !strings.HasPrefix(msg, "[FIRING:60] KubePodCrashLooping (shop warning)\n") || !strings.Contains(msg, "… and 50 more") {
+		t.Errorf("root logged as %q", msg)
+	}
+	if _, err := c.IngestAlertmanager(t.Context(), crashLooping(key, 60, "resolved")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(n.logs.Named(t, "delivery log: alert group message edited")) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the root was never edited after the resolution")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	msgs := n.logs.Named(t, "delivery log: alert group message")
+	if len(msgs) != 2 || msgs[1]["reply_to"] != g.GetRootMessageId() {
+		t.Fatalf("group messages = %v, want the root and one reply to %s", msgs, g.GetRootMessageId())
+	}
+	edit := n.logs.Named(t, "delivery log: alert group message edited")[0]
+	if msg, _ := edit["message"].(string); edit["message_id"] != g.GetRootMessageId() || !strings.HasPrefix(msg, "[RESOLVED] KubePodCrashLooping") {
+		t.Errorf("edit = %v, want the root saying RESOLVED", edit)
+	}
+}
