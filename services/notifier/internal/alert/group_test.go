@@ -1,7 +1,9 @@
 package alert
 
 import (
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestGroupTitle(t *testing.T) {
@@ -41,5 +43,27 @@ func TestGroupTallyAndDistinguishing(t *testing.T) {
 	got := Distinguishing(a, map[string]string{"alertname": "X", "namespace": "shop"})
 	if want := []string{"namespace=other", "pod=web-1"}; len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("Distinguishing = %q, want %q", got, want)
+	}
+}
+
+func TestGroupCallbackData(t *testing.T) {
+	const id = "01a21185-5735-7192-a4fa-24cb880d7b1f"
+	for _, act := range []GroupAction{ActionAck, ActionSilence1h, ActionSilence1d, ActionExpire} {
+		data := GroupCallbackData(id, act)
+		if len(data) > 64 {
+			t.Errorf("%q is %d bytes, over Telegram's 64", data, len(data))
+		}
+		gotID, gotAct, ok := ParseGroupCallback(data)
+		if !ok || gotID != id || gotAct != act {
+			t.Errorf("ParseGroupCallback(%q) = %q, %q, %v", data, gotID, gotAct, ok)
+		}
+	}
+	for _, data := range []string{"", "ag:", "ag::ack", "ag:" + id, "ag:" + id + ":delete", "approval:" + id + ":approve", "AG:" + id + ":ack", "ag:" + strings.Repeat("x", 65) + ":ack"} {
+		if _, _, ok := ParseGroupCallback(data); ok {
+			t.Errorf("ParseGroupCallback(%q) accepted", data)
+		}
+	}
+	if ActionSilence1h.Duration() != time.Hour || ActionSilence1d.Duration() != 24*time.Hour || ActionAck.Duration() != 0 {
+		t.Error("action durations are wrong")
 	}
 }
