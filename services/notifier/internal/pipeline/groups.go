@@ -199,7 +199,7 @@ func (w *groupWorker) Work(ctx context.Context, job *river.Job[groupArgs]) error
 	if err != nil {
 		return fmt.Errorf("loading group notification: %w", err)
 	}
-	if n.Status == alert.StatusDelivered {
+	if n.Status == alert.StatusDelivered || n.Status == alert.StatusFailed {
 		return nil // River runs a job again after a crash
 	}
 	g, err := p.store.GetGroup(ctx, nil, n.GroupID)
@@ -222,6 +222,19 @@ func (w *groupWorker) Work(ctx context.Context, job *river.Job[groupArgs]) error
 	}
 	log := p.logger.With("group_id", g.ID, "notification_id", n.ID)
 	root := n.Seq == 0
+	if !root && g.RootMessageID == "" {
+		failed, err := p.store.RootFailed(ctx, g.ID)
+		if err != nil {
+			return err
+		}
+		if !failed {
+			// The root is still on its way: a reply needs its id.
+			return river.JobSnooze(rootWait)
+		}
+		// The root never went out (chat not found, …): this notification
+		// becomes the group's root instead of waiting for ever.
+		root = true
+	}
 	var (
 		msg     alert.Message
 		replyTo string
@@ -234,10 +247,6 @@ func (w *groupWorker) Work(ctx context.Context, job *river.Job[groupArgs]) error
 		msg = p.renderRoot(ctx, g, latest(all))
 		buttons = p.groupButtons(g)
 	} else {
-		if g.RootMessageID == "" {
-			// The root is still on its way: a reply needs its id.
-			return river.JobSnooze(rootWait)
-		}
 		replyTo = g.RootMessageID
 		msg = p.renderReply(g, members)
 	}

@@ -32,6 +32,8 @@ type fakeGroups struct {
 	gmu   sync.Mutex
 	sends []groupSend
 	edits []groupSend
+	// failFirst fails the first group send with it, when set.
+	failFirst error
 }
 
 func (f *fakeGroups) Chat(map[string]string) string { return "-100123" }
@@ -39,6 +41,10 @@ func (f *fakeGroups) Chat(map[string]string) string { return "-100123" }
 func (f *fakeGroups) SendGroupMessage(_ context.Context, chat string, m alert.Message, replyTo string, bs []outbound.Button) (string, error) {
 	f.gmu.Lock()
 	defer f.gmu.Unlock()
+	if err := f.failFirst; err != nil {
+		f.failFirst = nil
+		return "", err
+	}
 	id := fmt.Sprint(1000 + len(f.sends))
 	f.sends = append(f.sends, groupSend{id: id, replyTo: replyTo, plain: mustParse(m), buttons: bs})
 	return id, nil
@@ -370,5 +376,33 @@ func TestGroupActions(t *testing.T) {
 	}
 	if _, err := p.ExpireSilence(ctx, gid, "@ann"); !errors.Is(err, ErrNoSilence) {
 		t.Errorf("second expire error = %v, want ErrNoSilence", err)
+	}
+}
+
+func TestGroupRootFailedNextNotificationTakesOver(t *testing.T) {
+	d := &fakeGroups{failFirst: &deliveryError{msg: "chat not found", permanent: true}}
+	p := newGroupPipeline(t, &fakeEnricher{fn: okEnrichment}, d, nil)
+	ctx := context.Background()
+	gp, as := crashPayload(t, "k", 4, alert.Firing)
+	stored, err := p.IngestGroup(ctx, gp, as[:2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := waitStatus(t, p, stored[0].ID, alert.StatusFailed)
+	if failed.Error != "chat not found" {
+		t.Errorf("failed alert error = %q, want the public error", failed.Error)
+	}
+	stored, err = p.IngestGroup(ctx, gp, as[2:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, p, stored[0].ID, alert.StatusDelivered)
+	sends, _ := d.snapshot()
+	if len(sends) != 1 || sends[0].replyTo != "" || !strings.HasPrefix(sends[0].plain, "[FIRING:2]") {
+		t.Fatalf("sends = %+v, want the second notification sent as the new root", sends)
+	}
+	g, _, _ := p.GetGroup(ctx, stored[0].GroupID)
+	if g.RootMessageID != sends[0].id {
+		t.Errorf("group root = %q, want %q", g.RootMessageID, sends[0].id)
 	}
 }

@@ -398,9 +398,26 @@ func (s *Store) SaveGroupEnrichment(ctx context.Context, g *alert.Group, enrichK
 	return nil
 }
 
+// RootFailed reports whether the group's root message failed for good
+// with no later notification taking its place.
+func (s *Store) RootFailed(ctx context.Context, groupID string) (bool, error) {
+	var status string
+	err := s.db.QueryRowContext(ctx, `SELECT status FROM notifier_group_notifications WHERE group_id = $1 AND seq = 0`, groupID).Scan(&status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading the root of alert group %s: %w", groupID, err)
+	}
+	return status == string(alert.StatusFailed), nil
+}
+
 // FailNotification records that a notification could not be delivered:
-// its alerts not yet DELIVERED become FAILED with the public error.
+// it and its alerts not yet DELIVERED become FAILED with the public error.
 func (s *Store) FailNotification(ctx context.Context, n *Notification, publicErr string, at time.Time) error {
+	if _, err := s.db.ExecContext(ctx, `UPDATE notifier_group_notifications SET status = $2 WHERE id = $1`, n.ID, string(alert.StatusFailed)); err != nil {
+		return fmt.Errorf("recording failure of notification %s: %w", n.ID, err)
+	}
 	for _, id := range n.AlertIDs {
 		if _, err := s.db.ExecContext(ctx, `UPDATE notifier_alerts SET status = $2, error = $3, updated_at = $4,
 			attempts = attempts + 1 WHERE id = $1 AND status <> $5`,
