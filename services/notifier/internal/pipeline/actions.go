@@ -99,6 +99,9 @@ func (p *Pipeline) Ack(ctx context.Context, id, actor, by string) (*alert.Group,
 // creates one). When Alertmanager is unreachable or refuses, nothing is
 // recorded and the error (with Public) is returned.
 func (p *Pipeline) Silence(ctx context.Context, id, actor, by string, d time.Duration) (*alert.Group, error) {
+	// Two presses at once must not both find no silence and create two.
+	p.silenceMu.Lock()
+	defer p.silenceMu.Unlock()
 	g, err := p.store.GetGroup(ctx, nil, id)
 	if err != nil {
 		return nil, err
@@ -135,6 +138,8 @@ func (p *Pipeline) Silence(ctx context.Context, id, actor, by string, d time.Dur
 // ExpireSilence expires the active silence of group id in Alertmanager
 // and records it; without one it returns ErrNoSilence.
 func (p *Pipeline) ExpireSilence(ctx context.Context, id, actor string) (*alert.Group, error) {
+	p.silenceMu.Lock()
+	defer p.silenceMu.Unlock()
 	g, err := p.store.GetGroup(ctx, nil, id)
 	if err != nil {
 		return nil, err

@@ -24,6 +24,7 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -169,6 +170,9 @@ type Pipeline struct {
 	deliverer Deliverer
 	groups    GroupTransport // nil: no group notifications
 	silencer  Silencer
+	// silenceMu serialises silence actions in this process (they call
+	// Alertmanager, which has no idempotency key).
+	silenceMu sync.Mutex
 	metrics   *Metrics
 	logger    *slog.Logger
 	now       func() time.Time
