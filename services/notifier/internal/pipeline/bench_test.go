@@ -68,3 +68,34 @@ func BenchmarkIngestAlertParallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkIngestGroup is the intake of one Alertmanager payload of 10
+// alerts into an existing group: group lock and update, dedup lookups,
+// alert inserts, the notification and its job, in one transaction.
+func BenchmarkIngestGroup(b *testing.B) {
+	ctx := context.Background()
+	db, err := sqlstore.Open(ctx, "", b.TempDir(), "notifier", discard())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = db.Close() })
+	if err := store.Migrate(ctx, db); err != nil {
+		b.Fatal(err)
+	}
+	p, err := New(ctx, Deps{Store: store.New(db), Deliverer: &fakeGroups{}, Logger: discard()}, Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		gp, as := crashPayload(b, "bench", 10, alert.Firing)
+		for j := range as {
+			i++
+			as[j].Fingerprint = fmt.Sprintf("%016d", i)
+		}
+		if _, err := p.IngestGroup(ctx, gp, as); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

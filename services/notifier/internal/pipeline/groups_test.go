@@ -131,7 +131,7 @@ func newGroupPipeline(t *testing.T, e Enricher, d Deliverer, s Silencer) *Pipeli
 
 // crashPayload is an Alertmanager payload of n KubePodCrashLooping alerts
 // in one group, all with status.
-func crashPayload(t *testing.T, key string, n int, status string) (alert.GroupPayload, []alert.Alert) {
+func crashPayload(t testing.TB, key string, n int, status string) (alert.GroupPayload, []alert.Alert) {
 	t.Helper()
 	p := alert.AlertmanagerPayload{
 		Version: "4", GroupKey: key, Status: status, Receiver: "groundcrew",
