@@ -81,7 +81,9 @@ func TestResearchOffline(t *testing.T) {
 
 		// The approval timed out (2 s); a decision now is refused.
 		approvalID := got.Run.PlannedActions[0].ApprovalID
-		var appr struct{ Approvals []struct{ ID, TimeoutAt string } }
+		var appr struct {
+			Approvals []struct{ ID, TimeoutAt string }
+		}
 		if _, err := call(ctx, "GET", s.GatewayURL+"/v1/approvals?runId="+started.Run.ID, nil, &appr); err != nil || len(appr.Approvals) != 1 {
 			t.Fatalf("approvals = %+v, %v", appr, err)
 		}
