@@ -374,3 +374,36 @@ func TestOfflineGroupInDeliveryLog(t *testing.T) {
 		t.Errorf("edit = %v, want the root saying RESOLVED", edit)
 	}
 }
+
+// TestGrafanaGroup: a Grafana payload with a groupKey is one root too, and
+// gets no Silence buttons (they act on Alertmanager).
+func TestGrafanaGroup(t *testing.T) {
+	e := startSecured(t, map[string]string{"ALERTMANAGER_URL": "http://" + closedAddr(t)})
+	req := &notifierv1.IngestGrafanaRequest{
+		Receiver: "groundcrew", Status: "firing", GroupKey: `{}/{}:{alertname="HighLatency"}`,
+		GroupLabels:  map[string]string{"alertname": "HighLatency"},
+		CommonLabels: map[string]string{"alertname": "HighLatency", "grafana_folder": "api"},
+	}
+	for i := range 3 {
+		req.Alerts = append(req.Alerts, &notifierv1.GrafanaAlert{
+			Status: "firing", Fingerprint: fmt.Sprintf("g%d", i),
+			Labels:      map[string]string{"alertname": "HighLatency", "grafana_folder": "api", "instance": fmt.Sprintf("api-%d", i)},
+			Annotations: map[string]string{"summary": fmt.Sprintf("p99 over 2s on api-%d", i)},
+		})
+	}
+	res, err := e.c.IngestGrafana(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := waitGroupDelivered(t, e.c, res.GetAlerts()[0].GetGroupId(), 3)
+	sent := e.tg.Delivered()
+	if len(sent) != 1 || g.GetSource() != "grafana" || g.GetTitle() != "[FIRING:3] HighLatency (api)" {
+		t.Fatalf("%d messages, group %v; want one root of a grafana group", len(sent), g)
+	}
+	if text := plain(t, sent[0].Text); !strings.Contains(text, "🔥 instance=api-0 — p99 over 2s on api-0") {
+		t.Errorf("root lacks the alert line:\n%s", text)
+	}
+	if b := buttonData(t, sent[0].ReplyMarkup); len(b) != 1 || b["👀 Ack"] == "" {
+		t.Errorf("buttons = %v, want only 👀 Ack for a Grafana group", b)
+	}
+}
