@@ -360,7 +360,29 @@ func FuzzFromAlertmanager(f *testing.F) {
 			t.Fatalf("%d alerts for %d in the payload", len(as), len(p.Alerts))
 		}
 		checkAlerts(t, as)
+		gp, ok := AlertmanagerGroup(p)
+		checkGroup(t, gp, ok)
 	})
+}
+
+// checkGroup checks what a payload's group gives the store and the
+// formatter: a key and external URL that are valid UTF-8 without NUL
+// (stored as PostgreSQL text, which refuses both), a title and query that
+// are valid UTF-8, the title on one line.
+func checkGroup(t *testing.T, gp GroupPayload, ok bool) {
+	t.Helper()
+	if !ok {
+		return
+	}
+	g := Group{GroupKey: gp.GroupKey, GroupLabels: gp.GroupLabels, CommonLabels: gp.CommonLabels, CommonAnnotations: gp.CommonAnnotations, ExternalURL: gp.ExternalURL, Status: GroupFiring, Firing: 1}
+	for name, v := range map[string]string{"groupKey": g.GroupKey, "externalURL": g.ExternalURL, "title": g.Title(), "query": g.GroupQuery()} {
+		if !utf8.ValidString(v) || ((name == "groupKey" || name == "externalURL") && strings.ContainsRune(v, 0)) {
+			t.Fatalf("%s %q is not valid UTF-8 (without NUL where stored)", name, v)
+		}
+	}
+	if strings.ContainsAny(g.Title(), "\r\n") {
+		t.Fatalf("title %q spans lines", g.Title())
+	}
 }
 
 func FuzzFromGrafana(f *testing.F) {
