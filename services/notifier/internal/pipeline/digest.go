@@ -127,6 +127,8 @@ func (w *digestWorker) Work(ctx context.Context, job *river.Job[digestArgs]) err
 //	🔥 [FIRING] HighCPU (critical): CPU 97% on web-1
 //	…
 //	… and 47 more
+//	Links:
+//	- https://runbooks.example.com/high-cpu
 func DigestText(alerts []*alert.Alert) string {
 	type key struct{ name, severity string }
 	counts := map[key]int{}
@@ -176,5 +178,40 @@ func DigestText(alerts []*alert.Alert) string {
 		}
 		b.WriteString("\n" + mark + " " + oneLine(first))
 	}
+	if links := digestLinks(alerts); len(links) > 0 {
+		b.WriteString("\nLinks:")
+		for _, l := range links {
+			b.WriteString("\n- " + l)
+		}
+	}
 	return b.String()
+}
+
+// maxDigestLinks is how many links a digest lists.
+const maxDigestLinks = 3
+
+// digestLinks are the first distinct runbook and alert links of the
+// alerts (runbook_url annotations, then generatorURL), http(s) only.
+func digestLinks(alerts []*alert.Alert) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(v any) {
+		s, _ := v.(string)
+		s = strings.TrimSpace(s)
+		if len(out) == maxDigestLinks || seen[s] || strings.ContainsAny(s, " \t\r\n") ||
+			!(strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://")) || len(s) > 512 {
+			return
+		}
+		seen[s] = true
+		out = append(out, s)
+	}
+	for _, a := range alerts {
+		if ann, ok := a.Metadata["annotations"].(map[string]any); ok {
+			add(ann["runbook_url"])
+		}
+	}
+	for _, a := range alerts {
+		add(a.Metadata["generatorURL"])
+	}
+	return out
 }

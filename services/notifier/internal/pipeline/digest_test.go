@@ -124,7 +124,10 @@ func TestDigestText(t *testing.T) {
 		as = append(as, &alert.Alert{Text: fmt.Sprintf("[FIRING] DiskFull (warning): disk %d\nmore", i), Labels: map[string]string{"alertname": "DiskFull", "severity": "warning"}})
 	}
 	as = append(as, &alert.Alert{Text: "plain", AlertStatus: alert.Resolved, Labels: map[string]string{}})
-	want := "[DIGEST] 4 alerts during a storm\nDiskFull (warning): 3\nalert: 1\n\n🔥 [FIRING] DiskFull (warning): disk 0\n🔥 [FIRING] DiskFull (warning): disk 1\n🔥 [FIRING] DiskFull (warning): disk 2\n✅ plain"
+	as[0].Metadata = map[string]any{"annotations": map[string]any{"runbook_url": "https://runbooks.example.com/disk"}, "generatorURL": "http://prom:9090/graph?g0.expr=disk"}
+	as[1].Metadata = map[string]any{"annotations": map[string]any{"runbook_url": "https://runbooks.example.com/disk"}, "generatorURL": "javascript:alert(1)"}
+	want := "[DIGEST] 4 alerts during a storm\nDiskFull (warning): 3\nalert: 1\n\n🔥 [FIRING] DiskFull (warning): disk 0\n🔥 [FIRING] DiskFull (warning): disk 1\n🔥 [FIRING] DiskFull (warning): disk 2\n✅ plain" +
+		"\nLinks:\n- https://runbooks.example.com/disk\n- http://prom:9090/graph?g0.expr=disk"
 	if got := DigestText(as); got != want {
 		t.Errorf("DigestText =\n%s\nwant\n%s", got, want)
 	}
