@@ -4,6 +4,8 @@
 // {"ok":…,"result":…} or {"ok":false,"error_code":…,"description":…,
 // "parameters":{"retry_after":…}}) and records every sendMessage, and every
 // other call it answers (answerCallbackQuery, editMessageText) as a Call.
+// Like Telegram it refuses an editMessageText that changes neither the text
+// nor the inline keyboard ("message is not modified").
 package telegramtest
 
 import (
@@ -61,6 +63,10 @@ type Server struct {
 	handle func(Sent) Reply
 	notify chan struct{}
 	calls  []Call
+	// shown is each message's current content (text, parse mode and
+	// reply markup) by "chat/message id", for editMessageText's "message
+	// is not modified".
+	shown map[string]string
 }
 
 // Call is a Bot API call other than sendMessage and getMe: its method and
@@ -103,7 +109,7 @@ func (s *Server) WaitCalls(method string, n int, timeout time.Duration) []Call {
 // NewServer starts a server on a loopback :0 listener and closes it when
 // the test ends (via cleanup, e.g. t.Cleanup).
 func NewServer(cleanup func(func())) *Server {
-	s := &Server{nextID: 100, notify: make(chan struct{}, 1)}
+	s := &Server{nextID: 100, notify: make(chan struct{}, 1), shown: map[string]string{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	cleanup(s.Close)
 	return s
@@ -209,6 +215,7 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request, token strin
 	if reply.ErrorCode == 0 {
 		s.nextID++
 		m.MessageID = s.nextID
+		s.shown[m.ChatID+"/"+strconv.FormatInt(m.MessageID, 10)] = content(m.Text, m.ParseMode, m.ReplyMarkup)
 	}
 	s.sent = append(s.sent, m)
 	s.mu.Unlock()
@@ -248,10 +255,26 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request, method string) {
 	}
 	s.mu.Lock()
 	s.calls = append(s.calls, c)
+	unchanged := false
+	if method == "editMessageText" {
+		// Telegram refuses an edit that changes nothing, text and inline
+		// keyboard alike.
+		key := c.Form["chat_id"] + "/" + c.Form["message_id"]
+		now := content(c.Form["text"], c.Form["parse_mode"], c.Form["reply_markup"])
+		if prev, ok := s.shown[key]; ok && prev == now {
+			unchanged = true
+		}
+		s.shown[key] = now
+	}
 	s.mu.Unlock()
 	select {
 	case s.notify <- struct{}{}:
 	default:
+	}
+	if unchanged {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"ok": false, "error_code": 400,
+			"description": "Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message"})
+		return
 	}
 	var result any = true
 	if method == "editMessageText" {
@@ -261,6 +284,15 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request, method string) {
 			"chat": map[string]any{"id": chatID, "type": "supergroup", "title": "Alerts"}}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "result": result})
+}
+
+// content is what Telegram compares to find an edit that changes nothing;
+// no inline keyboard and an empty one are the same.
+func content(text, parseMode, markup string) string {
+	if markup == `{"inline_keyboard":[]}` {
+		markup = ""
+	}
+	return text + "\x00" + parseMode + "\x00" + markup
 }
 
 func cmpOr(a, b int) int {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/outbound"
 	"github.com/groundcrew/groundcrew/services/notifier/telegramtest"
 )
 
@@ -255,5 +257,43 @@ func TestPacingPerChat(t *testing.T) {
 	}
 	if el := time.Since(start); el > 2*time.Second {
 		t.Errorf("a fresh chat waited %v", el)
+	}
+}
+
+// TestGroupMessageWireFormat: a group reply carries reply_parameters, an
+// edit carries the MarkdownV2 text and the new keyboard (an empty one
+// removes the buttons), and an edit that changes nothing is no error.
+func TestGroupMessageWireFormat(t *testing.T) {
+	srv := telegramtest.NewServer(t.Cleanup)
+	d := &Deliverer{Client: newClient(t, srv, 1000), Router: Router{Default: "-100123"}, Logger: discard()}
+	ctx := t.Context()
+	msg := alert.Message{Text: `\[FIRING:2\] X`, Plain: "[FIRING:2] X", ParseMode: "MarkdownV2"}
+	ack := []outbound.Button{{Text: "👀 Ack", CallbackData: "ag:g1:ack"}}
+	root, err := d.SendGroupMessage(ctx, "-100123", msg, "", ack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.SendGroupMessage(ctx, "-100123", msg, root, nil); err != nil {
+		t.Fatal(err)
+	}
+	sent := srv.Delivered()
+	if len(sent) != 2 || sent[0].ReplyMarkup != `{"inline_keyboard":[[{"text":"👀 Ack","callback_data":"ag:g1:ack"}]]}` {
+		t.Fatalf("sent = %+v, want the root with its Ack button", sent)
+	}
+	if id, _ := sent[1].ReplyParameters["message_id"].(float64); strconv.FormatInt(int64(id), 10) != root || sent[1].ReplyParameters["allow_sending_without_reply"] != true {
+		t.Errorf("reply_parameters = %v, want message_id %s and allow_sending_without_reply", sent[1].ReplyParameters, root)
+	}
+	resolved := alert.Message{Text: `\[RESOLVED\] X`, Plain: "[RESOLVED] X", ParseMode: "MarkdownV2"}
+	for range 2 { // the second edit changes nothing: Telegram's 400 is no error
+		if err := d.EditGroupMessage(ctx, "-100123", root, resolved, nil); err != nil {
+			t.Fatalf("EditGroupMessage: %v", err)
+		}
+	}
+	edits := srv.Calls("editMessageText")
+	if len(edits) != 2 {
+		t.Fatalf("%d edits, want 2", len(edits))
+	}
+	if f := edits[0].Form; f["message_id"] != root || f["chat_id"] != "-100123" || f["text"] != resolved.Text || f["parse_mode"] != "MarkdownV2" || f["reply_markup"] != `{"inline_keyboard":[]}` {
+		t.Errorf("edit form = %v", f)
 	}
 }
