@@ -35,7 +35,7 @@ run: build ## Build and start all four services and the gateway on embedded defa
 	@scripts/run.sh
 
 .PHONY: test
-test: proto-check fmt-check test-console test-go fuzz ## Run every check and test (what CI runs).
+test: proto-check fmt-check test-console deploy-check vulncheck test-go fuzz ## Run every check and test (what CI runs).
 
 .PHONY: build
 build: ## Build every binary into bin/.
