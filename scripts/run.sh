@@ -15,6 +15,7 @@ export GATEWAY_ADDR="${GATEWAY_ADDR:-127.0.0.1:8080}"
 mkdir -p "$DATA_DIR/logs"
 
 pids=()
+declare -A names=()
 stop() {
 	trap - INT TERM EXIT
 	echo
@@ -29,6 +30,7 @@ for svc in search grounding rag notifier gateway; do
 	# Each service logs to the terminal and to $DATA_DIR/logs/<svc>.log.
 	"bin/$svc" > >(tee -a "$DATA_DIR/logs/$svc.log" | sed -u "s/^/[$svc] /") 2>&1 &
 	pids+=($!)
+	names[$!]=$svc
 done
 
 gateway="http://${GATEWAY_ADDR/0.0.0.0/localhost}"
@@ -64,6 +66,7 @@ cat <<MSG
 
 groundcrew is running (data in $DATA_DIR, logs in $DATA_DIR/logs).
 
+  Console      $gateway/console/
   API docs     $gateway/docs/
   OpenAPI      $gateway/openapi.json
   Readiness    curl $gateway/readyz
@@ -73,5 +76,17 @@ groundcrew is running (data in $DATA_DIR, logs in $DATA_DIR/logs).
 
 Press Ctrl-C to stop.
 MSG
-wait -n "${pids[@]}" || true
-echo "a service stopped; shutting the rest down" >&2
+# A service that stops (a crash, or one stopped on purpose to see how the
+# others degrade: stop search and an alert still goes out, marked
+# "Enrichment unavailable") is reported; the rest keep running until Ctrl-C.
+running=("${pids[@]}")
+while [ ${#running[@]} -gt 0 ]; do
+	done_pid=
+	status=0
+	wait -n -p done_pid "${running[@]}" || status=$?
+	[ -n "$done_pid" ] || break
+	echo "${names[$done_pid]} stopped (exit status $status); the others keep running, Ctrl-C stops them" >&2
+	left=()
+	for pid in "${running[@]}"; do [ "$pid" = "$done_pid" ] || left+=("$pid"); done
+	running=("${left[@]}")
+done
