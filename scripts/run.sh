@@ -23,6 +23,7 @@ stop() {
 	for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 	echo "stopped. Data is kept in $DATA_DIR"
+	exit 0
 }
 trap stop INT TERM EXIT
 
@@ -84,8 +85,8 @@ while [ ${#running[@]} -gt 0 ]; do
 	done_pid=
 	status=0
 	wait -n -p done_pid "${running[@]}" || status=$?
-	[ -n "$done_pid" ] || break
-	echo "${names[$done_pid]} stopped (exit status $status); the others keep running, Ctrl-C stops them" >&2
+	[ -n "${done_pid:-}" ] || break
+	echo "${names[$done_pid]:-a service} stopped (exit status $status); the others keep running, Ctrl-C stops them" >&2
 	left=()
 	for pid in "${running[@]}"; do [ "$pid" = "$done_pid" ] || left+=("$pid"); done
 	running=("${left[@]}")
