@@ -193,6 +193,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/alerts:watch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * WatchAlerts streams alerts as they arrive and change (status, attempts,
+         *     message), oldest change first, until the client cancels or the server
+         *     shuts down. Every notifier instance on the same database sees every
+         *     change. With `Accept: text/event-stream` the gateway serves it as
+         *     Server-Sent Events.
+         */
+        get: operations["NotifierService_WatchAlerts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/approvals": {
         parameters: {
             query?: never;
@@ -2669,6 +2692,10 @@ export interface components {
             /** @description Venue name. */
             title?: string;
         };
+        /** @description WatchAlertsResponse is one alert after a change. */
+        v1WatchAlertsResponse: {
+            alert?: components["schemas"]["v1Alert"];
+        };
         /** @description WatchResearchResponse is the run after a change. */
         v1WatchResearchResponse: {
             run?: components["schemas"]["v1ResearchState"];
@@ -3132,6 +3159,61 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["v1IngestGrafanaResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An unexpected error response. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["googleRpcStatus"];
+                };
+            };
+        };
+    };
+    NotifierService_WatchAlerts: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only alerts that are in this status after the change.
+                 *
+                 *      - STATUS_UNSPECIFIED: Not set.
+                 *      - RECEIVED: Stored; waiting for the pipeline.
+                 *      - ENRICHING: Being enriched through grounding.
+                 *      - DELIVERING: Being delivered.
+                 *      - DELIVERED: Delivered (to Telegram, or to the delivery log offline).
+                 *      - FAILED: Delivery failed for good; error says why.
+                 *      - DUPLICATE: A repeat of an alert delivered within the dedup window.
+                 */
+                status?: "STATUS_UNSPECIFIED" | "RECEIVED" | "ENRICHING" | "DELIVERING" | "DELIVERED" | "FAILED" | "DUPLICATE";
+                /**
+                 * @description Only changes after this time (an alert's update_time); unset: changes
+                 *     from the moment the stream starts.
+                 */
+                updatedAfter?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A stream: newline-delimited JSON by default, Server-Sent Events with `Accept: text/event-stream`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: components["schemas"]["googleRpcStatus"];
+                        result?: components["schemas"]["v1WatchAlertsResponse"];
+                    };
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -145,7 +145,7 @@ func (x ApprovalButton_Decision) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ApprovalButton_Decision.Descriptor instead.
 func (ApprovalButton_Decision) EnumDescriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{20, 0}
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{22, 0}
 }
 
 // Status is the group's state as its latest notification says.
@@ -198,7 +198,7 @@ func (x AlertGroup_Status) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AlertGroup_Status.Descriptor instead.
 func (AlertGroup_Status) EnumDescriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{25, 0}
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{27, 0}
 }
 
 // Alert is one alert as received and as it moves through the pipeline.
@@ -1443,6 +1443,108 @@ func (x *ListAlertsResponse) GetNextPageToken() string {
 	return ""
 }
 
+// WatchAlertsRequest says which alert changes to stream.
+type WatchAlertsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only alerts that are in this status after the change.
+	Status Alert_Status `protobuf:"varint,1,opt,name=status,proto3,enum=groundcrew.notifier.v1.Alert_Status" json:"status,omitempty"`
+	// Only changes after this time (an alert's update_time); unset: changes
+	// from the moment the stream starts.
+	UpdatedAfter  *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=updated_after,json=updatedAfter,proto3" json:"updated_after,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchAlertsRequest) Reset() {
+	*x = WatchAlertsRequest{}
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchAlertsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchAlertsRequest) ProtoMessage() {}
+
+func (x *WatchAlertsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchAlertsRequest.ProtoReflect.Descriptor instead.
+func (*WatchAlertsRequest) Descriptor() ([]byte, []int) {
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *WatchAlertsRequest) GetStatus() Alert_Status {
+	if x != nil {
+		return x.Status
+	}
+	return Alert_STATUS_UNSPECIFIED
+}
+
+func (x *WatchAlertsRequest) GetUpdatedAfter() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdatedAfter
+	}
+	return nil
+}
+
+// WatchAlertsResponse is one alert after a change.
+type WatchAlertsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The alert as it is now; its update_time orders the changes.
+	Alert         *Alert `protobuf:"bytes,1,opt,name=alert,proto3" json:"alert,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchAlertsResponse) Reset() {
+	*x = WatchAlertsResponse{}
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchAlertsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchAlertsResponse) ProtoMessage() {}
+
+func (x *WatchAlertsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchAlertsResponse.ProtoReflect.Descriptor instead.
+func (*WatchAlertsResponse) Descriptor() ([]byte, []int) {
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *WatchAlertsResponse) GetAlert() *Alert {
+	if x != nil {
+		return x.Alert
+	}
+	return nil
+}
+
 // AlertInput is an alert to format.
 type AlertInput struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1456,7 +1558,7 @@ type AlertInput struct {
 
 func (x *AlertInput) Reset() {
 	*x = AlertInput{}
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[14]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1468,7 +1570,7 @@ func (x *AlertInput) String() string {
 func (*AlertInput) ProtoMessage() {}
 
 func (x *AlertInput) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[14]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1481,7 +1583,7 @@ func (x *AlertInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AlertInput.ProtoReflect.Descriptor instead.
 func (*AlertInput) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{14}
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *AlertInput) GetText() string {
@@ -1513,7 +1615,7 @@ type EnrichmentCitation struct {
 
 func (x *EnrichmentCitation) Reset() {
 	*x = EnrichmentCitation{}
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[15]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1525,7 +1627,7 @@ func (x *EnrichmentCitation) String() string {
 func (*EnrichmentCitation) ProtoMessage() {}
 
 func (x *EnrichmentCitation) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[15]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1538,7 +1640,7 @@ func (x *EnrichmentCitation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnrichmentCitation.ProtoReflect.Descriptor instead.
 func (*EnrichmentCitation) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{15}
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *EnrichmentCitation) GetTitle() string {
@@ -1577,7 +1679,7 @@ type Enrichment struct {
 
 func (x *Enrichment) Reset() {
 	*x = Enrichment{}
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[16]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1589,7 +1691,7 @@ func (x *Enrichment) String() string {
 func (*Enrichment) ProtoMessage() {}
 
 func (x *Enrichment) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[16]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1602,7 +1704,7 @@ func (x *Enrichment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Enrichment.ProtoReflect.Descriptor instead.
 func (*Enrichment) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{16}
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Enrichment) GetSummary() string {
@@ -1644,7 +1746,7 @@ type FormatMessageRequest struct {
 
 func (x *FormatMessageRequest) Reset() {
 	*x = FormatMessageRequest{}
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[17]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1656,7 +1758,7 @@ func (x *FormatMessageRequest) String() string {
 func (*FormatMessageRequest) ProtoMessage() {}
 
 func (x *FormatMessageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[17]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1669,7 +1771,7 @@ func (x *FormatMessageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FormatMessageRequest.ProtoReflect.Descriptor instead.
 func (*FormatMessageRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{17}
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *FormatMessageRequest) GetAlert() *AlertInput {
@@ -1708,7 +1810,7 @@ type FormatMessageResponse struct {
 
 func (x *FormatMessageResponse) Reset() {
 	*x = FormatMessageResponse{}
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[18]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1720,7 +1822,7 @@ func (x *FormatMessageResponse) String() string {
 func (*FormatMessageResponse) ProtoMessage() {}
 
 func (x *FormatMessageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[18]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1733,7 +1835,7 @@ func (x *FormatMessageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FormatMessageResponse.ProtoReflect.Descriptor instead.
 func (*FormatMessageResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{18}
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *FormatMessageResponse) GetMessage() *TelegramMessage {
@@ -1782,7 +1884,7 @@ type InlineButton struct {
 
 func (x *InlineButton) Reset() {
 	*x = InlineButton{}
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[19]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1794,7 +1896,7 @@ func (x *InlineButton) String() string {
 func (*InlineButton) ProtoMessage() {}
 
 func (x *InlineButton) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[19]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1807,7 +1909,7 @@ func (x *InlineButton) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InlineButton.ProtoReflect.Descriptor instead.
 func (*InlineButton) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{19}
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *InlineButton) GetText() string {
@@ -1844,7 +1946,7 @@ type ApprovalButton struct {
 
 func (x *ApprovalButton) Reset() {
 	*x = ApprovalButton{}
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[20]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1856,7 +1958,7 @@ func (x *ApprovalButton) String() string {
 func (*ApprovalButton) ProtoMessage() {}
 
 func (x *ApprovalButton) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[20]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1869,7 +1971,7 @@ func (x *ApprovalButton) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalButton.ProtoReflect.Descriptor instead.
 func (*ApprovalButton) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{20}
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ApprovalButton) GetApprovalId() string {
@@ -1905,7 +2007,7 @@ type SendMessageRequest struct {
 
 func (x *SendMessageRequest) Reset() {
 	*x = SendMessageRequest{}
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[21]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1917,7 +2019,7 @@ func (x *SendMessageRequest) String() string {
 func (*SendMessageRequest) ProtoMessage() {}
 
 func (x *SendMessageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[21]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1930,7 +2032,7 @@ func (x *SendMessageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendMessageRequest.ProtoReflect.Descriptor instead.
 func (*SendMessageRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{21}
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SendMessageRequest) GetText() string {
@@ -1984,7 +2086,7 @@ type SendMessageResponse struct {
 
 func (x *SendMessageResponse) Reset() {
 	*x = SendMessageResponse{}
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[22]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1996,7 +2098,7 @@ func (x *SendMessageResponse) String() string {
 func (*SendMessageResponse) ProtoMessage() {}
 
 func (x *SendMessageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[22]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2009,7 +2111,7 @@ func (x *SendMessageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendMessageResponse.ProtoReflect.Descriptor instead.
 func (*SendMessageResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{22}
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SendMessageResponse) GetDeliveryId() string {
@@ -2044,7 +2146,7 @@ type HandleTelegramUpdateRequest struct {
 
 func (x *HandleTelegramUpdateRequest) Reset() {
 	*x = HandleTelegramUpdateRequest{}
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[23]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2056,7 +2158,7 @@ func (x *HandleTelegramUpdateRequest) String() string {
 func (*HandleTelegramUpdateRequest) ProtoMessage() {}
 
 func (x *HandleTelegramUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[23]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2069,7 +2171,7 @@ func (x *HandleTelegramUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleTelegramUpdateRequest.ProtoReflect.Descriptor instead.
 func (*HandleTelegramUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{23}
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *HandleTelegramUpdateRequest) GetUpdate() *TelegramUpdate {
@@ -2090,7 +2192,7 @@ type HandleTelegramUpdateResponse struct {
 
 func (x *HandleTelegramUpdateResponse) Reset() {
 	*x = HandleTelegramUpdateResponse{}
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[24]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2102,7 +2204,7 @@ func (x *HandleTelegramUpdateResponse) String() string {
 func (*HandleTelegramUpdateResponse) ProtoMessage() {}
 
 func (x *HandleTelegramUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[24]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2115,7 +2217,7 @@ func (x *HandleTelegramUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleTelegramUpdateResponse.ProtoReflect.Descriptor instead.
 func (*HandleTelegramUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{24}
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *HandleTelegramUpdateResponse) GetOutcome() string {
@@ -2174,7 +2276,7 @@ type AlertGroup struct {
 
 func (x *AlertGroup) Reset() {
 	*x = AlertGroup{}
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[25]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2186,7 +2288,7 @@ func (x *AlertGroup) String() string {
 func (*AlertGroup) ProtoMessage() {}
 
 func (x *AlertGroup) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[25]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2199,7 +2301,7 @@ func (x *AlertGroup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AlertGroup.ProtoReflect.Descriptor instead.
 func (*AlertGroup) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{25}
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *AlertGroup) GetId() string {
@@ -2350,7 +2452,7 @@ type AlertGroupSilence struct {
 
 func (x *AlertGroupSilence) Reset() {
 	*x = AlertGroupSilence{}
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[26]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2362,7 +2464,7 @@ func (x *AlertGroupSilence) String() string {
 func (*AlertGroupSilence) ProtoMessage() {}
 
 func (x *AlertGroupSilence) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[26]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2375,7 +2477,7 @@ func (x *AlertGroupSilence) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AlertGroupSilence.ProtoReflect.Descriptor instead.
 func (*AlertGroupSilence) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{26}
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *AlertGroupSilence) GetSilenceId() string {
@@ -2435,7 +2537,7 @@ type AlertGroupAck struct {
 
 func (x *AlertGroupAck) Reset() {
 	*x = AlertGroupAck{}
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[27]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2447,7 +2549,7 @@ func (x *AlertGroupAck) String() string {
 func (*AlertGroupAck) ProtoMessage() {}
 
 func (x *AlertGroupAck) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[27]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2460,7 +2562,7 @@ func (x *AlertGroupAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AlertGroupAck.ProtoReflect.Descriptor instead.
 func (*AlertGroupAck) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{27}
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *AlertGroupAck) GetActor() string {
@@ -2499,7 +2601,7 @@ type ListAlertGroupsRequest struct {
 
 func (x *ListAlertGroupsRequest) Reset() {
 	*x = ListAlertGroupsRequest{}
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[28]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2511,7 +2613,7 @@ func (x *ListAlertGroupsRequest) String() string {
 func (*ListAlertGroupsRequest) ProtoMessage() {}
 
 func (x *ListAlertGroupsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[28]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2524,7 +2626,7 @@ func (x *ListAlertGroupsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAlertGroupsRequest.ProtoReflect.Descriptor instead.
 func (*ListAlertGroupsRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{28}
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ListAlertGroupsRequest) GetStatus() AlertGroup_Status {
@@ -2561,7 +2663,7 @@ type ListAlertGroupsResponse struct {
 
 func (x *ListAlertGroupsResponse) Reset() {
 	*x = ListAlertGroupsResponse{}
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[29]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2573,7 +2675,7 @@ func (x *ListAlertGroupsResponse) String() string {
 func (*ListAlertGroupsResponse) ProtoMessage() {}
 
 func (x *ListAlertGroupsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[29]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2586,7 +2688,7 @@ func (x *ListAlertGroupsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAlertGroupsResponse.ProtoReflect.Descriptor instead.
 func (*ListAlertGroupsResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{29}
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListAlertGroupsResponse) GetAlertGroups() []*AlertGroup {
@@ -2614,7 +2716,7 @@ type GetAlertGroupRequest struct {
 
 func (x *GetAlertGroupRequest) Reset() {
 	*x = GetAlertGroupRequest{}
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[30]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2626,7 +2728,7 @@ func (x *GetAlertGroupRequest) String() string {
 func (*GetAlertGroupRequest) ProtoMessage() {}
 
 func (x *GetAlertGroupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[30]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2639,7 +2741,7 @@ func (x *GetAlertGroupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAlertGroupRequest.ProtoReflect.Descriptor instead.
 func (*GetAlertGroupRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{30}
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GetAlertGroupRequest) GetId() string {
@@ -2660,7 +2762,7 @@ type GetAlertGroupResponse struct {
 
 func (x *GetAlertGroupResponse) Reset() {
 	*x = GetAlertGroupResponse{}
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[31]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2672,7 +2774,7 @@ func (x *GetAlertGroupResponse) String() string {
 func (*GetAlertGroupResponse) ProtoMessage() {}
 
 func (x *GetAlertGroupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[31]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2685,7 +2787,7 @@ func (x *GetAlertGroupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAlertGroupResponse.ProtoReflect.Descriptor instead.
 func (*GetAlertGroupResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{31}
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetAlertGroupResponse) GetAlertGroup() *AlertGroup {
@@ -2711,7 +2813,7 @@ type SilenceAlertGroupRequest struct {
 
 func (x *SilenceAlertGroupRequest) Reset() {
 	*x = SilenceAlertGroupRequest{}
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[32]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2723,7 +2825,7 @@ func (x *SilenceAlertGroupRequest) String() string {
 func (*SilenceAlertGroupRequest) ProtoMessage() {}
 
 func (x *SilenceAlertGroupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[32]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2736,7 +2838,7 @@ func (x *SilenceAlertGroupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SilenceAlertGroupRequest.ProtoReflect.Descriptor instead.
 func (*SilenceAlertGroupRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{32}
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SilenceAlertGroupRequest) GetId() string {
@@ -2771,7 +2873,7 @@ type SilenceAlertGroupResponse struct {
 
 func (x *SilenceAlertGroupResponse) Reset() {
 	*x = SilenceAlertGroupResponse{}
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[33]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2783,7 +2885,7 @@ func (x *SilenceAlertGroupResponse) String() string {
 func (*SilenceAlertGroupResponse) ProtoMessage() {}
 
 func (x *SilenceAlertGroupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[33]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2796,7 +2898,7 @@ func (x *SilenceAlertGroupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SilenceAlertGroupResponse.ProtoReflect.Descriptor instead.
 func (*SilenceAlertGroupResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{33}
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SilenceAlertGroupResponse) GetAlertGroup() *AlertGroup {
@@ -2820,7 +2922,7 @@ type AckAlertGroupRequest struct {
 
 func (x *AckAlertGroupRequest) Reset() {
 	*x = AckAlertGroupRequest{}
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[34]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2832,7 +2934,7 @@ func (x *AckAlertGroupRequest) String() string {
 func (*AckAlertGroupRequest) ProtoMessage() {}
 
 func (x *AckAlertGroupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[34]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2845,7 +2947,7 @@ func (x *AckAlertGroupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckAlertGroupRequest.ProtoReflect.Descriptor instead.
 func (*AckAlertGroupRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{34}
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *AckAlertGroupRequest) GetId() string {
@@ -2873,7 +2975,7 @@ type AckAlertGroupResponse struct {
 
 func (x *AckAlertGroupResponse) Reset() {
 	*x = AckAlertGroupResponse{}
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[35]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2885,7 +2987,7 @@ func (x *AckAlertGroupResponse) String() string {
 func (*AckAlertGroupResponse) ProtoMessage() {}
 
 func (x *AckAlertGroupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[35]
+	mi := &file_groundcrew_notifier_v1_notifier_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2898,7 +3000,7 @@ func (x *AckAlertGroupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckAlertGroupResponse.ProtoReflect.Descriptor instead.
 func (*AckAlertGroupResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{35}
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *AckAlertGroupResponse) GetAlertGroup() *AlertGroup {
@@ -3056,7 +3158,12 @@ const file_groundcrew_notifier_v1_notifier_proto_rawDesc = "" +
 	"\x0ereceived_after\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\rreceivedAfter\"s\n" +
 	"\x12ListAlertsResponse\x125\n" +
 	"\x06alerts\x18\x01 \x03(\v2\x1d.groundcrew.notifier.v1.AlertR\x06alerts\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xa0\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x9d\x01\n" +
+	"\x12WatchAlertsRequest\x12F\n" +
+	"\x06status\x18\x01 \x01(\x0e2$.groundcrew.notifier.v1.Alert.StatusB\b\xbaH\x05\x82\x01\x02\x10\x01R\x06status\x12?\n" +
+	"\rupdated_after\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\fupdatedAfter\"J\n" +
+	"\x13WatchAlertsResponse\x123\n" +
+	"\x05alert\x18\x01 \x01(\v2\x1d.groundcrew.notifier.v1.AlertR\x05alert\"\xa0\x01\n" +
 	"\n" +
 	"AlertInput\x12]\n" +
 	"\x04text\x18\x01 \x01(\tBI\xbaHF\xba\x01=\n" +
@@ -3188,7 +3295,7 @@ const file_groundcrew_notifier_v1_notifier_proto_rawDesc = "" +
 	"\x02by\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x02by\"\\\n" +
 	"\x15AckAlertGroupResponse\x12C\n" +
 	"\valert_group\x18\x01 \x01(\v2\".groundcrew.notifier.v1.AlertGroupR\n" +
-	"alertGroup2\xd2\r\n" +
+	"alertGroup2\xd7\x0e\n" +
 	"\x0fNotifierService\x12}\n" +
 	"\vIngestAlert\x12*.groundcrew.notifier.v1.IngestAlertRequest\x1a+.groundcrew.notifier.v1.IngestAlertResponse\"\x15\x82\xd3\xe4\x93\x02\x0f:\x01*\"\n" +
 	"/v1/alerts\x12\x9f\x01\n" +
@@ -3197,7 +3304,8 @@ const file_groundcrew_notifier_v1_notifier_proto_rawDesc = "" +
 	"\bGetAlert\x12'.groundcrew.notifier.v1.GetAlertRequest\x1a(.groundcrew.notifier.v1.GetAlertResponse\"\x17\x82\xd3\xe4\x93\x02\x11\x12\x0f/v1/alerts/{id}\x12w\n" +
 	"\n" +
 	"ListAlerts\x12).groundcrew.notifier.v1.ListAlertsRequest\x1a*.groundcrew.notifier.v1.ListAlertsResponse\"\x12\x82\xd3\xe4\x93\x02\f\x12\n" +
-	"/v1/alerts\x12\x91\x01\n" +
+	"/v1/alerts\x12\x82\x01\n" +
+	"\vWatchAlerts\x12*.groundcrew.notifier.v1.WatchAlertsRequest\x1a+.groundcrew.notifier.v1.WatchAlertsResponse\"\x18\x82\xd3\xe4\x93\x02\x12\x12\x10/v1/alerts:watch0\x01\x12\x91\x01\n" +
 	"\rFormatMessage\x12,.groundcrew.notifier.v1.FormatMessageRequest\x1a-.groundcrew.notifier.v1.FormatMessageResponse\"#\x82\xd3\xe4\x93\x02\x1d:\x01*\"\x18/v1/notifications:format\x12\x89\x01\n" +
 	"\vSendMessage\x12*.groundcrew.notifier.v1.SendMessageRequest\x1a+.groundcrew.notifier.v1.SendMessageResponse\"!\x82\xd3\xe4\x93\x02\x1b:\x01*\"\x16/v1/notifications:send\x12\xa7\x01\n" +
 	"\x14HandleTelegramUpdate\x123.groundcrew.notifier.v1.HandleTelegramUpdateRequest\x1a4.groundcrew.notifier.v1.HandleTelegramUpdateResponse\"$\x82\xd3\xe4\x93\x02\x1e:\x06update\"\x14/v1/telegram/webhook\x12\x8c\x01\n" +
@@ -3219,7 +3327,7 @@ func file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP() []byte {
 }
 
 var file_groundcrew_notifier_v1_notifier_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_groundcrew_notifier_v1_notifier_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
+var file_groundcrew_notifier_v1_notifier_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
 var file_groundcrew_notifier_v1_notifier_proto_goTypes = []any{
 	(Alert_Status)(0),                    // 0: groundcrew.notifier.v1.Alert.Status
 	(ApprovalButton_Decision)(0),         // 1: groundcrew.notifier.v1.ApprovalButton.Decision
@@ -3238,130 +3346,137 @@ var file_groundcrew_notifier_v1_notifier_proto_goTypes = []any{
 	(*GetAlertResponse)(nil),             // 14: groundcrew.notifier.v1.GetAlertResponse
 	(*ListAlertsRequest)(nil),            // 15: groundcrew.notifier.v1.ListAlertsRequest
 	(*ListAlertsResponse)(nil),           // 16: groundcrew.notifier.v1.ListAlertsResponse
-	(*AlertInput)(nil),                   // 17: groundcrew.notifier.v1.AlertInput
-	(*EnrichmentCitation)(nil),           // 18: groundcrew.notifier.v1.EnrichmentCitation
-	(*Enrichment)(nil),                   // 19: groundcrew.notifier.v1.Enrichment
-	(*FormatMessageRequest)(nil),         // 20: groundcrew.notifier.v1.FormatMessageRequest
-	(*FormatMessageResponse)(nil),        // 21: groundcrew.notifier.v1.FormatMessageResponse
-	(*InlineButton)(nil),                 // 22: groundcrew.notifier.v1.InlineButton
-	(*ApprovalButton)(nil),               // 23: groundcrew.notifier.v1.ApprovalButton
-	(*SendMessageRequest)(nil),           // 24: groundcrew.notifier.v1.SendMessageRequest
-	(*SendMessageResponse)(nil),          // 25: groundcrew.notifier.v1.SendMessageResponse
-	(*HandleTelegramUpdateRequest)(nil),  // 26: groundcrew.notifier.v1.HandleTelegramUpdateRequest
-	(*HandleTelegramUpdateResponse)(nil), // 27: groundcrew.notifier.v1.HandleTelegramUpdateResponse
-	(*AlertGroup)(nil),                   // 28: groundcrew.notifier.v1.AlertGroup
-	(*AlertGroupSilence)(nil),            // 29: groundcrew.notifier.v1.AlertGroupSilence
-	(*AlertGroupAck)(nil),                // 30: groundcrew.notifier.v1.AlertGroupAck
-	(*ListAlertGroupsRequest)(nil),       // 31: groundcrew.notifier.v1.ListAlertGroupsRequest
-	(*ListAlertGroupsResponse)(nil),      // 32: groundcrew.notifier.v1.ListAlertGroupsResponse
-	(*GetAlertGroupRequest)(nil),         // 33: groundcrew.notifier.v1.GetAlertGroupRequest
-	(*GetAlertGroupResponse)(nil),        // 34: groundcrew.notifier.v1.GetAlertGroupResponse
-	(*SilenceAlertGroupRequest)(nil),     // 35: groundcrew.notifier.v1.SilenceAlertGroupRequest
-	(*SilenceAlertGroupResponse)(nil),    // 36: groundcrew.notifier.v1.SilenceAlertGroupResponse
-	(*AckAlertGroupRequest)(nil),         // 37: groundcrew.notifier.v1.AckAlertGroupRequest
-	(*AckAlertGroupResponse)(nil),        // 38: groundcrew.notifier.v1.AckAlertGroupResponse
-	nil,                                  // 39: groundcrew.notifier.v1.AlertmanagerAlert.LabelsEntry
-	nil,                                  // 40: groundcrew.notifier.v1.AlertmanagerAlert.AnnotationsEntry
-	nil,                                  // 41: groundcrew.notifier.v1.IngestAlertmanagerRequest.GroupLabelsEntry
-	nil,                                  // 42: groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonLabelsEntry
-	nil,                                  // 43: groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonAnnotationsEntry
-	nil,                                  // 44: groundcrew.notifier.v1.GrafanaAlert.LabelsEntry
-	nil,                                  // 45: groundcrew.notifier.v1.GrafanaAlert.AnnotationsEntry
-	nil,                                  // 46: groundcrew.notifier.v1.IngestGrafanaRequest.GroupLabelsEntry
-	nil,                                  // 47: groundcrew.notifier.v1.IngestGrafanaRequest.CommonLabelsEntry
-	nil,                                  // 48: groundcrew.notifier.v1.IngestGrafanaRequest.CommonAnnotationsEntry
-	nil,                                  // 49: groundcrew.notifier.v1.AlertGroup.CommonLabelsEntry
-	(*timestamppb.Timestamp)(nil),        // 50: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),              // 51: google.protobuf.Struct
-	(*TelegramUpdate)(nil),               // 52: groundcrew.notifier.v1.TelegramUpdate
-	(*durationpb.Duration)(nil),          // 53: google.protobuf.Duration
+	(*WatchAlertsRequest)(nil),           // 17: groundcrew.notifier.v1.WatchAlertsRequest
+	(*WatchAlertsResponse)(nil),          // 18: groundcrew.notifier.v1.WatchAlertsResponse
+	(*AlertInput)(nil),                   // 19: groundcrew.notifier.v1.AlertInput
+	(*EnrichmentCitation)(nil),           // 20: groundcrew.notifier.v1.EnrichmentCitation
+	(*Enrichment)(nil),                   // 21: groundcrew.notifier.v1.Enrichment
+	(*FormatMessageRequest)(nil),         // 22: groundcrew.notifier.v1.FormatMessageRequest
+	(*FormatMessageResponse)(nil),        // 23: groundcrew.notifier.v1.FormatMessageResponse
+	(*InlineButton)(nil),                 // 24: groundcrew.notifier.v1.InlineButton
+	(*ApprovalButton)(nil),               // 25: groundcrew.notifier.v1.ApprovalButton
+	(*SendMessageRequest)(nil),           // 26: groundcrew.notifier.v1.SendMessageRequest
+	(*SendMessageResponse)(nil),          // 27: groundcrew.notifier.v1.SendMessageResponse
+	(*HandleTelegramUpdateRequest)(nil),  // 28: groundcrew.notifier.v1.HandleTelegramUpdateRequest
+	(*HandleTelegramUpdateResponse)(nil), // 29: groundcrew.notifier.v1.HandleTelegramUpdateResponse
+	(*AlertGroup)(nil),                   // 30: groundcrew.notifier.v1.AlertGroup
+	(*AlertGroupSilence)(nil),            // 31: groundcrew.notifier.v1.AlertGroupSilence
+	(*AlertGroupAck)(nil),                // 32: groundcrew.notifier.v1.AlertGroupAck
+	(*ListAlertGroupsRequest)(nil),       // 33: groundcrew.notifier.v1.ListAlertGroupsRequest
+	(*ListAlertGroupsResponse)(nil),      // 34: groundcrew.notifier.v1.ListAlertGroupsResponse
+	(*GetAlertGroupRequest)(nil),         // 35: groundcrew.notifier.v1.GetAlertGroupRequest
+	(*GetAlertGroupResponse)(nil),        // 36: groundcrew.notifier.v1.GetAlertGroupResponse
+	(*SilenceAlertGroupRequest)(nil),     // 37: groundcrew.notifier.v1.SilenceAlertGroupRequest
+	(*SilenceAlertGroupResponse)(nil),    // 38: groundcrew.notifier.v1.SilenceAlertGroupResponse
+	(*AckAlertGroupRequest)(nil),         // 39: groundcrew.notifier.v1.AckAlertGroupRequest
+	(*AckAlertGroupResponse)(nil),        // 40: groundcrew.notifier.v1.AckAlertGroupResponse
+	nil,                                  // 41: groundcrew.notifier.v1.AlertmanagerAlert.LabelsEntry
+	nil,                                  // 42: groundcrew.notifier.v1.AlertmanagerAlert.AnnotationsEntry
+	nil,                                  // 43: groundcrew.notifier.v1.IngestAlertmanagerRequest.GroupLabelsEntry
+	nil,                                  // 44: groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonLabelsEntry
+	nil,                                  // 45: groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonAnnotationsEntry
+	nil,                                  // 46: groundcrew.notifier.v1.GrafanaAlert.LabelsEntry
+	nil,                                  // 47: groundcrew.notifier.v1.GrafanaAlert.AnnotationsEntry
+	nil,                                  // 48: groundcrew.notifier.v1.IngestGrafanaRequest.GroupLabelsEntry
+	nil,                                  // 49: groundcrew.notifier.v1.IngestGrafanaRequest.CommonLabelsEntry
+	nil,                                  // 50: groundcrew.notifier.v1.IngestGrafanaRequest.CommonAnnotationsEntry
+	nil,                                  // 51: groundcrew.notifier.v1.AlertGroup.CommonLabelsEntry
+	(*timestamppb.Timestamp)(nil),        // 52: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),              // 53: google.protobuf.Struct
+	(*TelegramUpdate)(nil),               // 54: groundcrew.notifier.v1.TelegramUpdate
+	(*durationpb.Duration)(nil),          // 55: google.protobuf.Duration
 }
 var file_groundcrew_notifier_v1_notifier_proto_depIdxs = []int32{
-	50, // 0: groundcrew.notifier.v1.Alert.received_at:type_name -> google.protobuf.Timestamp
-	51, // 1: groundcrew.notifier.v1.Alert.metadata:type_name -> google.protobuf.Struct
+	52, // 0: groundcrew.notifier.v1.Alert.received_at:type_name -> google.protobuf.Timestamp
+	53, // 1: groundcrew.notifier.v1.Alert.metadata:type_name -> google.protobuf.Struct
 	0,  // 2: groundcrew.notifier.v1.Alert.status:type_name -> groundcrew.notifier.v1.Alert.Status
 	4,  // 3: groundcrew.notifier.v1.Alert.message:type_name -> groundcrew.notifier.v1.TelegramMessage
-	50, // 4: groundcrew.notifier.v1.Alert.update_time:type_name -> google.protobuf.Timestamp
-	50, // 5: groundcrew.notifier.v1.Alert.deliver_time:type_name -> google.protobuf.Timestamp
-	51, // 6: groundcrew.notifier.v1.IngestAlertRequest.metadata:type_name -> google.protobuf.Struct
+	52, // 4: groundcrew.notifier.v1.Alert.update_time:type_name -> google.protobuf.Timestamp
+	52, // 5: groundcrew.notifier.v1.Alert.deliver_time:type_name -> google.protobuf.Timestamp
+	53, // 6: groundcrew.notifier.v1.IngestAlertRequest.metadata:type_name -> google.protobuf.Struct
 	3,  // 7: groundcrew.notifier.v1.IngestAlertResponse.alert:type_name -> groundcrew.notifier.v1.Alert
-	39, // 8: groundcrew.notifier.v1.AlertmanagerAlert.labels:type_name -> groundcrew.notifier.v1.AlertmanagerAlert.LabelsEntry
-	40, // 9: groundcrew.notifier.v1.AlertmanagerAlert.annotations:type_name -> groundcrew.notifier.v1.AlertmanagerAlert.AnnotationsEntry
-	50, // 10: groundcrew.notifier.v1.AlertmanagerAlert.starts_at:type_name -> google.protobuf.Timestamp
-	50, // 11: groundcrew.notifier.v1.AlertmanagerAlert.ends_at:type_name -> google.protobuf.Timestamp
-	41, // 12: groundcrew.notifier.v1.IngestAlertmanagerRequest.group_labels:type_name -> groundcrew.notifier.v1.IngestAlertmanagerRequest.GroupLabelsEntry
-	42, // 13: groundcrew.notifier.v1.IngestAlertmanagerRequest.common_labels:type_name -> groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonLabelsEntry
-	43, // 14: groundcrew.notifier.v1.IngestAlertmanagerRequest.common_annotations:type_name -> groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonAnnotationsEntry
+	41, // 8: groundcrew.notifier.v1.AlertmanagerAlert.labels:type_name -> groundcrew.notifier.v1.AlertmanagerAlert.LabelsEntry
+	42, // 9: groundcrew.notifier.v1.AlertmanagerAlert.annotations:type_name -> groundcrew.notifier.v1.AlertmanagerAlert.AnnotationsEntry
+	52, // 10: groundcrew.notifier.v1.AlertmanagerAlert.starts_at:type_name -> google.protobuf.Timestamp
+	52, // 11: groundcrew.notifier.v1.AlertmanagerAlert.ends_at:type_name -> google.protobuf.Timestamp
+	43, // 12: groundcrew.notifier.v1.IngestAlertmanagerRequest.group_labels:type_name -> groundcrew.notifier.v1.IngestAlertmanagerRequest.GroupLabelsEntry
+	44, // 13: groundcrew.notifier.v1.IngestAlertmanagerRequest.common_labels:type_name -> groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonLabelsEntry
+	45, // 14: groundcrew.notifier.v1.IngestAlertmanagerRequest.common_annotations:type_name -> groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonAnnotationsEntry
 	7,  // 15: groundcrew.notifier.v1.IngestAlertmanagerRequest.alerts:type_name -> groundcrew.notifier.v1.AlertmanagerAlert
 	3,  // 16: groundcrew.notifier.v1.IngestAlertmanagerResponse.alerts:type_name -> groundcrew.notifier.v1.Alert
-	44, // 17: groundcrew.notifier.v1.GrafanaAlert.labels:type_name -> groundcrew.notifier.v1.GrafanaAlert.LabelsEntry
-	45, // 18: groundcrew.notifier.v1.GrafanaAlert.annotations:type_name -> groundcrew.notifier.v1.GrafanaAlert.AnnotationsEntry
-	50, // 19: groundcrew.notifier.v1.GrafanaAlert.starts_at:type_name -> google.protobuf.Timestamp
-	50, // 20: groundcrew.notifier.v1.GrafanaAlert.ends_at:type_name -> google.protobuf.Timestamp
-	51, // 21: groundcrew.notifier.v1.GrafanaAlert.values:type_name -> google.protobuf.Struct
+	46, // 17: groundcrew.notifier.v1.GrafanaAlert.labels:type_name -> groundcrew.notifier.v1.GrafanaAlert.LabelsEntry
+	47, // 18: groundcrew.notifier.v1.GrafanaAlert.annotations:type_name -> groundcrew.notifier.v1.GrafanaAlert.AnnotationsEntry
+	52, // 19: groundcrew.notifier.v1.GrafanaAlert.starts_at:type_name -> google.protobuf.Timestamp
+	52, // 20: groundcrew.notifier.v1.GrafanaAlert.ends_at:type_name -> google.protobuf.Timestamp
+	53, // 21: groundcrew.notifier.v1.GrafanaAlert.values:type_name -> google.protobuf.Struct
 	10, // 22: groundcrew.notifier.v1.IngestGrafanaRequest.alerts:type_name -> groundcrew.notifier.v1.GrafanaAlert
-	46, // 23: groundcrew.notifier.v1.IngestGrafanaRequest.group_labels:type_name -> groundcrew.notifier.v1.IngestGrafanaRequest.GroupLabelsEntry
-	47, // 24: groundcrew.notifier.v1.IngestGrafanaRequest.common_labels:type_name -> groundcrew.notifier.v1.IngestGrafanaRequest.CommonLabelsEntry
-	48, // 25: groundcrew.notifier.v1.IngestGrafanaRequest.common_annotations:type_name -> groundcrew.notifier.v1.IngestGrafanaRequest.CommonAnnotationsEntry
+	48, // 23: groundcrew.notifier.v1.IngestGrafanaRequest.group_labels:type_name -> groundcrew.notifier.v1.IngestGrafanaRequest.GroupLabelsEntry
+	49, // 24: groundcrew.notifier.v1.IngestGrafanaRequest.common_labels:type_name -> groundcrew.notifier.v1.IngestGrafanaRequest.CommonLabelsEntry
+	50, // 25: groundcrew.notifier.v1.IngestGrafanaRequest.common_annotations:type_name -> groundcrew.notifier.v1.IngestGrafanaRequest.CommonAnnotationsEntry
 	3,  // 26: groundcrew.notifier.v1.IngestGrafanaResponse.alerts:type_name -> groundcrew.notifier.v1.Alert
 	3,  // 27: groundcrew.notifier.v1.GetAlertResponse.alert:type_name -> groundcrew.notifier.v1.Alert
 	0,  // 28: groundcrew.notifier.v1.ListAlertsRequest.status:type_name -> groundcrew.notifier.v1.Alert.Status
-	50, // 29: groundcrew.notifier.v1.ListAlertsRequest.received_after:type_name -> google.protobuf.Timestamp
+	52, // 29: groundcrew.notifier.v1.ListAlertsRequest.received_after:type_name -> google.protobuf.Timestamp
 	3,  // 30: groundcrew.notifier.v1.ListAlertsResponse.alerts:type_name -> groundcrew.notifier.v1.Alert
-	51, // 31: groundcrew.notifier.v1.AlertInput.metadata:type_name -> google.protobuf.Struct
-	18, // 32: groundcrew.notifier.v1.Enrichment.citations:type_name -> groundcrew.notifier.v1.EnrichmentCitation
-	17, // 33: groundcrew.notifier.v1.FormatMessageRequest.alert:type_name -> groundcrew.notifier.v1.AlertInput
-	19, // 34: groundcrew.notifier.v1.FormatMessageRequest.enrichment:type_name -> groundcrew.notifier.v1.Enrichment
-	4,  // 35: groundcrew.notifier.v1.FormatMessageResponse.message:type_name -> groundcrew.notifier.v1.TelegramMessage
-	23, // 36: groundcrew.notifier.v1.InlineButton.approval:type_name -> groundcrew.notifier.v1.ApprovalButton
-	1,  // 37: groundcrew.notifier.v1.ApprovalButton.decision:type_name -> groundcrew.notifier.v1.ApprovalButton.Decision
-	22, // 38: groundcrew.notifier.v1.SendMessageRequest.buttons:type_name -> groundcrew.notifier.v1.InlineButton
-	52, // 39: groundcrew.notifier.v1.HandleTelegramUpdateRequest.update:type_name -> groundcrew.notifier.v1.TelegramUpdate
-	2,  // 40: groundcrew.notifier.v1.AlertGroup.status:type_name -> groundcrew.notifier.v1.AlertGroup.Status
-	49, // 41: groundcrew.notifier.v1.AlertGroup.common_labels:type_name -> groundcrew.notifier.v1.AlertGroup.CommonLabelsEntry
-	29, // 42: groundcrew.notifier.v1.AlertGroup.silence:type_name -> groundcrew.notifier.v1.AlertGroupSilence
-	30, // 43: groundcrew.notifier.v1.AlertGroup.ack:type_name -> groundcrew.notifier.v1.AlertGroupAck
-	3,  // 44: groundcrew.notifier.v1.AlertGroup.alerts:type_name -> groundcrew.notifier.v1.Alert
-	50, // 45: groundcrew.notifier.v1.AlertGroup.create_time:type_name -> google.protobuf.Timestamp
-	50, // 46: groundcrew.notifier.v1.AlertGroup.update_time:type_name -> google.protobuf.Timestamp
-	50, // 47: groundcrew.notifier.v1.AlertGroupSilence.end_time:type_name -> google.protobuf.Timestamp
-	50, // 48: groundcrew.notifier.v1.AlertGroupSilence.create_time:type_name -> google.protobuf.Timestamp
-	50, // 49: groundcrew.notifier.v1.AlertGroupAck.ack_time:type_name -> google.protobuf.Timestamp
-	2,  // 50: groundcrew.notifier.v1.ListAlertGroupsRequest.status:type_name -> groundcrew.notifier.v1.AlertGroup.Status
-	28, // 51: groundcrew.notifier.v1.ListAlertGroupsResponse.alert_groups:type_name -> groundcrew.notifier.v1.AlertGroup
-	28, // 52: groundcrew.notifier.v1.GetAlertGroupResponse.alert_group:type_name -> groundcrew.notifier.v1.AlertGroup
-	53, // 53: groundcrew.notifier.v1.SilenceAlertGroupRequest.duration:type_name -> google.protobuf.Duration
-	28, // 54: groundcrew.notifier.v1.SilenceAlertGroupResponse.alert_group:type_name -> groundcrew.notifier.v1.AlertGroup
-	28, // 55: groundcrew.notifier.v1.AckAlertGroupResponse.alert_group:type_name -> groundcrew.notifier.v1.AlertGroup
-	5,  // 56: groundcrew.notifier.v1.NotifierService.IngestAlert:input_type -> groundcrew.notifier.v1.IngestAlertRequest
-	8,  // 57: groundcrew.notifier.v1.NotifierService.IngestAlertmanager:input_type -> groundcrew.notifier.v1.IngestAlertmanagerRequest
-	11, // 58: groundcrew.notifier.v1.NotifierService.IngestGrafana:input_type -> groundcrew.notifier.v1.IngestGrafanaRequest
-	13, // 59: groundcrew.notifier.v1.NotifierService.GetAlert:input_type -> groundcrew.notifier.v1.GetAlertRequest
-	15, // 60: groundcrew.notifier.v1.NotifierService.ListAlerts:input_type -> groundcrew.notifier.v1.ListAlertsRequest
-	20, // 61: groundcrew.notifier.v1.NotifierService.FormatMessage:input_type -> groundcrew.notifier.v1.FormatMessageRequest
-	24, // 62: groundcrew.notifier.v1.NotifierService.SendMessage:input_type -> groundcrew.notifier.v1.SendMessageRequest
-	26, // 63: groundcrew.notifier.v1.NotifierService.HandleTelegramUpdate:input_type -> groundcrew.notifier.v1.HandleTelegramUpdateRequest
-	31, // 64: groundcrew.notifier.v1.NotifierService.ListAlertGroups:input_type -> groundcrew.notifier.v1.ListAlertGroupsRequest
-	33, // 65: groundcrew.notifier.v1.NotifierService.GetAlertGroup:input_type -> groundcrew.notifier.v1.GetAlertGroupRequest
-	35, // 66: groundcrew.notifier.v1.NotifierService.SilenceAlertGroup:input_type -> groundcrew.notifier.v1.SilenceAlertGroupRequest
-	37, // 67: groundcrew.notifier.v1.NotifierService.AckAlertGroup:input_type -> groundcrew.notifier.v1.AckAlertGroupRequest
-	6,  // 68: groundcrew.notifier.v1.NotifierService.IngestAlert:output_type -> groundcrew.notifier.v1.IngestAlertResponse
-	9,  // 69: groundcrew.notifier.v1.NotifierService.IngestAlertmanager:output_type -> groundcrew.notifier.v1.IngestAlertmanagerResponse
-	12, // 70: groundcrew.notifier.v1.NotifierService.IngestGrafana:output_type -> groundcrew.notifier.v1.IngestGrafanaResponse
-	14, // 71: groundcrew.notifier.v1.NotifierService.GetAlert:output_type -> groundcrew.notifier.v1.GetAlertResponse
-	16, // 72: groundcrew.notifier.v1.NotifierService.ListAlerts:output_type -> groundcrew.notifier.v1.ListAlertsResponse
-	21, // 73: groundcrew.notifier.v1.NotifierService.FormatMessage:output_type -> groundcrew.notifier.v1.FormatMessageResponse
-	25, // 74: groundcrew.notifier.v1.NotifierService.SendMessage:output_type -> groundcrew.notifier.v1.SendMessageResponse
-	27, // 75: groundcrew.notifier.v1.NotifierService.HandleTelegramUpdate:output_type -> groundcrew.notifier.v1.HandleTelegramUpdateResponse
-	32, // 76: groundcrew.notifier.v1.NotifierService.ListAlertGroups:output_type -> groundcrew.notifier.v1.ListAlertGroupsResponse
-	34, // 77: groundcrew.notifier.v1.NotifierService.GetAlertGroup:output_type -> groundcrew.notifier.v1.GetAlertGroupResponse
-	36, // 78: groundcrew.notifier.v1.NotifierService.SilenceAlertGroup:output_type -> groundcrew.notifier.v1.SilenceAlertGroupResponse
-	38, // 79: groundcrew.notifier.v1.NotifierService.AckAlertGroup:output_type -> groundcrew.notifier.v1.AckAlertGroupResponse
-	68, // [68:80] is the sub-list for method output_type
-	56, // [56:68] is the sub-list for method input_type
-	56, // [56:56] is the sub-list for extension type_name
-	56, // [56:56] is the sub-list for extension extendee
-	0,  // [0:56] is the sub-list for field type_name
+	0,  // 31: groundcrew.notifier.v1.WatchAlertsRequest.status:type_name -> groundcrew.notifier.v1.Alert.Status
+	52, // 32: groundcrew.notifier.v1.WatchAlertsRequest.updated_after:type_name -> google.protobuf.Timestamp
+	3,  // 33: groundcrew.notifier.v1.WatchAlertsResponse.alert:type_name -> groundcrew.notifier.v1.Alert
+	53, // 34: groundcrew.notifier.v1.AlertInput.metadata:type_name -> google.protobuf.Struct
+	20, // 35: groundcrew.notifier.v1.Enrichment.citations:type_name -> groundcrew.notifier.v1.EnrichmentCitation
+	19, // 36: groundcrew.notifier.v1.FormatMessageRequest.alert:type_name -> groundcrew.notifier.v1.AlertInput
+	21, // 37: groundcrew.notifier.v1.FormatMessageRequest.enrichment:type_name -> groundcrew.notifier.v1.Enrichment
+	4,  // 38: groundcrew.notifier.v1.FormatMessageResponse.message:type_name -> groundcrew.notifier.v1.TelegramMessage
+	25, // 39: groundcrew.notifier.v1.InlineButton.approval:type_name -> groundcrew.notifier.v1.ApprovalButton
+	1,  // 40: groundcrew.notifier.v1.ApprovalButton.decision:type_name -> groundcrew.notifier.v1.ApprovalButton.Decision
+	24, // 41: groundcrew.notifier.v1.SendMessageRequest.buttons:type_name -> groundcrew.notifier.v1.InlineButton
+	54, // 42: groundcrew.notifier.v1.HandleTelegramUpdateRequest.update:type_name -> groundcrew.notifier.v1.TelegramUpdate
+	2,  // 43: groundcrew.notifier.v1.AlertGroup.status:type_name -> groundcrew.notifier.v1.AlertGroup.Status
+	51, // 44: groundcrew.notifier.v1.AlertGroup.common_labels:type_name -> groundcrew.notifier.v1.AlertGroup.CommonLabelsEntry
+	31, // 45: groundcrew.notifier.v1.AlertGroup.silence:type_name -> groundcrew.notifier.v1.AlertGroupSilence
+	32, // 46: groundcrew.notifier.v1.AlertGroup.ack:type_name -> groundcrew.notifier.v1.AlertGroupAck
+	3,  // 47: groundcrew.notifier.v1.AlertGroup.alerts:type_name -> groundcrew.notifier.v1.Alert
+	52, // 48: groundcrew.notifier.v1.AlertGroup.create_time:type_name -> google.protobuf.Timestamp
+	52, // 49: groundcrew.notifier.v1.AlertGroup.update_time:type_name -> google.protobuf.Timestamp
+	52, // 50: groundcrew.notifier.v1.AlertGroupSilence.end_time:type_name -> google.protobuf.Timestamp
+	52, // 51: groundcrew.notifier.v1.AlertGroupSilence.create_time:type_name -> google.protobuf.Timestamp
+	52, // 52: groundcrew.notifier.v1.AlertGroupAck.ack_time:type_name -> google.protobuf.Timestamp
+	2,  // 53: groundcrew.notifier.v1.ListAlertGroupsRequest.status:type_name -> groundcrew.notifier.v1.AlertGroup.Status
+	30, // 54: groundcrew.notifier.v1.ListAlertGroupsResponse.alert_groups:type_name -> groundcrew.notifier.v1.AlertGroup
+	30, // 55: groundcrew.notifier.v1.GetAlertGroupResponse.alert_group:type_name -> groundcrew.notifier.v1.AlertGroup
+	55, // 56: groundcrew.notifier.v1.SilenceAlertGroupRequest.duration:type_name -> google.protobuf.Duration
+	30, // 57: groundcrew.notifier.v1.SilenceAlertGroupResponse.alert_group:type_name -> groundcrew.notifier.v1.AlertGroup
+	30, // 58: groundcrew.notifier.v1.AckAlertGroupResponse.alert_group:type_name -> groundcrew.notifier.v1.AlertGroup
+	5,  // 59: groundcrew.notifier.v1.NotifierService.IngestAlert:input_type -> groundcrew.notifier.v1.IngestAlertRequest
+	8,  // 60: groundcrew.notifier.v1.NotifierService.IngestAlertmanager:input_type -> groundcrew.notifier.v1.IngestAlertmanagerRequest
+	11, // 61: groundcrew.notifier.v1.NotifierService.IngestGrafana:input_type -> groundcrew.notifier.v1.IngestGrafanaRequest
+	13, // 62: groundcrew.notifier.v1.NotifierService.GetAlert:input_type -> groundcrew.notifier.v1.GetAlertRequest
+	15, // 63: groundcrew.notifier.v1.NotifierService.ListAlerts:input_type -> groundcrew.notifier.v1.ListAlertsRequest
+	17, // 64: groundcrew.notifier.v1.NotifierService.WatchAlerts:input_type -> groundcrew.notifier.v1.WatchAlertsRequest
+	22, // 65: groundcrew.notifier.v1.NotifierService.FormatMessage:input_type -> groundcrew.notifier.v1.FormatMessageRequest
+	26, // 66: groundcrew.notifier.v1.NotifierService.SendMessage:input_type -> groundcrew.notifier.v1.SendMessageRequest
+	28, // 67: groundcrew.notifier.v1.NotifierService.HandleTelegramUpdate:input_type -> groundcrew.notifier.v1.HandleTelegramUpdateRequest
+	33, // 68: groundcrew.notifier.v1.NotifierService.ListAlertGroups:input_type -> groundcrew.notifier.v1.ListAlertGroupsRequest
+	35, // 69: groundcrew.notifier.v1.NotifierService.GetAlertGroup:input_type -> groundcrew.notifier.v1.GetAlertGroupRequest
+	37, // 70: groundcrew.notifier.v1.NotifierService.SilenceAlertGroup:input_type -> groundcrew.notifier.v1.SilenceAlertGroupRequest
+	39, // 71: groundcrew.notifier.v1.NotifierService.AckAlertGroup:input_type -> groundcrew.notifier.v1.AckAlertGroupRequest
+	6,  // 72: groundcrew.notifier.v1.NotifierService.IngestAlert:output_type -> groundcrew.notifier.v1.IngestAlertResponse
+	9,  // 73: groundcrew.notifier.v1.NotifierService.IngestAlertmanager:output_type -> groundcrew.notifier.v1.IngestAlertmanagerResponse
+	12, // 74: groundcrew.notifier.v1.NotifierService.IngestGrafana:output_type -> groundcrew.notifier.v1.IngestGrafanaResponse
+	14, // 75: groundcrew.notifier.v1.NotifierService.GetAlert:output_type -> groundcrew.notifier.v1.GetAlertResponse
+	16, // 76: groundcrew.notifier.v1.NotifierService.ListAlerts:output_type -> groundcrew.notifier.v1.ListAlertsResponse
+	18, // 77: groundcrew.notifier.v1.NotifierService.WatchAlerts:output_type -> groundcrew.notifier.v1.WatchAlertsResponse
+	23, // 78: groundcrew.notifier.v1.NotifierService.FormatMessage:output_type -> groundcrew.notifier.v1.FormatMessageResponse
+	27, // 79: groundcrew.notifier.v1.NotifierService.SendMessage:output_type -> groundcrew.notifier.v1.SendMessageResponse
+	29, // 80: groundcrew.notifier.v1.NotifierService.HandleTelegramUpdate:output_type -> groundcrew.notifier.v1.HandleTelegramUpdateResponse
+	34, // 81: groundcrew.notifier.v1.NotifierService.ListAlertGroups:output_type -> groundcrew.notifier.v1.ListAlertGroupsResponse
+	36, // 82: groundcrew.notifier.v1.NotifierService.GetAlertGroup:output_type -> groundcrew.notifier.v1.GetAlertGroupResponse
+	38, // 83: groundcrew.notifier.v1.NotifierService.SilenceAlertGroup:output_type -> groundcrew.notifier.v1.SilenceAlertGroupResponse
+	40, // 84: groundcrew.notifier.v1.NotifierService.AckAlertGroup:output_type -> groundcrew.notifier.v1.AckAlertGroupResponse
+	72, // [72:85] is the sub-list for method output_type
+	59, // [59:72] is the sub-list for method input_type
+	59, // [59:59] is the sub-list for extension type_name
+	59, // [59:59] is the sub-list for extension extendee
+	0,  // [0:59] is the sub-list for field type_name
 }
 
 func init() { file_groundcrew_notifier_v1_notifier_proto_init() }
@@ -3370,15 +3485,15 @@ func file_groundcrew_notifier_v1_notifier_proto_init() {
 		return
 	}
 	file_groundcrew_notifier_v1_telegram_proto_init()
-	file_groundcrew_notifier_v1_notifier_proto_msgTypes[16].OneofWrappers = []any{}
-	file_groundcrew_notifier_v1_notifier_proto_msgTypes[17].OneofWrappers = []any{}
+	file_groundcrew_notifier_v1_notifier_proto_msgTypes[18].OneofWrappers = []any{}
+	file_groundcrew_notifier_v1_notifier_proto_msgTypes[19].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_groundcrew_notifier_v1_notifier_proto_rawDesc), len(file_groundcrew_notifier_v1_notifier_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   47,
+			NumMessages:   49,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

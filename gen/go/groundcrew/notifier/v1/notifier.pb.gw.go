@@ -190,6 +190,34 @@ func local_request_NotifierService_ListAlerts_0(ctx context.Context, marshaler r
 	return msg, metadata, err
 }
 
+var filter_NotifierService_WatchAlerts_0 = &utilities.DoubleArray{Encoding: map[string]int{}, Base: []int(nil), Check: []int(nil)}
+
+func request_NotifierService_WatchAlerts_0(ctx context.Context, marshaler runtime.Marshaler, client NotifierServiceClient, req *http.Request, pathParams map[string]string) (NotifierService_WatchAlertsClient, runtime.ServerMetadata, error) {
+	var (
+		protoReq WatchAlertsRequest
+		metadata runtime.ServerMetadata
+	)
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_NotifierService_WatchAlerts_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	stream, err := client.WatchAlerts(ctx, &protoReq)
+	if err != nil {
+		return nil, metadata, err
+	}
+	header, err := stream.Header()
+	if err != nil {
+		return nil, metadata, err
+	}
+	metadata.HeaderMD = header
+	return stream, metadata, nil
+}
+
 func request_NotifierService_FormatMessage_0(ctx context.Context, marshaler runtime.Marshaler, client NotifierServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var (
 		protoReq FormatMessageRequest
@@ -541,6 +569,13 @@ func RegisterNotifierServiceHandlerServer(ctx context.Context, mux *runtime.Serv
 		}
 		forward_NotifierService_ListAlerts_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+
+	mux.Handle(http.MethodGet, pattern_NotifierService_WatchAlerts_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		err := status.Error(codes.Unimplemented, "streaming calls are not yet supported in the in-process transport")
+		_, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+		return
+	})
 	mux.Handle(http.MethodPost, pattern_NotifierService_FormatMessage_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -806,6 +841,23 @@ func RegisterNotifierServiceHandlerClient(ctx context.Context, mux *runtime.Serv
 		}
 		forward_NotifierService_ListAlerts_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_NotifierService_WatchAlerts_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/groundcrew.notifier.v1.NotifierService/WatchAlerts", runtime.WithHTTPPathPattern("/v1/alerts:watch"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_NotifierService_WatchAlerts_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_NotifierService_WatchAlerts_0(annotatedContext, mux, outboundMarshaler, w, req, func() (proto.Message, error) { return resp.Recv() }, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodPost, pattern_NotifierService_FormatMessage_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -934,6 +986,7 @@ var (
 	pattern_NotifierService_IngestGrafana_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "alerts"}, "grafana"))
 	pattern_NotifierService_GetAlert_0             = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "alerts", "id"}, ""))
 	pattern_NotifierService_ListAlerts_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "alerts"}, ""))
+	pattern_NotifierService_WatchAlerts_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "alerts"}, "watch"))
 	pattern_NotifierService_FormatMessage_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "notifications"}, "format"))
 	pattern_NotifierService_SendMessage_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "notifications"}, "send"))
 	pattern_NotifierService_HandleTelegramUpdate_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "telegram", "webhook"}, ""))
@@ -949,6 +1002,7 @@ var (
 	forward_NotifierService_IngestGrafana_0        = runtime.ForwardResponseMessage
 	forward_NotifierService_GetAlert_0             = runtime.ForwardResponseMessage
 	forward_NotifierService_ListAlerts_0           = runtime.ForwardResponseMessage
+	forward_NotifierService_WatchAlerts_0          = runtime.ForwardResponseStream
 	forward_NotifierService_FormatMessage_0        = runtime.ForwardResponseMessage
 	forward_NotifierService_SendMessage_0          = runtime.ForwardResponseMessage
 	forward_NotifierService_HandleTelegramUpdate_0 = runtime.ForwardResponseMessage

@@ -24,6 +24,7 @@ const (
 	NotifierService_IngestGrafana_FullMethodName        = "/groundcrew.notifier.v1.NotifierService/IngestGrafana"
 	NotifierService_GetAlert_FullMethodName             = "/groundcrew.notifier.v1.NotifierService/GetAlert"
 	NotifierService_ListAlerts_FullMethodName           = "/groundcrew.notifier.v1.NotifierService/ListAlerts"
+	NotifierService_WatchAlerts_FullMethodName          = "/groundcrew.notifier.v1.NotifierService/WatchAlerts"
 	NotifierService_FormatMessage_FullMethodName        = "/groundcrew.notifier.v1.NotifierService/FormatMessage"
 	NotifierService_SendMessage_FullMethodName          = "/groundcrew.notifier.v1.NotifierService/SendMessage"
 	NotifierService_HandleTelegramUpdate_FullMethodName = "/groundcrew.notifier.v1.NotifierService/HandleTelegramUpdate"
@@ -53,6 +54,12 @@ type NotifierServiceClient interface {
 	GetAlert(ctx context.Context, in *GetAlertRequest, opts ...grpc.CallOption) (*GetAlertResponse, error)
 	// ListAlerts lists alerts, newest first.
 	ListAlerts(ctx context.Context, in *ListAlertsRequest, opts ...grpc.CallOption) (*ListAlertsResponse, error)
+	// WatchAlerts streams alerts as they arrive and change (status, attempts,
+	// message), oldest change first, until the client cancels or the server
+	// shuts down. Every notifier instance on the same database sees every
+	// change. With `Accept: text/event-stream` the gateway serves it as
+	// Server-Sent Events.
+	WatchAlerts(ctx context.Context, in *WatchAlertsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchAlertsResponse], error)
 	// FormatMessage renders the Telegram message for an alert and enrichment
 	// without sending it, for clients that send themselves.
 	FormatMessage(ctx context.Context, in *FormatMessageRequest, opts ...grpc.CallOption) (*FormatMessageResponse, error)
@@ -139,6 +146,25 @@ func (c *notifierServiceClient) ListAlerts(ctx context.Context, in *ListAlertsRe
 	}
 	return out, nil
 }
+
+func (c *notifierServiceClient) WatchAlerts(ctx context.Context, in *WatchAlertsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchAlertsResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &NotifierService_ServiceDesc.Streams[0], NotifierService_WatchAlerts_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WatchAlertsRequest, WatchAlertsResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type NotifierService_WatchAlertsClient = grpc.ServerStreamingClient[WatchAlertsResponse]
 
 func (c *notifierServiceClient) FormatMessage(ctx context.Context, in *FormatMessageRequest, opts ...grpc.CallOption) (*FormatMessageResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -230,6 +256,12 @@ type NotifierServiceServer interface {
 	GetAlert(context.Context, *GetAlertRequest) (*GetAlertResponse, error)
 	// ListAlerts lists alerts, newest first.
 	ListAlerts(context.Context, *ListAlertsRequest) (*ListAlertsResponse, error)
+	// WatchAlerts streams alerts as they arrive and change (status, attempts,
+	// message), oldest change first, until the client cancels or the server
+	// shuts down. Every notifier instance on the same database sees every
+	// change. With `Accept: text/event-stream` the gateway serves it as
+	// Server-Sent Events.
+	WatchAlerts(*WatchAlertsRequest, grpc.ServerStreamingServer[WatchAlertsResponse]) error
 	// FormatMessage renders the Telegram message for an alert and enrichment
 	// without sending it, for clients that send themselves.
 	FormatMessage(context.Context, *FormatMessageRequest) (*FormatMessageResponse, error)
@@ -281,6 +313,9 @@ func (UnimplementedNotifierServiceServer) GetAlert(context.Context, *GetAlertReq
 }
 func (UnimplementedNotifierServiceServer) ListAlerts(context.Context, *ListAlertsRequest) (*ListAlertsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListAlerts not implemented")
+}
+func (UnimplementedNotifierServiceServer) WatchAlerts(*WatchAlertsRequest, grpc.ServerStreamingServer[WatchAlertsResponse]) error {
+	return status.Error(codes.Unimplemented, "method WatchAlerts not implemented")
 }
 func (UnimplementedNotifierServiceServer) FormatMessage(context.Context, *FormatMessageRequest) (*FormatMessageResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method FormatMessage not implemented")
@@ -413,6 +448,17 @@ func _NotifierService_ListAlerts_Handler(srv interface{}, ctx context.Context, d
 	}
 	return interceptor(ctx, in, info, handler)
 }
+
+func _NotifierService_WatchAlerts_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WatchAlertsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(NotifierServiceServer).WatchAlerts(m, &grpc.GenericServerStream[WatchAlertsRequest, WatchAlertsResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type NotifierService_WatchAlertsServer = grpc.ServerStreamingServer[WatchAlertsResponse]
 
 func _NotifierService_FormatMessage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(FormatMessageRequest)
@@ -596,6 +642,12 @@ var NotifierService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _NotifierService_AckAlertGroup_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "WatchAlerts",
+			Handler:       _NotifierService_WatchAlerts_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "groundcrew/notifier/v1/notifier.proto",
 }
