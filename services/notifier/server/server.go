@@ -124,6 +124,10 @@ type Config struct {
 	Persona string `env:"NOTIFIER_PERSONA" envDefault:"You are groundcrew, a concise on-call assistant in a Telegram chat. Answer briefly and cite sources when you use them."`
 	// HistorySize is how many chat messages go to the model.
 	HistorySize int `env:"NOTIFIER_CHAT_HISTORY_SIZE" envDefault:"500"`
+	// TelegramStickers are the curated stickers the chat agent may answer
+	// with: "file_id|emoji|set|description" entries separated by ';' (see
+	// chat.ParseStickers); empty means none.
+	TelegramStickers string `env:"TELEGRAM_STICKERS"`
 
 	// AlertmanagerURL is Alertmanager's web root (API v2), for the alert
 	// group buttons that create and expire silences; empty: no silencing.
@@ -231,6 +235,9 @@ func (c Config) validateTelegram() []error {
 	}
 	if _, err := chat.ParseRate(c.ChatRate); err != nil {
 		errs = append(errs, fmt.Errorf("NOTIFIER_CHAT_RATE: %w", err))
+	}
+	if _, err := chat.ParseStickers(c.TelegramStickers); err != nil {
+		errs = append(errs, fmt.Errorf("TELEGRAM_STICKERS: %w", err))
 	}
 	return errs
 }
@@ -401,10 +408,12 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	chatRate, _ := chat.ParseRate(cfg.ChatRate)
 	approvers, _ := approval.ParseApprovers(cfg.TelegramApprovers)
 	allowed := cfg.allowedChats()
+	stickers, _ := chat.ParseStickers(cfg.TelegramStickers)
 	agent := chat.New(chat.Config{
 		BotID: telegram.BotID(cfg.TelegramBotToken), BotUsername: botUsername,
 		Persona: cfg.Persona, HistorySize: cfg.HistorySize,
 		AllowedChats: allowed, ChatRate: chatRate, Refusals: refusals,
+		Stickers: stickers,
 	}, st, ground, replier, logger)
 	agent.HandleCallbacks(chat.CallbackChain{
 		approval.New(research, responder, st, approval.Config{Approvers: approvers, Refusals: refusals}, logger),
@@ -417,7 +426,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	case cfg.TelegramWebhookSecret == "":
 		logger.Info("telegram webhook: no bot token; updates are answered through the delivery log")
 	}
-	logger.Info("telegram chat agent", "allowed_chats", allowed, "approvers_restricted", approvers.Restricted(), "chat_rate", chatRate.String())
+	logger.Info("telegram chat agent", "allowed_chats", allowed, "approvers_restricted", approvers.Restricted(), "chat_rate", chatRate.String(), "stickers", len(stickers))
 	notifierv1.RegisterNotifierServiceServer(srv, notifiergrpc.NewNotifierService(logger, notifiergrpc.Deps{
 		Alerts: p, Groups: p, Updates: agent, Messages: outbound.New(st, deliverer, logger),
 		WebhookSecret: cfg.TelegramWebhookSecret, WebhookDisabled: cfg.TelegramWebhookDisabled,

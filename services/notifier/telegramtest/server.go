@@ -3,7 +3,8 @@
 // uses (multipart form posts to /bot<token>/<method>, JSON answers
 // {"ok":…,"result":…} or {"ok":false,"error_code":…,"description":…,
 // "parameters":{"retry_after":…}}) and records every sendMessage, and every
-// other call it answers (answerCallbackQuery, editMessageText) as a Call.
+// other call it answers (answerCallbackQuery, editMessageText, sendSticker)
+// as a Call.
 // Like Telegram it refuses an editMessageText that changes neither the text
 // nor the inline keyboard ("message is not modified").
 package telegramtest
@@ -74,6 +75,8 @@ type Server struct {
 type Call struct {
 	Method string
 	Form   map[string]string
+	// MessageID is the id of the message a sendSticker made.
+	MessageID int64
 }
 
 // Calls returns the calls of method received so far.
@@ -180,6 +183,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.sendMessage(w, r, token)
 	case "answerCallbackQuery", "editMessageText":
 		s.record(w, r, method)
+	case "sendSticker":
+		s.sendSticker(w, r)
 	default:
 		writeJSON(w, http.StatusNotFound, map[string]any{"ok": false, "error_code": 404, "description": "Not Found: method not found"})
 	}
@@ -241,6 +246,46 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request, token strin
 		"text":       m.Text,
 	}
 	writeJSON(w, cmpOr(reply.Status, http.StatusOK), map[string]any{"ok": true, "result": result})
+}
+
+// sendSticker keeps a sendSticker call by file id (the form field
+// "sticker"; uploads are not supported) and answers with the sticker
+// message, as Telegram does.
+func (s *Server) sendSticker(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseMultipartForm(1 << 20); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"ok": false, "error_code": 400, "description": "Bad Request: " + err.Error()})
+		return
+	}
+	c := Call{Method: "sendSticker", Form: map[string]string{}}
+	for k := range r.MultipartForm.Value {
+		c.Form[k] = r.FormValue(k)
+	}
+	switch {
+	case c.Form["chat_id"] == "":
+		writeJSON(w, http.StatusBadRequest, map[string]any{"ok": false, "error_code": 400, "description": "Bad Request: chat_id is empty"})
+		return
+	case c.Form["sticker"] == "":
+		writeJSON(w, http.StatusBadRequest, map[string]any{"ok": false, "error_code": 400, "description": "Bad Request: there is no sticker in the request"})
+		return
+	}
+	s.mu.Lock()
+	s.nextID++
+	c.MessageID = s.nextID
+	s.calls = append(s.calls, c)
+	s.mu.Unlock()
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+	chatID, _ := strconv.ParseInt(c.Form["chat_id"], 10, 64)
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "result": map[string]any{
+		"message_id": c.MessageID,
+		"date":       time.Now().Unix(),
+		"chat":       map[string]any{"id": chatID, "type": "supergroup", "title": "Alerts"},
+		"from":       map[string]any{"id": 1, "is_bot": true, "first_name": "Groundcrew", "username": "groundcrew_bot"},
+		"sticker": map[string]any{"file_id": c.Form["sticker"], "file_unique_id": "u" + strconv.FormatInt(c.MessageID, 10),
+			"type": "regular", "width": 512, "height": 512, "is_animated": false, "is_video": false},
+	}})
 }
 
 // record keeps a call and answers it as Telegram would on success.

@@ -6,7 +6,10 @@
 // to; never channels, edits or its own messages); and when it answers, it
 // asks a Converser for a reply from the chronological history with the
 // target message last and sends it as a reply to the target. Task blocks in
-// the reply (package tasks) are taken out and handed to a Scheduler.
+// the reply (package tasks) are taken out and handed to a Scheduler. The
+// curated stickers (TELEGRAM_STICKERS) are offered with every request; a
+// sticker the reply chooses is sent after the text, replying to the same
+// message.
 //
 // The agent works only in allowed chats (TELEGRAM_ALLOWED_CHATS, or the
 // configured alert chats): a message from any other chat is
@@ -52,6 +55,8 @@ type ConverseRequest struct {
 	ConversationID      string
 	HistorySize         int
 	Now                 time.Time
+	// Stickers are the curated stickers the reply may choose one of.
+	Stickers []Sticker
 }
 
 // Converser writes the agent's reply.
@@ -94,6 +99,9 @@ type Config struct {
 	ChatRate Rate
 	// Refusals counts refusals; nil counts nothing.
 	Refusals Refusals
+	// Stickers are the curated stickers offered to the model in every
+	// ConverseRequest (TELEGRAM_STICKERS); none means none.
+	Stickers []Sticker
 }
 
 // TaskRequest is a task block of the agent's reply, to be scheduled as a
@@ -351,7 +359,7 @@ func (s *Service) handle(ctx context.Context, u Update) (string, error) {
 	if s.scheduler != nil {
 		notes = tasks.ModelNotes
 	}
-	reply, err := s.converser.Converse(ctx, ConverseRequest{
+	reply, err := s.converse(ctx, ConverseRequest{
 		Persona:        s.cfg.Persona,
 		ModelNotes:     notes,
 		Group:          s.group(in.Chat),
@@ -360,36 +368,89 @@ func (s *Service) handle(ctx context.Context, u Update) (string, error) {
 		ConversationID: "telegram:" + strconv.FormatInt(in.Chat.ID, 10),
 		HistorySize:    s.cfg.HistorySize,
 		Now:            s.now(),
+		Stickers:       s.cfg.Stickers,
 	})
 	if err != nil {
 		return "", fmt.Errorf("writing a reply in chat %d: %w", in.Chat.ID, err)
 	}
-	reply, err = s.takeTasks(ctx, in, target, reply)
+	text, err := s.takeTasks(ctx, in, target, reply.Text)
 	if err != nil {
 		return "", err
 	}
-	if reply == "" {
+	sticker, hasSticker := Sticker{}, false
+	if reply.Sticker != nil {
+		if sticker, hasSticker = s.curated(reply.Sticker); !hasSticker {
+			s.logger.WarnContext(ctx, "the agent chose a sticker that was not offered; not sent", "chat_id", in.Chat.ID, "file_id", reply.Sticker.FileID)
+		}
+	}
+	if text == "" && !hasSticker {
 		s.logger.WarnContext(ctx, "the agent wrote an empty reply; nothing sent", "chat_id", in.Chat.ID)
 		return Stored, nil
 	}
-	reply = cutUTF16(reply, 4096)
-	id, err := s.replier.Reply(ctx, in.Chat.ID, target, reply)
-	if err != nil {
-		return "", fmt.Errorf("sending a reply in chat %d: %w", in.Chat.ID, err)
+	if text != "" {
+		// Text first, then the sticker.
+		text = cutUTF16(text, 4096)
+		id, err := s.replier.Reply(ctx, in.Chat.ID, target, text)
+		if err != nil {
+			return "", fmt.Errorf("sending a reply in chat %d: %w", in.Chat.ID, err)
+		}
+		if err := s.saveOwn(ctx, in.Chat, id, 0, target, Part{Text: text}); err != nil {
+			return "", err
+		}
 	}
+	if hasSticker {
+		if err := s.sendSticker(ctx, in.Chat, target, sticker); err != nil {
+			if text == "" {
+				return "", err
+			}
+			// The text went out; a retry of the update would send it twice
+			// for a sticker's sake.
+			s.logger.WarnContext(ctx, "the reply's sticker was not sent", "chat_id", in.Chat.ID, "error", err)
+		}
+	}
+	return Replied, nil
+}
+
+// converse asks for the reply, with a sticker when the converser can
+// choose one.
+func (s *Service) converse(ctx context.Context, req ConverseRequest) (Reply, error) {
+	if rc, ok := s.converser.(ReplyConverser); ok {
+		return rc.ConverseReply(ctx, req)
+	}
+	text, err := s.converser.Converse(ctx, req)
+	return Reply{Text: text}, err
+}
+
+// sendSticker sends the reply's sticker (sendSticker) and keeps it in the
+// history.
+func (s *Service) sendSticker(ctx context.Context, c Chat, target int64, st Sticker) error {
+	ss, ok := s.replier.(StickerSender)
+	if !ok {
+		s.logger.WarnContext(ctx, "the agent chose a sticker but this delivery cannot send stickers; dropped", "chat_id", c.ID, "file_id", st.FileID)
+		return nil
+	}
+	id, err := ss.SendSticker(ctx, c.ID, target, st.FileID)
+	if err != nil {
+		return fmt.Errorf("sending a sticker in chat %d: %w", c.ID, err)
+	}
+	// Offline, one below the text's local id.
+	return s.saveOwn(ctx, c, id, 1, target, Part{MediaKind: "sticker", Text: stickerText(st)})
+}
+
+// saveOwn keeps a message the agent sent in the history.
+// An offline message (id 0) gets the local id -(now in µs + seq), seq
+// telling apart the messages of one reply.
+func (s *Service) saveOwn(ctx context.Context, c Chat, id, seq, target int64, p Part) error {
 	if id == 0 {
 		// Offline replies have no Telegram id; a negative local one keeps
 		// them in the history without clashing with real ids.
-		id = -s.now().UnixMicro()
+		id = -s.now().UnixMicro() - seq
 	}
 	own := Message{
-		ChatID: in.Chat.ID, ChatType: in.Chat.Type, MessageID: id, Speaker: s.botName(), SpeakerID: strconv.FormatInt(s.cfg.BotID, 10),
-		IsAgent: true, ReplyToID: target, Parts: []Part{{Text: reply}}, SentAt: s.now().UTC(),
+		ChatID: c.ID, ChatType: c.Type, MessageID: id, Speaker: s.botName(), SpeakerID: strconv.FormatInt(s.cfg.BotID, 10),
+		IsAgent: true, ReplyToID: target, Parts: []Part{p}, SentAt: s.now().UTC(),
 	}
-	if err := s.store.SaveChatMessage(ctx, own); err != nil {
-		return "", err
-	}
-	return Replied, nil
+	return s.store.SaveChatMessage(ctx, own)
 }
 
 // takeTasks takes the task blocks out of reply and schedules those it can

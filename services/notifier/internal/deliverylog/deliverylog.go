@@ -78,6 +78,13 @@ func (r *Replier) Reply(ctx context.Context, chatID, replyTo int64, text string)
 	return 0, nil
 }
 
+// SendSticker logs the sticker and returns 0: no Telegram message was
+// made.
+func (r *Replier) SendSticker(ctx context.Context, chatID, replyTo int64, fileID string) (int64, error) {
+	r.Logger.InfoContext(ctx, "delivery log: chat sticker", "chat_id", chatID, "reply_to", replyTo, "file_id", fileID)
+	return 0, nil
+}
+
 // Responder writes answers to button presses and message edits to the log.
 type Responder struct {
 	Logger *slog.Logger

@@ -34,7 +34,8 @@ type Client struct {
 
 var (
 	_ pipeline.Enricher = (*Client)(nil)
-	_ chat.Converser    = (*Client)(nil)
+	_ chat.Converser      = (*Client)(nil)
+	_ chat.ReplyConverser = (*Client)(nil)
 )
 
 // New returns a Client over api. maxSources bounds the sources Ground keeps
@@ -173,13 +174,24 @@ func httpURL(s string) bool {
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
-// Converse asks grounding for the agent's reply.
+// Converse asks grounding for the agent's reply text.
 func (c *Client) Converse(ctx context.Context, req chat.ConverseRequest) (string, error) {
+	r, err := c.ConverseReply(ctx, req)
+	return r.Text, err
+}
+
+// ConverseReply asks grounding for the agent's reply: its text and the
+// sticker it chose, if any.
+func (c *Client) ConverseReply(ctx context.Context, req chat.ConverseRequest) (chat.Reply, error) {
 	resp, err := c.api.Converse(ctx, fromConverseRequest(req))
 	if err != nil {
-		return "", wrap(stepConverse, err)
+		return chat.Reply{}, wrap(stepConverse, err)
 	}
-	return resp.GetText(), nil
+	out := chat.Reply{Text: resp.GetText()}
+	if st := resp.GetSticker(); st.GetFileId() != "" {
+		out.Sticker = &chat.Sticker{FileID: st.GetFileId(), Emoji: st.GetEmoji(), Set: st.GetSetName(), Description: st.GetDescription()}
+	}
+	return out, nil
 }
 
 func fromConverseRequest(r chat.ConverseRequest) *groundingv1.ConverseRequest {
@@ -202,6 +214,9 @@ func fromConverseRequest(r chat.ConverseRequest) *groundingv1.ConverseRequest {
 	}
 	for _, m := range r.History {
 		out.History = append(out.History, fromChatMessage(m))
+	}
+	for _, st := range r.Stickers {
+		out.Stickers = append(out.Stickers, &groundingv1.Sticker{SetName: st.Set, Emoji: st.Emoji, Description: st.Description, FileId: st.FileID})
 	}
 	return out
 }

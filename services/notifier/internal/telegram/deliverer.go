@@ -149,3 +149,9 @@ type Replier struct {
 func (r *Replier) Reply(ctx context.Context, chatID, replyTo int64, text string) (int64, error) {
 	return r.Client.Send(ctx, Message{ChatID: strconv.FormatInt(chatID, 10), Text: text, ReplyTo: replyTo})
 }
+
+// SendSticker sends the sticker fileID in reply to message replyTo; it
+// implements chat.StickerSender.
+func (r *Replier) SendSticker(ctx context.Context, chatID, replyTo int64, fileID string) (int64, error) {
+	return r.Client.SendSticker(ctx, strconv.FormatInt(chatID, 10), replyTo, fileID)
+}

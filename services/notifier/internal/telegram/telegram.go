@@ -149,6 +149,24 @@ func (c *Client) Send(ctx context.Context, m Message) (int64, error) {
 	return int64(sent.ID), nil
 }
 
+// SendSticker waits for its turn in the chat and sends the sticker with
+// Telegram file id fileID (sendSticker), replying to message replyTo
+// unless it is 0, and returns the new message's id.
+func (c *Client) SendSticker(ctx context.Context, chatID string, replyTo int64, fileID string) (int64, error) {
+	if err := c.pacer.wait(ctx, chatID); err != nil {
+		return 0, &Error{Description: "the chat's send rate allows no message before the deadline", err: fmt.Errorf("waiting to send to chat %s: %w", chatID, err)}
+	}
+	params := &bot.SendStickerParams{ChatID: chatID, Sticker: &models.InputFileString{Data: fileID}}
+	if replyTo != 0 {
+		params.ReplyParameters = &models.ReplyParameters{MessageID: int(replyTo), AllowSendingWithoutReply: true}
+	}
+	sent, err := c.bot.SendSticker(ctx, params)
+	if err != nil {
+		return 0, classify(err)
+	}
+	return int64(sent.ID), nil
+}
+
 // AnswerCallback answers an inline button press (answerCallbackQuery),
 // showing text briefly to the user who pressed.
 func (c *Client) AnswerCallback(ctx context.Context, queryID, text string) error {
