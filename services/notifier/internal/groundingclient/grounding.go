@@ -33,7 +33,7 @@ type Client struct {
 }
 
 var (
-	_ pipeline.Enricher = (*Client)(nil)
+	_ pipeline.Enricher   = (*Client)(nil)
 	_ chat.Converser      = (*Client)(nil)
 	_ chat.ReplyConverser = (*Client)(nil)
 )

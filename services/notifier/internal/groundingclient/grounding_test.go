@@ -26,6 +26,7 @@ type fakeGrounding struct {
 	groundingv1.UnimplementedGroundingServiceServer
 	ground   *groundingv1.GroundRequest
 	converse *groundingv1.ConverseRequest
+	reply    *groundingv1.ConverseResponse // nil: a fixed text
 	msg      *groundingv1.AnnotatedMessage
 	err      error
 	queryErr error
@@ -48,6 +49,9 @@ func (f *fakeGrounding) Ground(_ context.Context, req *groundingv1.GroundRequest
 
 func (f *fakeGrounding) Converse(_ context.Context, req *groundingv1.ConverseRequest) (*groundingv1.ConverseResponse, error) {
 	f.converse = req
+	if f.reply != nil {
+		return f.reply, nil
+	}
 	return &groundingv1.ConverseResponse{Text: "It means the container keeps crashing."}, nil
 }
 
@@ -202,5 +206,45 @@ func TestConverse(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, f.converse, protocmp.Transform()); diff != "" {
 		t.Errorf("Converse request (-want +got):\n%s", diff)
+	}
+}
+
+// TestConverseStickers: the curated stickers go in the request, and the
+// sticker the reply chose comes back with the text (which may be empty).
+func TestConverseStickers(t *testing.T) {
+	stickers := []chat.Sticker{
+		{FileID: "CAAC1", Emoji: "👍", Set: "crew", Description: "done"},
+		{FileID: "CAAC2", Emoji: "🔥"},
+	}
+	tests := []struct {
+		name  string
+		reply *groundingv1.ConverseResponse
+		want  chat.Reply
+	}{
+		{"text only", &groundingv1.ConverseResponse{Text: "Done."}, chat.Reply{Text: "Done."}},
+		{"sticker only", &groundingv1.ConverseResponse{Sticker: &groundingv1.Sticker{FileId: "CAAC2", Emoji: "🔥"}},
+			chat.Reply{Sticker: &chat.Sticker{FileID: "CAAC2", Emoji: "🔥"}}},
+		{"both", &groundingv1.ConverseResponse{Text: "Done.", Sticker: &groundingv1.Sticker{FileId: "CAAC1", Emoji: "👍", SetName: "crew", Description: "done"}},
+			chat.Reply{Text: "Done.", Sticker: &stickers[0]}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeGrounding{reply: tt.reply}
+			got, err := newClient(t, f).ConverseReply(context.Background(), chat.ConverseRequest{TargetID: 1, Stickers: stickers,
+				History: []chat.Message{{MessageID: 1, Speaker: "Ana", Parts: []chat.Part{{Text: "deployed?"}}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("reply (-want +got):\n%s", diff)
+			}
+			want := []*groundingv1.Sticker{
+				{FileId: "CAAC1", Emoji: "👍", SetName: "crew", Description: "done"},
+				{FileId: "CAAC2", Emoji: "🔥"},
+			}
+			if diff := cmp.Diff(want, f.converse.GetStickers(), protocmp.Transform()); diff != "" {
+				t.Errorf("request's stickers (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
