@@ -541,17 +541,10 @@ func (p *Pipeline) EditRoot(ctx context.Context, groupID string) error {
 	return p.groups.EditGroupMessage(ctx, g.Destination, g.RootMessageID, msg, p.groupButtons(g))
 }
 
-// GetGroup returns a stored group and its alerts' latest states.
+// GetGroup returns a stored group and its alerts' latest states, read as
+// of one moment (alerts DELIVERED come with the root they went out under).
 func (p *Pipeline) GetGroup(ctx context.Context, id string) (*alert.Group, []*alert.Alert, error) {
-	g, err := p.store.GetGroup(ctx, nil, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	all, err := p.store.GroupAlerts(ctx, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	return g, all, nil
+	return p.store.GroupWithAlerts(ctx, id)
 }
 
 // ListGroups returns one page of stored groups, newest first.

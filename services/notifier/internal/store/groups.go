@@ -62,6 +62,13 @@ func (s *Store) FindGroup(ctx context.Context, q Querier, source, groupKey, dest
 	return g, nil
 }
 
+// intakeColumns are the columns of a group that UpdateGroup writes.
+var intakeColumns = map[string]bool{
+	"status": true, "firing_count": true, "resolved_count": true,
+	"group_labels": true, "common_labels": true, "common_annotations": true,
+	"external_url": true, "updated_at": true,
+}
+
 // groupValues are g's columns in groupColumns order.
 func groupValues(g *alert.Group) ([]any, error) {
 	gl, err1 := json.Marshal(nonNilLabels(g.GroupLabels))
@@ -100,8 +107,15 @@ func (s *Store) InsertGroup(ctx context.Context, q Querier, g *alert.Group) erro
 	return nil
 }
 
-// UpdateGroup writes every field of g but its identity (id, key, source,
-// destination) and creation time through q.
+// UpdateGroup writes what intake knows of g through q: its status, counts,
+// labels, annotations and external URL, and its update time. The root
+// message, enrichment, silence and acknowledgement are left as stored:
+// they are written by their own statements (DeliverNotification,
+// SaveGroupEnrichment, SetGroupSilence, AckGroup), which do not wait for
+// intake, so writing back the g that intake read would undo one that
+// committed in between (on PostgreSQL, a root delivered while later
+// notifications of its group came in was lost, and their replies waited
+// for a root for ever).
 func (s *Store) UpdateGroup(ctx context.Context, q Querier, g *alert.Group) error {
 	vals, err := groupValues(g)
 	if err != nil {
@@ -114,8 +128,7 @@ func (s *Store) UpdateGroup(ctx context.Context, q Querier, g *alert.Group) erro
 	args := []any{g.ID}
 	for i, c := range cols {
 		c = strings.TrimSpace(c)
-		switch c {
-		case "id", "group_key", "source", "destination", "created_at":
+		if !intakeColumns[c] {
 			continue
 		}
 		args = append(args, vals[i])
@@ -290,7 +303,40 @@ func (s *Store) GetNotification(ctx context.Context, id string) (*Notification, 
 
 // GroupAlerts returns every alert stored for the group, oldest first.
 func (s *Store) GroupAlerts(ctx context.Context, groupID string) ([]*alert.Alert, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+alertColumns+` FROM notifier_alerts
+	return s.groupAlerts(ctx, s.db, groupID)
+}
+
+// GroupWithAlerts returns a group and every alert stored for it, oldest
+// first, as of one moment: a delivery records the group's root and marks
+// its alerts DELIVERED in one transaction, and a reader must not see the
+// alerts delivered by a commit that the group row, read a moment earlier,
+// does not show.
+func (s *Store) GroupWithAlerts(ctx context.Context, id string) (*alert.Group, []*alert.Alert, error) {
+	// SQLite has one connection, so any transaction is a snapshot; a
+	// PostgreSQL transaction needs REPEATABLE READ to read its statements
+	// from one snapshot.
+	opts := &sql.TxOptions{ReadOnly: true}
+	if s.db.Dialect == sqlstore.Postgres {
+		opts.Isolation = sql.LevelRepeatableRead
+	}
+	tx, err := s.db.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading alert group %q: %w", id, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	g, err := s.GetGroup(ctx, tx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	alerts, err := s.groupAlerts(ctx, tx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return g, alerts, nil
+}
+
+func (s *Store) groupAlerts(ctx context.Context, q Querier, groupID string) ([]*alert.Alert, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+alertColumns+` FROM notifier_alerts
 		WHERE group_id = $1 ORDER BY received_at, id`, groupID)
 	if err != nil {
 		return nil, fmt.Errorf("reading alerts of group %s: %w", groupID, err)

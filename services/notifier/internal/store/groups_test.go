@@ -48,6 +48,12 @@ func TestGroupRoundTrip(t *testing.T) {
 
 			g.Silence = &alert.Silence{ID: "s-1", Actor: "@ann", EndsAt: t0.Add(3600e9), CreatedAt: t0}
 			g.Ack = &alert.Ack{Actor: "@bob", By: "Bob", At: t0}
+			if err := s.SetGroupSilence(ctx, s.DB(), g.ID, *g.Silence, t0); err != nil {
+				t.Fatal(err)
+			}
+			if ok, err := s.AckGroup(ctx, s.DB(), g.ID, *g.Ack); err != nil || !ok {
+				t.Fatalf("AckGroup = %v, %v; want true", ok, err)
+			}
 			g.Status, g.Firing, g.Resolved = alert.GroupResolved, 0, 2
 			if err := s.UpdateGroup(ctx, s.DB(), g); err != nil {
 				t.Fatal(err)
@@ -61,6 +67,65 @@ func TestGroupRoundTrip(t *testing.T) {
 			}
 			if _, err := s.GetGroup(ctx, nil, "nope"); !errors.Is(err, ErrNotFound) {
 				t.Errorf("GetGroup(nope) error = %v, want ErrNotFound", err)
+			}
+		})
+	}
+}
+
+// TestUpdateGroupKeepsWhatOthersWrote: intake reads a group, then writes
+// its counts and labels back; a root, enrichment, silence or ack recorded
+// in between stays (a lost root left the group's replies waiting for ever).
+func TestUpdateGroupKeepsWhatOthersWrote(t *testing.T) {
+	for name, open := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			s, ctx := open(t), context.Background()
+			g := newGroup("g1", "k")
+			if err := s.InsertGroup(ctx, s.DB(), g); err != nil {
+				t.Fatal(err)
+			}
+			read, err := s.FindGroup(ctx, s.DB(), g.Source, g.GroupKey, g.Destination)
+			if err != nil || read == nil {
+				t.Fatalf("FindGroup = %v, %v", read, err)
+			}
+
+			n := &Notification{ID: "n1", GroupID: g.ID, AlertIDs: []string{}, Status: alert.StatusReceived, ReceivedAt: t0}
+			if err := s.InsertNotification(ctx, s.DB(), n); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.DeliverNotification(ctx, n, Delivered{Destination: "-100", DeliveryID: "101", Root: true}, t0.Add(1e9)); err != nil {
+				t.Fatal(err)
+			}
+			enriched := *g
+			enriched.Enrichment, enriched.GroundingMessageID, enriched.EnrichmentError = `{"summary":"x"}`, "gm-1", ""
+			if err := s.SaveGroupEnrichment(ctx, &enriched, "key", t0.Add(1e9)); err != nil {
+				t.Fatal(err)
+			}
+			sil := alert.Silence{ID: "s-1", Actor: "@ann", EndsAt: t0.Add(3600e9), CreatedAt: t0}
+			if err := s.SetGroupSilence(ctx, s.DB(), g.ID, sil, t0.Add(1e9)); err != nil {
+				t.Fatal(err)
+			}
+			ack := alert.Ack{Actor: "@bob", By: "Bob", At: t0.Add(1e9)}
+			if ok, err := s.AckGroup(ctx, s.DB(), g.ID, ack); err != nil || !ok {
+				t.Fatalf("AckGroup = %v, %v; want true", ok, err)
+			}
+
+			// Intake writes back the group it read before all that.
+			read.Firing, read.Resolved, read.Status = 3, 1, alert.GroupFiring
+			read.CommonLabels = map[string]string{"alertname": "KubePodCrashLooping"}
+			read.UpdatedAt = t0.Add(2e9)
+			if err := s.UpdateGroup(ctx, s.DB(), read); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.GetGroup(ctx, nil, g.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := *read
+			want.RootMessageID = "101"
+			want.Enrichment, want.GroundingMessageID = enriched.Enrichment, enriched.GroundingMessageID
+			want.Silence, want.Ack = &sil, &ack
+			if diff := cmp.Diff(&want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("group after intake's update (-want +got):\n%s", diff)
 			}
 		})
 	}
