@@ -65,6 +65,7 @@ var routes = []route{
 	{method: "POST", pattern: "/v1/alerts:alertmanager", scope: edge.ScopeWrite},
 	{method: "POST", pattern: "/v1/alerts:grafana", scope: edge.ScopeWrite},
 	{method: "GET", pattern: "/v1/alerts", scope: edge.ScopeRead},
+	{method: "GET", pattern: "/v1/alerts:watch", scope: edge.ScopeRead, stream: true},
 	{method: "GET", pattern: "/v1/alerts/{id}", scope: edge.ScopeRead},
 	{method: "GET", pattern: "/v1/alert-groups", scope: edge.ScopeRead},
 	{method: "GET", pattern: "/v1/alert-groups/{id}", scope: edge.ScopeRead},

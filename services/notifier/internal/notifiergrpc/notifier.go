@@ -36,6 +36,8 @@ type Deps struct {
 	Updates Updates
 	// Messages serves SendMessage.
 	Messages Messages
+	// Watcher serves WatchAlerts.
+	Watcher AlertWatcher
 	// WebhookSecret is TELEGRAM_WEBHOOK_SECRET; when set, HandleTelegramUpdate
 	// requires it in the x-telegram-bot-api-secret-token metadata.
 	WebhookSecret string
@@ -61,6 +63,7 @@ type NotifierService struct {
 	groups   Groups
 	updates  Updates
 	messages Messages
+	watcher  AlertWatcher
 	secret   string
 	disabled bool
 	chats    map[string]bool
@@ -73,6 +76,7 @@ var _ notifierv1.NotifierServiceServer = (*NotifierService)(nil)
 func NewNotifierService(logger *slog.Logger, deps Deps) *NotifierService {
 	s := &NotifierService{
 		logger: logger, format: deps.Format, alerts: deps.Alerts, groups: deps.Groups, updates: deps.Updates, messages: deps.Messages,
+		watcher: deps.Watcher,
 		secret: deps.WebhookSecret, disabled: deps.WebhookDisabled, chats: map[string]bool{}, refusals: deps.Refusals,
 	}
 	for _, c := range deps.SendChats {

@@ -24,6 +24,9 @@ func (s *Store) ClaimForDelivery(ctx context.Context, id string, status alert.St
 	if err != nil {
 		return false, fmt.Errorf("claiming alert %s for delivery: %w", id, err)
 	}
+	if n > 0 {
+		s.alertsChanged()
+	}
 	return n > 0, nil
 }
 
@@ -90,6 +93,7 @@ func (s *Store) DeliverDigest(ctx context.Context, digestID, destination string,
 	if err != nil {
 		return fmt.Errorf("recording delivery of digest %s: %w", digestID, err)
 	}
+	s.alertsChanged()
 	return nil
 }
 
@@ -100,5 +104,6 @@ func (s *Store) FailDigest(ctx context.Context, digestID, publicErr string, at t
 	if err != nil {
 		return fmt.Errorf("recording failure of digest %s: %w", digestID, err)
 	}
+	s.alertsChanged()
 	return nil
 }

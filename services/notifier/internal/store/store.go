@@ -46,7 +46,8 @@ type Querier interface {
 
 // Store reads and writes the notifier's tables.
 type Store struct {
-	db *sqlstore.DB
+	db      *sqlstore.DB
+	changes changes
 }
 
 // New returns a Store over db, which must be migrated.
@@ -90,6 +91,7 @@ func (s *Store) InsertAlert(ctx context.Context, q Querier, a *alert.Alert) erro
 	if err != nil {
 		return fmt.Errorf("inserting alert %s: %w", a.ID, err)
 	}
+	s.alertsChanged()
 	return nil
 }
 
@@ -181,6 +183,7 @@ func (s *Store) SaveProgress(ctx context.Context, a *alert.Alert) error {
 	if n, err := res.RowsAffected(); err == nil && n == 0 {
 		return fmt.Errorf("saving alert %s: %w", a.ID, ErrNotFound)
 	}
+	s.alertsChanged()
 	return nil
 }
 
