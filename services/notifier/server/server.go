@@ -430,11 +430,11 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	logger.Info("telegram chat agent", "allowed_chats", allowed, "approvers_restricted", approvers.Restricted(), "chat_rate", chatRate.String(), "stickers", len(stickers))
 	notifierv1.RegisterNotifierServiceServer(srv, notifiergrpc.NewNotifierService(logger, notifiergrpc.Deps{
 		Alerts: p, Groups: p, Updates: agent, Messages: outbound.New(st, deliverer, logger),
-		// Watches end when shutdown starts, so GracefulStop does not wait.
-		Watcher: alertwatch.New(st, alertwatch.Config{Stop: ctx.Done()}),
 		WebhookSecret: cfg.TelegramWebhookSecret, WebhookDisabled: cfg.TelegramWebhookDisabled,
 		SendChats: cfg.sendChats(), Refusals: refusals,
 		Format: format.Options{MaxSources: cfg.MaxSources},
+		// Watches end when shutdown starts, so GracefulStop does not wait.
+		Watcher: alertwatch.New(st, alertwatch.Config{Stop: ctx.Done()}),
 	}))
 	return srv.Run(ctx)
 }

@@ -76,6 +76,11 @@ type Query struct {
 	Status alert.Status
 	// UpdatedAfter keeps only changes after it; zero: after the watch starts.
 	UpdatedAfter time.Time
+	// Started, when set, is called once the watch has its starting point
+	// and listens for changes (a gRPC handler sends its headers then, so a
+	// client knows that what it writes next will be seen); its error ends
+	// the watch.
+	Started func() error
 }
 
 // Watch calls fn with each alert that changes, oldest change first, until
@@ -101,6 +106,11 @@ func (w *Watcher) Watch(ctx context.Context, q Query, fn func(*alert.Alert) erro
 	}
 	cursor.at = sqlstore.Micros(floor)
 	sent := map[string]int64{}
+	if q.Started != nil {
+		if err := q.Started(); err != nil {
+			return err
+		}
+	}
 	for {
 		low := max(sqlstore.Micros(floor), cursor.at-lookback)
 		cq := store.ChangeQuery{Status: q.Status, AfterMicros: low, Limit: w.cfg.PageSize}

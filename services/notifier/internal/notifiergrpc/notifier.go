@@ -76,8 +76,8 @@ var _ notifierv1.NotifierServiceServer = (*NotifierService)(nil)
 func NewNotifierService(logger *slog.Logger, deps Deps) *NotifierService {
 	s := &NotifierService{
 		logger: logger, format: deps.Format, alerts: deps.Alerts, groups: deps.Groups, updates: deps.Updates, messages: deps.Messages,
-		watcher: deps.Watcher,
 		secret: deps.WebhookSecret, disabled: deps.WebhookDisabled, chats: map[string]bool{}, refusals: deps.Refusals,
+		watcher: deps.Watcher,
 	}
 	for _, c := range deps.SendChats {
 		s.chats[c] = true

@@ -35,6 +35,9 @@ func (s *NotifierService) WatchAlerts(req *notifierv1.WatchAlertsRequest, stream
 	if req.GetUpdatedAfter() != nil {
 		q.UpdatedAfter = req.GetUpdatedAfter().AsTime()
 	}
+	// Headers go out once the watch listens: the gateway answers the HTTP
+	// request (SSE) only then, and a client may write right after.
+	q.Started = func() error { return stream.SendHeader(nil) }
 	err := s.watcher.Watch(ctx, q, func(a *alert.Alert) error {
 		return stream.Send(&notifierv1.WatchAlertsResponse{Alert: fromAlert(a)})
 	})
