@@ -65,6 +65,9 @@ func TestConsole(t *testing.T) {
 
 	t.Run("a posted alert appears and turns DELIVERED without a reload", func(t *testing.T) {
 		su.open(t, "/console/alerts", "#h-alerts")
+		// The page follows the WatchAlerts stream (it re-reads the list
+		// only when the stream fails), so the changes below come through it.
+		su.run(t, 30*time.Second, chromedp.WaitVisible(`section[data-live="stream"]`, chromedp.ByQuery))
 		// A marker in the page that a reload would remove.
 		su.run(t, 5*time.Second, chromedp.Evaluate(`window.__noReload = true`, nil))
 		var out struct {

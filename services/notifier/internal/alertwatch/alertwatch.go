@@ -40,6 +40,9 @@ type Config struct {
 	Lookback time.Duration
 	// PageSize is how many alerts one read returns; default 200.
 	PageSize int
+	// Heartbeat is how long a watch may send nothing before it calls its
+	// Query.Heartbeat (a keep-alive); default 30s.
+	Heartbeat time.Duration
 	// Stop ends every watch with ErrStopping when it closes (server
 	// shutdown), so a graceful stop does not wait for them.
 	Stop <-chan struct{}
@@ -61,6 +64,9 @@ func New(src Source, cfg Config) *Watcher {
 	if cfg.Lookback <= 0 {
 		cfg.Lookback = 5 * time.Second
 	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = 30 * time.Second
+	}
 	if cfg.PageSize <= 0 {
 		cfg.PageSize = 200
 	}
@@ -81,6 +87,10 @@ type Query struct {
 	// client knows that what it writes next will be seen); its error ends
 	// the watch.
 	Started func() error
+	// Heartbeat, when set, is called after Config.Heartbeat without a
+	// change (a keep-alive through proxies and write deadlines); its error
+	// ends the watch.
+	Heartbeat func() error
 }
 
 // Watch calls fn with each alert that changes, oldest change first, until
@@ -111,6 +121,7 @@ func (w *Watcher) Watch(ctx context.Context, q Query, fn func(*alert.Alert) erro
 			return err
 		}
 	}
+	quiet := time.Now()
 	for {
 		low := max(sqlstore.Micros(floor), cursor.at-lookback)
 		cq := store.ChangeQuery{Status: q.Status, AfterMicros: low, Limit: w.cfg.PageSize}
@@ -130,6 +141,7 @@ func (w *Watcher) Watch(ctx context.Context, q Query, fn func(*alert.Alert) erro
 				if err := fn(a); err != nil {
 					return err
 				}
+				quiet = time.Now()
 				sent[a.ID] = at
 				if at > cursor.at || (at == cursor.at && a.ID > cursor.id) {
 					cursor.at, cursor.id = at, a.ID
@@ -148,6 +160,12 @@ func (w *Watcher) Watch(ctx context.Context, q Query, fn func(*alert.Alert) erro
 			if at <= next {
 				delete(sent, id)
 			}
+		}
+		if q.Heartbeat != nil && time.Since(quiet) >= w.cfg.Heartbeat {
+			if err := q.Heartbeat(); err != nil {
+				return err
+			}
+			quiet = time.Now()
 		}
 		select {
 		case <-ctx.Done():

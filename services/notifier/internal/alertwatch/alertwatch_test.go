@@ -303,3 +303,34 @@ func TestWatchReturnsTheSendError(t *testing.T) {
 		})
 	}
 }
+
+func TestWatchKeepsAliveWhileNothingChanges(t *testing.T) {
+	for name, open := range instances(t) {
+		t.Run(name, func(t *testing.T) {
+			local, _ := open(t)
+			w := New(local, Config{Poll: 5 * time.Millisecond, Heartbeat: 20 * time.Millisecond})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			beats, done := make(chan string, 100), make(chan error, 1)
+			q := Query{
+				Started:   func() error { beats <- "started"; return nil },
+				Heartbeat: func() error { beats <- "beat"; return nil },
+			}
+			go func() { done <- w.Watch(ctx, q, func(*alert.Alert) error { return nil }) }()
+			var got []string
+			for len(got) < 3 {
+				select {
+				case b := <-beats:
+					got = append(got, b)
+				case <-time.After(10 * time.Second):
+					t.Fatalf("got %v before the deadline", got)
+				}
+			}
+			cancel()
+			<-done
+			if diff := cmp.Diff([]string{"started", "beat", "beat"}, got); diff != "" {
+				t.Errorf("calls (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

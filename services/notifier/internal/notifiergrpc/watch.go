@@ -20,7 +20,8 @@ type AlertWatcher interface {
 
 var _ AlertWatcher = (*alertwatch.Watcher)(nil)
 
-// WatchAlerts streams each alert as it arrives and changes until the client
+// WatchAlerts streams each alert as it arrives and changes, after a first
+// message without one (the watch listens), until the client
 // cancels (the stream ends with the context's code) or the server shuts
 // down (Unavailable, so a client reconnects to another instance or later).
 func (s *NotifierService) WatchAlerts(req *notifierv1.WatchAlertsRequest, stream notifierv1.NotifierService_WatchAlertsServer) error {
@@ -35,9 +36,13 @@ func (s *NotifierService) WatchAlerts(req *notifierv1.WatchAlertsRequest, stream
 	if req.GetUpdatedAfter() != nil {
 		q.UpdatedAfter = req.GetUpdatedAfter().AsTime()
 	}
-	// Headers go out once the watch listens: the gateway answers the HTTP
-	// request (SSE) only then, and a client may write right after.
-	q.Started = func() error { return stream.SendHeader(nil) }
+	// A message without an alert once the watch listens: the gateway
+	// answers the HTTP request (SSE) only with a first message, and a
+	// client may write right after. The same every heartbeat without
+	// changes, so the gateway's per-write deadline and proxies keep an idle
+	// stream open.
+	empty := func() error { return stream.Send(&notifierv1.WatchAlertsResponse{}) }
+	q.Started, q.Heartbeat = empty, empty
 	err := s.watcher.Watch(ctx, q, func(a *alert.Alert) error {
 		return stream.Send(&notifierv1.WatchAlertsResponse{Alert: fromAlert(a)})
 	})

@@ -117,6 +117,18 @@ func recv(t *testing.T, s notifierv1.NotifierService_WatchAlertsClient) (*notifi
 	}
 }
 
+// listening reads the watch's first message, which carries no alert.
+func listening(t *testing.T, s notifierv1.NotifierService_WatchAlertsClient) {
+	t.Helper()
+	m, err := recv(t, s)
+	if err != nil {
+		t.Fatalf("watch ended before it listened: %v", err)
+	}
+	if m.GetAlert() != nil {
+		t.Fatalf("first message carries alert %v, want none", m.GetAlert())
+	}
+}
+
 func TestWatchAlertsStreamsAnAlertUntilDelivered(t *testing.T) {
 	c, _ := watchServer(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -125,11 +137,9 @@ func TestWatchAlertsStreamsAnAlertUntilDelivered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The stream is open once its headers arrive; an alert stored before
-	// the watch began would not be sent.
-	if _, err := stream.Header(); err != nil {
-		t.Fatal(err)
-	}
+	// The first message, without an alert, says the watch listens: the
+	// alert posted next is seen.
+	listening(t, stream)
 	posted, err := c.IngestAlert(ctx, &notifierv1.IngestAlertRequest{Text: "disk full on db1"})
 	if err != nil {
 		t.Fatal(err)
@@ -180,9 +190,7 @@ func TestWatchAlertsEndsAtShutdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := stream.Header(); err != nil {
-		t.Fatal(err)
-	}
+	listening(t, stream)
 	// stop fails the test when GracefulStop waits for the watch (the grace
 	// period is a minute).
 	if err := stop(); err != nil {

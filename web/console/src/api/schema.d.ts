@@ -203,8 +203,11 @@ export interface paths {
         /**
          * WatchAlerts streams alerts as they arrive and change (status, attempts,
          *     message), oldest change first, until the client cancels or the server
-         *     shuts down. Every notifier instance on the same database sees every
-         *     change. With `Accept: text/event-stream` the gateway serves it as
+         *     shuts down (Unavailable: watch again). Every notifier instance on the
+         *     same database sees every change. The first message, sent once the watch
+         *     listens, and one after each 30 s without changes carry no alert: a
+         *     client knows that what happens next reaches it, and proxies see a live
+         *     stream. With `Accept: text/event-stream` the gateway serves it as
          *     Server-Sent Events.
          */
         get: operations["NotifierService_WatchAlerts"];
@@ -2692,7 +2695,10 @@ export interface components {
             /** @description Venue name. */
             title?: string;
         };
-        /** @description WatchAlertsResponse is one alert after a change. */
+        /**
+         * @description WatchAlertsResponse is one alert after a change, or none (the watch
+         *     listens, or a keep-alive).
+         */
         v1WatchAlertsResponse: {
             alert?: components["schemas"]["v1Alert"];
         };

@@ -1,11 +1,23 @@
 // /console/alerts: newest first, live, filters, pages; the detail shows the
 // Telegram message as Telegram would, the enrichment and the timeline.
-import { useEffect, useState } from "preact/hooks";
-import { api, call, type Alert, type AlertStatus, type Message } from "../api/client";
-import { useLive } from "../live";
+import { useEffect, useRef, useState } from "preact/hooks";
+import {
+  api,
+  ApiError,
+  call,
+  events,
+  toError,
+  type Alert,
+  type AlertStatus,
+  type Message,
+  type Schemas,
+} from "../api/client";
+import { maxDelay, minDelay, useLive } from "../live";
 import { AlertGroups } from "./groups";
 import { TelegramMessage } from "../telegram";
 import { Chip, Empty, ErrorBox, Field, Link, Loading, when } from "../ui";
+
+type WatchEvent = Schemas["v1WatchAlertsResponse"];
 
 const statuses: AlertStatus[] = ["RECEIVED", "ENRICHING", "DELIVERING", "DELIVERED", "FAILED", "DUPLICATE"];
 const pageSize = 50;
@@ -29,27 +41,76 @@ export function AlertsPage() {
   const [token, setToken] = useState("");
   const [error, setError] = useState<unknown>(null);
 
-  // The first page is live; older pages are loaded on demand and kept.
-  useLive(
-    async (signal) => {
-      try {
-        const r = await call(
-          api.GET("/v1/alerts", { params: { query: { pageSize, status: status || undefined } }, signal }),
-        );
-        setFirst(r.alerts ?? []);
-        if (!older.length) setToken(r.nextPageToken ?? "");
-        setError(null);
-        return r.alerts?.map((a) => [a.id, a.status, a.updateTime]);
-      } catch (e) {
-        setError(e);
-        throw e;
+  const [live, setLive] = useState<"connecting" | "stream" | "rereading">("connecting");
+  const olderShown = useRef(false);
+  olderShown.current = older.length > 0;
+
+  // The first page is live through the WatchAlerts stream (SSE): the watch
+  // opens first (its headers come once the server listens), then the first
+  // page is read, so no change falls between the two; each change then
+  // replaces its alert or adds a new one on top. Only when the stream fails
+  // does the page re-read the first page instead, retrying the stream with
+  // a backoff (1 s doubling to 8 s).
+  useEffect(() => {
+    const ctl = new AbortController();
+    const signal = ctl.signal;
+    const reload = async () => {
+      const r = await call(
+        api.GET("/v1/alerts", { params: { query: { pageSize, status: status || undefined } }, signal }),
+      );
+      setFirst((cur) => mergeList(r.alerts ?? [], cur ?? []));
+      // Once older pages are shown, their token moves on with them.
+      if (!olderShown.current) setToken(r.nextPageToken ?? "");
+      setError(null);
+    };
+    const watch = async () => {
+      const r = await api.GET("/v1/alerts:watch", {
+        params: { query: { status: status || undefined } },
+        headers: { Accept: "text/event-stream" },
+        parseAs: "stream",
+        signal,
+      });
+      if (!r.response.ok) throw toError(r.response.status, r.error);
+      await reload();
+      setLive("stream");
+      for await (const ev of events<WatchEvent>(r.data ?? null)) {
+        const a = ev.alert;
+        if (a?.id) {
+          setFirst((cur) => upsert(cur ?? [], a));
+          setOlder((o) => o.map((x) => (x.id === a.id && newer(a, x) ? a : x)));
+        }
       }
-    },
-    [status],
-  );
+    };
+    (async () => {
+      let delay = minDelay;
+      while (!signal.aborted) {
+        try {
+          await watch();
+          // A stream the server ends (it should not) is opened again,
+          // never in a tight loop.
+          delay = minDelay;
+          await sleep(delay, signal);
+        } catch (e) {
+          if (signal.aborted) return;
+          setLive("rereading");
+          try {
+            await reload();
+          } catch (e2) {
+            setError(e2);
+          }
+          if (e instanceof ApiError && e.httpStatus >= 400 && e.httpStatus < 500) setError(e);
+          await sleep(delay, signal);
+          delay = Math.min(delay * 2, maxDelay);
+        }
+      }
+    })();
+    return () => ctl.abort();
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [status]);
   useEffect(() => {
     setOlder([]);
     setFirst(null);
+    setLive("connecting");
   }, [status]);
 
   const more = async () => {
@@ -73,7 +134,7 @@ export function AlertsPage() {
   const sources = [...new Set([...(first ?? []), ...older].map((a) => a.source).filter(Boolean))] as string[];
 
   return (
-    <section aria-labelledby="h-alerts">
+    <section aria-labelledby="h-alerts" data-live={live}>
       <h1 id="h-alerts">Alerts</h1>
       <form class="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filter alerts">
         <Field label="Status" name="status">
@@ -117,7 +178,8 @@ export function AlertsPage() {
       ) : (
         <>
           <p class="muted" aria-live="polite">
-            {all.length} shown, newest first; updates live.
+            {all.length} shown, newest first;{" "}
+            {live === "rereading" ? "the live stream is unavailable, re-reading." : "updates live."}
           </p>
           <ul class="rows" id="alert-list">
             {all.map((a) => (
@@ -140,6 +202,58 @@ export function AlertsPage() {
       )}
     </section>
   );
+}
+
+/** newer says whether a is a later state of the same alert than b. */
+function newer(a: Alert, b: Alert): boolean {
+  return ts(a.updateTime) >= ts(b.updateTime);
+}
+
+/**
+ * ts makes RFC 3339 times (protojson writes 0, 3, 6 or 9 fraction digits)
+ * compare as strings: the fraction padded to nine digits.
+ */
+function ts(s?: string): string {
+  if (!s) return "";
+  const m = /^(.*?)(?:\.(\d+))?Z$/.exec(s);
+  return m ? `${m[1]}.${(m[2] ?? "").padEnd(9, "0")}` : s;
+}
+
+/** upsert puts a changed alert in the list: in place when listed, else on top by receivedAt. */
+function upsert(list: Alert[], a: Alert): Alert[] {
+  const i = list.findIndex((x) => x.id === a.id);
+  if (i >= 0) {
+    if (!newer(a, list[i]!)) return list;
+    const out = list.slice();
+    out[i] = a;
+    return out;
+  }
+  const out = [a, ...list];
+  out.sort((x, y) => cmp(ts(y.receivedAt), ts(x.receivedAt)) || cmp(y.id ?? "", x.id ?? ""));
+  return out;
+}
+
+/** mergeList takes a freshly read first page, keeping newer streamed states and streamed alerts above it. */
+function mergeList(page: Alert[], cur: Alert[]): Alert[] {
+  let out = page;
+  for (const a of cur) out = upsert(out, a);
+  // Streamed alerts older than the page's last belong to later pages.
+  const last = page[page.length - 1]?.receivedAt;
+  return page.length < pageSize || !last ? out : out.filter((a) => ts(a.receivedAt) >= ts(last));
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(t);
+      resolve();
+    });
+  });
 }
 
 function firstLine(s?: string): string {

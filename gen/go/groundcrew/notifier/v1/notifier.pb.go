@@ -1499,10 +1499,12 @@ func (x *WatchAlertsRequest) GetUpdatedAfter() *timestamppb.Timestamp {
 	return nil
 }
 
-// WatchAlertsResponse is one alert after a change.
+// WatchAlertsResponse is one alert after a change, or none (the watch
+// listens, or a keep-alive).
 type WatchAlertsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The alert as it is now; its update_time orders the changes.
+	// The alert as it is now; its update_time orders the changes. Unset in
+	// the first message and in keep-alives.
 	Alert         *Alert `protobuf:"bytes,1,opt,name=alert,proto3" json:"alert,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

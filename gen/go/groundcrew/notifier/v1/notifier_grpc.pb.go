@@ -56,8 +56,11 @@ type NotifierServiceClient interface {
 	ListAlerts(ctx context.Context, in *ListAlertsRequest, opts ...grpc.CallOption) (*ListAlertsResponse, error)
 	// WatchAlerts streams alerts as they arrive and change (status, attempts,
 	// message), oldest change first, until the client cancels or the server
-	// shuts down. Every notifier instance on the same database sees every
-	// change. With `Accept: text/event-stream` the gateway serves it as
+	// shuts down (Unavailable: watch again). Every notifier instance on the
+	// same database sees every change. The first message, sent once the watch
+	// listens, and one after each 30 s without changes carry no alert: a
+	// client knows that what happens next reaches it, and proxies see a live
+	// stream. With `Accept: text/event-stream` the gateway serves it as
 	// Server-Sent Events.
 	WatchAlerts(ctx context.Context, in *WatchAlertsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchAlertsResponse], error)
 	// FormatMessage renders the Telegram message for an alert and enrichment
@@ -258,8 +261,11 @@ type NotifierServiceServer interface {
 	ListAlerts(context.Context, *ListAlertsRequest) (*ListAlertsResponse, error)
 	// WatchAlerts streams alerts as they arrive and change (status, attempts,
 	// message), oldest change first, until the client cancels or the server
-	// shuts down. Every notifier instance on the same database sees every
-	// change. With `Accept: text/event-stream` the gateway serves it as
+	// shuts down (Unavailable: watch again). Every notifier instance on the
+	// same database sees every change. The first message, sent once the watch
+	// listens, and one after each 30 s without changes carry no alert: a
+	// client knows that what happens next reaches it, and proxies see a live
+	// stream. With `Accept: text/event-stream` the gateway serves it as
 	// Server-Sent Events.
 	WatchAlerts(*WatchAlertsRequest, grpc.ServerStreamingServer[WatchAlertsResponse]) error
 	// FormatMessage renders the Telegram message for an alert and enrichment
