@@ -1,10 +1,12 @@
 package console
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
@@ -85,6 +87,34 @@ func TestConsole(t *testing.T) {
 		if !same {
 			t.Error("the page reloaded")
 		}
+	})
+
+	t.Run("without the alert stream the page re-reads and still turns DELIVERED", func(t *testing.T) {
+		// Every watch the page opens fails as a lost connection would.
+		var script page.ScriptIdentifier
+		su.run(t, 5*time.Second, chromedp.ActionFunc(func(ctx context.Context) error {
+			var err error
+			script, err = page.AddScriptToEvaluateOnNewDocument(`{
+				const f = window.fetch;
+				window.fetch = (input, init) => String(input instanceof Request ? input.url : input).includes("/v1/alerts:watch")
+					? Promise.reject(new TypeError("Failed to fetch"))
+					: f(input, init);
+			}`).Do(ctx)
+			return err
+		}))
+		t.Cleanup(func() {
+			su.run(t, 5*time.Second, chromedp.ActionFunc(func(ctx context.Context) error {
+				return page.RemoveScriptToEvaluateOnNewDocument(script).Do(ctx)
+			}))
+		})
+		su.open(t, "/console/alerts", "#h-alerts")
+		su.run(t, 30*time.Second, chromedp.WaitVisible(`section[data-live="rereading"]`, chromedp.ByQuery))
+		var out struct {
+			Alert struct{ ID string }
+		}
+		su.api(t, "POST", "/v1/alerts", map[string]any{"text": "Replica lag on db-2 above 30s"}, &out)
+		row := sel(`li[data-alert-id=%q]`, out.Alert.ID)
+		su.run(t, 90*time.Second, chromedp.WaitVisible(row+`[data-status="DELIVERED"]`, chromedp.ByQuery))
 	})
 
 	t.Run("the alert's Telegram message is shown as Telegram renders it", func(t *testing.T) {

@@ -98,7 +98,10 @@ export function AlertsPage() {
           } catch (e2) {
             setError(e2);
           }
-          if (e instanceof ApiError && e.httpStatus >= 400 && e.httpStatus < 500) setError(e);
+          // A refused watch (a bad filter, a missing scope) is shown; one
+          // over the gateway's streams-per-client limit (429) or a lost
+          // connection only leaves the page re-reading.
+          if (e instanceof ApiError && (e.httpStatus === 400 || e.httpStatus === 403)) setError(e);
           await sleep(delay, signal);
           delay = Math.min(delay * 2, maxDelay);
         }
