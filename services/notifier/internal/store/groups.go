@@ -413,6 +413,7 @@ func (s *Store) DeliverNotification(ctx context.Context, n *Notification, d Deli
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("recording delivery of notification %s: %w", n.ID, err)
 	}
+	s.alertsChanged()
 	return nil
 }
 
@@ -471,6 +472,7 @@ func (s *Store) FailNotification(ctx context.Context, n *Notification, publicErr
 			return fmt.Errorf("recording failure of notification %s: %w", n.ID, err)
 		}
 	}
+	s.alertsChanged()
 	return nil
 }
 
