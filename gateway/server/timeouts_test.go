@@ -310,3 +310,35 @@ func TestAdminPortServesProfiler(t *testing.T) {
 		t.Errorf("admin port serves the profiler without ADMIN_PPROF (%d)", code)
 	}
 }
+
+// TestShutdownEndsAfterGracePeriod: a client that connected but never sent
+// a request keeps net/http's Shutdown waiting past a short grace period;
+// Run must then close it and return cleanly, not fail with the deadline.
+func TestShutdownEndsAfterGracePeriod(t *testing.T) {
+	backend := startBackend(t, func(s *grpcserver.Server) { notifierv1.RegisterNotifierServiceServer(s, &fakeNotifier{}) })
+	var cfg Config
+	cfg.SearchAddr, cfg.GroundingAddr, cfg.RagAddr, cfg.NotifierAddr = backend.addr, backend.addr, backend.addr, backend.addr
+	cfg.GracePeriod = 200 * time.Millisecond
+	cfg.Listeners = config.Listeners{API: listenLocal(t), Admin: listenLocal(t)}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
+	// The listener is open before Run starts, so this waits for Run to serve.
+	resp, err := http.Get("http://" + cfg.Listeners.API.Addr().String() + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+
+	dialRaw(t, cfg.Listeners.API.Addr().String()) // connected, never sends a request
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run() = %v, want nil after the grace period", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return after its grace period")
+	}
+}
