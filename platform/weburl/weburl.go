@@ -152,7 +152,7 @@ func Parse(raw string) (*URL, error) {
 		rest = ""
 	}
 	if i := strings.IndexByte(authority, '@'); i >= 0 {
-		user, err := encode(authority[:i], userSafe)
+		user, err := canonicalUserinfo(authority[:i])
 		if err != nil {
 			return nil, err
 		}
@@ -370,10 +370,12 @@ func canonicalHost(host string) (string, error) {
 const (
 	unreservedMarks = "-._~"
 	subDelims       = "!$&'()*+,;="
-	userSafe        = unreservedMarks + subDelims + ":"
-	pathSafe        = unreservedMarks + subDelims + ":@/"
-	querySafe       = pathSafe + "?"
-	fragmentSafe    = querySafe
+	// userLiteral is what net/url leaves unescaped in a user name or
+	// password (RFC 3986 allows more; net/url escapes !'()* there).
+	userLiteral  = unreservedMarks + "$&+,;="
+	pathSafe     = unreservedMarks + subDelims + ":@/"
+	querySafe    = pathSafe + "?"
+	fragmentSafe = querySafe
 )
 
 const upperHex = "0123456789ABCDEF"
@@ -424,6 +426,42 @@ func encode(s, safe string) (string, error) {
 			b.WriteByte('%')
 			b.WriteByte(upperHex[c>>4])
 			b.WriteByte(upperHex[c&15])
+		}
+	}
+	return b.String(), nil
+}
+
+// canonicalUserinfo writes user info as net/url does, so the canonical
+// form is a fixed point of url.Parse and URL.String: name and password
+// (split at the first ':') are decoded, then every byte but the letters,
+// digits and userLiteral is escaped, ':' in either part included.
+func canonicalUserinfo(s string) (string, error) {
+	if strings.ContainsAny(s, "[]") {
+		// Brackets belong to IPv6 hosts; Pattern refuses them here too.
+		return "", fail("user info holds [ or ]")
+	}
+	name, pass, hasPass := strings.Cut(s, ":")
+	parts := []string{name}
+	if hasPass {
+		parts = append(parts, pass)
+	}
+	var b strings.Builder
+	for i, part := range parts {
+		raw, err := unescape(part)
+		if err != nil {
+			return "", err
+		}
+		if i == 1 {
+			b.WriteByte(':')
+		}
+		for j := 0; j < len(raw); j++ {
+			if c := raw[j]; isAlnum(c) || strings.IndexByte(userLiteral, c) >= 0 {
+				b.WriteByte(c)
+			} else {
+				b.WriteByte('%')
+				b.WriteByte(upperHex[c>>4])
+				b.WriteByte(upperHex[c&15])
+			}
 		}
 	}
 	return b.String(), nil
