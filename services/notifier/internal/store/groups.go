@@ -169,53 +169,17 @@ type GroupListQuery struct {
 // ListGroups returns one page of groups, newest first, and the token of the
 // next page ("" on the last).
 func (s *Store) ListGroups(ctx context.Context, q GroupListQuery) ([]*alert.Group, string, error) {
-	var (
-		where []string
-		args  []any
-	)
-	arg := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
-	}
-	if q.Status != "" {
-		where = append(where, "status = "+arg(string(q.Status)))
-	}
-	if q.PageToken != "" {
-		c, err := sqlstore.ParseCursor(q.PageToken)
-		if err != nil {
-			return nil, "", ErrBadPageToken
-		}
-		a1, a2, a3 := arg(c.At), arg(c.At), arg(c.ID)
-		where = append(where, "(created_at < "+a1+" OR (created_at = "+a2+" AND id < "+a3+"))")
-	}
-	query := `SELECT ` + groupColumns + ` FROM notifier_alert_groups`
-	if len(where) > 0 {
-		query += " WHERE " + strings.Join(where, " AND ")
-	}
-	query += " ORDER BY created_at DESC, id DESC LIMIT " + arg(q.PageSize+1)
-	rows, err := s.db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, "", fmt.Errorf("listing alert groups: %w", err)
-	}
-	defer rows.Close()
-	var out []*alert.Group
-	for rows.Next() {
-		g, err := scanGroup(rows)
-		if err != nil {
-			return nil, "", fmt.Errorf("listing alert groups: %w", err)
-		}
-		out = append(out, g)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, "", fmt.Errorf("listing alert groups: %w", err)
-	}
-	next := ""
-	if len(out) > q.PageSize {
-		out = out[:q.PageSize]
-		last := out[len(out)-1]
-		next = sqlstore.CursorAfter(last.CreatedAt, last.ID).Token()
-	}
-	return out, next, nil
+	return listNewest(ctx, s, keyset[*alert.Group]{
+		what: "alert groups", table: "notifier_alert_groups", columns: groupColumns, timeColumn: "created_at",
+		filters: func(arg func(any) string) (where []string) {
+			if q.Status != "" {
+				where = append(where, "status = "+arg(string(q.Status)))
+			}
+			return where
+		},
+		scan: scanGroup,
+		key:  func(g *alert.Group) (time.Time, string) { return g.CreatedAt, g.ID },
+	}, q.PageSize, q.PageToken)
 }
 
 func scanGroup(r scanner) (*alert.Group, error) {

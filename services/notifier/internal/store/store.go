@@ -211,54 +211,74 @@ type ListQuery struct {
 // ListAlerts returns one page of alerts, newest first, and the token of the
 // next page ("" on the last).
 func (s *Store) ListAlerts(ctx context.Context, q ListQuery) ([]*alert.Alert, string, error) {
-	var (
-		where []string
-		args  []any
-	)
+	return listNewest(ctx, s, keyset[*alert.Alert]{
+		what: "alerts", table: "notifier_alerts", columns: alertColumns, timeColumn: "received_at",
+		filters: func(arg func(any) string) (where []string) {
+			if q.Status != "" {
+				where = append(where, "status = "+arg(string(q.Status)))
+			}
+			if !q.ReceivedAfter.IsZero() {
+				where = append(where, "received_at >= "+arg(sqlstore.Micros(q.ReceivedAfter)))
+			}
+			return where
+		},
+		scan: scanAlert,
+		key:  func(a *alert.Alert) (time.Time, string) { return a.ReceivedAt, a.ID },
+	}, q.PageSize, q.PageToken)
+}
+
+// keyset says how to list one table newest first, keyed by (timeColumn, id).
+type keyset[T any] struct {
+	what, table, columns, timeColumn string
+	// filters returns the WHERE conditions, binding values with arg.
+	filters func(arg func(any) string) []string
+	scan    func(scanner) (T, error)
+	key     func(T) (time.Time, string)
+}
+
+// listNewest returns one page of k's rows, newest first, and the token of
+// the next page ("" on the last).
+func listNewest[T any](ctx context.Context, s *Store, k keyset[T], pageSize int, pageToken string) ([]T, string, error) {
+	var args []any
 	arg := func(v any) string {
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
-	if q.Status != "" {
-		where = append(where, "status = "+arg(string(q.Status)))
-	}
-	if !q.ReceivedAfter.IsZero() {
-		where = append(where, "received_at >= "+arg(sqlstore.Micros(q.ReceivedAfter)))
-	}
-	if q.PageToken != "" {
-		c, err := sqlstore.ParseCursor(q.PageToken)
+	where := k.filters(arg)
+	if pageToken != "" {
+		c, err := sqlstore.ParseCursor(pageToken)
 		if err != nil {
 			return nil, "", ErrBadPageToken
 		}
 		a1, a2, a3 := arg(c.At), arg(c.At), arg(c.ID)
-		where = append(where, "(received_at < "+a1+" OR (received_at = "+a2+" AND id < "+a3+"))")
+		where = append(where, "("+k.timeColumn+" < "+a1+" OR ("+k.timeColumn+" = "+a2+" AND id < "+a3+"))")
 	}
-	query := `SELECT ` + alertColumns + ` FROM notifier_alerts`
+	query := `SELECT ` + k.columns + ` FROM ` + k.table
 	if len(where) > 0 {
 		query += " WHERE " + strings.Join(where, " AND ")
 	}
-	query += " ORDER BY received_at DESC, id DESC LIMIT " + arg(q.PageSize+1)
+	query += " ORDER BY " + k.timeColumn + " DESC, id DESC LIMIT " + arg(pageSize+1)
 	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, "", fmt.Errorf("listing alerts: %w", err)
+		return nil, "", fmt.Errorf("listing %s: %w", k.what, err)
 	}
 	defer rows.Close()
-	var out []*alert.Alert
+	var out []T
 	for rows.Next() {
-		a, err := scanAlert(rows)
+		v, err := k.scan(rows)
 		if err != nil {
-			return nil, "", fmt.Errorf("listing alerts: %w", err)
+			return nil, "", fmt.Errorf("listing %s: %w", k.what, err)
 		}
-		out = append(out, a)
+		out = append(out, v)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, "", fmt.Errorf("listing alerts: %w", err)
+		return nil, "", fmt.Errorf("listing %s: %w", k.what, err)
 	}
 	next := ""
-	if len(out) > q.PageSize {
-		out = out[:q.PageSize]
-		last := out[len(out)-1]
-		next = sqlstore.CursorAfter(last.ReceivedAt, last.ID).Token()
+	if len(out) > pageSize {
+		out = out[:pageSize]
+		at, id := k.key(out[len(out)-1])
+		next = sqlstore.CursorAfter(at, id).Token()
 	}
 	return out, next, nil
 }
