@@ -296,23 +296,10 @@ func (h *Handler) HandleCallback(ctx context.Context, c chat.Callback) (string, 
 
 // refuse answers a refused press politely, logs and counts it.
 func (h *Handler) refuse(ctx context.Context, log *slog.Logger, c chat.Callback, reason, text string) string {
-	var chatID, messageID int64
-	if c.Message != nil {
-		chatID, messageID = c.Message.Chat.ID, c.Message.MessageID
-	}
-	log.WarnContext(ctx, "approval button press refused", "reason", reason, "chat_id", chatID, "message_id", messageID)
-	h.cfg.Refusals.Refuse(reason)
-	h.answer(ctx, log, c.ID, text)
-	return chat.Refused
+	return chat.RefusePress(ctx, log, h.responder, h.cfg.Refusals, c, "approval", reason, text)
 }
 
-// answer answers the press; a failure only leaves the button's spinner
-// running a little longer, so it is logged, not returned.
+// answer answers the press (see chat.AnswerPress).
 func (h *Handler) answer(ctx context.Context, log *slog.Logger, queryID, text string) {
-	if queryID == "" {
-		return
-	}
-	if err := h.responder.AnswerCallback(ctx, queryID, text); err != nil {
-		log.WarnContext(ctx, "could not answer the button press", "error", err)
-	}
+	chat.AnswerPress(ctx, log, h.responder, queryID, text)
 }

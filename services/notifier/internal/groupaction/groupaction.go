@@ -153,21 +153,9 @@ func (h *Handler) HandleCallback(ctx context.Context, c chat.Callback) (string, 
 }
 
 func (h *Handler) refuse(ctx context.Context, log *slog.Logger, c chat.Callback, reason, text string) string {
-	var chatID, messageID int64
-	if c.Message != nil {
-		chatID, messageID = c.Message.Chat.ID, c.Message.MessageID
-	}
-	log.WarnContext(ctx, "alert group button press refused", "reason", reason, "chat_id", chatID, "message_id", messageID)
-	h.refusals.Refuse(reason)
-	h.answer(ctx, log, c.ID, text)
-	return chat.Refused
+	return chat.RefusePress(ctx, log, h.answerer, h.refusals, c, "alert group", reason, text)
 }
 
 func (h *Handler) answer(ctx context.Context, log *slog.Logger, queryID, text string) {
-	if queryID == "" {
-		return
-	}
-	if err := h.answerer.AnswerCallback(ctx, queryID, text); err != nil {
-		log.WarnContext(ctx, "could not answer the button press", "error", err)
-	}
+	chat.AnswerPress(ctx, log, h.answerer, queryID, text)
 }
