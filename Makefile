@@ -43,6 +43,7 @@ build: ## Build every binary into bin/.
 	@for s in $(SERVICES); do echo "build $$s"; (cd services/$$s && go build -trimpath -o $(BIN)/$$s .); done
 	@echo "build gateway"; cd gateway && go build -trimpath -o $(BIN)/gateway .
 	@echo "build search-index"; cd services/search && go build -trimpath -o $(BIN)/search-index ./cmd/search-index
+	@echo "build rag-ingest"; cd services/rag && go build -trimpath -o $(BIN)/rag-ingest ./cmd/rag-ingest
 
 .PHONY: tools
 tools: $(BUF) $(HELM) ## Build the pinned code generators and helm into bin/.
