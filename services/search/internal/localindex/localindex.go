@@ -9,8 +9,8 @@
 // words); a title match weighs twice a text match, and the whole query as a
 // phrase adds a further boost in either field, so pages that say exactly
 // what was asked, in their title especially, rank first. Snippets are the
-// passage of the text with the most distinct query terms, cut at word
-// boundaries.
+// passage of the text with the most distinct query terms, at most
+// MaxSnippetChars characters, cut at word boundaries.
 package localindex
 
 import (
@@ -55,12 +55,14 @@ const (
 const (
 	// MaxDocumentBytes bounds a document's text plus HTML.
 	MaxDocumentBytes = 8 << 20
-	// SnippetBytes is the target snippet length, ellipses excluded. A
-	// snippet is evidence for a summariser or a model as much as a preview
-	// for a person, so it holds a whole passage: most runbook-sized
-	// documents fit entirely. With its ellipses it stays within
-	// search.MaxSnippetChars.
-	SnippetBytes = search.MaxSnippetChars - 10
+	// MaxSnippetChars bounds a local result's snippet, ellipses included.
+	// A snippet is the passage that matched, not the document: a caller
+	// that cites it shows the words that support the citation, and one
+	// that wants the whole runbook fetches it.
+	MaxSnippetChars = 300
+	// SnippetBytes is the target snippet length, ellipses excluded: with
+	// "… " before and " …" after it stays within MaxSnippetChars.
+	SnippetBytes = MaxSnippetChars - 4
 	// maxTitleRunes bounds a title derived from the text.
 	maxTitleRunes = 120
 )

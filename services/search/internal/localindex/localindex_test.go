@@ -291,8 +291,38 @@ func TestSnippetFromBestPassage(t *testing.T) {
 	if !strings.HasPrefix(s, "… To recover") {
 		t.Errorf("snippet %q does not start at the sentence with the matches", s)
 	}
-	if strings.ContainsAny(s, "<>") || utf8.RuneCountInString(s) > SnippetBytes+4 {
-		t.Errorf("snippet %q has markup or is longer than %d characters", s, SnippetBytes)
+	if strings.ContainsAny(s, "<>") || utf8.RuneCountInString(s) > MaxSnippetChars {
+		t.Errorf("snippet %q has markup or is longer than %d characters", s, MaxSnippetChars)
+	}
+}
+
+// TestSnippetIsThePassageNotTheDocument indexes a runbook-sized document
+// (about 900 characters, which earlier snippets held whole) and checks
+// that the snippet is the passage about the query, within 300 characters.
+func TestSnippetIsThePassageNotTheDocument(t *testing.T) {
+	runbook := "# Redis memory\n\n" +
+		"## Symptoms\n\nClients see OOM command not allowed errors and latency rises while the instance swaps. " +
+		"Dashboards show used_memory close to maxmemory for several minutes before the alert fires.\n\n" +
+		"## Diagnosis\n\nRun INFO memory and compare used_memory_rss with used_memory to spot fragmentation. " +
+		"List the biggest keys with redis-cli --bigkeys during a quiet period, because the scan adds load.\n\n" +
+		"## Mitigation\n\nRaise maxmemory only when the host has headroom. Otherwise set an eviction policy such as allkeys-lru, " +
+		"expire stale session keys, and move large sorted sets to their own instance. Restarting a replica to defragment is a last resort.\n"
+	ix := openTest(t, t.TempDir())
+	upsert(t, ix, search.Document{URL: "https://runbooks.example.com/redis-memory", Title: "Redis memory", Text: runbook})
+
+	got, err := ix.Search(t.Context(), search.Query{Text: "eviction policy allkeys-lru", MaxResults: 1})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("Search() = %v, %v; want one result", got, err)
+	}
+	s := got[0].Snippet
+	if n := utf8.RuneCountInString(s); n > MaxSnippetChars {
+		t.Errorf("snippet is %d characters, want at most %d: %q", n, MaxSnippetChars, s)
+	}
+	if !strings.Contains(s, "eviction policy such as allkeys-lru") {
+		t.Errorf("snippet %q is not the passage about the eviction policy", s)
+	}
+	if strings.Contains(s, "Clients see OOM") {
+		t.Errorf("snippet %q starts at the document's beginning instead of the passage", s)
 	}
 }
 
