@@ -42,6 +42,8 @@ type fakeNotifier struct {
 	lastMD    metadata.MD
 	lastList  *notifierv1.ListAlertsRequest
 	lastTrace trace.TraceID
+	// lastUpdate is the Telegram update the webhook route decoded.
+	lastUpdate *notifierv1.TelegramUpdate
 }
 
 func (f *fakeNotifier) IngestAlert(ctx context.Context, req *notifierv1.IngestAlertRequest) (*notifierv1.IngestAlertResponse, error) {
@@ -62,10 +64,11 @@ func (f *fakeNotifier) ListAlerts(_ context.Context, req *notifierv1.ListAlertsR
 	return &notifierv1.ListAlertsResponse{}, nil
 }
 
-func (f *fakeNotifier) HandleTelegramUpdate(ctx context.Context, _ *notifierv1.HandleTelegramUpdateRequest) (*notifierv1.HandleTelegramUpdateResponse, error) {
+func (f *fakeNotifier) HandleTelegramUpdate(ctx context.Context, req *notifierv1.HandleTelegramUpdateRequest) (*notifierv1.HandleTelegramUpdateResponse, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	f.mu.Lock()
 	f.lastMD = md
+	f.lastUpdate = req.GetUpdate()
 	f.mu.Unlock()
 	return &notifierv1.HandleTelegramUpdateResponse{Outcome: "stored"}, nil
 }

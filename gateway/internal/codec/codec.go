@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"reflect"
 	"strings"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -86,13 +87,15 @@ func (j *JSON) Unmarshal(data []byte, v any) error {
 	if depth(data, j.maxDepth) > j.maxDepth {
 		return &DepthError{Limit: j.maxDepth}
 	}
-	err := j.JSONPb.Unmarshal(data, v)
+	msg, ok := target(v)
+	if !ok {
+		// Not a message body (a scalar or list field mapped as the body):
+		// nothing to normalise against.
+		return j.JSONPb.Unmarshal(data, v)
+	}
+	err := j.JSONPb.Unmarshal(data, msg)
 	if err == nil {
 		return nil
-	}
-	msg, ok := v.(proto.Message)
-	if !ok {
-		return err
 	}
 	fixed, nerr := Normalize(data, msg.ProtoReflect().Descriptor())
 	if nerr != nil {
@@ -102,8 +105,35 @@ func (j *JSON) Unmarshal(data []byte, v any) error {
 		return err
 	}
 	proto.Reset(msg)
-	return j.JSONPb.Unmarshal(fixed, v)
+	return j.JSONPb.Unmarshal(fixed, msg)
 }
+
+// target returns the message a decode into v fills, whatever the route's
+// body mapping: v itself for `body: "*"` (the generated handler passes the
+// request message), or the field's message for `body: "field"` (it passes a
+// pointer to the field, a nil **T until now, which is allocated here). One
+// rule for both is the point: before, only the first went through
+// [Normalize], so a route mapping a field as its body (the Telegram webhook)
+// answered 400 to any field the proto does not declare.
+func target(v any) (proto.Message, bool) {
+	if m, ok := v.(proto.Message); ok {
+		return m, true
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return nil, false
+	}
+	field := rv.Elem()
+	if field.Kind() != reflect.Pointer || !field.Type().Implements(messageType) {
+		return nil, false
+	}
+	if field.IsNil() {
+		field.Set(reflect.New(field.Type().Elem()))
+	}
+	return field.Interface().(proto.Message), true
+}
+
+var messageType = reflect.TypeFor[proto.Message]()
 
 // NewDecoder reads the whole body (the edge already bounds its size) and
 // decodes it with Unmarshal.
