@@ -490,7 +490,12 @@ type GroundRequest struct {
 	// The search query to use; derived from text when empty.
 	Query string `protobuf:"bytes,4,opt,name=query,proto3" json:"query,omitempty"`
 	// Who asked (service or user id), stored for audit.
-	CreatedBy     string `protobuf:"bytes,5,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	CreatedBy string `protobuf:"bytes,5,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	// The text's own links, most telling first: an alert's runbook_url (or
+	// runbook), then its dashboard and rule links. When one of them is a
+	// document in the search index, it is the evidence grounding starts
+	// from (the team's own runbook first).
+	EvidenceUrls  []string `protobuf:"bytes,6,rep,name=evidence_urls,json=evidenceUrls,proto3" json:"evidence_urls,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -558,6 +563,13 @@ func (x *GroundRequest) GetCreatedBy() string {
 		return x.CreatedBy
 	}
 	return ""
+}
+
+func (x *GroundRequest) GetEvidenceUrls() []string {
+	if x != nil {
+		return x.EvidenceUrls
+	}
+	return nil
 }
 
 // GroundResponse carries the stored message.
@@ -2245,7 +2257,7 @@ const file_groundcrew_grounding_v1_grounding_proto_rawDesc = "" +
 	"\x0e_enable_searchB\x0e\n" +
 	"\f_max_resultsB\r\n" +
 	"\v_timeout_msB\x10\n" +
-	"\x0e_budget_tokens\"\xc1\x02\n" +
+	"\x0e_budget_tokens\"\xfa\x02\n" +
 	"\rGroundRequest\x12]\n" +
 	"\x04text\x18\x01 \x01(\tBI\xbaHF\xba\x01=\n" +
 	"\x0etext.not_blank\x12\x16text must not be blank\x1a\x13this.matches('\\\\S')r\x04\x18\xa0\x9c\x01R\x04text\x12G\n" +
@@ -2255,7 +2267,8 @@ const file_groundcrew_grounding_v1_grounding_proto_rawDesc = "" +
 	"maxSources\x88\x01\x01\x12\x1e\n" +
 	"\x05query\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\xe8\aR\x05query\x12'\n" +
 	"\n" +
-	"created_by\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\tcreatedByB\x0e\n" +
+	"created_by\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\tcreatedBy\x127\n" +
+	"\revidence_urls\x18\x06 \x03(\tB\x12\xbaH\x0f\x92\x01\f\x10\b\"\br\x06\x18\x80\x10\x88\x01\x01R\fevidenceUrlsB\x0e\n" +
 	"\f_max_sources\"U\n" +
 	"\x0eGroundResponse\x12C\n" +
 	"\amessage\x18\x01 \x01(\v2).groundcrew.grounding.v1.AnnotatedMessageR\amessage\"\x81\t\n" +

@@ -201,6 +201,65 @@ func (AlertGroup_Status) EnumDescriptor() ([]byte, []int) {
 	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{27, 0}
 }
 
+// Action is something a client may do to a group, as its buttons do.
+type AlertGroup_Action int32
+
+const (
+	// Not an action.
+	AlertGroup_ACTION_UNSPECIFIED AlertGroup_Action = 0
+	// SilenceAlertGroup: the group fires, came from Alertmanager, has
+	// common labels to match, has no active silence, and the server has
+	// ALERTMANAGER_URL.
+	AlertGroup_SILENCE AlertGroup_Action = 1
+	// Expire the active silence (from the chat's button).
+	AlertGroup_EXPIRE_SILENCE AlertGroup_Action = 2
+	// AckAlertGroup: the group fires and nobody acknowledged it yet.
+	AlertGroup_ACK AlertGroup_Action = 3
+)
+
+// Enum value maps for AlertGroup_Action.
+var (
+	AlertGroup_Action_name = map[int32]string{
+		0: "ACTION_UNSPECIFIED",
+		1: "SILENCE",
+		2: "EXPIRE_SILENCE",
+		3: "ACK",
+	}
+	AlertGroup_Action_value = map[string]int32{
+		"ACTION_UNSPECIFIED": 0,
+		"SILENCE":            1,
+		"EXPIRE_SILENCE":     2,
+		"ACK":                3,
+	}
+)
+
+func (x AlertGroup_Action) Enum() *AlertGroup_Action {
+	p := new(AlertGroup_Action)
+	*p = x
+	return p
+}
+
+func (x AlertGroup_Action) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AlertGroup_Action) Descriptor() protoreflect.EnumDescriptor {
+	return file_groundcrew_notifier_v1_notifier_proto_enumTypes[3].Descriptor()
+}
+
+func (AlertGroup_Action) Type() protoreflect.EnumType {
+	return &file_groundcrew_notifier_v1_notifier_proto_enumTypes[3]
+}
+
+func (x AlertGroup_Action) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AlertGroup_Action.Descriptor instead.
+func (AlertGroup_Action) EnumDescriptor() ([]byte, []int) {
+	return file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP(), []int{27, 1}
+}
+
 // Alert is one alert as received and as it moves through the pipeline.
 type Alert struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -491,7 +550,11 @@ type IngestAlertRequest struct {
 	// The alert text: required, not blank. Text past 4000 characters is
 	// truncated, not rejected.
 	Text string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
-	// Free-form attributes: a JSON object.
+	// Free-form attributes: a JSON object of at most 16 KiB (16384 bytes)
+	// encoded as compact JSON. protovalidate cannot measure an encoded
+	// Struct, so the handler refuses a larger one with a field violation on
+	// metadata. An Alertmanager or Grafana alert's labels, annotations and
+	// values are bounded alike (a violation on alerts[i]).
 	Metadata      *structpb.Struct `protobuf:"bytes,2,opt,name=metadata,proto3" json:"metadata,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1388,13 +1451,18 @@ func (x *ListAlertsRequest) GetReceivedAfter() *timestamppb.Timestamp {
 	return nil
 }
 
-// ListAlertsResponse is one page.
+// ListAlertsResponse is one page. A page is bounded in bytes as well as
+// in count: it stops early, never fails, once its alerts reach 2 MiB, and
+// says so with size_limited and next_page_token.
 type ListAlertsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The alerts, newest first.
 	Alerts []*Alert `protobuf:"bytes,1,rep,name=alerts,proto3" json:"alerts,omitempty"`
 	// Token for the next page; empty on the last page.
 	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	// Whether the page stopped before page_size alerts to stay within the
+	// response size bound; next_page_token continues it.
+	SizeLimited   bool `protobuf:"varint,3,opt,name=size_limited,json=sizeLimited,proto3" json:"size_limited,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1441,6 +1509,13 @@ func (x *ListAlertsResponse) GetNextPageToken() string {
 		return x.NextPageToken
 	}
 	return ""
+}
+
+func (x *ListAlertsResponse) GetSizeLimited() bool {
+	if x != nil {
+		return x.SizeLimited
+	}
+	return false
 }
 
 // WatchAlertsRequest says which alert changes to stream.
@@ -2271,9 +2346,12 @@ type AlertGroup struct {
 	// When the group was first received.
 	CreateTime *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
 	// When it last changed.
-	UpdateTime    *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	// What a client may do to the group now; the chat shows the same
+	// buttons. A client offers only these.
+	AllowedActions []AlertGroup_Action `protobuf:"varint,19,rep,packed,name=allowed_actions,json=allowedActions,proto3,enum=groundcrew.notifier.v1.AlertGroup_Action" json:"allowed_actions,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *AlertGroup) Reset() {
@@ -2432,22 +2510,33 @@ func (x *AlertGroup) GetUpdateTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *AlertGroup) GetAllowedActions() []AlertGroup_Action {
+	if x != nil {
+		return x.AllowedActions
+	}
+	return nil
+}
+
 // AlertGroupSilence is an Alertmanager silence created for a group.
 type AlertGroupSilence struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Alertmanager's silence id.
 	SilenceId string `protobuf:"bytes,1,opt,name=silence_id,json=silenceId,proto3" json:"silence_id,omitempty"`
-	// Who silenced it: the Telegram user (@username or id) or the API key
-	// name.
+	// Who silenced it, the one name to show: the Telegram user (@username
+	// or telegram:<id>) or the caller's API key name; without a key, the by
+	// the caller gave followed by " (self-declared)"; "api" when there is
+	// neither.
 	Actor string `protobuf:"bytes,2,opt,name=actor,proto3" json:"actor,omitempty"`
-	// The caller's own note of who they are, shown beside actor.
+	// The caller's own note of who they are, as given.
 	By string `protobuf:"bytes,3,opt,name=by,proto3" json:"by,omitempty"`
 	// When the silence ends.
 	EndTime *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
 	// When it was created.
 	CreateTime *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
 	// Whether it was expired from the chat or REST.
-	Expired       bool `protobuf:"varint,6,opt,name=expired,proto3" json:"expired,omitempty"`
+	Expired bool `protobuf:"varint,6,opt,name=expired,proto3" json:"expired,omitempty"`
+	// Whether actor is only what the caller said of itself (no API key).
+	SelfDeclared  bool `protobuf:"varint,7,opt,name=self_declared,json=selfDeclared,proto3" json:"self_declared,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2524,15 +2613,25 @@ func (x *AlertGroupSilence) GetExpired() bool {
 	return false
 }
 
+func (x *AlertGroupSilence) GetSelfDeclared() bool {
+	if x != nil {
+		return x.SelfDeclared
+	}
+	return false
+}
+
 // AlertGroupAck says who acknowledged a group, and when.
 type AlertGroupAck struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Who: the Telegram user (@username or id) or the API key name.
+	// Who, the one name to show, by the rule AlertGroupSilence.actor
+	// follows.
 	Actor string `protobuf:"bytes,1,opt,name=actor,proto3" json:"actor,omitempty"`
-	// The caller's own note of who they are, shown beside actor.
+	// The caller's own note of who they are, as given.
 	By string `protobuf:"bytes,2,opt,name=by,proto3" json:"by,omitempty"`
 	// When.
-	AckTime       *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=ack_time,json=ackTime,proto3" json:"ack_time,omitempty"`
+	AckTime *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=ack_time,json=ackTime,proto3" json:"ack_time,omitempty"`
+	// Whether actor is only what the caller said of itself (no API key).
+	SelfDeclared  bool `protobuf:"varint,4,opt,name=self_declared,json=selfDeclared,proto3" json:"self_declared,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2586,6 +2685,13 @@ func (x *AlertGroupAck) GetAckTime() *timestamppb.Timestamp {
 		return x.AckTime
 	}
 	return nil
+}
+
+func (x *AlertGroupAck) GetSelfDeclared() bool {
+	if x != nil {
+		return x.SelfDeclared
+	}
+	return false
 }
 
 // ListAlertGroupsRequest filters and pages alert groups.
@@ -2652,13 +2758,17 @@ func (x *ListAlertGroupsRequest) GetPageToken() string {
 	return ""
 }
 
-// ListAlertGroupsResponse is one page.
+// ListAlertGroupsResponse is one page, bounded in bytes as
+// ListAlertsResponse is.
 type ListAlertGroupsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The groups, newest first, without their alerts.
 	AlertGroups []*AlertGroup `protobuf:"bytes,1,rep,name=alert_groups,json=alertGroups,proto3" json:"alert_groups,omitempty"`
 	// Token for the next page; empty on the last page.
 	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	// Whether the page stopped before page_size groups to stay within the
+	// response size bound; next_page_token continues it.
+	SizeLimited   bool `protobuf:"varint,3,opt,name=size_limited,json=sizeLimited,proto3" json:"size_limited,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2705,6 +2815,13 @@ func (x *ListAlertGroupsResponse) GetNextPageToken() string {
 		return x.NextPageToken
 	}
 	return ""
+}
+
+func (x *ListAlertGroupsResponse) GetSizeLimited() bool {
+	if x != nil {
+		return x.SizeLimited
+	}
+	return false
 }
 
 // GetAlertGroupRequest names a group.
@@ -2806,8 +2923,8 @@ type SilenceAlertGroupRequest struct {
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// How long the silence lasts: 1 minute to 30 days.
 	Duration *durationpb.Duration `protobuf:"bytes,2,opt,name=duration,proto3" json:"duration,omitempty"`
-	// A display note of who silences it, recorded beside the caller's key
-	// name.
+	// Who silences it, in the caller's words: the actor when the call
+	// carries no API key (marked self-declared), else a note beside it.
 	By            string `protobuf:"bytes,3,opt,name=by,proto3" json:"by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2915,8 +3032,8 @@ type AckAlertGroupRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The group id.
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// A display note of who acknowledges it, recorded beside the caller's
-	// key name.
+	// Who acknowledges it, in the caller's words, as
+	// SilenceAlertGroupRequest.by.
 	By            string `protobuf:"bytes,2,opt,name=by,proto3" json:"by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3157,10 +3274,11 @@ const file_groundcrew_notifier_v1_notifier_proto_rawDesc = "" +
 	"\tpage_size\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\bpageSize\x12\x1d\n" +
 	"\n" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\x12A\n" +
-	"\x0ereceived_after\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\rreceivedAfter\"s\n" +
+	"\x0ereceived_after\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\rreceivedAfter\"\x96\x01\n" +
 	"\x12ListAlertsResponse\x125\n" +
 	"\x06alerts\x18\x01 \x03(\v2\x1d.groundcrew.notifier.v1.AlertR\x06alerts\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x9d\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12!\n" +
+	"\fsize_limited\x18\x03 \x01(\bR\vsizeLimited\"\x9d\x01\n" +
 	"\x12WatchAlertsRequest\x12F\n" +
 	"\x06status\x18\x01 \x01(\x0e2$.groundcrew.notifier.v1.Alert.StatusB\b\xbaH\x05\x82\x01\x02\x10\x01R\x06status\x12?\n" +
 	"\rupdated_after\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\fupdatedAfter\"J\n" +
@@ -3227,7 +3345,7 @@ const file_groundcrew_notifier_v1_notifier_proto_rawDesc = "" +
 	"\x1bHandleTelegramUpdateRequest\x12F\n" +
 	"\x06update\x18\x01 \x01(\v2&.groundcrew.notifier.v1.TelegramUpdateB\x06\xbaH\x03\xc8\x01\x01R\x06update\"8\n" +
 	"\x1cHandleTelegramUpdateResponse\x12\x18\n" +
-	"\aoutcome\x18\x01 \x01(\tR\aoutcome\"\xc5\a\n" +
+	"\aoutcome\x18\x01 \x01(\tR\aoutcome\"\xe5\b\n" +
 	"\n" +
 	"AlertGroup\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
@@ -3250,7 +3368,8 @@ const file_groundcrew_notifier_v1_notifier_proto_rawDesc = "" +
 	"\vcreate_time\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12;\n" +
 	"\vupdate_time\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"updateTime\x1a?\n" +
+	"updateTime\x12R\n" +
+	"\x0fallowed_actions\x18\x13 \x03(\x0e2).groundcrew.notifier.v1.AlertGroup.ActionR\x0eallowedActions\x1a?\n" +
 	"\x11CommonLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\":\n" +
@@ -3258,7 +3377,12 @@ const file_groundcrew_notifier_v1_notifier_proto_rawDesc = "" +
 	"\x12STATUS_UNSPECIFIED\x10\x00\x12\n" +
 	"\n" +
 	"\x06FIRING\x10\x01\x12\f\n" +
-	"\bRESOLVED\x10\x02\"\xe6\x01\n" +
+	"\bRESOLVED\x10\x02\"J\n" +
+	"\x06Action\x12\x16\n" +
+	"\x12ACTION_UNSPECIFIED\x10\x00\x12\v\n" +
+	"\aSILENCE\x10\x01\x12\x12\n" +
+	"\x0eEXPIRE_SILENCE\x10\x02\x12\a\n" +
+	"\x03ACK\x10\x03\"\x8b\x02\n" +
 	"\x11AlertGroupSilence\x12\x1d\n" +
 	"\n" +
 	"silence_id\x18\x01 \x01(\tR\tsilenceId\x12\x14\n" +
@@ -3267,19 +3391,22 @@ const file_groundcrew_notifier_v1_notifier_proto_rawDesc = "" +
 	"\bend_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\x12;\n" +
 	"\vcreate_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12\x18\n" +
-	"\aexpired\x18\x06 \x01(\bR\aexpired\"l\n" +
+	"\aexpired\x18\x06 \x01(\bR\aexpired\x12#\n" +
+	"\rself_declared\x18\a \x01(\bR\fselfDeclared\"\x91\x01\n" +
 	"\rAlertGroupAck\x12\x14\n" +
 	"\x05actor\x18\x01 \x01(\tR\x05actor\x12\x0e\n" +
 	"\x02by\x18\x02 \x01(\tR\x02by\x125\n" +
-	"\back_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\aackTime\"\xb6\x01\n" +
+	"\back_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\aackTime\x12#\n" +
+	"\rself_declared\x18\x04 \x01(\bR\fselfDeclared\"\xb6\x01\n" +
 	"\x16ListAlertGroupsRequest\x12K\n" +
 	"\x06status\x18\x01 \x01(\x0e2).groundcrew.notifier.v1.AlertGroup.StatusB\b\xbaH\x05\x82\x01\x02\x10\x01R\x06status\x12&\n" +
 	"\tpage_size\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\bpageSize\x12'\n" +
 	"\n" +
-	"page_token\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\tpageToken\"\x88\x01\n" +
+	"page_token\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\tpageToken\"\xab\x01\n" +
 	"\x17ListAlertGroupsResponse\x12E\n" +
 	"\falert_groups\x18\x01 \x03(\v2\".groundcrew.notifier.v1.AlertGroupR\valertGroups\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"1\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12!\n" +
+	"\fsize_limited\x18\x03 \x01(\bR\vsizeLimited\"1\n" +
 	"\x14GetAlertGroupRequest\x12\x19\n" +
 	"\x02id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x02id\"\\\n" +
 	"\x15GetAlertGroupResponse\x12C\n" +
@@ -3328,157 +3455,159 @@ func file_groundcrew_notifier_v1_notifier_proto_rawDescGZIP() []byte {
 	return file_groundcrew_notifier_v1_notifier_proto_rawDescData
 }
 
-var file_groundcrew_notifier_v1_notifier_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_groundcrew_notifier_v1_notifier_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
 var file_groundcrew_notifier_v1_notifier_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
 var file_groundcrew_notifier_v1_notifier_proto_goTypes = []any{
 	(Alert_Status)(0),                    // 0: groundcrew.notifier.v1.Alert.Status
 	(ApprovalButton_Decision)(0),         // 1: groundcrew.notifier.v1.ApprovalButton.Decision
 	(AlertGroup_Status)(0),               // 2: groundcrew.notifier.v1.AlertGroup.Status
-	(*Alert)(nil),                        // 3: groundcrew.notifier.v1.Alert
-	(*TelegramMessage)(nil),              // 4: groundcrew.notifier.v1.TelegramMessage
-	(*IngestAlertRequest)(nil),           // 5: groundcrew.notifier.v1.IngestAlertRequest
-	(*IngestAlertResponse)(nil),          // 6: groundcrew.notifier.v1.IngestAlertResponse
-	(*AlertmanagerAlert)(nil),            // 7: groundcrew.notifier.v1.AlertmanagerAlert
-	(*IngestAlertmanagerRequest)(nil),    // 8: groundcrew.notifier.v1.IngestAlertmanagerRequest
-	(*IngestAlertmanagerResponse)(nil),   // 9: groundcrew.notifier.v1.IngestAlertmanagerResponse
-	(*GrafanaAlert)(nil),                 // 10: groundcrew.notifier.v1.GrafanaAlert
-	(*IngestGrafanaRequest)(nil),         // 11: groundcrew.notifier.v1.IngestGrafanaRequest
-	(*IngestGrafanaResponse)(nil),        // 12: groundcrew.notifier.v1.IngestGrafanaResponse
-	(*GetAlertRequest)(nil),              // 13: groundcrew.notifier.v1.GetAlertRequest
-	(*GetAlertResponse)(nil),             // 14: groundcrew.notifier.v1.GetAlertResponse
-	(*ListAlertsRequest)(nil),            // 15: groundcrew.notifier.v1.ListAlertsRequest
-	(*ListAlertsResponse)(nil),           // 16: groundcrew.notifier.v1.ListAlertsResponse
-	(*WatchAlertsRequest)(nil),           // 17: groundcrew.notifier.v1.WatchAlertsRequest
-	(*WatchAlertsResponse)(nil),          // 18: groundcrew.notifier.v1.WatchAlertsResponse
-	(*AlertInput)(nil),                   // 19: groundcrew.notifier.v1.AlertInput
-	(*EnrichmentCitation)(nil),           // 20: groundcrew.notifier.v1.EnrichmentCitation
-	(*Enrichment)(nil),                   // 21: groundcrew.notifier.v1.Enrichment
-	(*FormatMessageRequest)(nil),         // 22: groundcrew.notifier.v1.FormatMessageRequest
-	(*FormatMessageResponse)(nil),        // 23: groundcrew.notifier.v1.FormatMessageResponse
-	(*InlineButton)(nil),                 // 24: groundcrew.notifier.v1.InlineButton
-	(*ApprovalButton)(nil),               // 25: groundcrew.notifier.v1.ApprovalButton
-	(*SendMessageRequest)(nil),           // 26: groundcrew.notifier.v1.SendMessageRequest
-	(*SendMessageResponse)(nil),          // 27: groundcrew.notifier.v1.SendMessageResponse
-	(*HandleTelegramUpdateRequest)(nil),  // 28: groundcrew.notifier.v1.HandleTelegramUpdateRequest
-	(*HandleTelegramUpdateResponse)(nil), // 29: groundcrew.notifier.v1.HandleTelegramUpdateResponse
-	(*AlertGroup)(nil),                   // 30: groundcrew.notifier.v1.AlertGroup
-	(*AlertGroupSilence)(nil),            // 31: groundcrew.notifier.v1.AlertGroupSilence
-	(*AlertGroupAck)(nil),                // 32: groundcrew.notifier.v1.AlertGroupAck
-	(*ListAlertGroupsRequest)(nil),       // 33: groundcrew.notifier.v1.ListAlertGroupsRequest
-	(*ListAlertGroupsResponse)(nil),      // 34: groundcrew.notifier.v1.ListAlertGroupsResponse
-	(*GetAlertGroupRequest)(nil),         // 35: groundcrew.notifier.v1.GetAlertGroupRequest
-	(*GetAlertGroupResponse)(nil),        // 36: groundcrew.notifier.v1.GetAlertGroupResponse
-	(*SilenceAlertGroupRequest)(nil),     // 37: groundcrew.notifier.v1.SilenceAlertGroupRequest
-	(*SilenceAlertGroupResponse)(nil),    // 38: groundcrew.notifier.v1.SilenceAlertGroupResponse
-	(*AckAlertGroupRequest)(nil),         // 39: groundcrew.notifier.v1.AckAlertGroupRequest
-	(*AckAlertGroupResponse)(nil),        // 40: groundcrew.notifier.v1.AckAlertGroupResponse
-	nil,                                  // 41: groundcrew.notifier.v1.AlertmanagerAlert.LabelsEntry
-	nil,                                  // 42: groundcrew.notifier.v1.AlertmanagerAlert.AnnotationsEntry
-	nil,                                  // 43: groundcrew.notifier.v1.IngestAlertmanagerRequest.GroupLabelsEntry
-	nil,                                  // 44: groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonLabelsEntry
-	nil,                                  // 45: groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonAnnotationsEntry
-	nil,                                  // 46: groundcrew.notifier.v1.GrafanaAlert.LabelsEntry
-	nil,                                  // 47: groundcrew.notifier.v1.GrafanaAlert.AnnotationsEntry
-	nil,                                  // 48: groundcrew.notifier.v1.IngestGrafanaRequest.GroupLabelsEntry
-	nil,                                  // 49: groundcrew.notifier.v1.IngestGrafanaRequest.CommonLabelsEntry
-	nil,                                  // 50: groundcrew.notifier.v1.IngestGrafanaRequest.CommonAnnotationsEntry
-	nil,                                  // 51: groundcrew.notifier.v1.AlertGroup.CommonLabelsEntry
-	(*timestamppb.Timestamp)(nil),        // 52: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),              // 53: google.protobuf.Struct
-	(*TelegramUpdate)(nil),               // 54: groundcrew.notifier.v1.TelegramUpdate
-	(*durationpb.Duration)(nil),          // 55: google.protobuf.Duration
+	(AlertGroup_Action)(0),               // 3: groundcrew.notifier.v1.AlertGroup.Action
+	(*Alert)(nil),                        // 4: groundcrew.notifier.v1.Alert
+	(*TelegramMessage)(nil),              // 5: groundcrew.notifier.v1.TelegramMessage
+	(*IngestAlertRequest)(nil),           // 6: groundcrew.notifier.v1.IngestAlertRequest
+	(*IngestAlertResponse)(nil),          // 7: groundcrew.notifier.v1.IngestAlertResponse
+	(*AlertmanagerAlert)(nil),            // 8: groundcrew.notifier.v1.AlertmanagerAlert
+	(*IngestAlertmanagerRequest)(nil),    // 9: groundcrew.notifier.v1.IngestAlertmanagerRequest
+	(*IngestAlertmanagerResponse)(nil),   // 10: groundcrew.notifier.v1.IngestAlertmanagerResponse
+	(*GrafanaAlert)(nil),                 // 11: groundcrew.notifier.v1.GrafanaAlert
+	(*IngestGrafanaRequest)(nil),         // 12: groundcrew.notifier.v1.IngestGrafanaRequest
+	(*IngestGrafanaResponse)(nil),        // 13: groundcrew.notifier.v1.IngestGrafanaResponse
+	(*GetAlertRequest)(nil),              // 14: groundcrew.notifier.v1.GetAlertRequest
+	(*GetAlertResponse)(nil),             // 15: groundcrew.notifier.v1.GetAlertResponse
+	(*ListAlertsRequest)(nil),            // 16: groundcrew.notifier.v1.ListAlertsRequest
+	(*ListAlertsResponse)(nil),           // 17: groundcrew.notifier.v1.ListAlertsResponse
+	(*WatchAlertsRequest)(nil),           // 18: groundcrew.notifier.v1.WatchAlertsRequest
+	(*WatchAlertsResponse)(nil),          // 19: groundcrew.notifier.v1.WatchAlertsResponse
+	(*AlertInput)(nil),                   // 20: groundcrew.notifier.v1.AlertInput
+	(*EnrichmentCitation)(nil),           // 21: groundcrew.notifier.v1.EnrichmentCitation
+	(*Enrichment)(nil),                   // 22: groundcrew.notifier.v1.Enrichment
+	(*FormatMessageRequest)(nil),         // 23: groundcrew.notifier.v1.FormatMessageRequest
+	(*FormatMessageResponse)(nil),        // 24: groundcrew.notifier.v1.FormatMessageResponse
+	(*InlineButton)(nil),                 // 25: groundcrew.notifier.v1.InlineButton
+	(*ApprovalButton)(nil),               // 26: groundcrew.notifier.v1.ApprovalButton
+	(*SendMessageRequest)(nil),           // 27: groundcrew.notifier.v1.SendMessageRequest
+	(*SendMessageResponse)(nil),          // 28: groundcrew.notifier.v1.SendMessageResponse
+	(*HandleTelegramUpdateRequest)(nil),  // 29: groundcrew.notifier.v1.HandleTelegramUpdateRequest
+	(*HandleTelegramUpdateResponse)(nil), // 30: groundcrew.notifier.v1.HandleTelegramUpdateResponse
+	(*AlertGroup)(nil),                   // 31: groundcrew.notifier.v1.AlertGroup
+	(*AlertGroupSilence)(nil),            // 32: groundcrew.notifier.v1.AlertGroupSilence
+	(*AlertGroupAck)(nil),                // 33: groundcrew.notifier.v1.AlertGroupAck
+	(*ListAlertGroupsRequest)(nil),       // 34: groundcrew.notifier.v1.ListAlertGroupsRequest
+	(*ListAlertGroupsResponse)(nil),      // 35: groundcrew.notifier.v1.ListAlertGroupsResponse
+	(*GetAlertGroupRequest)(nil),         // 36: groundcrew.notifier.v1.GetAlertGroupRequest
+	(*GetAlertGroupResponse)(nil),        // 37: groundcrew.notifier.v1.GetAlertGroupResponse
+	(*SilenceAlertGroupRequest)(nil),     // 38: groundcrew.notifier.v1.SilenceAlertGroupRequest
+	(*SilenceAlertGroupResponse)(nil),    // 39: groundcrew.notifier.v1.SilenceAlertGroupResponse
+	(*AckAlertGroupRequest)(nil),         // 40: groundcrew.notifier.v1.AckAlertGroupRequest
+	(*AckAlertGroupResponse)(nil),        // 41: groundcrew.notifier.v1.AckAlertGroupResponse
+	nil,                                  // 42: groundcrew.notifier.v1.AlertmanagerAlert.LabelsEntry
+	nil,                                  // 43: groundcrew.notifier.v1.AlertmanagerAlert.AnnotationsEntry
+	nil,                                  // 44: groundcrew.notifier.v1.IngestAlertmanagerRequest.GroupLabelsEntry
+	nil,                                  // 45: groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonLabelsEntry
+	nil,                                  // 46: groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonAnnotationsEntry
+	nil,                                  // 47: groundcrew.notifier.v1.GrafanaAlert.LabelsEntry
+	nil,                                  // 48: groundcrew.notifier.v1.GrafanaAlert.AnnotationsEntry
+	nil,                                  // 49: groundcrew.notifier.v1.IngestGrafanaRequest.GroupLabelsEntry
+	nil,                                  // 50: groundcrew.notifier.v1.IngestGrafanaRequest.CommonLabelsEntry
+	nil,                                  // 51: groundcrew.notifier.v1.IngestGrafanaRequest.CommonAnnotationsEntry
+	nil,                                  // 52: groundcrew.notifier.v1.AlertGroup.CommonLabelsEntry
+	(*timestamppb.Timestamp)(nil),        // 53: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),              // 54: google.protobuf.Struct
+	(*TelegramUpdate)(nil),               // 55: groundcrew.notifier.v1.TelegramUpdate
+	(*durationpb.Duration)(nil),          // 56: google.protobuf.Duration
 }
 var file_groundcrew_notifier_v1_notifier_proto_depIdxs = []int32{
-	52, // 0: groundcrew.notifier.v1.Alert.received_at:type_name -> google.protobuf.Timestamp
-	53, // 1: groundcrew.notifier.v1.Alert.metadata:type_name -> google.protobuf.Struct
+	53, // 0: groundcrew.notifier.v1.Alert.received_at:type_name -> google.protobuf.Timestamp
+	54, // 1: groundcrew.notifier.v1.Alert.metadata:type_name -> google.protobuf.Struct
 	0,  // 2: groundcrew.notifier.v1.Alert.status:type_name -> groundcrew.notifier.v1.Alert.Status
-	4,  // 3: groundcrew.notifier.v1.Alert.message:type_name -> groundcrew.notifier.v1.TelegramMessage
-	52, // 4: groundcrew.notifier.v1.Alert.update_time:type_name -> google.protobuf.Timestamp
-	52, // 5: groundcrew.notifier.v1.Alert.deliver_time:type_name -> google.protobuf.Timestamp
-	53, // 6: groundcrew.notifier.v1.IngestAlertRequest.metadata:type_name -> google.protobuf.Struct
-	3,  // 7: groundcrew.notifier.v1.IngestAlertResponse.alert:type_name -> groundcrew.notifier.v1.Alert
-	41, // 8: groundcrew.notifier.v1.AlertmanagerAlert.labels:type_name -> groundcrew.notifier.v1.AlertmanagerAlert.LabelsEntry
-	42, // 9: groundcrew.notifier.v1.AlertmanagerAlert.annotations:type_name -> groundcrew.notifier.v1.AlertmanagerAlert.AnnotationsEntry
-	52, // 10: groundcrew.notifier.v1.AlertmanagerAlert.starts_at:type_name -> google.protobuf.Timestamp
-	52, // 11: groundcrew.notifier.v1.AlertmanagerAlert.ends_at:type_name -> google.protobuf.Timestamp
-	43, // 12: groundcrew.notifier.v1.IngestAlertmanagerRequest.group_labels:type_name -> groundcrew.notifier.v1.IngestAlertmanagerRequest.GroupLabelsEntry
-	44, // 13: groundcrew.notifier.v1.IngestAlertmanagerRequest.common_labels:type_name -> groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonLabelsEntry
-	45, // 14: groundcrew.notifier.v1.IngestAlertmanagerRequest.common_annotations:type_name -> groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonAnnotationsEntry
-	7,  // 15: groundcrew.notifier.v1.IngestAlertmanagerRequest.alerts:type_name -> groundcrew.notifier.v1.AlertmanagerAlert
-	3,  // 16: groundcrew.notifier.v1.IngestAlertmanagerResponse.alerts:type_name -> groundcrew.notifier.v1.Alert
-	46, // 17: groundcrew.notifier.v1.GrafanaAlert.labels:type_name -> groundcrew.notifier.v1.GrafanaAlert.LabelsEntry
-	47, // 18: groundcrew.notifier.v1.GrafanaAlert.annotations:type_name -> groundcrew.notifier.v1.GrafanaAlert.AnnotationsEntry
-	52, // 19: groundcrew.notifier.v1.GrafanaAlert.starts_at:type_name -> google.protobuf.Timestamp
-	52, // 20: groundcrew.notifier.v1.GrafanaAlert.ends_at:type_name -> google.protobuf.Timestamp
-	53, // 21: groundcrew.notifier.v1.GrafanaAlert.values:type_name -> google.protobuf.Struct
-	10, // 22: groundcrew.notifier.v1.IngestGrafanaRequest.alerts:type_name -> groundcrew.notifier.v1.GrafanaAlert
-	48, // 23: groundcrew.notifier.v1.IngestGrafanaRequest.group_labels:type_name -> groundcrew.notifier.v1.IngestGrafanaRequest.GroupLabelsEntry
-	49, // 24: groundcrew.notifier.v1.IngestGrafanaRequest.common_labels:type_name -> groundcrew.notifier.v1.IngestGrafanaRequest.CommonLabelsEntry
-	50, // 25: groundcrew.notifier.v1.IngestGrafanaRequest.common_annotations:type_name -> groundcrew.notifier.v1.IngestGrafanaRequest.CommonAnnotationsEntry
-	3,  // 26: groundcrew.notifier.v1.IngestGrafanaResponse.alerts:type_name -> groundcrew.notifier.v1.Alert
-	3,  // 27: groundcrew.notifier.v1.GetAlertResponse.alert:type_name -> groundcrew.notifier.v1.Alert
+	5,  // 3: groundcrew.notifier.v1.Alert.message:type_name -> groundcrew.notifier.v1.TelegramMessage
+	53, // 4: groundcrew.notifier.v1.Alert.update_time:type_name -> google.protobuf.Timestamp
+	53, // 5: groundcrew.notifier.v1.Alert.deliver_time:type_name -> google.protobuf.Timestamp
+	54, // 6: groundcrew.notifier.v1.IngestAlertRequest.metadata:type_name -> google.protobuf.Struct
+	4,  // 7: groundcrew.notifier.v1.IngestAlertResponse.alert:type_name -> groundcrew.notifier.v1.Alert
+	42, // 8: groundcrew.notifier.v1.AlertmanagerAlert.labels:type_name -> groundcrew.notifier.v1.AlertmanagerAlert.LabelsEntry
+	43, // 9: groundcrew.notifier.v1.AlertmanagerAlert.annotations:type_name -> groundcrew.notifier.v1.AlertmanagerAlert.AnnotationsEntry
+	53, // 10: groundcrew.notifier.v1.AlertmanagerAlert.starts_at:type_name -> google.protobuf.Timestamp
+	53, // 11: groundcrew.notifier.v1.AlertmanagerAlert.ends_at:type_name -> google.protobuf.Timestamp
+	44, // 12: groundcrew.notifier.v1.IngestAlertmanagerRequest.group_labels:type_name -> groundcrew.notifier.v1.IngestAlertmanagerRequest.GroupLabelsEntry
+	45, // 13: groundcrew.notifier.v1.IngestAlertmanagerRequest.common_labels:type_name -> groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonLabelsEntry
+	46, // 14: groundcrew.notifier.v1.IngestAlertmanagerRequest.common_annotations:type_name -> groundcrew.notifier.v1.IngestAlertmanagerRequest.CommonAnnotationsEntry
+	8,  // 15: groundcrew.notifier.v1.IngestAlertmanagerRequest.alerts:type_name -> groundcrew.notifier.v1.AlertmanagerAlert
+	4,  // 16: groundcrew.notifier.v1.IngestAlertmanagerResponse.alerts:type_name -> groundcrew.notifier.v1.Alert
+	47, // 17: groundcrew.notifier.v1.GrafanaAlert.labels:type_name -> groundcrew.notifier.v1.GrafanaAlert.LabelsEntry
+	48, // 18: groundcrew.notifier.v1.GrafanaAlert.annotations:type_name -> groundcrew.notifier.v1.GrafanaAlert.AnnotationsEntry
+	53, // 19: groundcrew.notifier.v1.GrafanaAlert.starts_at:type_name -> google.protobuf.Timestamp
+	53, // 20: groundcrew.notifier.v1.GrafanaAlert.ends_at:type_name -> google.protobuf.Timestamp
+	54, // 21: groundcrew.notifier.v1.GrafanaAlert.values:type_name -> google.protobuf.Struct
+	11, // 22: groundcrew.notifier.v1.IngestGrafanaRequest.alerts:type_name -> groundcrew.notifier.v1.GrafanaAlert
+	49, // 23: groundcrew.notifier.v1.IngestGrafanaRequest.group_labels:type_name -> groundcrew.notifier.v1.IngestGrafanaRequest.GroupLabelsEntry
+	50, // 24: groundcrew.notifier.v1.IngestGrafanaRequest.common_labels:type_name -> groundcrew.notifier.v1.IngestGrafanaRequest.CommonLabelsEntry
+	51, // 25: groundcrew.notifier.v1.IngestGrafanaRequest.common_annotations:type_name -> groundcrew.notifier.v1.IngestGrafanaRequest.CommonAnnotationsEntry
+	4,  // 26: groundcrew.notifier.v1.IngestGrafanaResponse.alerts:type_name -> groundcrew.notifier.v1.Alert
+	4,  // 27: groundcrew.notifier.v1.GetAlertResponse.alert:type_name -> groundcrew.notifier.v1.Alert
 	0,  // 28: groundcrew.notifier.v1.ListAlertsRequest.status:type_name -> groundcrew.notifier.v1.Alert.Status
-	52, // 29: groundcrew.notifier.v1.ListAlertsRequest.received_after:type_name -> google.protobuf.Timestamp
-	3,  // 30: groundcrew.notifier.v1.ListAlertsResponse.alerts:type_name -> groundcrew.notifier.v1.Alert
+	53, // 29: groundcrew.notifier.v1.ListAlertsRequest.received_after:type_name -> google.protobuf.Timestamp
+	4,  // 30: groundcrew.notifier.v1.ListAlertsResponse.alerts:type_name -> groundcrew.notifier.v1.Alert
 	0,  // 31: groundcrew.notifier.v1.WatchAlertsRequest.status:type_name -> groundcrew.notifier.v1.Alert.Status
-	52, // 32: groundcrew.notifier.v1.WatchAlertsRequest.updated_after:type_name -> google.protobuf.Timestamp
-	3,  // 33: groundcrew.notifier.v1.WatchAlertsResponse.alert:type_name -> groundcrew.notifier.v1.Alert
-	53, // 34: groundcrew.notifier.v1.AlertInput.metadata:type_name -> google.protobuf.Struct
-	20, // 35: groundcrew.notifier.v1.Enrichment.citations:type_name -> groundcrew.notifier.v1.EnrichmentCitation
-	19, // 36: groundcrew.notifier.v1.FormatMessageRequest.alert:type_name -> groundcrew.notifier.v1.AlertInput
-	21, // 37: groundcrew.notifier.v1.FormatMessageRequest.enrichment:type_name -> groundcrew.notifier.v1.Enrichment
-	4,  // 38: groundcrew.notifier.v1.FormatMessageResponse.message:type_name -> groundcrew.notifier.v1.TelegramMessage
-	25, // 39: groundcrew.notifier.v1.InlineButton.approval:type_name -> groundcrew.notifier.v1.ApprovalButton
+	53, // 32: groundcrew.notifier.v1.WatchAlertsRequest.updated_after:type_name -> google.protobuf.Timestamp
+	4,  // 33: groundcrew.notifier.v1.WatchAlertsResponse.alert:type_name -> groundcrew.notifier.v1.Alert
+	54, // 34: groundcrew.notifier.v1.AlertInput.metadata:type_name -> google.protobuf.Struct
+	21, // 35: groundcrew.notifier.v1.Enrichment.citations:type_name -> groundcrew.notifier.v1.EnrichmentCitation
+	20, // 36: groundcrew.notifier.v1.FormatMessageRequest.alert:type_name -> groundcrew.notifier.v1.AlertInput
+	22, // 37: groundcrew.notifier.v1.FormatMessageRequest.enrichment:type_name -> groundcrew.notifier.v1.Enrichment
+	5,  // 38: groundcrew.notifier.v1.FormatMessageResponse.message:type_name -> groundcrew.notifier.v1.TelegramMessage
+	26, // 39: groundcrew.notifier.v1.InlineButton.approval:type_name -> groundcrew.notifier.v1.ApprovalButton
 	1,  // 40: groundcrew.notifier.v1.ApprovalButton.decision:type_name -> groundcrew.notifier.v1.ApprovalButton.Decision
-	24, // 41: groundcrew.notifier.v1.SendMessageRequest.buttons:type_name -> groundcrew.notifier.v1.InlineButton
-	54, // 42: groundcrew.notifier.v1.HandleTelegramUpdateRequest.update:type_name -> groundcrew.notifier.v1.TelegramUpdate
+	25, // 41: groundcrew.notifier.v1.SendMessageRequest.buttons:type_name -> groundcrew.notifier.v1.InlineButton
+	55, // 42: groundcrew.notifier.v1.HandleTelegramUpdateRequest.update:type_name -> groundcrew.notifier.v1.TelegramUpdate
 	2,  // 43: groundcrew.notifier.v1.AlertGroup.status:type_name -> groundcrew.notifier.v1.AlertGroup.Status
-	51, // 44: groundcrew.notifier.v1.AlertGroup.common_labels:type_name -> groundcrew.notifier.v1.AlertGroup.CommonLabelsEntry
-	31, // 45: groundcrew.notifier.v1.AlertGroup.silence:type_name -> groundcrew.notifier.v1.AlertGroupSilence
-	32, // 46: groundcrew.notifier.v1.AlertGroup.ack:type_name -> groundcrew.notifier.v1.AlertGroupAck
-	3,  // 47: groundcrew.notifier.v1.AlertGroup.alerts:type_name -> groundcrew.notifier.v1.Alert
-	52, // 48: groundcrew.notifier.v1.AlertGroup.create_time:type_name -> google.protobuf.Timestamp
-	52, // 49: groundcrew.notifier.v1.AlertGroup.update_time:type_name -> google.protobuf.Timestamp
-	52, // 50: groundcrew.notifier.v1.AlertGroupSilence.end_time:type_name -> google.protobuf.Timestamp
-	52, // 51: groundcrew.notifier.v1.AlertGroupSilence.create_time:type_name -> google.protobuf.Timestamp
-	52, // 52: groundcrew.notifier.v1.AlertGroupAck.ack_time:type_name -> google.protobuf.Timestamp
-	2,  // 53: groundcrew.notifier.v1.ListAlertGroupsRequest.status:type_name -> groundcrew.notifier.v1.AlertGroup.Status
-	30, // 54: groundcrew.notifier.v1.ListAlertGroupsResponse.alert_groups:type_name -> groundcrew.notifier.v1.AlertGroup
-	30, // 55: groundcrew.notifier.v1.GetAlertGroupResponse.alert_group:type_name -> groundcrew.notifier.v1.AlertGroup
-	55, // 56: groundcrew.notifier.v1.SilenceAlertGroupRequest.duration:type_name -> google.protobuf.Duration
-	30, // 57: groundcrew.notifier.v1.SilenceAlertGroupResponse.alert_group:type_name -> groundcrew.notifier.v1.AlertGroup
-	30, // 58: groundcrew.notifier.v1.AckAlertGroupResponse.alert_group:type_name -> groundcrew.notifier.v1.AlertGroup
-	5,  // 59: groundcrew.notifier.v1.NotifierService.IngestAlert:input_type -> groundcrew.notifier.v1.IngestAlertRequest
-	8,  // 60: groundcrew.notifier.v1.NotifierService.IngestAlertmanager:input_type -> groundcrew.notifier.v1.IngestAlertmanagerRequest
-	11, // 61: groundcrew.notifier.v1.NotifierService.IngestGrafana:input_type -> groundcrew.notifier.v1.IngestGrafanaRequest
-	13, // 62: groundcrew.notifier.v1.NotifierService.GetAlert:input_type -> groundcrew.notifier.v1.GetAlertRequest
-	15, // 63: groundcrew.notifier.v1.NotifierService.ListAlerts:input_type -> groundcrew.notifier.v1.ListAlertsRequest
-	17, // 64: groundcrew.notifier.v1.NotifierService.WatchAlerts:input_type -> groundcrew.notifier.v1.WatchAlertsRequest
-	22, // 65: groundcrew.notifier.v1.NotifierService.FormatMessage:input_type -> groundcrew.notifier.v1.FormatMessageRequest
-	26, // 66: groundcrew.notifier.v1.NotifierService.SendMessage:input_type -> groundcrew.notifier.v1.SendMessageRequest
-	28, // 67: groundcrew.notifier.v1.NotifierService.HandleTelegramUpdate:input_type -> groundcrew.notifier.v1.HandleTelegramUpdateRequest
-	33, // 68: groundcrew.notifier.v1.NotifierService.ListAlertGroups:input_type -> groundcrew.notifier.v1.ListAlertGroupsRequest
-	35, // 69: groundcrew.notifier.v1.NotifierService.GetAlertGroup:input_type -> groundcrew.notifier.v1.GetAlertGroupRequest
-	37, // 70: groundcrew.notifier.v1.NotifierService.SilenceAlertGroup:input_type -> groundcrew.notifier.v1.SilenceAlertGroupRequest
-	39, // 71: groundcrew.notifier.v1.NotifierService.AckAlertGroup:input_type -> groundcrew.notifier.v1.AckAlertGroupRequest
-	6,  // 72: groundcrew.notifier.v1.NotifierService.IngestAlert:output_type -> groundcrew.notifier.v1.IngestAlertResponse
-	9,  // 73: groundcrew.notifier.v1.NotifierService.IngestAlertmanager:output_type -> groundcrew.notifier.v1.IngestAlertmanagerResponse
-	12, // 74: groundcrew.notifier.v1.NotifierService.IngestGrafana:output_type -> groundcrew.notifier.v1.IngestGrafanaResponse
-	14, // 75: groundcrew.notifier.v1.NotifierService.GetAlert:output_type -> groundcrew.notifier.v1.GetAlertResponse
-	16, // 76: groundcrew.notifier.v1.NotifierService.ListAlerts:output_type -> groundcrew.notifier.v1.ListAlertsResponse
-	18, // 77: groundcrew.notifier.v1.NotifierService.WatchAlerts:output_type -> groundcrew.notifier.v1.WatchAlertsResponse
-	23, // 78: groundcrew.notifier.v1.NotifierService.FormatMessage:output_type -> groundcrew.notifier.v1.FormatMessageResponse
-	27, // 79: groundcrew.notifier.v1.NotifierService.SendMessage:output_type -> groundcrew.notifier.v1.SendMessageResponse
-	29, // 80: groundcrew.notifier.v1.NotifierService.HandleTelegramUpdate:output_type -> groundcrew.notifier.v1.HandleTelegramUpdateResponse
-	34, // 81: groundcrew.notifier.v1.NotifierService.ListAlertGroups:output_type -> groundcrew.notifier.v1.ListAlertGroupsResponse
-	36, // 82: groundcrew.notifier.v1.NotifierService.GetAlertGroup:output_type -> groundcrew.notifier.v1.GetAlertGroupResponse
-	38, // 83: groundcrew.notifier.v1.NotifierService.SilenceAlertGroup:output_type -> groundcrew.notifier.v1.SilenceAlertGroupResponse
-	40, // 84: groundcrew.notifier.v1.NotifierService.AckAlertGroup:output_type -> groundcrew.notifier.v1.AckAlertGroupResponse
-	72, // [72:85] is the sub-list for method output_type
-	59, // [59:72] is the sub-list for method input_type
-	59, // [59:59] is the sub-list for extension type_name
-	59, // [59:59] is the sub-list for extension extendee
-	0,  // [0:59] is the sub-list for field type_name
+	52, // 44: groundcrew.notifier.v1.AlertGroup.common_labels:type_name -> groundcrew.notifier.v1.AlertGroup.CommonLabelsEntry
+	32, // 45: groundcrew.notifier.v1.AlertGroup.silence:type_name -> groundcrew.notifier.v1.AlertGroupSilence
+	33, // 46: groundcrew.notifier.v1.AlertGroup.ack:type_name -> groundcrew.notifier.v1.AlertGroupAck
+	4,  // 47: groundcrew.notifier.v1.AlertGroup.alerts:type_name -> groundcrew.notifier.v1.Alert
+	53, // 48: groundcrew.notifier.v1.AlertGroup.create_time:type_name -> google.protobuf.Timestamp
+	53, // 49: groundcrew.notifier.v1.AlertGroup.update_time:type_name -> google.protobuf.Timestamp
+	3,  // 50: groundcrew.notifier.v1.AlertGroup.allowed_actions:type_name -> groundcrew.notifier.v1.AlertGroup.Action
+	53, // 51: groundcrew.notifier.v1.AlertGroupSilence.end_time:type_name -> google.protobuf.Timestamp
+	53, // 52: groundcrew.notifier.v1.AlertGroupSilence.create_time:type_name -> google.protobuf.Timestamp
+	53, // 53: groundcrew.notifier.v1.AlertGroupAck.ack_time:type_name -> google.protobuf.Timestamp
+	2,  // 54: groundcrew.notifier.v1.ListAlertGroupsRequest.status:type_name -> groundcrew.notifier.v1.AlertGroup.Status
+	31, // 55: groundcrew.notifier.v1.ListAlertGroupsResponse.alert_groups:type_name -> groundcrew.notifier.v1.AlertGroup
+	31, // 56: groundcrew.notifier.v1.GetAlertGroupResponse.alert_group:type_name -> groundcrew.notifier.v1.AlertGroup
+	56, // 57: groundcrew.notifier.v1.SilenceAlertGroupRequest.duration:type_name -> google.protobuf.Duration
+	31, // 58: groundcrew.notifier.v1.SilenceAlertGroupResponse.alert_group:type_name -> groundcrew.notifier.v1.AlertGroup
+	31, // 59: groundcrew.notifier.v1.AckAlertGroupResponse.alert_group:type_name -> groundcrew.notifier.v1.AlertGroup
+	6,  // 60: groundcrew.notifier.v1.NotifierService.IngestAlert:input_type -> groundcrew.notifier.v1.IngestAlertRequest
+	9,  // 61: groundcrew.notifier.v1.NotifierService.IngestAlertmanager:input_type -> groundcrew.notifier.v1.IngestAlertmanagerRequest
+	12, // 62: groundcrew.notifier.v1.NotifierService.IngestGrafana:input_type -> groundcrew.notifier.v1.IngestGrafanaRequest
+	14, // 63: groundcrew.notifier.v1.NotifierService.GetAlert:input_type -> groundcrew.notifier.v1.GetAlertRequest
+	16, // 64: groundcrew.notifier.v1.NotifierService.ListAlerts:input_type -> groundcrew.notifier.v1.ListAlertsRequest
+	18, // 65: groundcrew.notifier.v1.NotifierService.WatchAlerts:input_type -> groundcrew.notifier.v1.WatchAlertsRequest
+	23, // 66: groundcrew.notifier.v1.NotifierService.FormatMessage:input_type -> groundcrew.notifier.v1.FormatMessageRequest
+	27, // 67: groundcrew.notifier.v1.NotifierService.SendMessage:input_type -> groundcrew.notifier.v1.SendMessageRequest
+	29, // 68: groundcrew.notifier.v1.NotifierService.HandleTelegramUpdate:input_type -> groundcrew.notifier.v1.HandleTelegramUpdateRequest
+	34, // 69: groundcrew.notifier.v1.NotifierService.ListAlertGroups:input_type -> groundcrew.notifier.v1.ListAlertGroupsRequest
+	36, // 70: groundcrew.notifier.v1.NotifierService.GetAlertGroup:input_type -> groundcrew.notifier.v1.GetAlertGroupRequest
+	38, // 71: groundcrew.notifier.v1.NotifierService.SilenceAlertGroup:input_type -> groundcrew.notifier.v1.SilenceAlertGroupRequest
+	40, // 72: groundcrew.notifier.v1.NotifierService.AckAlertGroup:input_type -> groundcrew.notifier.v1.AckAlertGroupRequest
+	7,  // 73: groundcrew.notifier.v1.NotifierService.IngestAlert:output_type -> groundcrew.notifier.v1.IngestAlertResponse
+	10, // 74: groundcrew.notifier.v1.NotifierService.IngestAlertmanager:output_type -> groundcrew.notifier.v1.IngestAlertmanagerResponse
+	13, // 75: groundcrew.notifier.v1.NotifierService.IngestGrafana:output_type -> groundcrew.notifier.v1.IngestGrafanaResponse
+	15, // 76: groundcrew.notifier.v1.NotifierService.GetAlert:output_type -> groundcrew.notifier.v1.GetAlertResponse
+	17, // 77: groundcrew.notifier.v1.NotifierService.ListAlerts:output_type -> groundcrew.notifier.v1.ListAlertsResponse
+	19, // 78: groundcrew.notifier.v1.NotifierService.WatchAlerts:output_type -> groundcrew.notifier.v1.WatchAlertsResponse
+	24, // 79: groundcrew.notifier.v1.NotifierService.FormatMessage:output_type -> groundcrew.notifier.v1.FormatMessageResponse
+	28, // 80: groundcrew.notifier.v1.NotifierService.SendMessage:output_type -> groundcrew.notifier.v1.SendMessageResponse
+	30, // 81: groundcrew.notifier.v1.NotifierService.HandleTelegramUpdate:output_type -> groundcrew.notifier.v1.HandleTelegramUpdateResponse
+	35, // 82: groundcrew.notifier.v1.NotifierService.ListAlertGroups:output_type -> groundcrew.notifier.v1.ListAlertGroupsResponse
+	37, // 83: groundcrew.notifier.v1.NotifierService.GetAlertGroup:output_type -> groundcrew.notifier.v1.GetAlertGroupResponse
+	39, // 84: groundcrew.notifier.v1.NotifierService.SilenceAlertGroup:output_type -> groundcrew.notifier.v1.SilenceAlertGroupResponse
+	41, // 85: groundcrew.notifier.v1.NotifierService.AckAlertGroup:output_type -> groundcrew.notifier.v1.AckAlertGroupResponse
+	73, // [73:86] is the sub-list for method output_type
+	60, // [60:73] is the sub-list for method input_type
+	60, // [60:60] is the sub-list for extension type_name
+	60, // [60:60] is the sub-list for extension extendee
+	0,  // [0:60] is the sub-list for field type_name
 }
 
 func init() { file_groundcrew_notifier_v1_notifier_proto_init() }
@@ -3494,7 +3623,7 @@ func file_groundcrew_notifier_v1_notifier_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_groundcrew_notifier_v1_notifier_proto_rawDesc), len(file_groundcrew_notifier_v1_notifier_proto_rawDesc)),
-			NumEnums:      3,
+			NumEnums:      4,
 			NumMessages:   49,
 			NumExtensions: 0,
 			NumServices:   1,

@@ -82,13 +82,16 @@ type NotifierServiceClient interface {
 	// GetAlertGroup returns one group with its alerts.
 	GetAlertGroup(ctx context.Context, in *GetAlertGroupRequest, opts ...grpc.CallOption) (*GetAlertGroupResponse, error)
 	// SilenceAlertGroup creates an Alertmanager silence matching the group's
-	// common labels for duration (needs ALERTMANAGER_URL and a group that
-	// came from Alertmanager), records it on the group and edits the root
-	// message to say so. The caller's key name is recorded as the actor; by
-	// is a display note beside it.
+	// common labels for duration, records it on the group and edits the root
+	// message to say so. It works only where the group's allowed_actions
+	// hold SILENCE; elsewhere it answers FailedPrecondition saying why (e.g.
+	// "not configured on this server: set ALERTMANAGER_URL"). The caller's
+	// key name is recorded as the actor; without a key, by marked
+	// "(self-declared)".
 	SilenceAlertGroup(ctx context.Context, in *SilenceAlertGroupRequest, opts ...grpc.CallOption) (*SilenceAlertGroupResponse, error)
 	// AckAlertGroup records who acknowledged the group, and when, and edits
-	// the root message to say so. Acknowledging twice keeps the first.
+	// the root message to say so. Acknowledging twice keeps the first. The
+	// actor is named as SilenceAlertGroup names it.
 	AckAlertGroup(ctx context.Context, in *AckAlertGroupRequest, opts ...grpc.CallOption) (*AckAlertGroupResponse, error)
 }
 
@@ -287,13 +290,16 @@ type NotifierServiceServer interface {
 	// GetAlertGroup returns one group with its alerts.
 	GetAlertGroup(context.Context, *GetAlertGroupRequest) (*GetAlertGroupResponse, error)
 	// SilenceAlertGroup creates an Alertmanager silence matching the group's
-	// common labels for duration (needs ALERTMANAGER_URL and a group that
-	// came from Alertmanager), records it on the group and edits the root
-	// message to say so. The caller's key name is recorded as the actor; by
-	// is a display note beside it.
+	// common labels for duration, records it on the group and edits the root
+	// message to say so. It works only where the group's allowed_actions
+	// hold SILENCE; elsewhere it answers FailedPrecondition saying why (e.g.
+	// "not configured on this server: set ALERTMANAGER_URL"). The caller's
+	// key name is recorded as the actor; without a key, by marked
+	// "(self-declared)".
 	SilenceAlertGroup(context.Context, *SilenceAlertGroupRequest) (*SilenceAlertGroupResponse, error)
 	// AckAlertGroup records who acknowledged the group, and when, and edits
-	// the root message to say so. Acknowledging twice keeps the first.
+	// the root message to say so. Acknowledging twice keeps the first. The
+	// actor is named as SilenceAlertGroup names it.
 	AckAlertGroup(context.Context, *AckAlertGroupRequest) (*AckAlertGroupResponse, error)
 	mustEmbedUnimplementedNotifierServiceServer()
 }
