@@ -56,6 +56,7 @@ var routes = []route{
 	{method: "GET", pattern: "/v1/collections", scope: edge.ScopeRead},
 	{method: "POST", pattern: "/v1/collections", scope: edge.ScopeWrite},
 	{method: "GET", pattern: "/v1/collections/{collection}", scope: edge.ScopeRead},
+	{method: "DELETE", pattern: "/v1/collections/{collection}", scope: edge.ScopeAdmin},
 	{method: "POST", pattern: "/v1/collections/{collection}/documents", scope: edge.ScopeWrite},
 	{method: "POST", pattern: "/v1/collections/{collection}:retrieve", scope: edge.ScopeRead},
 	{method: "POST", pattern: "/v1/collections/{collection}:ask", scope: edge.ScopeRead},

@@ -88,6 +88,7 @@ func New(cfg Config) (*Client, error) {
 		Timeout:  cfg.Timeout,
 		Describe: describe,
 		Hint:     hint,
+		Classify: classify,
 	}}, nil
 }
 
@@ -264,6 +265,15 @@ func describe(_ int, body []byte) string {
 		msg += fmt.Sprintf("; %v: %s", ve.Loc, ve.Msg)
 	}
 	return msg
+}
+
+// classify: Brave answers a bad token with 422 (as well as 401), so the
+// code in the body decides.
+func classify(_ int, msg string) error {
+	if strings.HasPrefix(msg, "SUBSCRIPTION_TOKEN_INVALID") {
+		return enginehttp.ErrAuth
+	}
+	return nil
 }
 
 func hint(status int, msg string) string {

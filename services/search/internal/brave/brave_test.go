@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/groundcrew/groundcrew/services/search/internal/brave"
+	"github.com/groundcrew/groundcrew/services/search/internal/enginehttp"
 	"github.com/groundcrew/groundcrew/services/search/internal/enginehttp/enginetest"
 	"github.com/groundcrew/groundcrew/services/search/internal/search"
 )
@@ -199,4 +201,36 @@ func TestRateLimitWait(t *testing.T) {
 			t.Errorf("%s: RateLimitWait() = %v, %v; want %v, %v", tt.name, got, ok, tt.want, tt.wantOK)
 		}
 	}
+}
+
+// TestMain fails the package when a file under testdata/ is not replayed.
+func TestMain(m *testing.M) { os.Exit(enginetest.RunCorpus(m)) }
+
+// TestErrorCorpus replays Brave's documented error answers (with the
+// rate-limit headers its 429s carry) and checks how each is classified.
+func TestErrorCorpus(t *testing.T) {
+	enginetest.RunErrorCases(t, "BSA-test", []enginetest.ErrorCase{
+		{Fixture: "error_401.json", Status: http.StatusUnauthorized, Class: enginehttp.ErrAuth, Calls: 1,
+			Message: "SUBSCRIPTION_TOKEN_INVALID: The provided subscription token is invalid. (check BRAVE_API_KEY)"},
+		{Fixture: "error_403.json", Status: http.StatusForbidden, Class: enginehttp.ErrAuth, Calls: 1,
+			Message: "OPTION_NOT_IN_PLAN: The option extra_snippets is not subscribed in the plan."},
+		{Fixture: "error_422_token.json", Status: http.StatusUnprocessableEntity, Class: enginehttp.ErrAuth, Calls: 1,
+			Message: "(check BRAVE_API_KEY)"},
+		{Fixture: "error_422_validation.json", Status: http.StatusUnprocessableEntity, Class: enginehttp.ErrBadRequest, Calls: 1,
+			Message: "VALIDATION: Unable to validate request parameter(s)"},
+		{Fixture: "error_429.json", Status: http.StatusTooManyRequests, Header: map[string]string{
+			"X-RateLimit-Limit": "1, 2000", "X-RateLimit-Policy": "1;w=1, 2000;w=2592000",
+			"X-RateLimit-Remaining": "0, 1883", "X-RateLimit-Reset": "30, 1419704",
+		}, Class: enginehttp.ErrRateLimited, RetryAfter: 30 * time.Second, Calls: 1, Message: "RATE_LIMITED: Request rate limit exceeded for plan."},
+		{Fixture: "error_429_quota.json", Status: http.StatusTooManyRequests, Header: map[string]string{
+			"X-RateLimit-Limit": "1, 2000", "X-RateLimit-Policy": "1;w=1, 2000;w=2592000",
+			"X-RateLimit-Remaining": "1, 0", "X-RateLimit-Reset": "1, 1419704",
+		}, Class: enginehttp.ErrRateLimited, RetryAfter: 1419704 * time.Second, Calls: 1, Message: "Request quota limit exceeded"},
+		{Fixture: "error_500.json", Status: http.StatusInternalServerError, Class: enginehttp.ErrUnavailable, Calls: 3, Message: "INTERNAL_ERROR"},
+		{Fixture: "error_503.json", Status: http.StatusServiceUnavailable, Header: map[string]string{"Retry-After": "1"},
+			Class: enginehttp.ErrUnavailable, RetryAfter: time.Second, Calls: 3, Message: "SERVICE_UNAVAILABLE"},
+	}, func(srv *enginetest.Server, sl *enginetest.Sleeps) error {
+		_, err := newClient(t, srv, sl).Search(t.Context(), search.Query{Text: "q", MaxResults: 3})
+		return err
+	})
 }

@@ -37,6 +37,26 @@ func NewRetryClient(hc *http.Client) *httpretry.Client {
 	return &httpretry.Client{HTTP: hc, MaxAttempts: 3, Retry500: true, MaxWait: 20 * time.Second}
 }
 
+// Error classes a *StatusError matches with errors.Is, so callers can
+// tell a configuration problem from a passing one without reading
+// provider texts.
+var (
+	// ErrAuth: the provider refused the credentials (401, 403, or a
+	// provider's own code for a bad key); retrying will not help, the
+	// key must change.
+	ErrAuth = errors.New("provider refused the credentials")
+	// ErrRateLimited: too many requests (429); StatusError.RetryAfter
+	// says how long the provider asked to wait, when it did.
+	ErrRateLimited = errors.New("provider rate limit reached")
+	// ErrQuota: the plan's credits or usage limit are spent (402, Tavily's
+	// 432 and 433); it lasts until the plan changes or renews.
+	ErrQuota = errors.New("provider quota exhausted")
+	// ErrUnavailable: the provider failed (5xx) after the retries.
+	ErrUnavailable = errors.New("provider unavailable")
+	// ErrBadRequest: the provider rejected the request itself (other 4xx).
+	ErrBadRequest = errors.New("provider rejected the request")
+)
+
 // StatusError is a non-2xx answer from a provider.
 type StatusError struct {
 	Engine     string
@@ -46,6 +66,31 @@ type StatusError struct {
 	Message string
 	// Hint, if set, says what to do (e.g. which variable to check).
 	Hint string
+	// Class is one of the Err* classes above (nil for redirects).
+	Class error
+	// RetryAfter is the wait the provider asked for (Retry-After or its
+	// own rate-limit headers), zero when it named none.
+	RetryAfter time.Duration
+}
+
+// Is matches the error's class.
+func (e *StatusError) Is(target error) bool { return e.Class != nil && target == e.Class }
+
+// ClassOf is the default class of an HTTP status.
+func ClassOf(status int) error {
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return ErrAuth
+	case status == http.StatusTooManyRequests:
+		return ErrRateLimited
+	case status == http.StatusPaymentRequired:
+		return ErrQuota
+	case status >= 500:
+		return ErrUnavailable
+	case status >= 400:
+		return ErrBadRequest
+	}
+	return nil
 }
 
 // Error reports the engine, status and provider message.
@@ -78,6 +123,10 @@ type Caller struct {
 	Describe func(status int, body []byte) string
 	// Hint, if set, adds advice to errors with the given status.
 	Hint func(status int, message string) string
+	// Classify, if set, overrides ClassOf for providers that signal a
+	// class their own way (Brave's 422 for a bad token, say); returning
+	// nil keeps ClassOf's answer.
+	Classify func(status int, message string) error
 }
 
 // Request describes one call.
@@ -148,7 +197,15 @@ func (c *Caller) Do(ctx context.Context, r Request, out any) error {
 			Hint:    "check the engine's base URL"}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return c.statusError(resp.StatusCode, data)
+		e := c.statusError(resp.StatusCode, data)
+		wait := rc.RetryAfter
+		if wait == nil {
+			wait = httpretry.ParseRetryAfter
+		}
+		if d, ok := wait(resp, time.Now()); ok && d > 0 {
+			e.RetryAfter = d
+		}
+		return e
 	}
 	if out == nil {
 		return nil
@@ -219,7 +276,7 @@ func redirectHost(req *http.Request, resp *http.Response) string {
 	return "to " + loc.Host
 }
 
-func (c *Caller) statusError(status int, body []byte) error {
+func (c *Caller) statusError(status int, body []byte) *StatusError {
 	var msg string
 	if c.Describe != nil {
 		msg = c.Describe(status, body)
@@ -227,7 +284,12 @@ func (c *Caller) statusError(status int, body []byte) error {
 	if msg == "" {
 		msg = bodyExcerpt(body)
 	}
-	e := &StatusError{Engine: c.Engine, StatusCode: status, Message: msg}
+	e := &StatusError{Engine: c.Engine, StatusCode: status, Message: msg, Class: ClassOf(status)}
+	if c.Classify != nil {
+		if class := c.Classify(status, msg); class != nil {
+			e.Class = class
+		}
+	}
 	if c.Hint != nil {
 		e.Hint = c.Hint(status, msg)
 	}

@@ -4,18 +4,24 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/groundcrew/groundcrew/services/search/internal/enginehttp"
 	"github.com/groundcrew/groundcrew/services/search/internal/enginehttp/enginetest"
 	"github.com/groundcrew/groundcrew/services/search/internal/exa"
 	"github.com/groundcrew/groundcrew/services/search/internal/search"
 )
 
 var now = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+
+// TestMain fails the package when a file under testdata/ is not replayed.
+func TestMain(m *testing.M) { os.Exit(enginetest.RunCorpus(m)) }
 
 func newClient(t *testing.T, srv *enginetest.Server, sl *enginetest.Sleeps) *exa.Client {
 	t.Helper()
@@ -172,4 +178,59 @@ func TestNewRequiresKey(t *testing.T) {
 	if _, err := exa.New(exa.Config{APIKey: " "}); err == nil || !strings.Contains(err.Error(), "EXA_API_KEY") {
 		t.Errorf("New() error = %v, want one naming EXA_API_KEY", err)
 	}
+}
+
+// TestSearchContents replays an answer to a search that asked for every
+// content kind: without highlights the summary is the snippet, and
+// without either the text.
+func TestSearchContents(t *testing.T) {
+	srv := enginetest.NewServer(t, enginetest.Reply{Fixture: "search_contents.json"})
+	got, err := newClient(t, srv, &enginetest.Sleeps{}).Search(t.Context(), search.Query{Text: "postgres max_connections pooling", MaxResults: 2})
+	if err != nil {
+		t.Fatalf("Search() error = %v", err)
+	}
+	want := []search.Result{
+		{
+			Title:       "PostgreSQL: Documentation: 17: 19.3. Connections and Authentication",
+			Snippet:     "max_connections sets how many clients may connect at once; raising it costs shared memory, so pool connections instead.",
+			URL:         "https://www.postgresql.org/docs/current/runtime-config-connection.html",
+			FaviconURL:  "https://www.postgresql.org/favicon.ico",
+			Score:       0.3846,
+			PublishedAt: time.Date(2024, 9, 26, 0, 0, 0, 0, time.UTC),
+		},
+		{
+			Title:      "PgBouncer config",
+			Snippet:    "pool_mode: Specifies when a server connection can be reused by other clients. session, transaction or statement.",
+			URL:        "https://www.pgbouncer.org/config.html",
+			FaviconURL: "https://www.pgbouncer.org/favicon.ico",
+			Score:      0.3711,
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Search() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestErrorCorpus replays Exa's documented error answers and checks how
+// each is classified.
+func TestErrorCorpus(t *testing.T) {
+	enginetest.RunErrorCases(t, "exa-test-key", []enginetest.ErrorCase{
+		{Fixture: "error_400.json", Status: http.StatusBadRequest, Class: enginehttp.ErrBadRequest, Calls: 1,
+			Message: "INVALID_REQUEST_BODY: Invalid request body: numResults must be less than or equal to 100"},
+		{Fixture: "error_401.json", Status: http.StatusUnauthorized, Class: enginehttp.ErrAuth, Calls: 1,
+			Message: "INVALID_API_KEY: Invalid API key [request 5c1e0d8e7d0a4f0b9a1d2c3b4a596877] (check EXA_API_KEY)"},
+		{Fixture: "error_402.json", Status: http.StatusPaymentRequired, Class: enginehttp.ErrQuota, Calls: 1,
+			Message: "NO_MORE_CREDITS"},
+		{Fixture: "error_403.json", Status: http.StatusForbidden, Class: enginehttp.ErrAuth, Calls: 1,
+			Message: "ACCESS_DENIED: Your API key does not have access to this feature"},
+		{Fixture: "error_429.json", Status: http.StatusTooManyRequests, Header: map[string]string{"Retry-After": "120"},
+			Class: enginehttp.ErrRateLimited, RetryAfter: 2 * time.Minute, Calls: 1, Message: "RATE_LIMIT_EXCEEDED"},
+		{Fixture: "error_500.json", Status: http.StatusInternalServerError, Class: enginehttp.ErrUnavailable, Calls: 3,
+			Message: "INTERNAL_ERROR: Internal Server Error"},
+		{Fixture: "error_502.json", Status: http.StatusBadGateway, Class: enginehttp.ErrUnavailable, Calls: 3,
+			Message: "UPSTREAM_ERROR"},
+	}, func(srv *enginetest.Server, sl *enginetest.Sleeps) error {
+		_, err := newClient(t, srv, sl).Search(t.Context(), search.Query{Text: "q", MaxResults: 3})
+		return err
+	})
 }

@@ -3,12 +3,15 @@ package searxng_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/groundcrew/groundcrew/services/search/internal/enginehttp"
 	"github.com/groundcrew/groundcrew/services/search/internal/enginehttp/enginetest"
 	"github.com/groundcrew/groundcrew/services/search/internal/search"
 	"github.com/groundcrew/groundcrew/services/search/internal/searxng"
@@ -171,4 +174,53 @@ func TestNewValidatesURL(t *testing.T) {
 			t.Errorf("New(%q) error = %v, want one naming SEARXNG_URL", u, err)
 		}
 	}
+}
+
+// TestMain fails the package when a file under testdata/ is not replayed.
+func TestMain(m *testing.M) { os.Exit(enginetest.RunCorpus(m)) }
+
+// TestSearchFull replays an answer with answers, corrections, infoboxes,
+// suggestions and an unresponsive engine beside the results: the results
+// are what counts, and an engine that failed while others answered is not
+// an error.
+func TestSearchFull(t *testing.T) {
+	srv := enginetest.NewServer(t, enginetest.Reply{Fixture: "search_full.json"})
+	got, err := newClient(t, srv, &enginetest.Sleeps{}).Search(t.Context(), search.Query{Text: "what is http 503", MaxResults: 5})
+	if err != nil {
+		t.Fatalf("Search() error = %v", err)
+	}
+	want := []search.Result{
+		{
+			Title:       "503 Service Unavailable - HTTP | MDN",
+			Snippet:     "The HTTP 503 Service Unavailable server error response code indicates that the server is not ready to handle the request.",
+			URL:         "https://developer.mozilla.org/en-US/docs/Web/HTTP/Status/503",
+			Score:       9,
+			PublishedAt: time.Date(2025, 7, 4, 0, 0, 0, 0, time.UTC),
+		},
+		{
+			Title:   "List of HTTP status codes - Wikipedia",
+			Snippet: "503 Service Unavailable: the server cannot handle the request (because it is overloaded or down for maintenance).",
+			URL:     "https://en.wikipedia.org/wiki/List_of_HTTP_status_codes#503",
+			Score:   0.5,
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Search() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestErrorCorpus replays the answers a SearXNG instance gives when it
+// refuses (json format off, limiter) or fails, and checks how each is
+// classified.
+func TestErrorCorpus(t *testing.T) {
+	html := map[string]string{"Content-Type": "text/html; charset=utf-8"}
+	enginetest.RunErrorCases(t, "", []enginetest.ErrorCase{
+		{Fixture: "error_403.html", Status: http.StatusForbidden, Header: html, Class: enginehttp.ErrAuth, Calls: 1, Message: "enable the json format"},
+		{Fixture: "error_429.txt", Status: http.StatusTooManyRequests, Header: map[string]string{"Content-Type": "text/plain", "Retry-After": "300"},
+			Class: enginehttp.ErrRateLimited, RetryAfter: 5 * time.Minute, Calls: 1, Message: "Too Many Requests"},
+		{Fixture: "error_500.html", Status: http.StatusInternalServerError, Header: html, Class: enginehttp.ErrUnavailable, Calls: 3, Message: "Internal Server Error"},
+	}, func(srv *enginetest.Server, sl *enginetest.Sleeps) error {
+		_, err := newClient(t, srv, sl).Search(t.Context(), search.Query{Text: "q", MaxResults: 3})
+		return err
+	})
 }

@@ -72,6 +72,7 @@ func New(cfg Config) (*Client, error) {
 		Timeout:  cfg.Timeout,
 		Describe: describe,
 		Hint:     hint,
+		Classify: classify,
 	}}, nil
 }
 
@@ -165,6 +166,15 @@ func describe(_ int, body []byte) string {
 		return s
 	}
 	return string(e.Detail)
+}
+
+// classify: 432 and 433 are Tavily's own codes for a spent plan or
+// pay-as-you-go limit.
+func classify(status int, _ string) error {
+	if status == StatusPlanLimit || status == StatusPayAsYouGoLimit {
+		return enginehttp.ErrQuota
+	}
+	return nil
 }
 
 func hint(status int, _ string) string {

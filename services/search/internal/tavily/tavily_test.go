@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/groundcrew/groundcrew/services/search/internal/enginehttp"
 	"github.com/groundcrew/groundcrew/services/search/internal/enginehttp/enginetest"
 	"github.com/groundcrew/groundcrew/services/search/internal/search"
 	"github.com/groundcrew/groundcrew/services/search/internal/tavily"
@@ -132,4 +135,57 @@ func TestSearchRespectsDeadline(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "tavily: ") {
 		t.Errorf("Search() error = %v, want tavily: … context deadline exceeded", err)
 	}
+}
+
+// TestMain fails the package when a file under testdata/ is not replayed.
+func TestMain(m *testing.M) { os.Exit(enginetest.RunCorpus(m)) }
+
+// TestSearchFull replays an answer with every optional part filled in
+// (answer, images with descriptions, raw_content, follow-up questions,
+// usage, response_time as a string): the results are what counts.
+func TestSearchFull(t *testing.T) {
+	srv := enginetest.NewServer(t, enginetest.Reply{Fixture: "search_full.json"})
+	got, err := newClient(t, srv, &enginetest.Sleeps{}).Search(t.Context(), search.Query{Text: "kafka consumer lag growing", MaxResults: 2})
+	if err != nil {
+		t.Fatalf("Search() error = %v", err)
+	}
+	want := []search.Result{
+		{
+			Title:       "Kafka Consumer Lag: what it is and how to reduce it",
+			Snippet:     "Lag is the difference between the last offset written and the offset a consumer group has committed.",
+			URL:         "https://www.confluent.io/blog/kafka-consumer-lag/",
+			Score:       0.91234,
+			PublishedAt: time.Date(2025, 3, 4, 10, 0, 0, 0, time.UTC),
+			FaviconURL:  "https://www.confluent.io/favicon.ico",
+		},
+		{
+			Title:      "Consumer configs | Apache Kafka",
+			Snippet:    "max.poll.records: The maximum number of records returned in a single call to poll().",
+			URL:        "https://kafka.apache.org/documentation/#consumerconfigs",
+			Score:      0.6402,
+			FaviconURL: "https://kafka.apache.org/favicon.ico",
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Search() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestErrorCorpus replays Tavily's documented error answers and checks
+// how each is classified.
+func TestErrorCorpus(t *testing.T) {
+	enginetest.RunErrorCases(t, "tvly-test", []enginetest.ErrorCase{
+		{Fixture: "error_400.json", Status: http.StatusBadRequest, Class: enginehttp.ErrBadRequest, Calls: 1, Message: "Query is invalid."},
+		{Fixture: "error_401.json", Status: http.StatusUnauthorized, Class: enginehttp.ErrAuth, Calls: 1, Message: "(check TAVILY_API_KEY)"},
+		{Fixture: "error_403.json", Status: http.StatusForbidden, Class: enginehttp.ErrAuth, Calls: 1, Message: "Forbidden: this API key is not allowed"},
+		{Fixture: "error_429.json", Status: http.StatusTooManyRequests, Header: map[string]string{"Retry-After": "60"},
+			Class: enginehttp.ErrRateLimited, RetryAfter: time.Minute, Calls: 1, Message: "excessive requests"},
+		{Fixture: "error_432.json", Status: tavily.StatusPlanLimit, Class: enginehttp.ErrQuota, Calls: 1, Message: "(Tavily plan limit reached)"},
+		{Fixture: "error_433.json", Status: tavily.StatusPayAsYouGoLimit, Class: enginehttp.ErrQuota, Calls: 1, Message: "pay-as-you-go limit"},
+		{Fixture: "error_500.json", Status: http.StatusInternalServerError, Class: enginehttp.ErrUnavailable, Calls: 3, Message: "HTTP 500"},
+		{Fixture: "error_502.json", Status: http.StatusBadGateway, Class: enginehttp.ErrUnavailable, Calls: 3, Message: "Bad Gateway"},
+	}, func(srv *enginetest.Server, sl *enginetest.Sleeps) error {
+		_, err := newClient(t, srv, sl).Search(t.Context(), search.Query{Text: "q", MaxResults: 3})
+		return err
+	})
 }

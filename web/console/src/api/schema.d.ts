@@ -86,7 +86,8 @@ export interface paths {
         put?: never;
         /**
          * AckAlertGroup records who acknowledged the group, and when, and edits
-         *     the root message to say so. Acknowledging twice keeps the first.
+         *     the root message to say so. Acknowledging twice keeps the first. The
+         *     actor is named as SilenceAlertGroup names it.
          */
         post: operations["NotifierService_AckAlertGroup"];
         delete?: never;
@@ -106,10 +107,12 @@ export interface paths {
         put?: never;
         /**
          * SilenceAlertGroup creates an Alertmanager silence matching the group's
-         *     common labels for duration (needs ALERTMANAGER_URL and a group that
-         *     came from Alertmanager), records it on the group and edits the root
-         *     message to say so. The caller's key name is recorded as the actor; by
-         *     is a display note beside it.
+         *     common labels for duration, records it on the group and edits the root
+         *     message to say so. It works only where the group's allowed_actions
+         *     hold SILENCE; elsewhere it answers FailedPrecondition saying why (e.g.
+         *     "not configured on this server: set ALERTMANAGER_URL"). The caller's
+         *     key name is recorded as the actor; without a key, by marked
+         *     "(self-declared)".
          */
         post: operations["NotifierService_SilenceAlertGroup"];
         delete?: never;
@@ -285,7 +288,11 @@ export interface paths {
         get: operations["RagService_GetCollection"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * DeleteCollection deletes a collection with its documents, chunks and
+         *     settings, freeing its place in the collection quota. Admin scope.
+         */
+        delete: operations["RagService_DeleteCollection"];
         options?: never;
         head?: never;
         patch?: never;
@@ -716,6 +723,19 @@ export interface components {
          * @enum {string}
          */
         AgentResponseState: "STATE_UNSPECIFIED" | "RECEIVED" | "SCOPE_CHECK" | "PROCESSING" | "ANSWERING" | "COMPLETED" | "FAILED";
+        /**
+         * @description Action is something a client may do to a group, as its buttons do.
+         *
+         *      - ACTION_UNSPECIFIED: Not an action.
+         *      - SILENCE: SilenceAlertGroup: the group fires, came from Alertmanager, has
+         *     common labels to match, has no active silence, and the server has
+         *     ALERTMANAGER_URL.
+         *      - EXPIRE_SILENCE: Expire the active silence (from the chat's button).
+         *      - ACK: AckAlertGroup: the group fires and nobody acknowledged it yet.
+         * @default ACTION_UNSPECIFIED
+         * @enum {string}
+         */
+        AlertGroupAction: "ACTION_UNSPECIFIED" | "SILENCE" | "EXPIRE_SILENCE" | "ACK";
         /** @description ReviewAnnotatedMessageRequest records a review. */
         GroundingServiceReviewAnnotatedMessageBody: {
             /** @description Notes kept with the review. */
@@ -727,16 +747,16 @@ export interface components {
         /** @description AckAlertGroupRequest acknowledges a group. */
         NotifierServiceAckAlertGroupBody: {
             /**
-             * @description A display note of who acknowledges it, recorded beside the caller's
-             *     key name.
+             * @description Who acknowledges it, in the caller's words, as
+             *     SilenceAlertGroupRequest.by.
              */
             by?: string;
         };
         /** @description SilenceAlertGroupRequest silences a group in Alertmanager. */
         NotifierServiceSilenceAlertGroupBody: {
             /**
-             * @description A display note of who silences it, recorded beside the caller's key
-             *     name.
+             * @description Who silences it, in the caller's words: the actor when the call
+             *     carries no API key (marked self-declared), else a note beside it.
              */
             by?: string;
             /** @description How long the silence lasts: 1 minute to 30 days. */
@@ -922,6 +942,12 @@ export interface components {
         v1AgentResponse: {
             /** @description The answer text, or the collection's out-of-scope answer. */
             answer?: string;
+            /**
+             * Format: int32
+             * @description Citation markers the model wrote that named no retrieved chunk (or
+             *     repeated one in the same place) and were removed from the answer.
+             */
+            droppedCitations?: number;
             /** @description Why it failed; never an internal error text. */
             error?: string;
             /** @description Whether the question is outside the collection. */
@@ -934,6 +960,13 @@ export interface components {
             };
             /** @description The model or method that answered ("extractive" offline). */
             model?: string;
+            /**
+             * @description Set when a model's answer cites none of the retrieved chunks (every
+             *     [n] it wrote named no chunk, or it wrote none): the answer has no
+             *     sources and needs a person's review before it is relied on. The
+             *     extractive answer is always cited.
+             */
+            needsReview?: boolean;
             /** @description Why it is out of scope. */
             outOfScopeReason?: string;
             primary?: components["schemas"]["v1Source"];
@@ -957,6 +990,8 @@ export interface components {
              * @description When the service received the question.
              */
             receivedTime?: string;
+            /** @description Why the answer needs review; empty otherwise. */
+            reviewReason?: string;
             /** @description Every source the answer draws on, in the order Document X counts. */
             sources?: components["schemas"]["v1Source"][];
             state?: components["schemas"]["AgentResponseState"];
@@ -1033,6 +1068,11 @@ export interface components {
             ack?: components["schemas"]["v1AlertGroupAck"];
             /** @description The group's alerts, latest state first; only GetAlertGroup fills it. */
             alerts?: components["schemas"]["v1Alert"][];
+            /**
+             * @description What a client may do to the group now; the chat shows the same
+             *     buttons. A client offers only these.
+             */
+            allowedActions?: components["schemas"]["AlertGroupAction"][];
             /** @description Labels every alert of the group shares. */
             commonLabels?: {
                 [key: string]: string;
@@ -1088,19 +1128,26 @@ export interface components {
              * @description When.
              */
             ackTime?: string;
-            /** @description Who: the Telegram user (@username or id) or the API key name. */
+            /**
+             * @description Who, the one name to show, by the rule AlertGroupSilence.actor
+             *     follows.
+             */
             actor?: string;
-            /** @description The caller's own note of who they are, shown beside actor. */
+            /** @description The caller's own note of who they are, as given. */
             by?: string;
+            /** @description Whether actor is only what the caller said of itself (no API key). */
+            selfDeclared?: boolean;
         };
         /** @description AlertGroupSilence is an Alertmanager silence created for a group. */
         v1AlertGroupSilence: {
             /**
-             * @description Who silenced it: the Telegram user (@username or id) or the API key
-             *     name.
+             * @description Who silenced it, the one name to show: the Telegram user (@username
+             *     or telegram:<id>) or the caller's API key name; without a key, the by
+             *     the caller gave followed by " (self-declared)"; "api" when there is
+             *     neither.
              */
             actor?: string;
-            /** @description The caller's own note of who they are, shown beside actor. */
+            /** @description The caller's own note of who they are, as given. */
             by?: string;
             /**
              * Format: date-time
@@ -1114,6 +1161,8 @@ export interface components {
             endTime?: string;
             /** @description Whether it was expired from the chat or REST. */
             expired?: boolean;
+            /** @description Whether actor is only what the caller said of itself (no API key). */
+            selfDeclared?: boolean;
             /** @description Alertmanager's silence id. */
             silenceId?: string;
         };
@@ -1574,6 +1623,10 @@ export interface components {
             /** @description Who rejected, when rejected (as approved_by). */
             rejectedBy?: string;
         };
+        /** @description DeleteCollectionResponse says what was deleted. */
+        v1DeleteCollectionResponse: {
+            collection?: components["schemas"]["v1Collection"];
+        };
         /** @description DeriveQueryRequest carries the text to derive a query from. */
         v1DeriveQueryRequest: {
             /** @description Alert or question text, not blank. */
@@ -1755,6 +1808,13 @@ export interface components {
             /** @description Who asked (service or user id), stored for audit. */
             createdBy?: string;
             /**
+             * @description The text's own links, most telling first: an alert's runbook_url (or
+             *     runbook), then its dashboard and rule links. When one of them is a
+             *     document in the search index, it is the evidence grounding starts
+             *     from (the team's own runbook first).
+             */
+            evidenceUrls?: string[];
+            /**
              * Format: int32
              * @description Most sources to keep, 1..10; unset means GROUNDING_MAX_SOURCES (3).
              */
@@ -1813,7 +1873,13 @@ export interface components {
         };
         /** @description IngestAlertRequest is a generic alert. */
         v1IngestAlertRequest: {
-            /** @description Free-form attributes: a JSON object. */
+            /**
+             * @description Free-form attributes: a JSON object of at most 16 KiB (16384 bytes)
+             *     encoded as compact JSON. protovalidate cannot measure an encoded
+             *     Struct, so the handler refuses a larger one with a field violation on
+             *     metadata. An Alertmanager or Grafana alert's labels, annotations and
+             *     values are bounded alike (a violation on alerts[i]).
+             */
             metadata?: Record<string, never>;
             /**
              * @description The alert text: required, not blank. Text past 4000 characters is
@@ -1880,6 +1946,12 @@ export interface components {
              * @description Chunks of earlier versions that were replaced.
              */
             replacedChunks?: number;
+            /**
+             * Format: int32
+             * @description Documents of this batch that replaced an indexed document of the same
+             *     URL; the store records who replaced each (the caller's key name).
+             */
+            replacedDocuments?: number;
         };
         /** @description IngestGrafanaRequest is Grafana's webhook contact point payload. */
         v1IngestGrafanaRequest: {
@@ -1950,19 +2022,36 @@ export interface components {
             /** @description The label. */
             text?: string;
         };
-        /** @description ListAlertGroupsResponse is one page. */
+        /**
+         * @description ListAlertGroupsResponse is one page, bounded in bytes as
+         *     ListAlertsResponse is.
+         */
         v1ListAlertGroupsResponse: {
             /** @description The groups, newest first, without their alerts. */
             alertGroups?: components["schemas"]["v1AlertGroup"][];
             /** @description Token for the next page; empty on the last page. */
             nextPageToken?: string;
+            /**
+             * @description Whether the page stopped before page_size groups to stay within the
+             *     response size bound; next_page_token continues it.
+             */
+            sizeLimited?: boolean;
         };
-        /** @description ListAlertsResponse is one page. */
+        /**
+         * @description ListAlertsResponse is one page. A page is bounded in bytes as well as
+         *     in count: it stops early, never fails, once its alerts reach 2 MiB, and
+         *     says so with size_limited and next_page_token.
+         */
         v1ListAlertsResponse: {
             /** @description The alerts, newest first. */
             alerts?: components["schemas"]["v1Alert"][];
             /** @description Token for the next page; empty on the last page. */
             nextPageToken?: string;
+            /**
+             * @description Whether the page stopped before page_size alerts to stay within the
+             *     response size bound; next_page_token continues it.
+             */
+            sizeLimited?: boolean;
         };
         /** @description ListAnnotatedMessagesResponse is one page. */
         v1ListAnnotatedMessagesResponse: {
@@ -3434,6 +3523,42 @@ export interface operations {
             };
         };
     };
+    RagService_DeleteCollection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The collection name. */
+                collection: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1DeleteCollectionResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An unexpected error response. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["googleRpcStatus"];
+                };
+            };
+        };
+    };
     RagService_IngestDocuments: {
         parameters: {
             query?: never;
@@ -3961,7 +4086,7 @@ export interface operations {
     ResearchService_ListResearch: {
         parameters: {
             query?: {
-                /** @description Whose runs: a UUID. */
+                /** @description Whose runs: a UUID; empty lists every user's runs. */
                 userId?: string;
                 /** @description Page size, 0..100; 0 means 20. */
                 pageSize?: number;

@@ -91,7 +91,7 @@ func (x AgentResponse_State) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AgentResponse_State.Descriptor instead.
 func (AgentResponse_State) EnumDescriptor() ([]byte, []int) {
-	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{16, 0}
+	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{18, 0}
 }
 
 // Collection is one "book": documents a team asks questions about.
@@ -390,6 +390,98 @@ func (x *GetCollectionResponse) GetCollection() *Collection {
 	return nil
 }
 
+// DeleteCollectionRequest names the collection to delete.
+type DeleteCollectionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The collection name.
+	Collection    string `protobuf:"bytes,1,opt,name=collection,proto3" json:"collection,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteCollectionRequest) Reset() {
+	*x = DeleteCollectionRequest{}
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteCollectionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteCollectionRequest) ProtoMessage() {}
+
+func (x *DeleteCollectionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteCollectionRequest.ProtoReflect.Descriptor instead.
+func (*DeleteCollectionRequest) Descriptor() ([]byte, []int) {
+	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *DeleteCollectionRequest) GetCollection() string {
+	if x != nil {
+		return x.Collection
+	}
+	return ""
+}
+
+// DeleteCollectionResponse says what was deleted.
+type DeleteCollectionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The collection as it was before deletion.
+	Collection    *Collection `protobuf:"bytes,1,opt,name=collection,proto3" json:"collection,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteCollectionResponse) Reset() {
+	*x = DeleteCollectionResponse{}
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteCollectionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteCollectionResponse) ProtoMessage() {}
+
+func (x *DeleteCollectionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteCollectionResponse.ProtoReflect.Descriptor instead.
+func (*DeleteCollectionResponse) Descriptor() ([]byte, []int) {
+	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *DeleteCollectionResponse) GetCollection() *Collection {
+	if x != nil {
+		return x.Collection
+	}
+	return nil
+}
+
 // ListCollectionsRequest asks for every collection.
 type ListCollectionsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -399,7 +491,7 @@ type ListCollectionsRequest struct {
 
 func (x *ListCollectionsRequest) Reset() {
 	*x = ListCollectionsRequest{}
-	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[5]
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -411,7 +503,7 @@ func (x *ListCollectionsRequest) String() string {
 func (*ListCollectionsRequest) ProtoMessage() {}
 
 func (x *ListCollectionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[5]
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -424,7 +516,7 @@ func (x *ListCollectionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCollectionsRequest.ProtoReflect.Descriptor instead.
 func (*ListCollectionsRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{5}
+	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{7}
 }
 
 // ListCollectionsResponse lists the collections.
@@ -438,7 +530,7 @@ type ListCollectionsResponse struct {
 
 func (x *ListCollectionsResponse) Reset() {
 	*x = ListCollectionsResponse{}
-	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[6]
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -450,7 +542,7 @@ func (x *ListCollectionsResponse) String() string {
 func (*ListCollectionsResponse) ProtoMessage() {}
 
 func (x *ListCollectionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[6]
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -463,7 +555,7 @@ func (x *ListCollectionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCollectionsResponse.ProtoReflect.Descriptor instead.
 func (*ListCollectionsResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{6}
+	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListCollectionsResponse) GetCollections() []*Collection {
@@ -496,7 +588,7 @@ type Document struct {
 
 func (x *Document) Reset() {
 	*x = Document{}
-	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[7]
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -508,7 +600,7 @@ func (x *Document) String() string {
 func (*Document) ProtoMessage() {}
 
 func (x *Document) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[7]
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -521,7 +613,7 @@ func (x *Document) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Document.ProtoReflect.Descriptor instead.
 func (*Document) Descriptor() ([]byte, []int) {
-	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{7}
+	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Document) GetUrl() string {
@@ -617,7 +709,7 @@ type IngestDocumentsRequest struct {
 
 func (x *IngestDocumentsRequest) Reset() {
 	*x = IngestDocumentsRequest{}
-	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[8]
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -629,7 +721,7 @@ func (x *IngestDocumentsRequest) String() string {
 func (*IngestDocumentsRequest) ProtoMessage() {}
 
 func (x *IngestDocumentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[8]
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -642,7 +734,7 @@ func (x *IngestDocumentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IngestDocumentsRequest.ProtoReflect.Descriptor instead.
 func (*IngestDocumentsRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{8}
+	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *IngestDocumentsRequest) GetCollection() string {
@@ -668,6 +760,9 @@ type IngestDocumentsResponse struct {
 	Chunks int32 `protobuf:"varint,2,opt,name=chunks,proto3" json:"chunks,omitempty"`
 	// Chunks of earlier versions that were replaced.
 	ReplacedChunks int32 `protobuf:"varint,3,opt,name=replaced_chunks,json=replacedChunks,proto3" json:"replaced_chunks,omitempty"`
+	// Documents of this batch that replaced an indexed document of the same
+	// URL; the store records who replaced each (the caller's key name).
+	ReplacedDocuments int32 `protobuf:"varint,5,opt,name=replaced_documents,json=replacedDocuments,proto3" json:"replaced_documents,omitempty"`
 	// The collection after ingest.
 	Collection    *Collection `protobuf:"bytes,4,opt,name=collection,proto3" json:"collection,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -676,7 +771,7 @@ type IngestDocumentsResponse struct {
 
 func (x *IngestDocumentsResponse) Reset() {
 	*x = IngestDocumentsResponse{}
-	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[9]
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -688,7 +783,7 @@ func (x *IngestDocumentsResponse) String() string {
 func (*IngestDocumentsResponse) ProtoMessage() {}
 
 func (x *IngestDocumentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[9]
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -701,7 +796,7 @@ func (x *IngestDocumentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IngestDocumentsResponse.ProtoReflect.Descriptor instead.
 func (*IngestDocumentsResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{9}
+	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *IngestDocumentsResponse) GetDocuments() int32 {
@@ -721,6 +816,13 @@ func (x *IngestDocumentsResponse) GetChunks() int32 {
 func (x *IngestDocumentsResponse) GetReplacedChunks() int32 {
 	if x != nil {
 		return x.ReplacedChunks
+	}
+	return 0
+}
+
+func (x *IngestDocumentsResponse) GetReplacedDocuments() int32 {
+	if x != nil {
+		return x.ReplacedDocuments
 	}
 	return 0
 }
@@ -747,7 +849,7 @@ type Source struct {
 
 func (x *Source) Reset() {
 	*x = Source{}
-	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[10]
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -759,7 +861,7 @@ func (x *Source) String() string {
 func (*Source) ProtoMessage() {}
 
 func (x *Source) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[10]
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -772,7 +874,7 @@ func (x *Source) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Source.ProtoReflect.Descriptor instead.
 func (*Source) Descriptor() ([]byte, []int) {
-	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{10}
+	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Source) GetUrl() string {
@@ -816,7 +918,7 @@ type Chunk struct {
 
 func (x *Chunk) Reset() {
 	*x = Chunk{}
-	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[11]
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -828,7 +930,7 @@ func (x *Chunk) String() string {
 func (*Chunk) ProtoMessage() {}
 
 func (x *Chunk) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[11]
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -841,7 +943,7 @@ func (x *Chunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Chunk.ProtoReflect.Descriptor instead.
 func (*Chunk) Descriptor() ([]byte, []int) {
-	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{11}
+	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Chunk) GetText() string {
@@ -898,7 +1000,7 @@ type RetrieveRequest struct {
 
 func (x *RetrieveRequest) Reset() {
 	*x = RetrieveRequest{}
-	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[12]
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -910,7 +1012,7 @@ func (x *RetrieveRequest) String() string {
 func (*RetrieveRequest) ProtoMessage() {}
 
 func (x *RetrieveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[12]
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -923,7 +1025,7 @@ func (x *RetrieveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetrieveRequest.ProtoReflect.Descriptor instead.
 func (*RetrieveRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{12}
+	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RetrieveRequest) GetCollection() string {
@@ -972,7 +1074,7 @@ type RetrieveResponse struct {
 
 func (x *RetrieveResponse) Reset() {
 	*x = RetrieveResponse{}
-	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[13]
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -984,7 +1086,7 @@ func (x *RetrieveResponse) String() string {
 func (*RetrieveResponse) ProtoMessage() {}
 
 func (x *RetrieveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[13]
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -997,7 +1099,7 @@ func (x *RetrieveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetrieveResponse.ProtoReflect.Descriptor instead.
 func (*RetrieveResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{13}
+	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RetrieveResponse) GetChunks() []*Chunk {
@@ -1025,7 +1127,7 @@ type AskRequest struct {
 
 func (x *AskRequest) Reset() {
 	*x = AskRequest{}
-	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[14]
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1037,7 +1139,7 @@ func (x *AskRequest) String() string {
 func (*AskRequest) ProtoMessage() {}
 
 func (x *AskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[14]
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1050,7 +1152,7 @@ func (x *AskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AskRequest.ProtoReflect.Descriptor instead.
 func (*AskRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{14}
+	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *AskRequest) GetCollection() string {
@@ -1092,7 +1194,7 @@ type AskResponse struct {
 
 func (x *AskResponse) Reset() {
 	*x = AskResponse{}
-	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[15]
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1104,7 +1206,7 @@ func (x *AskResponse) String() string {
 func (*AskResponse) ProtoMessage() {}
 
 func (x *AskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[15]
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1117,7 +1219,7 @@ func (x *AskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AskResponse.ProtoReflect.Descriptor instead.
 func (*AskResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{15}
+	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *AskResponse) GetResponse() *AgentResponse {
@@ -1161,14 +1263,24 @@ type AgentResponse struct {
 	// The request's metadata, echoed.
 	Metadata map[string]string `protobuf:"bytes,14,rep,name=metadata,proto3" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// When the service received the question.
-	ReceivedTime  *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=received_time,json=receivedTime,proto3" json:"received_time,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ReceivedTime *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=received_time,json=receivedTime,proto3" json:"received_time,omitempty"`
+	// Set when a model's answer cites none of the retrieved chunks (every
+	// [n] it wrote named no chunk, or it wrote none): the answer has no
+	// sources and needs a person's review before it is relied on. The
+	// extractive answer is always cited.
+	NeedsReview bool `protobuf:"varint,16,opt,name=needs_review,json=needsReview,proto3" json:"needs_review,omitempty"`
+	// Why the answer needs review; empty otherwise.
+	ReviewReason string `protobuf:"bytes,17,opt,name=review_reason,json=reviewReason,proto3" json:"review_reason,omitempty"`
+	// Citation markers the model wrote that named no retrieved chunk (or
+	// repeated one in the same place) and were removed from the answer.
+	DroppedCitations int32 `protobuf:"varint,18,opt,name=dropped_citations,json=droppedCitations,proto3" json:"dropped_citations,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *AgentResponse) Reset() {
 	*x = AgentResponse{}
-	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[16]
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1180,7 +1292,7 @@ func (x *AgentResponse) String() string {
 func (*AgentResponse) ProtoMessage() {}
 
 func (x *AgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[16]
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1193,7 +1305,7 @@ func (x *AgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentResponse.ProtoReflect.Descriptor instead.
 func (*AgentResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{16}
+	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *AgentResponse) GetAnswer() string {
@@ -1301,6 +1413,27 @@ func (x *AgentResponse) GetReceivedTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *AgentResponse) GetNeedsReview() bool {
+	if x != nil {
+		return x.NeedsReview
+	}
+	return false
+}
+
+func (x *AgentResponse) GetReviewReason() string {
+	if x != nil {
+		return x.ReviewReason
+	}
+	return ""
+}
+
+func (x *AgentResponse) GetDroppedCitations() int32 {
+	if x != nil {
+		return x.DroppedCitations
+	}
+	return 0
+}
+
 // AskStreamRequest is a question answered as a stream.
 type AskStreamRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1319,7 +1452,7 @@ type AskStreamRequest struct {
 
 func (x *AskStreamRequest) Reset() {
 	*x = AskStreamRequest{}
-	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[17]
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1331,7 +1464,7 @@ func (x *AskStreamRequest) String() string {
 func (*AskStreamRequest) ProtoMessage() {}
 
 func (x *AskStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[17]
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1344,7 +1477,7 @@ func (x *AskStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AskStreamRequest.ProtoReflect.Descriptor instead.
 func (*AskStreamRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{17}
+	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *AskStreamRequest) GetCollection() string {
@@ -1392,7 +1525,7 @@ type AskStreamResponse struct {
 
 func (x *AskStreamResponse) Reset() {
 	*x = AskStreamResponse{}
-	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[18]
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1404,7 +1537,7 @@ func (x *AskStreamResponse) String() string {
 func (*AskStreamResponse) ProtoMessage() {}
 
 func (x *AskStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[18]
+	mi := &file_groundcrew_rag_v1_rag_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1417,7 +1550,7 @@ func (x *AskStreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AskStreamResponse.ProtoReflect.Descriptor instead.
 func (*AskStreamResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{18}
+	return file_groundcrew_rag_v1_rag_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *AskStreamResponse) GetEvent() isAskStreamResponse_Event {
@@ -1511,6 +1644,14 @@ const file_groundcrew_rag_v1_rag_proto_rawDesc = "" +
 	"\x15GetCollectionResponse\x12=\n" +
 	"\n" +
 	"collection\x18\x01 \x01(\v2\x1d.groundcrew.rag.v1.CollectionR\n" +
+	"collection\"[\n" +
+	"\x17DeleteCollectionRequest\x12@\n" +
+	"\n" +
+	"collection\x18\x01 \x01(\tB \xbaH\x1dr\x1b\x10\x01\x18?2\x15^[a-z0-9][a-z0-9_-]*$R\n" +
+	"collection\"Y\n" +
+	"\x18DeleteCollectionResponse\x12=\n" +
+	"\n" +
+	"collection\x18\x01 \x01(\v2\x1d.groundcrew.rag.v1.CollectionR\n" +
 	"collection\"\x18\n" +
 	"\x16ListCollectionsRequest\"Z\n" +
 	"\x17ListCollectionsResponse\x12?\n" +
@@ -1529,11 +1670,12 @@ const file_groundcrew_rag_v1_rag_proto_rawDesc = "" +
 	"\n" +
 	"collection\x18\x01 \x01(\tB \xbaH\x1dr\x1b\x10\x01\x18?2\x15^[a-z0-9][a-z0-9_-]*$R\n" +
 	"collection\x12F\n" +
-	"\tdocuments\x18\x02 \x03(\v2\x1b.groundcrew.rag.v1.DocumentB\v\xbaH\b\x92\x01\x05\b\x01\x10\xf4\x03R\tdocuments\"\xb7\x01\n" +
+	"\tdocuments\x18\x02 \x03(\v2\x1b.groundcrew.rag.v1.DocumentB\v\xbaH\b\x92\x01\x05\b\x01\x10\xf4\x03R\tdocuments\"\xe6\x01\n" +
 	"\x17IngestDocumentsResponse\x12\x1c\n" +
 	"\tdocuments\x18\x01 \x01(\x05R\tdocuments\x12\x16\n" +
 	"\x06chunks\x18\x02 \x01(\x05R\x06chunks\x12'\n" +
-	"\x0freplaced_chunks\x18\x03 \x01(\x05R\x0ereplacedChunks\x12=\n" +
+	"\x0freplaced_chunks\x18\x03 \x01(\x05R\x0ereplacedChunks\x12-\n" +
+	"\x12replaced_documents\x18\x05 \x01(\x05R\x11replacedDocuments\x12=\n" +
 	"\n" +
 	"collection\x18\x04 \x01(\v2\x1d.groundcrew.rag.v1.CollectionR\n" +
 	"collection\"Z\n" +
@@ -1577,7 +1719,7 @@ const file_groundcrew_rag_v1_rag_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\b\n" +
 	"\x06_top_k\"K\n" +
 	"\vAskResponse\x12<\n" +
-	"\bresponse\x18\x01 \x01(\v2 .groundcrew.rag.v1.AgentResponseR\bresponse\"\xda\x06\n" +
+	"\bresponse\x18\x01 \x01(\v2 .groundcrew.rag.v1.AgentResponseR\bresponse\"\xcf\a\n" +
 	"\rAgentResponse\x12\x16\n" +
 	"\x06answer\x18\x01 \x01(\tR\x06answer\x12%\n" +
 	"\x0eprimary_source\x18\x02 \x01(\tR\rprimarySource\x123\n" +
@@ -1595,7 +1737,10 @@ const file_groundcrew_rag_v1_rag_proto_rawDesc = "" +
 	"\aprimary\x18\f \x01(\v2\x19.groundcrew.rag.v1.SourceR\aprimary\x12#\n" +
 	"\rprimary_index\x18\r \x01(\x05R\fprimaryIndex\x12J\n" +
 	"\bmetadata\x18\x0e \x03(\v2..groundcrew.rag.v1.AgentResponse.MetadataEntryR\bmetadata\x12?\n" +
-	"\rreceived_time\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\freceivedTime\x1a;\n" +
+	"\rreceived_time\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\freceivedTime\x12!\n" +
+	"\fneeds_review\x18\x10 \x01(\bR\vneedsReview\x12#\n" +
+	"\rreview_reason\x18\x11 \x01(\tR\freviewReason\x12+\n" +
+	"\x11dropped_citations\x18\x12 \x01(\x05R\x10droppedCitations\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"w\n" +
@@ -1625,7 +1770,7 @@ const file_groundcrew_rag_v1_rag_proto_rawDesc = "" +
 	"\x05state\x18\x01 \x01(\x0e2&.groundcrew.rag.v1.AgentResponse.StateH\x00R\x05state\x12\x16\n" +
 	"\x05delta\x18\x02 \x01(\tH\x00R\x05delta\x12>\n" +
 	"\bresponse\x18\x03 \x01(\v2 .groundcrew.rag.v1.AgentResponseH\x00R\bresponseB\a\n" +
-	"\x05event2\xdf\a\n" +
+	"\x05event2\xf3\b\n" +
 	"\n" +
 	"RagService\x12\x90\x01\n" +
 	"\x10CreateCollection\x12*.groundcrew.rag.v1.CreateCollectionRequest\x1a+.groundcrew.rag.v1.CreateCollectionResponse\"#\x82\xd3\xe4\x93\x02\x1d:\n" +
@@ -1634,7 +1779,8 @@ const file_groundcrew_rag_v1_rag_proto_rawDesc = "" +
 	"\x0fListCollections\x12).groundcrew.rag.v1.ListCollectionsRequest\x1a*.groundcrew.rag.v1.ListCollectionsResponse\"\x17\x82\xd3\xe4\x93\x02\x11\x12\x0f/v1/collections\x12\x9b\x01\n" +
 	"\x0fIngestDocuments\x12).groundcrew.rag.v1.IngestDocumentsRequest\x1a*.groundcrew.rag.v1.IngestDocumentsResponse\"1\x82\xd3\xe4\x93\x02+:\x01*\"&/v1/collections/{collection}/documents\x12\x85\x01\n" +
 	"\bRetrieve\x12\".groundcrew.rag.v1.RetrieveRequest\x1a#.groundcrew.rag.v1.RetrieveResponse\"0\x82\xd3\xe4\x93\x02*:\x01*\"%/v1/collections/{collection}:retrieve\x12{\n" +
-	"\x03Ask\x12\x1d.groundcrew.rag.v1.AskRequest\x1a\x1e.groundcrew.rag.v1.AskResponse\"5\x82\xd3\xe4\x93\x02/:\x01*b\bresponse\" /v1/collections/{collection}:ask\x12\x8b\x01\n" +
+	"\x03Ask\x12\x1d.groundcrew.rag.v1.AskRequest\x1a\x1e.groundcrew.rag.v1.AskResponse\"5\x82\xd3\xe4\x93\x02/:\x01*b\bresponse\" /v1/collections/{collection}:ask\x12\x91\x01\n" +
+	"\x10DeleteCollection\x12*.groundcrew.rag.v1.DeleteCollectionRequest\x1a+.groundcrew.rag.v1.DeleteCollectionResponse\"$\x82\xd3\xe4\x93\x02\x1e*\x1c/v1/collections/{collection}\x12\x8b\x01\n" +
 	"\tAskStream\x12#.groundcrew.rag.v1.AskStreamRequest\x1a$.groundcrew.rag.v1.AskStreamResponse\"1\x82\xd3\xe4\x93\x02+:\x01*\"&/v1/collections/{collection}:askStream0\x01BAZ?github.com/groundcrew/groundcrew/gen/go/groundcrew/rag/v1;ragv1b\x06proto3"
 
 var (
@@ -1650,7 +1796,7 @@ func file_groundcrew_rag_v1_rag_proto_rawDescGZIP() []byte {
 }
 
 var file_groundcrew_rag_v1_rag_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_groundcrew_rag_v1_rag_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_groundcrew_rag_v1_rag_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_groundcrew_rag_v1_rag_proto_goTypes = []any{
 	(AgentResponse_State)(0),         // 0: groundcrew.rag.v1.AgentResponse.State
 	(*Collection)(nil),               // 1: groundcrew.rag.v1.Collection
@@ -1658,70 +1804,75 @@ var file_groundcrew_rag_v1_rag_proto_goTypes = []any{
 	(*CreateCollectionResponse)(nil), // 3: groundcrew.rag.v1.CreateCollectionResponse
 	(*GetCollectionRequest)(nil),     // 4: groundcrew.rag.v1.GetCollectionRequest
 	(*GetCollectionResponse)(nil),    // 5: groundcrew.rag.v1.GetCollectionResponse
-	(*ListCollectionsRequest)(nil),   // 6: groundcrew.rag.v1.ListCollectionsRequest
-	(*ListCollectionsResponse)(nil),  // 7: groundcrew.rag.v1.ListCollectionsResponse
-	(*Document)(nil),                 // 8: groundcrew.rag.v1.Document
-	(*IngestDocumentsRequest)(nil),   // 9: groundcrew.rag.v1.IngestDocumentsRequest
-	(*IngestDocumentsResponse)(nil),  // 10: groundcrew.rag.v1.IngestDocumentsResponse
-	(*Source)(nil),                   // 11: groundcrew.rag.v1.Source
-	(*Chunk)(nil),                    // 12: groundcrew.rag.v1.Chunk
-	(*RetrieveRequest)(nil),          // 13: groundcrew.rag.v1.RetrieveRequest
-	(*RetrieveResponse)(nil),         // 14: groundcrew.rag.v1.RetrieveResponse
-	(*AskRequest)(nil),               // 15: groundcrew.rag.v1.AskRequest
-	(*AskResponse)(nil),              // 16: groundcrew.rag.v1.AskResponse
-	(*AgentResponse)(nil),            // 17: groundcrew.rag.v1.AgentResponse
-	(*AskStreamRequest)(nil),         // 18: groundcrew.rag.v1.AskStreamRequest
-	(*AskStreamResponse)(nil),        // 19: groundcrew.rag.v1.AskStreamResponse
-	nil,                              // 20: groundcrew.rag.v1.RetrieveRequest.FiltersEntry
-	nil,                              // 21: groundcrew.rag.v1.AskRequest.MetadataEntry
-	nil,                              // 22: groundcrew.rag.v1.AgentResponse.MetadataEntry
-	nil,                              // 23: groundcrew.rag.v1.AskStreamRequest.MetadataEntry
-	(*timestamppb.Timestamp)(nil),    // 24: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),          // 25: google.protobuf.Struct
+	(*DeleteCollectionRequest)(nil),  // 6: groundcrew.rag.v1.DeleteCollectionRequest
+	(*DeleteCollectionResponse)(nil), // 7: groundcrew.rag.v1.DeleteCollectionResponse
+	(*ListCollectionsRequest)(nil),   // 8: groundcrew.rag.v1.ListCollectionsRequest
+	(*ListCollectionsResponse)(nil),  // 9: groundcrew.rag.v1.ListCollectionsResponse
+	(*Document)(nil),                 // 10: groundcrew.rag.v1.Document
+	(*IngestDocumentsRequest)(nil),   // 11: groundcrew.rag.v1.IngestDocumentsRequest
+	(*IngestDocumentsResponse)(nil),  // 12: groundcrew.rag.v1.IngestDocumentsResponse
+	(*Source)(nil),                   // 13: groundcrew.rag.v1.Source
+	(*Chunk)(nil),                    // 14: groundcrew.rag.v1.Chunk
+	(*RetrieveRequest)(nil),          // 15: groundcrew.rag.v1.RetrieveRequest
+	(*RetrieveResponse)(nil),         // 16: groundcrew.rag.v1.RetrieveResponse
+	(*AskRequest)(nil),               // 17: groundcrew.rag.v1.AskRequest
+	(*AskResponse)(nil),              // 18: groundcrew.rag.v1.AskResponse
+	(*AgentResponse)(nil),            // 19: groundcrew.rag.v1.AgentResponse
+	(*AskStreamRequest)(nil),         // 20: groundcrew.rag.v1.AskStreamRequest
+	(*AskStreamResponse)(nil),        // 21: groundcrew.rag.v1.AskStreamResponse
+	nil,                              // 22: groundcrew.rag.v1.RetrieveRequest.FiltersEntry
+	nil,                              // 23: groundcrew.rag.v1.AskRequest.MetadataEntry
+	nil,                              // 24: groundcrew.rag.v1.AgentResponse.MetadataEntry
+	nil,                              // 25: groundcrew.rag.v1.AskStreamRequest.MetadataEntry
+	(*timestamppb.Timestamp)(nil),    // 26: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),          // 27: google.protobuf.Struct
 }
 var file_groundcrew_rag_v1_rag_proto_depIdxs = []int32{
-	24, // 0: groundcrew.rag.v1.Collection.create_time:type_name -> google.protobuf.Timestamp
+	26, // 0: groundcrew.rag.v1.Collection.create_time:type_name -> google.protobuf.Timestamp
 	1,  // 1: groundcrew.rag.v1.CreateCollectionRequest.collection:type_name -> groundcrew.rag.v1.Collection
 	1,  // 2: groundcrew.rag.v1.CreateCollectionResponse.collection:type_name -> groundcrew.rag.v1.Collection
 	1,  // 3: groundcrew.rag.v1.GetCollectionResponse.collection:type_name -> groundcrew.rag.v1.Collection
-	1,  // 4: groundcrew.rag.v1.ListCollectionsResponse.collections:type_name -> groundcrew.rag.v1.Collection
-	25, // 5: groundcrew.rag.v1.Document.metadata:type_name -> google.protobuf.Struct
-	8,  // 6: groundcrew.rag.v1.IngestDocumentsRequest.documents:type_name -> groundcrew.rag.v1.Document
-	1,  // 7: groundcrew.rag.v1.IngestDocumentsResponse.collection:type_name -> groundcrew.rag.v1.Collection
-	11, // 8: groundcrew.rag.v1.Chunk.source:type_name -> groundcrew.rag.v1.Source
-	25, // 9: groundcrew.rag.v1.Chunk.metadata:type_name -> google.protobuf.Struct
-	20, // 10: groundcrew.rag.v1.RetrieveRequest.filters:type_name -> groundcrew.rag.v1.RetrieveRequest.FiltersEntry
-	12, // 11: groundcrew.rag.v1.RetrieveResponse.chunks:type_name -> groundcrew.rag.v1.Chunk
-	21, // 12: groundcrew.rag.v1.AskRequest.metadata:type_name -> groundcrew.rag.v1.AskRequest.MetadataEntry
-	17, // 13: groundcrew.rag.v1.AskResponse.response:type_name -> groundcrew.rag.v1.AgentResponse
-	11, // 14: groundcrew.rag.v1.AgentResponse.sources:type_name -> groundcrew.rag.v1.Source
-	12, // 15: groundcrew.rag.v1.AgentResponse.matched_chunks:type_name -> groundcrew.rag.v1.Chunk
-	0,  // 16: groundcrew.rag.v1.AgentResponse.state:type_name -> groundcrew.rag.v1.AgentResponse.State
-	11, // 17: groundcrew.rag.v1.AgentResponse.primary:type_name -> groundcrew.rag.v1.Source
-	22, // 18: groundcrew.rag.v1.AgentResponse.metadata:type_name -> groundcrew.rag.v1.AgentResponse.MetadataEntry
-	24, // 19: groundcrew.rag.v1.AgentResponse.received_time:type_name -> google.protobuf.Timestamp
-	23, // 20: groundcrew.rag.v1.AskStreamRequest.metadata:type_name -> groundcrew.rag.v1.AskStreamRequest.MetadataEntry
-	0,  // 21: groundcrew.rag.v1.AskStreamResponse.state:type_name -> groundcrew.rag.v1.AgentResponse.State
-	17, // 22: groundcrew.rag.v1.AskStreamResponse.response:type_name -> groundcrew.rag.v1.AgentResponse
-	2,  // 23: groundcrew.rag.v1.RagService.CreateCollection:input_type -> groundcrew.rag.v1.CreateCollectionRequest
-	4,  // 24: groundcrew.rag.v1.RagService.GetCollection:input_type -> groundcrew.rag.v1.GetCollectionRequest
-	6,  // 25: groundcrew.rag.v1.RagService.ListCollections:input_type -> groundcrew.rag.v1.ListCollectionsRequest
-	9,  // 26: groundcrew.rag.v1.RagService.IngestDocuments:input_type -> groundcrew.rag.v1.IngestDocumentsRequest
-	13, // 27: groundcrew.rag.v1.RagService.Retrieve:input_type -> groundcrew.rag.v1.RetrieveRequest
-	15, // 28: groundcrew.rag.v1.RagService.Ask:input_type -> groundcrew.rag.v1.AskRequest
-	18, // 29: groundcrew.rag.v1.RagService.AskStream:input_type -> groundcrew.rag.v1.AskStreamRequest
-	3,  // 30: groundcrew.rag.v1.RagService.CreateCollection:output_type -> groundcrew.rag.v1.CreateCollectionResponse
-	5,  // 31: groundcrew.rag.v1.RagService.GetCollection:output_type -> groundcrew.rag.v1.GetCollectionResponse
-	7,  // 32: groundcrew.rag.v1.RagService.ListCollections:output_type -> groundcrew.rag.v1.ListCollectionsResponse
-	10, // 33: groundcrew.rag.v1.RagService.IngestDocuments:output_type -> groundcrew.rag.v1.IngestDocumentsResponse
-	14, // 34: groundcrew.rag.v1.RagService.Retrieve:output_type -> groundcrew.rag.v1.RetrieveResponse
-	16, // 35: groundcrew.rag.v1.RagService.Ask:output_type -> groundcrew.rag.v1.AskResponse
-	19, // 36: groundcrew.rag.v1.RagService.AskStream:output_type -> groundcrew.rag.v1.AskStreamResponse
-	30, // [30:37] is the sub-list for method output_type
-	23, // [23:30] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	1,  // 4: groundcrew.rag.v1.DeleteCollectionResponse.collection:type_name -> groundcrew.rag.v1.Collection
+	1,  // 5: groundcrew.rag.v1.ListCollectionsResponse.collections:type_name -> groundcrew.rag.v1.Collection
+	27, // 6: groundcrew.rag.v1.Document.metadata:type_name -> google.protobuf.Struct
+	10, // 7: groundcrew.rag.v1.IngestDocumentsRequest.documents:type_name -> groundcrew.rag.v1.Document
+	1,  // 8: groundcrew.rag.v1.IngestDocumentsResponse.collection:type_name -> groundcrew.rag.v1.Collection
+	13, // 9: groundcrew.rag.v1.Chunk.source:type_name -> groundcrew.rag.v1.Source
+	27, // 10: groundcrew.rag.v1.Chunk.metadata:type_name -> google.protobuf.Struct
+	22, // 11: groundcrew.rag.v1.RetrieveRequest.filters:type_name -> groundcrew.rag.v1.RetrieveRequest.FiltersEntry
+	14, // 12: groundcrew.rag.v1.RetrieveResponse.chunks:type_name -> groundcrew.rag.v1.Chunk
+	23, // 13: groundcrew.rag.v1.AskRequest.metadata:type_name -> groundcrew.rag.v1.AskRequest.MetadataEntry
+	19, // 14: groundcrew.rag.v1.AskResponse.response:type_name -> groundcrew.rag.v1.AgentResponse
+	13, // 15: groundcrew.rag.v1.AgentResponse.sources:type_name -> groundcrew.rag.v1.Source
+	14, // 16: groundcrew.rag.v1.AgentResponse.matched_chunks:type_name -> groundcrew.rag.v1.Chunk
+	0,  // 17: groundcrew.rag.v1.AgentResponse.state:type_name -> groundcrew.rag.v1.AgentResponse.State
+	13, // 18: groundcrew.rag.v1.AgentResponse.primary:type_name -> groundcrew.rag.v1.Source
+	24, // 19: groundcrew.rag.v1.AgentResponse.metadata:type_name -> groundcrew.rag.v1.AgentResponse.MetadataEntry
+	26, // 20: groundcrew.rag.v1.AgentResponse.received_time:type_name -> google.protobuf.Timestamp
+	25, // 21: groundcrew.rag.v1.AskStreamRequest.metadata:type_name -> groundcrew.rag.v1.AskStreamRequest.MetadataEntry
+	0,  // 22: groundcrew.rag.v1.AskStreamResponse.state:type_name -> groundcrew.rag.v1.AgentResponse.State
+	19, // 23: groundcrew.rag.v1.AskStreamResponse.response:type_name -> groundcrew.rag.v1.AgentResponse
+	2,  // 24: groundcrew.rag.v1.RagService.CreateCollection:input_type -> groundcrew.rag.v1.CreateCollectionRequest
+	4,  // 25: groundcrew.rag.v1.RagService.GetCollection:input_type -> groundcrew.rag.v1.GetCollectionRequest
+	8,  // 26: groundcrew.rag.v1.RagService.ListCollections:input_type -> groundcrew.rag.v1.ListCollectionsRequest
+	11, // 27: groundcrew.rag.v1.RagService.IngestDocuments:input_type -> groundcrew.rag.v1.IngestDocumentsRequest
+	15, // 28: groundcrew.rag.v1.RagService.Retrieve:input_type -> groundcrew.rag.v1.RetrieveRequest
+	17, // 29: groundcrew.rag.v1.RagService.Ask:input_type -> groundcrew.rag.v1.AskRequest
+	6,  // 30: groundcrew.rag.v1.RagService.DeleteCollection:input_type -> groundcrew.rag.v1.DeleteCollectionRequest
+	20, // 31: groundcrew.rag.v1.RagService.AskStream:input_type -> groundcrew.rag.v1.AskStreamRequest
+	3,  // 32: groundcrew.rag.v1.RagService.CreateCollection:output_type -> groundcrew.rag.v1.CreateCollectionResponse
+	5,  // 33: groundcrew.rag.v1.RagService.GetCollection:output_type -> groundcrew.rag.v1.GetCollectionResponse
+	9,  // 34: groundcrew.rag.v1.RagService.ListCollections:output_type -> groundcrew.rag.v1.ListCollectionsResponse
+	12, // 35: groundcrew.rag.v1.RagService.IngestDocuments:output_type -> groundcrew.rag.v1.IngestDocumentsResponse
+	16, // 36: groundcrew.rag.v1.RagService.Retrieve:output_type -> groundcrew.rag.v1.RetrieveResponse
+	18, // 37: groundcrew.rag.v1.RagService.Ask:output_type -> groundcrew.rag.v1.AskResponse
+	7,  // 38: groundcrew.rag.v1.RagService.DeleteCollection:output_type -> groundcrew.rag.v1.DeleteCollectionResponse
+	21, // 39: groundcrew.rag.v1.RagService.AskStream:output_type -> groundcrew.rag.v1.AskStreamResponse
+	32, // [32:40] is the sub-list for method output_type
+	24, // [24:32] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_groundcrew_rag_v1_rag_proto_init() }
@@ -1729,15 +1880,15 @@ func file_groundcrew_rag_v1_rag_proto_init() {
 	if File_groundcrew_rag_v1_rag_proto != nil {
 		return
 	}
-	file_groundcrew_rag_v1_rag_proto_msgTypes[7].OneofWrappers = []any{
+	file_groundcrew_rag_v1_rag_proto_msgTypes[9].OneofWrappers = []any{
 		(*Document_Text)(nil),
 		(*Document_Html)(nil),
 		(*Document_Markdown)(nil),
 	}
-	file_groundcrew_rag_v1_rag_proto_msgTypes[12].OneofWrappers = []any{}
 	file_groundcrew_rag_v1_rag_proto_msgTypes[14].OneofWrappers = []any{}
-	file_groundcrew_rag_v1_rag_proto_msgTypes[17].OneofWrappers = []any{}
-	file_groundcrew_rag_v1_rag_proto_msgTypes[18].OneofWrappers = []any{
+	file_groundcrew_rag_v1_rag_proto_msgTypes[16].OneofWrappers = []any{}
+	file_groundcrew_rag_v1_rag_proto_msgTypes[19].OneofWrappers = []any{}
+	file_groundcrew_rag_v1_rag_proto_msgTypes[20].OneofWrappers = []any{
 		(*AskStreamResponse_State)(nil),
 		(*AskStreamResponse_Delta)(nil),
 		(*AskStreamResponse_Response)(nil),
@@ -1748,7 +1899,7 @@ func file_groundcrew_rag_v1_rag_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_groundcrew_rag_v1_rag_proto_rawDesc), len(file_groundcrew_rag_v1_rag_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   23,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -257,6 +257,45 @@ func local_request_RagService_Ask_0(ctx context.Context, marshaler runtime.Marsh
 	return msg, metadata, err
 }
 
+func request_RagService_DeleteCollection_0(ctx context.Context, marshaler runtime.Marshaler, client RagServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq DeleteCollectionRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["collection"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "collection")
+	}
+	protoReq.Collection, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "collection", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.DeleteCollection(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_RagService_DeleteCollection_0(ctx context.Context, marshaler runtime.Marshaler, server RagServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq DeleteCollectionRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["collection"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "collection")
+	}
+	protoReq.Collection, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "collection", err)
+	}
+	msg, err := server.DeleteCollection(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 func request_RagService_AskStream_0(ctx context.Context, marshaler runtime.Marshaler, client RagServiceClient, req *http.Request, pathParams map[string]string) (RagService_AskStreamClient, runtime.ServerMetadata, error) {
 	var (
 		protoReq AskStreamRequest
@@ -415,6 +454,26 @@ func RegisterRagServiceHandlerServer(ctx context.Context, mux *runtime.ServeMux,
 		}
 		forward_RagService_Ask_0(annotatedContext, mux, outboundMarshaler, w, req, response_RagService_Ask_0{resp.(*AskResponse)}, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodDelete, pattern_RagService_DeleteCollection_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/groundcrew.rag.v1.RagService/DeleteCollection", runtime.WithHTTPPathPattern("/v1/collections/{collection}"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_RagService_DeleteCollection_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_RagService_DeleteCollection_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 
 	mux.Handle(http.MethodPost, pattern_RagService_AskStream_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		err := status.Error(codes.Unimplemented, "streaming calls are not yet supported in the in-process transport")
@@ -564,6 +623,23 @@ func RegisterRagServiceHandlerClient(ctx context.Context, mux *runtime.ServeMux,
 		}
 		forward_RagService_Ask_0(annotatedContext, mux, outboundMarshaler, w, req, response_RagService_Ask_0{resp.(*AskResponse)}, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodDelete, pattern_RagService_DeleteCollection_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/groundcrew.rag.v1.RagService/DeleteCollection", runtime.WithHTTPPathPattern("/v1/collections/{collection}"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_RagService_DeleteCollection_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_RagService_DeleteCollection_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodPost, pattern_RagService_AskStream_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -600,6 +676,7 @@ var (
 	pattern_RagService_IngestDocuments_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "collections", "collection", "documents"}, ""))
 	pattern_RagService_Retrieve_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "collections", "collection"}, "retrieve"))
 	pattern_RagService_Ask_0              = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "collections", "collection"}, "ask"))
+	pattern_RagService_DeleteCollection_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "collections", "collection"}, ""))
 	pattern_RagService_AskStream_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "collections", "collection"}, "askStream"))
 )
 
@@ -610,5 +687,6 @@ var (
 	forward_RagService_IngestDocuments_0  = runtime.ForwardResponseMessage
 	forward_RagService_Retrieve_0         = runtime.ForwardResponseMessage
 	forward_RagService_Ask_0              = runtime.ForwardResponseMessage
+	forward_RagService_DeleteCollection_0 = runtime.ForwardResponseMessage
 	forward_RagService_AskStream_0        = runtime.ForwardResponseStream
 )

@@ -25,6 +25,7 @@ const (
 	RagService_IngestDocuments_FullMethodName  = "/groundcrew.rag.v1.RagService/IngestDocuments"
 	RagService_Retrieve_FullMethodName         = "/groundcrew.rag.v1.RagService/Retrieve"
 	RagService_Ask_FullMethodName              = "/groundcrew.rag.v1.RagService/Ask"
+	RagService_DeleteCollection_FullMethodName = "/groundcrew.rag.v1.RagService/DeleteCollection"
 	RagService_AskStream_FullMethodName        = "/groundcrew.rag.v1.RagService/AskStream"
 )
 
@@ -51,6 +52,9 @@ type RagServiceClient interface {
 	// Ask answers a question from the collection. Over REST the response body
 	// is the AgentResponse.
 	Ask(ctx context.Context, in *AskRequest, opts ...grpc.CallOption) (*AskResponse, error)
+	// DeleteCollection deletes a collection with its documents, chunks and
+	// settings, freeing its place in the collection quota. Admin scope.
+	DeleteCollection(ctx context.Context, in *DeleteCollectionRequest, opts ...grpc.CallOption) (*DeleteCollectionResponse, error)
 	// AskStream answers like Ask, streaming state changes and answer text as it
 	// is written, then the full AgentResponse. Through the gateway with
 	// `Accept: text/event-stream` it is served as Server-Sent Events.
@@ -125,6 +129,16 @@ func (c *ragServiceClient) Ask(ctx context.Context, in *AskRequest, opts ...grpc
 	return out, nil
 }
 
+func (c *ragServiceClient) DeleteCollection(ctx context.Context, in *DeleteCollectionRequest, opts ...grpc.CallOption) (*DeleteCollectionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteCollectionResponse)
+	err := c.cc.Invoke(ctx, RagService_DeleteCollection_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *ragServiceClient) AskStream(ctx context.Context, in *AskStreamRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[AskStreamResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &RagService_ServiceDesc.Streams[0], RagService_AskStream_FullMethodName, cOpts...)
@@ -167,6 +181,9 @@ type RagServiceServer interface {
 	// Ask answers a question from the collection. Over REST the response body
 	// is the AgentResponse.
 	Ask(context.Context, *AskRequest) (*AskResponse, error)
+	// DeleteCollection deletes a collection with its documents, chunks and
+	// settings, freeing its place in the collection quota. Admin scope.
+	DeleteCollection(context.Context, *DeleteCollectionRequest) (*DeleteCollectionResponse, error)
 	// AskStream answers like Ask, streaming state changes and answer text as it
 	// is written, then the full AgentResponse. Through the gateway with
 	// `Accept: text/event-stream` it is served as Server-Sent Events.
@@ -198,6 +215,9 @@ func (UnimplementedRagServiceServer) Retrieve(context.Context, *RetrieveRequest)
 }
 func (UnimplementedRagServiceServer) Ask(context.Context, *AskRequest) (*AskResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Ask not implemented")
+}
+func (UnimplementedRagServiceServer) DeleteCollection(context.Context, *DeleteCollectionRequest) (*DeleteCollectionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteCollection not implemented")
 }
 func (UnimplementedRagServiceServer) AskStream(*AskStreamRequest, grpc.ServerStreamingServer[AskStreamResponse]) error {
 	return status.Error(codes.Unimplemented, "method AskStream not implemented")
@@ -331,6 +351,24 @@ func _RagService_Ask_Handler(srv interface{}, ctx context.Context, dec func(inte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _RagService_DeleteCollection_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteCollectionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RagServiceServer).DeleteCollection(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RagService_DeleteCollection_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RagServiceServer).DeleteCollection(ctx, req.(*DeleteCollectionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _RagService_AskStream_Handler(srv interface{}, stream grpc.ServerStream) error {
 	m := new(AskStreamRequest)
 	if err := stream.RecvMsg(m); err != nil {
@@ -372,6 +410,10 @@ var RagService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Ask",
 			Handler:    _RagService_Ask_Handler,
+		},
+		{
+			MethodName: "DeleteCollection",
+			Handler:    _RagService_DeleteCollection_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

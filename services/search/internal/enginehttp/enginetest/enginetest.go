@@ -6,12 +6,16 @@ package enginetest
 
 import (
 	"context"
+	"errors"
+	"flag"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -67,6 +71,7 @@ func NewServer(t testing.TB, replies ...Reply) *Server {
 				t.Fatalf("reading fixture: %v", err)
 			}
 			body = b
+			replayed.Store(r.Fixture, true)
 		}
 		s.bodies = append(s.bodies, body)
 	}
@@ -148,3 +153,105 @@ func RetryClient(srv *Server, sl *Sleeps) *httpretry.Client {
 	rc.Sleep = sl.Sleep
 	return rc
 }
+
+// replayed records the fixtures servers were given, for RunCorpus.
+var replayed sync.Map
+
+// RunCorpus runs the package's tests (call it from TestMain) and then,
+// when every test ran and passed, fails unless each file under testdata/
+// was replayed by some test: a corpus file nobody replays checks nothing.
+func RunCorpus(m *testing.M) int {
+	code := m.Run()
+	if code != 0 {
+		return code
+	}
+	if f := flag.Lookup("test.run"); f != nil && f.Value.String() != "" {
+		return code // a subset ran
+	}
+	entries, err := os.ReadDir("testdata")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "reading testdata:", err)
+		return 1
+	}
+	var missing []string
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		if _, ok := replayed.Load(e.Name()); !ok {
+			missing = append(missing, e.Name())
+		}
+	}
+	if len(missing) > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: corpus files no test replays: %s\n", strings.Join(missing, ", "))
+		return 1
+	}
+	return code
+}
+
+// ErrorCase is one error answer of a provider, replayed through an
+// adapter: what the adapter must make of it.
+type ErrorCase struct {
+	// Fixture (under testdata/) or Body is the answer, with Status and Header.
+	Fixture string
+	Body    string
+	Status  int
+	Header  map[string]string
+	// Class is the enginehttp error class the error must match.
+	Class error
+	// RetryAfter is the wait the error must report (zero: none).
+	RetryAfter time.Duration
+	// Calls is how many requests the adapter must send (retries included).
+	Calls int
+	// Message must be in the error text.
+	Message string
+}
+
+// RunErrorCases replays each case through call, which searches with an
+// adapter built over the given server and sleep recorder, and checks the
+// error's class, wait, text and the number of requests. secret (the API
+// key the adapter sends) must not appear in the error text.
+func RunErrorCases(t *testing.T, secret string, cases []ErrorCase, call func(srv *Server, sl *Sleeps) error) {
+	t.Helper()
+	for _, tc := range cases {
+		name := tc.Fixture
+		if name == "" {
+			name = fmt.Sprintf("%d body", tc.Status)
+		}
+		t.Run(name, func(t *testing.T) {
+			srv := NewServer(t, Reply{Status: tc.Status, Header: tc.Header, Fixture: tc.Fixture, Body: tc.Body})
+			err := call(srv, &Sleeps{})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			matched := 0
+			for _, c := range classes {
+				if errors.Is(err, c) {
+					matched++
+				}
+			}
+			if !errors.Is(err, tc.Class) || matched != 1 {
+				t.Errorf("error %q: want class %q alone, it matches %d classes", err, tc.Class, matched)
+			}
+			var se *enginehttp.StatusError
+			if !errors.As(err, &se) {
+				t.Fatalf("error %q is not a *enginehttp.StatusError", err)
+			}
+			if se.StatusCode != tc.Status || se.RetryAfter != tc.RetryAfter {
+				t.Errorf("status %d, retry after %v; want %d, %v", se.StatusCode, se.RetryAfter, tc.Status, tc.RetryAfter)
+			}
+			if !strings.Contains(err.Error(), tc.Message) {
+				t.Errorf("error %q does not contain %q", err, tc.Message)
+			}
+			if secret != "" && strings.Contains(err.Error(), secret) {
+				t.Errorf("error %q carries the API key", err)
+			}
+			if got := srv.Calls(); got != tc.Calls {
+				t.Errorf("requests = %d, want %d", got, tc.Calls)
+			}
+		})
+	}
+}
+
+// classes lists the error classes: an error matches exactly one.
+var classes = []error{enginehttp.ErrAuth, enginehttp.ErrRateLimited, enginehttp.ErrQuota, enginehttp.ErrUnavailable, enginehttp.ErrBadRequest}
