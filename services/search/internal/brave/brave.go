@@ -88,6 +88,7 @@ func New(cfg Config) (*Client, error) {
 		Timeout:  cfg.Timeout,
 		Describe: describe,
 		Hint:     hint,
+		Secrets:  []string{cfg.APIKey},
 		Classify: classify,
 	}}, nil
 }

@@ -2,6 +2,7 @@ package brave_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
@@ -229,6 +230,18 @@ func TestErrorCorpus(t *testing.T) {
 		{Fixture: "error_500.json", Status: http.StatusInternalServerError, Class: enginehttp.ErrUnavailable, Calls: 3, Message: "INTERNAL_ERROR"},
 		{Fixture: "error_503.json", Status: http.StatusServiceUnavailable, Header: map[string]string{"Retry-After": "1"},
 			Class: enginehttp.ErrUnavailable, RetryAfter: time.Second, Calls: 3, Message: "SERVICE_UNAVAILABLE"},
+	}, func(srv *enginetest.Server, sl *enginetest.Sleeps) error {
+		_, err := newClient(t, srv, sl).Search(t.Context(), search.Query{Text: "q", MaxResults: 3})
+		return err
+	})
+}
+
+// TestErrorsNeverCarryTheKey replays errors from a stand-in that echoes
+// the request, headers included, in its error body.
+func TestErrorsNeverCarryTheKey(t *testing.T) {
+	enginetest.RunEchoCases(t, "BSA-test", func(echo string) string {
+		b, _ := json.Marshal(map[string]any{"type": "ErrorResponse", "error": map[string]any{"id": "e1", "status": 401, "code": "ECHO", "detail": echo}})
+		return string(b)
 	}, func(srv *enginetest.Server, sl *enginetest.Sleeps) error {
 		_, err := newClient(t, srv, sl).Search(t.Context(), search.Query{Text: "q", MaxResults: 3})
 		return err

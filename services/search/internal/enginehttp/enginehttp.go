@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/groundcrew/groundcrew/platform/httpretry"
+	"github.com/groundcrew/groundcrew/platform/redact"
 	"github.com/groundcrew/groundcrew/services/search/internal/htmltext"
 )
 
@@ -123,6 +124,10 @@ type Caller struct {
 	Describe func(status int, body []byte) string
 	// Hint, if set, adds advice to errors with the given status.
 	Hint func(status int, message string) string
+	// Secrets are the credentials this caller sends (the API key, a
+	// password in the base URL): every error Do returns is scrubbed of
+	// them (see platform/redact), whatever the provider echoed back.
+	Secrets []string
 	// Classify, if set, overrides ClassOf for providers that signal a
 	// class their own way (Brave's 422 for a bad token, say); returning
 	// nil keeps ClassOf's answer.
@@ -145,6 +150,10 @@ type Request struct {
 // a *StatusError; transport failures and timeouts are wrapped with the
 // engine's name (errors.Is(err, context.DeadlineExceeded) still works).
 func (c *Caller) Do(ctx context.Context, r Request, out any) error {
+	return redact.Error(c.do(ctx, r, out), c.Secrets...)
+}
+
+func (c *Caller) do(ctx context.Context, r Request, out any) error {
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -284,6 +293,9 @@ func (c *Caller) statusError(status int, body []byte) *StatusError {
 	if msg == "" {
 		msg = bodyExcerpt(body)
 	}
+	// The message is kept on the error (callers may read it through
+	// errors.As), so it is scrubbed here, not only in Error().
+	msg = redact.String(msg, c.Secrets...)
 	e := &StatusError{Engine: c.Engine, StatusCode: status, Message: msg, Class: ClassOf(status)}
 	if c.Classify != nil {
 		if class := c.Classify(status, msg); class != nil {

@@ -65,6 +65,7 @@ func New(cfg Config) (*Client, error) {
 		Timeout:  cfg.Timeout,
 		Describe: describe,
 		Hint:     hint,
+		Secrets:  []string{cfg.APIKey},
 	}}, nil
 }
 

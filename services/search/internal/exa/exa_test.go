@@ -234,3 +234,15 @@ func TestErrorCorpus(t *testing.T) {
 		return err
 	})
 }
+
+// TestErrorsNeverCarryTheKey replays errors from a stand-in that echoes
+// the request, headers included, in its error body.
+func TestErrorsNeverCarryTheKey(t *testing.T) {
+	enginetest.RunEchoCases(t, "exa-test-key", func(echo string) string {
+		b, _ := json.Marshal(map[string]string{"requestId": "0a1b", "error": echo, "tag": "ECHO"})
+		return string(b)
+	}, func(srv *enginetest.Server, sl *enginetest.Sleeps) error {
+		_, err := newClient(t, srv, sl).Search(t.Context(), search.Query{Text: "q", MaxResults: 3})
+		return err
+	})
+}

@@ -55,7 +55,17 @@ var (
 func New(cfg Config) (*Client, error) {
 	u, err := url.Parse(strings.TrimSpace(cfg.BaseURL))
 	if cfg.BaseURL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("searxng: SEARXNG_URL %q is not an http(s) URL", cfg.BaseURL)
+		shown := "(unparseable)"
+		if err == nil {
+			shown = u.Redacted()
+		}
+		return nil, fmt.Errorf("searxng: SEARXNG_URL %q is not an http(s) URL", shown)
+	}
+	// A password in the URL (basic auth in front of the instance) is a
+	// secret like an API key.
+	var secrets []string
+	if pw, ok := u.User.Password(); ok {
+		secrets = append(secrets, pw)
 	}
 	cfg.BaseURL = strings.TrimSpace(cfg.BaseURL)
 	if cfg.Categories == "" {
@@ -67,6 +77,7 @@ func New(cfg Config) (*Client, error) {
 		Timeout:  cfg.Timeout,
 		Describe: describe,
 		Hint:     hint,
+		Secrets:  secrets,
 	}}
 	// Health checks must answer quickly and never wait out a retry.
 	c.health = c.caller

@@ -224,3 +224,24 @@ func TestErrorCorpus(t *testing.T) {
 		return err
 	})
 }
+
+// TestErrorsNeverCarryThePassword replays errors from a stand-in that
+// echoes the request, the basic-auth header included, for an instance
+// whose URL carries a password.
+func TestErrorsNeverCarryThePassword(t *testing.T) {
+	enginetest.RunEchoCases(t, "s3cret-pass", func(echo string) string { return echo }, func(srv *enginetest.Server, sl *enginetest.Sleeps) error {
+		c, err := searxng.New(searxng.Config{BaseURL: strings.Replace(srv.URL, "http://", "http://ops:s3cret-pass@", 1), Retry: enginetest.RetryClient(srv, sl)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Search(t.Context(), search.Query{Text: "q", MaxResults: 3})
+		return err
+	})
+}
+
+func TestNewHidesThePassword(t *testing.T) {
+	_, err := searxng.New(searxng.Config{BaseURL: "ftp://ops:s3cret-pass@searx.example"})
+	if err == nil || strings.Contains(err.Error(), "s3cret-pass") {
+		t.Errorf("New() error = %v, want one without the password", err)
+	}
+}

@@ -189,3 +189,15 @@ func TestErrorCorpus(t *testing.T) {
 		return err
 	})
 }
+
+// TestErrorsNeverCarryTheKey replays errors from a stand-in that echoes
+// the request, headers included, in its error body.
+func TestErrorsNeverCarryTheKey(t *testing.T) {
+	enginetest.RunEchoCases(t, "tvly-test", func(echo string) string {
+		b, _ := json.Marshal(map[string]any{"detail": map[string]string{"error": echo}})
+		return string(b)
+	}, func(srv *enginetest.Server, sl *enginetest.Sleeps) error {
+		_, err := newClient(t, srv, sl).Search(t.Context(), search.Query{Text: "q", MaxResults: 3})
+		return err
+	})
+}

@@ -15,12 +15,14 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/groundcrew/groundcrew/platform/httpretry"
+	"github.com/groundcrew/groundcrew/platform/redact"
 	"github.com/groundcrew/groundcrew/services/search/internal/enginehttp"
 )
 
@@ -37,6 +39,11 @@ type Reply struct {
 	Body    string
 	// Hang makes the server hold the request until the client gives up.
 	Hang bool
+	// Echo, if set, makes the body Echo(what the server received): the
+	// method, path with query, and every header, as misbehaving providers
+	// and proxies do in their error messages. Echo puts that text in the
+	// provider's error shape.
+	Echo func(received string) string
 }
 
 // Recorded is a request the server received.
@@ -93,6 +100,10 @@ func NewServer(t testing.TB, replies ...Reply) *Server {
 			}
 			return
 		}
+		out := s.bodies[i]
+		if reply.Echo != nil {
+			out = []byte(reply.Echo(dump(r)))
+		}
 		w.Header().Set("Content-Type", "application/json")
 		for k, v := range reply.Header {
 			w.Header().Set(k, v)
@@ -102,7 +113,7 @@ func NewServer(t testing.TB, replies ...Reply) *Server {
 			status = http.StatusOK
 		}
 		w.WriteHeader(status)
-		_, _ = w.Write(s.bodies[i])
+		_, _ = w.Write(out)
 	}))
 	t.Cleanup(func() {
 		close(done)
@@ -255,3 +266,51 @@ func RunErrorCases(t *testing.T, secret string, cases []ErrorCase, call func(srv
 
 // classes lists the error classes: an error matches exactly one.
 var classes = []error{enginehttp.ErrAuth, enginehttp.ErrRateLimited, enginehttp.ErrQuota, enginehttp.ErrUnavailable, enginehttp.ErrBadRequest}
+
+// dump writes a request as a provider echoing it would: request line,
+// then each header, sorted.
+func dump(r *http.Request) string {
+	var b strings.Builder
+	b.WriteString(r.Method + " " + r.URL.RequestURI())
+	names := make([]string, 0, len(r.Header))
+	for k := range r.Header {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		for _, v := range r.Header[k] {
+			b.WriteString("; " + k + ": " + v)
+		}
+	}
+	return b.String()
+}
+
+// RunEchoCases checks that no error carries secret when the provider
+// echoes the request (path, query, headers) in its error body, for an
+// auth failure, a rate limit and a server error; echo puts the echoed
+// text in the provider's error shape. The errors must show the mask where
+// the secret was, so the check is not vacuous.
+func RunEchoCases(t *testing.T, secret string, echo func(string) string, call func(srv *Server, sl *Sleeps) error) {
+	t.Helper()
+	for _, status := range []int{http.StatusUnauthorized, http.StatusTooManyRequests, http.StatusInternalServerError} {
+		t.Run(http.StatusText(status), func(t *testing.T) {
+			srv := NewServer(t, Reply{Status: status, Echo: echo})
+			err := call(srv, &Sleeps{})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			var se *enginehttp.StatusError
+			if !errors.As(err, &se) {
+				t.Fatalf("error %q is not a *enginehttp.StatusError", err)
+			}
+			for what, text := range map[string]string{"error": err.Error(), "message": se.Message, "hint": se.Hint} {
+				if strings.Contains(text, secret) {
+					t.Errorf("%s carries the secret: %q", what, text)
+				}
+			}
+			if !strings.Contains(err.Error(), redact.Mask) {
+				t.Errorf("error %q shows no mask: the echo did not reach it", err)
+			}
+		})
+	}
+}
