@@ -9,6 +9,7 @@ package notifierv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	structpb "google.golang.org/protobuf/types/known/structpb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -34,6 +35,47 @@ type TelegramUpdate struct {
 	ChannelPost *TelegramChatMessage `protobuf:"bytes,4,opt,name=channel_post,json=channelPost,proto3" json:"channel_post,omitempty"`
 	// An inline-keyboard button press.
 	CallbackQuery *TelegramCallbackQuery `protobuf:"bytes,5,opt,name=callback_query,json=callbackQuery,proto3" json:"callback_query,omitempty"`
+	// An edited channel post.
+	EditedChannelPost *TelegramChatMessage `protobuf:"bytes,6,opt,name=edited_channel_post,json=editedChannelPost,proto3" json:"edited_channel_post,omitempty"`
+	// The bot was connected to or disconnected from a business account
+	// (counted only).
+	BusinessConnection *structpb.Struct `protobuf:"bytes,7,opt,name=business_connection,json=businessConnection,proto3" json:"business_connection,omitempty"`
+	// A message from a connected business account.
+	BusinessMessage *TelegramChatMessage `protobuf:"bytes,8,opt,name=business_message,json=businessMessage,proto3" json:"business_message,omitempty"`
+	// An edited message from a connected business account.
+	EditedBusinessMessage *TelegramChatMessage `protobuf:"bytes,9,opt,name=edited_business_message,json=editedBusinessMessage,proto3" json:"edited_business_message,omitempty"`
+	// Messages deleted from a connected business account (counted only).
+	DeletedBusinessMessages *structpb.Struct `protobuf:"bytes,10,opt,name=deleted_business_messages,json=deletedBusinessMessages,proto3" json:"deleted_business_messages,omitempty"`
+	// A user changed a reaction to a message (counted only).
+	MessageReaction *structpb.Struct `protobuf:"bytes,11,opt,name=message_reaction,json=messageReaction,proto3" json:"message_reaction,omitempty"`
+	// Anonymous reactions to a message changed (counted only).
+	MessageReactionCount *structpb.Struct `protobuf:"bytes,12,opt,name=message_reaction_count,json=messageReactionCount,proto3" json:"message_reaction_count,omitempty"`
+	// An inline query (counted only).
+	InlineQuery *structpb.Struct `protobuf:"bytes,13,opt,name=inline_query,json=inlineQuery,proto3" json:"inline_query,omitempty"`
+	// An inline result was chosen (counted only).
+	ChosenInlineResult *structpb.Struct `protobuf:"bytes,14,opt,name=chosen_inline_result,json=chosenInlineResult,proto3" json:"chosen_inline_result,omitempty"`
+	// A shipping query (counted only).
+	ShippingQuery *structpb.Struct `protobuf:"bytes,15,opt,name=shipping_query,json=shippingQuery,proto3" json:"shipping_query,omitempty"`
+	// A pre-checkout query (counted only).
+	PreCheckoutQuery *structpb.Struct `protobuf:"bytes,16,opt,name=pre_checkout_query,json=preCheckoutQuery,proto3" json:"pre_checkout_query,omitempty"`
+	// Paid media was purchased (counted only).
+	PurchasedPaidMedia *structpb.Struct `protobuf:"bytes,17,opt,name=purchased_paid_media,json=purchasedPaidMedia,proto3" json:"purchased_paid_media,omitempty"`
+	// A poll's state changed (counted only).
+	Poll *structpb.Struct `protobuf:"bytes,18,opt,name=poll,proto3" json:"poll,omitempty"`
+	// A user answered a non-anonymous poll (counted only).
+	PollAnswer *structpb.Struct `protobuf:"bytes,19,opt,name=poll_answer,json=pollAnswer,proto3" json:"poll_answer,omitempty"`
+	// The bot's own membership in a chat changed (added, removed, promoted).
+	MyChatMember *TelegramChatMemberUpdated `protobuf:"bytes,20,opt,name=my_chat_member,json=myChatMember,proto3" json:"my_chat_member,omitempty"`
+	// Another member's status in a chat changed.
+	ChatMember *TelegramChatMemberUpdated `protobuf:"bytes,21,opt,name=chat_member,json=chatMember,proto3" json:"chat_member,omitempty"`
+	// A request to join a chat (counted only).
+	ChatJoinRequest *structpb.Struct `protobuf:"bytes,22,opt,name=chat_join_request,json=chatJoinRequest,proto3" json:"chat_join_request,omitempty"`
+	// A chat boost was added or changed (counted only).
+	ChatBoost *structpb.Struct `protobuf:"bytes,23,opt,name=chat_boost,json=chatBoost,proto3" json:"chat_boost,omitempty"`
+	// A boost was removed from a chat (counted only).
+	RemovedChatBoost *structpb.Struct `protobuf:"bytes,24,opt,name=removed_chat_boost,json=removedChatBoost,proto3" json:"removed_chat_boost,omitempty"`
+	// A bot managed by this bot was created or changed (counted only).
+	ManagedBot    *structpb.Struct `protobuf:"bytes,25,opt,name=managed_bot,json=managedBot,proto3" json:"managed_bot,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -103,6 +145,365 @@ func (x *TelegramUpdate) GetCallbackQuery() *TelegramCallbackQuery {
 	return nil
 }
 
+func (x *TelegramUpdate) GetEditedChannelPost() *TelegramChatMessage {
+	if x != nil {
+		return x.EditedChannelPost
+	}
+	return nil
+}
+
+func (x *TelegramUpdate) GetBusinessConnection() *structpb.Struct {
+	if x != nil {
+		return x.BusinessConnection
+	}
+	return nil
+}
+
+func (x *TelegramUpdate) GetBusinessMessage() *TelegramChatMessage {
+	if x != nil {
+		return x.BusinessMessage
+	}
+	return nil
+}
+
+func (x *TelegramUpdate) GetEditedBusinessMessage() *TelegramChatMessage {
+	if x != nil {
+		return x.EditedBusinessMessage
+	}
+	return nil
+}
+
+func (x *TelegramUpdate) GetDeletedBusinessMessages() *structpb.Struct {
+	if x != nil {
+		return x.DeletedBusinessMessages
+	}
+	return nil
+}
+
+func (x *TelegramUpdate) GetMessageReaction() *structpb.Struct {
+	if x != nil {
+		return x.MessageReaction
+	}
+	return nil
+}
+
+func (x *TelegramUpdate) GetMessageReactionCount() *structpb.Struct {
+	if x != nil {
+		return x.MessageReactionCount
+	}
+	return nil
+}
+
+func (x *TelegramUpdate) GetInlineQuery() *structpb.Struct {
+	if x != nil {
+		return x.InlineQuery
+	}
+	return nil
+}
+
+func (x *TelegramUpdate) GetChosenInlineResult() *structpb.Struct {
+	if x != nil {
+		return x.ChosenInlineResult
+	}
+	return nil
+}
+
+func (x *TelegramUpdate) GetShippingQuery() *structpb.Struct {
+	if x != nil {
+		return x.ShippingQuery
+	}
+	return nil
+}
+
+func (x *TelegramUpdate) GetPreCheckoutQuery() *structpb.Struct {
+	if x != nil {
+		return x.PreCheckoutQuery
+	}
+	return nil
+}
+
+func (x *TelegramUpdate) GetPurchasedPaidMedia() *structpb.Struct {
+	if x != nil {
+		return x.PurchasedPaidMedia
+	}
+	return nil
+}
+
+func (x *TelegramUpdate) GetPoll() *structpb.Struct {
+	if x != nil {
+		return x.Poll
+	}
+	return nil
+}
+
+func (x *TelegramUpdate) GetPollAnswer() *structpb.Struct {
+	if x != nil {
+		return x.PollAnswer
+	}
+	return nil
+}
+
+func (x *TelegramUpdate) GetMyChatMember() *TelegramChatMemberUpdated {
+	if x != nil {
+		return x.MyChatMember
+	}
+	return nil
+}
+
+func (x *TelegramUpdate) GetChatMember() *TelegramChatMemberUpdated {
+	if x != nil {
+		return x.ChatMember
+	}
+	return nil
+}
+
+func (x *TelegramUpdate) GetChatJoinRequest() *structpb.Struct {
+	if x != nil {
+		return x.ChatJoinRequest
+	}
+	return nil
+}
+
+func (x *TelegramUpdate) GetChatBoost() *structpb.Struct {
+	if x != nil {
+		return x.ChatBoost
+	}
+	return nil
+}
+
+func (x *TelegramUpdate) GetRemovedChatBoost() *structpb.Struct {
+	if x != nil {
+		return x.RemovedChatBoost
+	}
+	return nil
+}
+
+func (x *TelegramUpdate) GetManagedBot() *structpb.Struct {
+	if x != nil {
+		return x.ManagedBot
+	}
+	return nil
+}
+
+// TelegramChatMemberUpdated is a Bot API ChatMemberUpdated.
+type TelegramChatMemberUpdated struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The chat.
+	Chat *TelegramChat `protobuf:"bytes,1,opt,name=chat,proto3" json:"chat,omitempty"`
+	// Who made the change.
+	From *TelegramUser `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"`
+	// Unix time of the change.
+	Date int64 `protobuf:"varint,3,opt,name=date,proto3" json:"date,omitempty"`
+	// The member before.
+	OldChatMember *TelegramChatMember `protobuf:"bytes,4,opt,name=old_chat_member,json=oldChatMember,proto3" json:"old_chat_member,omitempty"`
+	// The member after.
+	NewChatMember *TelegramChatMember `protobuf:"bytes,5,opt,name=new_chat_member,json=newChatMember,proto3" json:"new_chat_member,omitempty"`
+	// The invite link used to join, if any (its fields as Telegram sends them).
+	InviteLink *structpb.Struct `protobuf:"bytes,6,opt,name=invite_link,json=inviteLink,proto3" json:"invite_link,omitempty"`
+	// Whether the user joined after a join request was approved.
+	ViaJoinRequest bool `protobuf:"varint,7,opt,name=via_join_request,json=viaJoinRequest,proto3" json:"via_join_request,omitempty"`
+	// Whether the user joined through a chat folder invite link.
+	ViaChatFolderInviteLink bool `protobuf:"varint,8,opt,name=via_chat_folder_invite_link,json=viaChatFolderInviteLink,proto3" json:"via_chat_folder_invite_link,omitempty"`
+	unknownFields           protoimpl.UnknownFields
+	sizeCache               protoimpl.SizeCache
+}
+
+func (x *TelegramChatMemberUpdated) Reset() {
+	*x = TelegramChatMemberUpdated{}
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TelegramChatMemberUpdated) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TelegramChatMemberUpdated) ProtoMessage() {}
+
+func (x *TelegramChatMemberUpdated) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TelegramChatMemberUpdated.ProtoReflect.Descriptor instead.
+func (*TelegramChatMemberUpdated) Descriptor() ([]byte, []int) {
+	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *TelegramChatMemberUpdated) GetChat() *TelegramChat {
+	if x != nil {
+		return x.Chat
+	}
+	return nil
+}
+
+func (x *TelegramChatMemberUpdated) GetFrom() *TelegramUser {
+	if x != nil {
+		return x.From
+	}
+	return nil
+}
+
+func (x *TelegramChatMemberUpdated) GetDate() int64 {
+	if x != nil {
+		return x.Date
+	}
+	return 0
+}
+
+func (x *TelegramChatMemberUpdated) GetOldChatMember() *TelegramChatMember {
+	if x != nil {
+		return x.OldChatMember
+	}
+	return nil
+}
+
+func (x *TelegramChatMemberUpdated) GetNewChatMember() *TelegramChatMember {
+	if x != nil {
+		return x.NewChatMember
+	}
+	return nil
+}
+
+func (x *TelegramChatMemberUpdated) GetInviteLink() *structpb.Struct {
+	if x != nil {
+		return x.InviteLink
+	}
+	return nil
+}
+
+func (x *TelegramChatMemberUpdated) GetViaJoinRequest() bool {
+	if x != nil {
+		return x.ViaJoinRequest
+	}
+	return false
+}
+
+func (x *TelegramChatMemberUpdated) GetViaChatFolderInviteLink() bool {
+	if x != nil {
+		return x.ViaChatFolderInviteLink
+	}
+	return false
+}
+
+// TelegramChatMember is a Bot API ChatMember (the fields all its kinds share
+// that the bot reads).
+type TelegramChatMember struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "creator", "administrator", "member", "restricted", "left" or "kicked".
+	Status string `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	// The member.
+	User *TelegramUser `protobuf:"bytes,2,opt,name=user,proto3" json:"user,omitempty"`
+	// Unix time a restriction or ban ends; 0 for ever.
+	UntilDate int64 `protobuf:"varint,3,opt,name=until_date,json=untilDate,proto3" json:"until_date,omitempty"`
+	// Whether a restricted user is still a member.
+	IsMember bool `protobuf:"varint,4,opt,name=is_member,json=isMember,proto3" json:"is_member,omitempty"`
+	// Whether an owner or administrator is hidden in the member list.
+	IsAnonymous bool `protobuf:"varint,5,opt,name=is_anonymous,json=isAnonymous,proto3" json:"is_anonymous,omitempty"`
+	// An owner's or administrator's custom title.
+	CustomTitle string `protobuf:"bytes,6,opt,name=custom_title,json=customTitle,proto3" json:"custom_title,omitempty"`
+	// Whether an administrator may post in a channel.
+	CanPostMessages bool `protobuf:"varint,7,opt,name=can_post_messages,json=canPostMessages,proto3" json:"can_post_messages,omitempty"`
+	// Whether a member may send text messages (restricted members).
+	CanSendMessages bool `protobuf:"varint,8,opt,name=can_send_messages,json=canSendMessages,proto3" json:"can_send_messages,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *TelegramChatMember) Reset() {
+	*x = TelegramChatMember{}
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TelegramChatMember) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TelegramChatMember) ProtoMessage() {}
+
+func (x *TelegramChatMember) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TelegramChatMember.ProtoReflect.Descriptor instead.
+func (*TelegramChatMember) Descriptor() ([]byte, []int) {
+	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *TelegramChatMember) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *TelegramChatMember) GetUser() *TelegramUser {
+	if x != nil {
+		return x.User
+	}
+	return nil
+}
+
+func (x *TelegramChatMember) GetUntilDate() int64 {
+	if x != nil {
+		return x.UntilDate
+	}
+	return 0
+}
+
+func (x *TelegramChatMember) GetIsMember() bool {
+	if x != nil {
+		return x.IsMember
+	}
+	return false
+}
+
+func (x *TelegramChatMember) GetIsAnonymous() bool {
+	if x != nil {
+		return x.IsAnonymous
+	}
+	return false
+}
+
+func (x *TelegramChatMember) GetCustomTitle() string {
+	if x != nil {
+		return x.CustomTitle
+	}
+	return ""
+}
+
+func (x *TelegramChatMember) GetCanPostMessages() bool {
+	if x != nil {
+		return x.CanPostMessages
+	}
+	return false
+}
+
+func (x *TelegramChatMember) GetCanSendMessages() bool {
+	if x != nil {
+		return x.CanSendMessages
+	}
+	return false
+}
+
 // TelegramUser is a Bot API User.
 type TelegramUser struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -117,14 +518,32 @@ type TelegramUser struct {
 	// @username without the @.
 	Username string `protobuf:"bytes,5,opt,name=username,proto3" json:"username,omitempty"`
 	// IETF language tag.
-	LanguageCode  string `protobuf:"bytes,6,opt,name=language_code,json=languageCode,proto3" json:"language_code,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	LanguageCode string `protobuf:"bytes,6,opt,name=language_code,json=languageCode,proto3" json:"language_code,omitempty"`
+	// Whether the user has Telegram Premium.
+	IsPremium bool `protobuf:"varint,7,opt,name=is_premium,json=isPremium,proto3" json:"is_premium,omitempty"`
+	// Whether the user added the bot to the attachment menu.
+	AddedToAttachmentMenu bool `protobuf:"varint,8,opt,name=added_to_attachment_menu,json=addedToAttachmentMenu,proto3" json:"added_to_attachment_menu,omitempty"`
+	// getMe only: whether the bot can be invited to groups.
+	CanJoinGroups bool `protobuf:"varint,9,opt,name=can_join_groups,json=canJoinGroups,proto3" json:"can_join_groups,omitempty"`
+	// getMe only: whether privacy mode is off.
+	CanReadAllGroupMessages bool `protobuf:"varint,10,opt,name=can_read_all_group_messages,json=canReadAllGroupMessages,proto3" json:"can_read_all_group_messages,omitempty"`
+	// getMe only: whether the bot supports inline queries.
+	SupportsInlineQueries bool `protobuf:"varint,11,opt,name=supports_inline_queries,json=supportsInlineQueries,proto3" json:"supports_inline_queries,omitempty"`
+	// getMe only: whether the bot can be connected to a business account.
+	CanConnectToBusiness bool `protobuf:"varint,12,opt,name=can_connect_to_business,json=canConnectToBusiness,proto3" json:"can_connect_to_business,omitempty"`
+	// getMe only: whether the bot has a main Web App.
+	HasMainWebApp bool `protobuf:"varint,13,opt,name=has_main_web_app,json=hasMainWebApp,proto3" json:"has_main_web_app,omitempty"`
+	// getMe only: whether the bot has forum topic mode in private chats.
+	HasTopicsEnabled bool `protobuf:"varint,14,opt,name=has_topics_enabled,json=hasTopicsEnabled,proto3" json:"has_topics_enabled,omitempty"`
+	// getMe only: whether users may create topics in private chats with the bot.
+	AllowsUsersToCreateTopics bool `protobuf:"varint,15,opt,name=allows_users_to_create_topics,json=allowsUsersToCreateTopics,proto3" json:"allows_users_to_create_topics,omitempty"`
+	unknownFields             protoimpl.UnknownFields
+	sizeCache                 protoimpl.SizeCache
 }
 
 func (x *TelegramUser) Reset() {
 	*x = TelegramUser{}
-	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[1]
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -136,7 +555,7 @@ func (x *TelegramUser) String() string {
 func (*TelegramUser) ProtoMessage() {}
 
 func (x *TelegramUser) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[1]
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -149,7 +568,7 @@ func (x *TelegramUser) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TelegramUser.ProtoReflect.Descriptor instead.
 func (*TelegramUser) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{1}
+	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *TelegramUser) GetId() int64 {
@@ -194,6 +613,69 @@ func (x *TelegramUser) GetLanguageCode() string {
 	return ""
 }
 
+func (x *TelegramUser) GetIsPremium() bool {
+	if x != nil {
+		return x.IsPremium
+	}
+	return false
+}
+
+func (x *TelegramUser) GetAddedToAttachmentMenu() bool {
+	if x != nil {
+		return x.AddedToAttachmentMenu
+	}
+	return false
+}
+
+func (x *TelegramUser) GetCanJoinGroups() bool {
+	if x != nil {
+		return x.CanJoinGroups
+	}
+	return false
+}
+
+func (x *TelegramUser) GetCanReadAllGroupMessages() bool {
+	if x != nil {
+		return x.CanReadAllGroupMessages
+	}
+	return false
+}
+
+func (x *TelegramUser) GetSupportsInlineQueries() bool {
+	if x != nil {
+		return x.SupportsInlineQueries
+	}
+	return false
+}
+
+func (x *TelegramUser) GetCanConnectToBusiness() bool {
+	if x != nil {
+		return x.CanConnectToBusiness
+	}
+	return false
+}
+
+func (x *TelegramUser) GetHasMainWebApp() bool {
+	if x != nil {
+		return x.HasMainWebApp
+	}
+	return false
+}
+
+func (x *TelegramUser) GetHasTopicsEnabled() bool {
+	if x != nil {
+		return x.HasTopicsEnabled
+	}
+	return false
+}
+
+func (x *TelegramUser) GetAllowsUsersToCreateTopics() bool {
+	if x != nil {
+		return x.AllowsUsersToCreateTopics
+	}
+	return false
+}
+
 // TelegramChat is a Bot API Chat.
 type TelegramChat struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -206,14 +688,20 @@ type TelegramChat struct {
 	// Username of a private chat or channel.
 	Username string `protobuf:"bytes,4,opt,name=username,proto3" json:"username,omitempty"`
 	// First name in a private chat.
-	FirstName     string `protobuf:"bytes,5,opt,name=first_name,json=firstName,proto3" json:"first_name,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	FirstName string `protobuf:"bytes,5,opt,name=first_name,json=firstName,proto3" json:"first_name,omitempty"`
+	// Last name in a private chat.
+	LastName string `protobuf:"bytes,6,opt,name=last_name,json=lastName,proto3" json:"last_name,omitempty"`
+	// Whether a supergroup is a forum (has topics).
+	IsForum bool `protobuf:"varint,7,opt,name=is_forum,json=isForum,proto3" json:"is_forum,omitempty"`
+	// Whether the chat is a channel's direct messages chat.
+	IsDirectMessages bool `protobuf:"varint,8,opt,name=is_direct_messages,json=isDirectMessages,proto3" json:"is_direct_messages,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *TelegramChat) Reset() {
 	*x = TelegramChat{}
-	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[2]
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -225,7 +713,7 @@ func (x *TelegramChat) String() string {
 func (*TelegramChat) ProtoMessage() {}
 
 func (x *TelegramChat) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[2]
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -238,7 +726,7 @@ func (x *TelegramChat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TelegramChat.ProtoReflect.Descriptor instead.
 func (*TelegramChat) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{2}
+	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *TelegramChat) GetId() int64 {
@@ -276,6 +764,27 @@ func (x *TelegramChat) GetFirstName() string {
 	return ""
 }
 
+func (x *TelegramChat) GetLastName() string {
+	if x != nil {
+		return x.LastName
+	}
+	return ""
+}
+
+func (x *TelegramChat) GetIsForum() bool {
+	if x != nil {
+		return x.IsForum
+	}
+	return false
+}
+
+func (x *TelegramChat) GetIsDirectMessages() bool {
+	if x != nil {
+		return x.IsDirectMessages
+	}
+	return false
+}
+
 // TelegramMessageEntity is a Bot API MessageEntity.
 type TelegramMessageEntity struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -286,14 +795,20 @@ type TelegramMessageEntity struct {
 	// Length in UTF-16 code units.
 	Length int32 `protobuf:"varint,3,opt,name=length,proto3" json:"length,omitempty"`
 	// The mentioned user, for text_mention.
-	User          *TelegramUser `protobuf:"bytes,4,opt,name=user,proto3" json:"user,omitempty"`
+	User *TelegramUser `protobuf:"bytes,4,opt,name=user,proto3" json:"user,omitempty"`
+	// The URL, for text_link.
+	Url string `protobuf:"bytes,5,opt,name=url,proto3" json:"url,omitempty"`
+	// The programming language, for pre.
+	Language string `protobuf:"bytes,6,opt,name=language,proto3" json:"language,omitempty"`
+	// The custom emoji's id, for custom_emoji.
+	CustomEmojiId string `protobuf:"bytes,7,opt,name=custom_emoji_id,json=customEmojiId,proto3" json:"custom_emoji_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TelegramMessageEntity) Reset() {
 	*x = TelegramMessageEntity{}
-	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[3]
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -305,7 +820,7 @@ func (x *TelegramMessageEntity) String() string {
 func (*TelegramMessageEntity) ProtoMessage() {}
 
 func (x *TelegramMessageEntity) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[3]
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -318,7 +833,7 @@ func (x *TelegramMessageEntity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TelegramMessageEntity.ProtoReflect.Descriptor instead.
 func (*TelegramMessageEntity) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{3}
+	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *TelegramMessageEntity) GetType() string {
@@ -349,6 +864,27 @@ func (x *TelegramMessageEntity) GetUser() *TelegramUser {
 	return nil
 }
 
+func (x *TelegramMessageEntity) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *TelegramMessageEntity) GetLanguage() string {
+	if x != nil {
+		return x.Language
+	}
+	return ""
+}
+
+func (x *TelegramMessageEntity) GetCustomEmojiId() string {
+	if x != nil {
+		return x.CustomEmojiId
+	}
+	return ""
+}
+
 // TelegramFile describes any file-like media (photo size, voice, video, …).
 type TelegramFile struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -371,14 +907,20 @@ type TelegramFile struct {
 	// Audio performer.
 	Performer string `protobuf:"bytes,9,opt,name=performer,proto3" json:"performer,omitempty"`
 	// Audio title.
-	Title         string `protobuf:"bytes,10,opt,name=title,proto3" json:"title,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Title string `protobuf:"bytes,10,opt,name=title,proto3" json:"title,omitempty"`
+	// Its thumbnail, for video, animation, audio, document and video notes.
+	Thumbnail *TelegramFile `protobuf:"bytes,11,opt,name=thumbnail,proto3" json:"thumbnail,omitempty"`
+	// Diameter of a video note.
+	Length int32 `protobuf:"varint,12,opt,name=length,proto3" json:"length,omitempty"`
+	// Start timestamp of a video, in seconds.
+	StartTimestamp int32 `protobuf:"varint,13,opt,name=start_timestamp,json=startTimestamp,proto3" json:"start_timestamp,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *TelegramFile) Reset() {
 	*x = TelegramFile{}
-	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[4]
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -390,7 +932,7 @@ func (x *TelegramFile) String() string {
 func (*TelegramFile) ProtoMessage() {}
 
 func (x *TelegramFile) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[4]
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -403,7 +945,7 @@ func (x *TelegramFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TelegramFile.ProtoReflect.Descriptor instead.
 func (*TelegramFile) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{4}
+	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *TelegramFile) GetFileId() string {
@@ -476,6 +1018,27 @@ func (x *TelegramFile) GetTitle() string {
 	return ""
 }
 
+func (x *TelegramFile) GetThumbnail() *TelegramFile {
+	if x != nil {
+		return x.Thumbnail
+	}
+	return nil
+}
+
+func (x *TelegramFile) GetLength() int32 {
+	if x != nil {
+		return x.Length
+	}
+	return 0
+}
+
+func (x *TelegramFile) GetStartTimestamp() int32 {
+	if x != nil {
+		return x.StartTimestamp
+	}
+	return 0
+}
+
 // TelegramSticker is a Bot API Sticker.
 type TelegramSticker struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -490,14 +1053,30 @@ type TelegramSticker struct {
 	// Whether it is animated.
 	IsAnimated bool `protobuf:"varint,5,opt,name=is_animated,json=isAnimated,proto3" json:"is_animated,omitempty"`
 	// Whether it is a video sticker.
-	IsVideo       bool `protobuf:"varint,6,opt,name=is_video,json=isVideo,proto3" json:"is_video,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	IsVideo bool `protobuf:"varint,6,opt,name=is_video,json=isVideo,proto3" json:"is_video,omitempty"`
+	// "regular", "mask" or "custom_emoji".
+	Type string `protobuf:"bytes,7,opt,name=type,proto3" json:"type,omitempty"`
+	// Width.
+	Width int32 `protobuf:"varint,8,opt,name=width,proto3" json:"width,omitempty"`
+	// Height.
+	Height int32 `protobuf:"varint,9,opt,name=height,proto3" json:"height,omitempty"`
+	// Its thumbnail in .webp or .jpg.
+	Thumbnail *TelegramFile `protobuf:"bytes,10,opt,name=thumbnail,proto3" json:"thumbnail,omitempty"`
+	// The custom emoji's id, for custom emoji stickers.
+	CustomEmojiId string `protobuf:"bytes,11,opt,name=custom_emoji_id,json=customEmojiId,proto3" json:"custom_emoji_id,omitempty"`
+	// Size in bytes.
+	FileSize int64 `protobuf:"varint,12,opt,name=file_size,json=fileSize,proto3" json:"file_size,omitempty"`
+	// The premium animation of a premium sticker.
+	PremiumAnimation *TelegramFile `protobuf:"bytes,13,opt,name=premium_animation,json=premiumAnimation,proto3" json:"premium_animation,omitempty"`
+	// Whether a custom emoji sticker must be repainted in the text's colour.
+	NeedsRepainting bool `protobuf:"varint,14,opt,name=needs_repainting,json=needsRepainting,proto3" json:"needs_repainting,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *TelegramSticker) Reset() {
 	*x = TelegramSticker{}
-	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[5]
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -509,7 +1088,7 @@ func (x *TelegramSticker) String() string {
 func (*TelegramSticker) ProtoMessage() {}
 
 func (x *TelegramSticker) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[5]
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -522,7 +1101,7 @@ func (x *TelegramSticker) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TelegramSticker.ProtoReflect.Descriptor instead.
 func (*TelegramSticker) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{5}
+	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *TelegramSticker) GetFileId() string {
@@ -567,20 +1146,84 @@ func (x *TelegramSticker) GetIsVideo() bool {
 	return false
 }
 
+func (x *TelegramSticker) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *TelegramSticker) GetWidth() int32 {
+	if x != nil {
+		return x.Width
+	}
+	return 0
+}
+
+func (x *TelegramSticker) GetHeight() int32 {
+	if x != nil {
+		return x.Height
+	}
+	return 0
+}
+
+func (x *TelegramSticker) GetThumbnail() *TelegramFile {
+	if x != nil {
+		return x.Thumbnail
+	}
+	return nil
+}
+
+func (x *TelegramSticker) GetCustomEmojiId() string {
+	if x != nil {
+		return x.CustomEmojiId
+	}
+	return ""
+}
+
+func (x *TelegramSticker) GetFileSize() int64 {
+	if x != nil {
+		return x.FileSize
+	}
+	return 0
+}
+
+func (x *TelegramSticker) GetPremiumAnimation() *TelegramFile {
+	if x != nil {
+		return x.PremiumAnimation
+	}
+	return nil
+}
+
+func (x *TelegramSticker) GetNeedsRepainting() bool {
+	if x != nil {
+		return x.NeedsRepainting
+	}
+	return false
+}
+
 // TelegramLocation is a Bot API Location.
 type TelegramLocation struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Latitude.
 	Latitude float64 `protobuf:"fixed64,1,opt,name=latitude,proto3" json:"latitude,omitempty"`
 	// Longitude.
-	Longitude     float64 `protobuf:"fixed64,2,opt,name=longitude,proto3" json:"longitude,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Longitude float64 `protobuf:"fixed64,2,opt,name=longitude,proto3" json:"longitude,omitempty"`
+	// Radius of uncertainty in metres.
+	HorizontalAccuracy float64 `protobuf:"fixed64,3,opt,name=horizontal_accuracy,json=horizontalAccuracy,proto3" json:"horizontal_accuracy,omitempty"`
+	// For live locations: how long it is updated, in seconds.
+	LivePeriod int32 `protobuf:"varint,4,opt,name=live_period,json=livePeriod,proto3" json:"live_period,omitempty"`
+	// For live locations: direction of movement in degrees.
+	Heading int32 `protobuf:"varint,5,opt,name=heading,proto3" json:"heading,omitempty"`
+	// For live locations: proximity alert distance in metres.
+	ProximityAlertRadius int32 `protobuf:"varint,6,opt,name=proximity_alert_radius,json=proximityAlertRadius,proto3" json:"proximity_alert_radius,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *TelegramLocation) Reset() {
 	*x = TelegramLocation{}
-	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[6]
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -592,7 +1235,7 @@ func (x *TelegramLocation) String() string {
 func (*TelegramLocation) ProtoMessage() {}
 
 func (x *TelegramLocation) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[6]
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -605,7 +1248,7 @@ func (x *TelegramLocation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TelegramLocation.ProtoReflect.Descriptor instead.
 func (*TelegramLocation) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{6}
+	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *TelegramLocation) GetLatitude() float64 {
@@ -622,6 +1265,34 @@ func (x *TelegramLocation) GetLongitude() float64 {
 	return 0
 }
 
+func (x *TelegramLocation) GetHorizontalAccuracy() float64 {
+	if x != nil {
+		return x.HorizontalAccuracy
+	}
+	return 0
+}
+
+func (x *TelegramLocation) GetLivePeriod() int32 {
+	if x != nil {
+		return x.LivePeriod
+	}
+	return 0
+}
+
+func (x *TelegramLocation) GetHeading() int32 {
+	if x != nil {
+		return x.Heading
+	}
+	return 0
+}
+
+func (x *TelegramLocation) GetProximityAlertRadius() int32 {
+	if x != nil {
+		return x.ProximityAlertRadius
+	}
+	return 0
+}
+
 // TelegramContact is a Bot API Contact.
 type TelegramContact struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -630,14 +1301,18 @@ type TelegramContact struct {
 	// First name.
 	FirstName string `protobuf:"bytes,2,opt,name=first_name,json=firstName,proto3" json:"first_name,omitempty"`
 	// Last name.
-	LastName      string `protobuf:"bytes,3,opt,name=last_name,json=lastName,proto3" json:"last_name,omitempty"`
+	LastName string `protobuf:"bytes,3,opt,name=last_name,json=lastName,proto3" json:"last_name,omitempty"`
+	// The contact's Telegram user id, if known.
+	UserId int64 `protobuf:"varint,4,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// vCard data.
+	Vcard         string `protobuf:"bytes,5,opt,name=vcard,proto3" json:"vcard,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TelegramContact) Reset() {
 	*x = TelegramContact{}
-	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[7]
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -649,7 +1324,7 @@ func (x *TelegramContact) String() string {
 func (*TelegramContact) ProtoMessage() {}
 
 func (x *TelegramContact) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[7]
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -662,7 +1337,7 @@ func (x *TelegramContact) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TelegramContact.ProtoReflect.Descriptor instead.
 func (*TelegramContact) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{7}
+	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *TelegramContact) GetPhoneNumber() string {
@@ -686,20 +1361,46 @@ func (x *TelegramContact) GetLastName() string {
 	return ""
 }
 
-// TelegramPoll is a Bot API Poll (question only).
+func (x *TelegramContact) GetUserId() int64 {
+	if x != nil {
+		return x.UserId
+	}
+	return 0
+}
+
+func (x *TelegramContact) GetVcard() string {
+	if x != nil {
+		return x.Vcard
+	}
+	return ""
+}
+
+// TelegramPoll is a Bot API Poll.
 type TelegramPoll struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Poll id.
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// The question.
-	Question      string `protobuf:"bytes,2,opt,name=question,proto3" json:"question,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Question string `protobuf:"bytes,2,opt,name=question,proto3" json:"question,omitempty"`
+	// The options.
+	Options []*TelegramPollOption `protobuf:"bytes,3,rep,name=options,proto3" json:"options,omitempty"`
+	// Total number of users who voted.
+	TotalVoterCount int32 `protobuf:"varint,4,opt,name=total_voter_count,json=totalVoterCount,proto3" json:"total_voter_count,omitempty"`
+	// Whether the poll is closed.
+	IsClosed bool `protobuf:"varint,5,opt,name=is_closed,json=isClosed,proto3" json:"is_closed,omitempty"`
+	// Whether the poll is anonymous.
+	IsAnonymous bool `protobuf:"varint,6,opt,name=is_anonymous,json=isAnonymous,proto3" json:"is_anonymous,omitempty"`
+	// "regular" or "quiz".
+	Type string `protobuf:"bytes,7,opt,name=type,proto3" json:"type,omitempty"`
+	// Whether several answers are allowed.
+	AllowsMultipleAnswers bool `protobuf:"varint,8,opt,name=allows_multiple_answers,json=allowsMultipleAnswers,proto3" json:"allows_multiple_answers,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *TelegramPoll) Reset() {
 	*x = TelegramPoll{}
-	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[8]
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -711,7 +1412,7 @@ func (x *TelegramPoll) String() string {
 func (*TelegramPoll) ProtoMessage() {}
 
 func (x *TelegramPoll) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[8]
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -724,7 +1425,7 @@ func (x *TelegramPoll) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TelegramPoll.ProtoReflect.Descriptor instead.
 func (*TelegramPoll) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{8}
+	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *TelegramPoll) GetId() string {
@@ -741,6 +1442,103 @@ func (x *TelegramPoll) GetQuestion() string {
 	return ""
 }
 
+func (x *TelegramPoll) GetOptions() []*TelegramPollOption {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
+func (x *TelegramPoll) GetTotalVoterCount() int32 {
+	if x != nil {
+		return x.TotalVoterCount
+	}
+	return 0
+}
+
+func (x *TelegramPoll) GetIsClosed() bool {
+	if x != nil {
+		return x.IsClosed
+	}
+	return false
+}
+
+func (x *TelegramPoll) GetIsAnonymous() bool {
+	if x != nil {
+		return x.IsAnonymous
+	}
+	return false
+}
+
+func (x *TelegramPoll) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *TelegramPoll) GetAllowsMultipleAnswers() bool {
+	if x != nil {
+		return x.AllowsMultipleAnswers
+	}
+	return false
+}
+
+// TelegramPollOption is a Bot API PollOption.
+type TelegramPollOption struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Option text.
+	Text string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	// Number of votes.
+	VoterCount    int32 `protobuf:"varint,2,opt,name=voter_count,json=voterCount,proto3" json:"voter_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TelegramPollOption) Reset() {
+	*x = TelegramPollOption{}
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TelegramPollOption) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TelegramPollOption) ProtoMessage() {}
+
+func (x *TelegramPollOption) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TelegramPollOption.ProtoReflect.Descriptor instead.
+func (*TelegramPollOption) Descriptor() ([]byte, []int) {
+	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *TelegramPollOption) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *TelegramPollOption) GetVoterCount() int32 {
+	if x != nil {
+		return x.VoterCount
+	}
+	return 0
+}
+
 // TelegramDice is a Bot API Dice.
 type TelegramDice struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -754,7 +1552,7 @@ type TelegramDice struct {
 
 func (x *TelegramDice) Reset() {
 	*x = TelegramDice{}
-	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[9]
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -766,7 +1564,7 @@ func (x *TelegramDice) String() string {
 func (*TelegramDice) ProtoMessage() {}
 
 func (x *TelegramDice) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[9]
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -779,7 +1577,7 @@ func (x *TelegramDice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TelegramDice.ProtoReflect.Descriptor instead.
 func (*TelegramDice) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{9}
+	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *TelegramDice) GetEmoji() string {
@@ -802,14 +1600,24 @@ type TelegramVenue struct {
 	// Venue name.
 	Title string `protobuf:"bytes,1,opt,name=title,proto3" json:"title,omitempty"`
 	// Address.
-	Address       string `protobuf:"bytes,2,opt,name=address,proto3" json:"address,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Address string `protobuf:"bytes,2,opt,name=address,proto3" json:"address,omitempty"`
+	// Its location.
+	Location *TelegramLocation `protobuf:"bytes,3,opt,name=location,proto3" json:"location,omitempty"`
+	// Foursquare id.
+	FoursquareId string `protobuf:"bytes,4,opt,name=foursquare_id,json=foursquareId,proto3" json:"foursquare_id,omitempty"`
+	// Foursquare type.
+	FoursquareType string `protobuf:"bytes,5,opt,name=foursquare_type,json=foursquareType,proto3" json:"foursquare_type,omitempty"`
+	// Google Places id.
+	GooglePlaceId string `protobuf:"bytes,6,opt,name=google_place_id,json=googlePlaceId,proto3" json:"google_place_id,omitempty"`
+	// Google Places type.
+	GooglePlaceType string `protobuf:"bytes,7,opt,name=google_place_type,json=googlePlaceType,proto3" json:"google_place_type,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *TelegramVenue) Reset() {
 	*x = TelegramVenue{}
-	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[10]
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -821,7 +1629,7 @@ func (x *TelegramVenue) String() string {
 func (*TelegramVenue) ProtoMessage() {}
 
 func (x *TelegramVenue) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[10]
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -834,7 +1642,7 @@ func (x *TelegramVenue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TelegramVenue.ProtoReflect.Descriptor instead.
 func (*TelegramVenue) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{10}
+	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *TelegramVenue) GetTitle() string {
@@ -847,6 +1655,41 @@ func (x *TelegramVenue) GetTitle() string {
 func (x *TelegramVenue) GetAddress() string {
 	if x != nil {
 		return x.Address
+	}
+	return ""
+}
+
+func (x *TelegramVenue) GetLocation() *TelegramLocation {
+	if x != nil {
+		return x.Location
+	}
+	return nil
+}
+
+func (x *TelegramVenue) GetFoursquareId() string {
+	if x != nil {
+		return x.FoursquareId
+	}
+	return ""
+}
+
+func (x *TelegramVenue) GetFoursquareType() string {
+	if x != nil {
+		return x.FoursquareType
+	}
+	return ""
+}
+
+func (x *TelegramVenue) GetGooglePlaceId() string {
+	if x != nil {
+		return x.GooglePlaceId
+	}
+	return ""
+}
+
+func (x *TelegramVenue) GetGooglePlaceType() string {
+	if x != nil {
+		return x.GooglePlaceType
 	}
 	return ""
 }
@@ -901,14 +1744,78 @@ type TelegramChatMessage struct {
 	// The chat a channel post was sent on behalf of.
 	SenderChat *TelegramChat `protobuf:"bytes,23,opt,name=sender_chat,json=senderChat,proto3" json:"sender_chat,omitempty"`
 	// Unix time of the last edit.
-	EditDate      int64 `protobuf:"varint,24,opt,name=edit_date,json=editDate,proto3" json:"edit_date,omitempty"`
+	EditDate int64 `protobuf:"varint,24,opt,name=edit_date,json=editDate,proto3" json:"edit_date,omitempty"`
+	// The forum topic (or reply thread) the message belongs to.
+	MessageThreadId int64 `protobuf:"varint,25,opt,name=message_thread_id,json=messageThreadId,proto3" json:"message_thread_id,omitempty"`
+	// Whether the message was sent in a forum topic.
+	IsTopicMessage bool `protobuf:"varint,26,opt,name=is_topic_message,json=isTopicMessage,proto3" json:"is_topic_message,omitempty"`
+	// The part of the replied-to message the message quotes.
+	Quote *TelegramTextQuote `protobuf:"bytes,27,opt,name=quote,proto3" json:"quote,omitempty"`
+	// The replied-to message when it is in another chat or forum topic.
+	ExternalReply *TelegramExternalReplyInfo `protobuf:"bytes,28,opt,name=external_reply,json=externalReply,proto3" json:"external_reply,omitempty"`
+	// Where a forwarded message came from.
+	ForwardOrigin *TelegramMessageOrigin `protobuf:"bytes,29,opt,name=forward_origin,json=forwardOrigin,proto3" json:"forward_origin,omitempty"`
+	// The inline keyboard attached to the message.
+	ReplyMarkup *TelegramInlineKeyboardMarkup `protobuf:"bytes,30,opt,name=reply_markup,json=replyMarkup,proto3" json:"reply_markup,omitempty"`
+	// Whether a channel post was automatically forwarded to its discussion
+	// group.
+	IsAutomaticForward bool `protobuf:"varint,31,opt,name=is_automatic_forward,json=isAutomaticForward,proto3" json:"is_automatic_forward,omitempty"`
+	// The bot the message was sent through (inline mode).
+	ViaBot *TelegramUser `protobuf:"bytes,32,opt,name=via_bot,json=viaBot,proto3" json:"via_bot,omitempty"`
+	// Whether the message cannot be forwarded.
+	HasProtectedContent bool `protobuf:"varint,33,opt,name=has_protected_content,json=hasProtectedContent,proto3" json:"has_protected_content,omitempty"`
+	// Whether the message was sent by an implicit action (away message, …).
+	IsFromOffline bool `protobuf:"varint,34,opt,name=is_from_offline,json=isFromOffline,proto3" json:"is_from_offline,omitempty"`
+	// The album the message belongs to.
+	MediaGroupId string `protobuf:"bytes,35,opt,name=media_group_id,json=mediaGroupId,proto3" json:"media_group_id,omitempty"`
+	// Signature of a channel post's author.
+	AuthorSignature string `protobuf:"bytes,36,opt,name=author_signature,json=authorSignature,proto3" json:"author_signature,omitempty"`
+	// The business connection it came through.
+	BusinessConnectionId string `protobuf:"bytes,37,opt,name=business_connection_id,json=businessConnectionId,proto3" json:"business_connection_id,omitempty"`
+	// The bot that sent it on behalf of a business account.
+	SenderBusinessBot *TelegramUser `protobuf:"bytes,38,opt,name=sender_business_bot,json=senderBusinessBot,proto3" json:"sender_business_bot,omitempty"`
+	// Boosts the sender added to the supergroup.
+	SenderBoostCount int32 `protobuf:"varint,39,opt,name=sender_boost_count,json=senderBoostCount,proto3" json:"sender_boost_count,omitempty"`
+	// How link previews are shown (fields as Telegram sends them).
+	LinkPreviewOptions *structpb.Struct `protobuf:"bytes,40,opt,name=link_preview_options,json=linkPreviewOptions,proto3" json:"link_preview_options,omitempty"`
+	// The message effect's id.
+	EffectId string `protobuf:"bytes,41,opt,name=effect_id,json=effectId,proto3" json:"effect_id,omitempty"`
+	// Whether the caption is shown above the media.
+	ShowCaptionAboveMedia bool `protobuf:"varint,42,opt,name=show_caption_above_media,json=showCaptionAboveMedia,proto3" json:"show_caption_above_media,omitempty"`
+	// Whether the media is covered by a spoiler.
+	HasMediaSpoiler bool `protobuf:"varint,43,opt,name=has_media_spoiler,json=hasMediaSpoiler,proto3" json:"has_media_spoiler,omitempty"`
+	// Members added to the group (service message).
+	NewChatMembers []*TelegramUser `protobuf:"bytes,44,rep,name=new_chat_members,json=newChatMembers,proto3" json:"new_chat_members,omitempty"`
+	// A member removed from the group (service message).
+	LeftChatMember *TelegramUser `protobuf:"bytes,45,opt,name=left_chat_member,json=leftChatMember,proto3" json:"left_chat_member,omitempty"`
+	// The group's new title (service message).
+	NewChatTitle string `protobuf:"bytes,46,opt,name=new_chat_title,json=newChatTitle,proto3" json:"new_chat_title,omitempty"`
+	// The group was created (service message).
+	GroupChatCreated bool `protobuf:"varint,47,opt,name=group_chat_created,json=groupChatCreated,proto3" json:"group_chat_created,omitempty"`
+	// The supergroup was created (service message).
+	SupergroupChatCreated bool `protobuf:"varint,48,opt,name=supergroup_chat_created,json=supergroupChatCreated,proto3" json:"supergroup_chat_created,omitempty"`
+	// The group became the supergroup with this id (service message).
+	MigrateToChatId int64 `protobuf:"varint,49,opt,name=migrate_to_chat_id,json=migrateToChatId,proto3" json:"migrate_to_chat_id,omitempty"`
+	// The supergroup was the group with this id (service message).
+	MigrateFromChatId int64 `protobuf:"varint,50,opt,name=migrate_from_chat_id,json=migrateFromChatId,proto3" json:"migrate_from_chat_id,omitempty"`
+	// The pinned message (service message).
+	PinnedMessage *TelegramChatMessage `protobuf:"bytes,51,opt,name=pinned_message,json=pinnedMessage,proto3" json:"pinned_message,omitempty"`
+	// A forum topic was created (service message; fields as Telegram sends
+	// them).
+	ForumTopicCreated *structpb.Struct `protobuf:"bytes,52,opt,name=forum_topic_created,json=forumTopicCreated,proto3" json:"forum_topic_created,omitempty"`
+	// A story the message forwards (fields as Telegram sends them).
+	Story *structpb.Struct `protobuf:"bytes,53,opt,name=story,proto3" json:"story,omitempty"`
+	// Paid media the message carries (fields as Telegram sends them).
+	PaidMedia *structpb.Struct `protobuf:"bytes,54,opt,name=paid_media,json=paidMedia,proto3" json:"paid_media,omitempty"`
+	// A checklist (fields as Telegram sends them).
+	Checklist     *structpb.Struct `protobuf:"bytes,55,opt,name=checklist,proto3" json:"checklist,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TelegramChatMessage) Reset() {
 	*x = TelegramChatMessage{}
-	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[11]
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -920,7 +1827,7 @@ func (x *TelegramChatMessage) String() string {
 func (*TelegramChatMessage) ProtoMessage() {}
 
 func (x *TelegramChatMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[11]
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -933,7 +1840,7 @@ func (x *TelegramChatMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TelegramChatMessage.ProtoReflect.Descriptor instead.
 func (*TelegramChatMessage) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{11}
+	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *TelegramChatMessage) GetMessageId() int64 {
@@ -1104,6 +2011,654 @@ func (x *TelegramChatMessage) GetEditDate() int64 {
 	return 0
 }
 
+func (x *TelegramChatMessage) GetMessageThreadId() int64 {
+	if x != nil {
+		return x.MessageThreadId
+	}
+	return 0
+}
+
+func (x *TelegramChatMessage) GetIsTopicMessage() bool {
+	if x != nil {
+		return x.IsTopicMessage
+	}
+	return false
+}
+
+func (x *TelegramChatMessage) GetQuote() *TelegramTextQuote {
+	if x != nil {
+		return x.Quote
+	}
+	return nil
+}
+
+func (x *TelegramChatMessage) GetExternalReply() *TelegramExternalReplyInfo {
+	if x != nil {
+		return x.ExternalReply
+	}
+	return nil
+}
+
+func (x *TelegramChatMessage) GetForwardOrigin() *TelegramMessageOrigin {
+	if x != nil {
+		return x.ForwardOrigin
+	}
+	return nil
+}
+
+func (x *TelegramChatMessage) GetReplyMarkup() *TelegramInlineKeyboardMarkup {
+	if x != nil {
+		return x.ReplyMarkup
+	}
+	return nil
+}
+
+func (x *TelegramChatMessage) GetIsAutomaticForward() bool {
+	if x != nil {
+		return x.IsAutomaticForward
+	}
+	return false
+}
+
+func (x *TelegramChatMessage) GetViaBot() *TelegramUser {
+	if x != nil {
+		return x.ViaBot
+	}
+	return nil
+}
+
+func (x *TelegramChatMessage) GetHasProtectedContent() bool {
+	if x != nil {
+		return x.HasProtectedContent
+	}
+	return false
+}
+
+func (x *TelegramChatMessage) GetIsFromOffline() bool {
+	if x != nil {
+		return x.IsFromOffline
+	}
+	return false
+}
+
+func (x *TelegramChatMessage) GetMediaGroupId() string {
+	if x != nil {
+		return x.MediaGroupId
+	}
+	return ""
+}
+
+func (x *TelegramChatMessage) GetAuthorSignature() string {
+	if x != nil {
+		return x.AuthorSignature
+	}
+	return ""
+}
+
+func (x *TelegramChatMessage) GetBusinessConnectionId() string {
+	if x != nil {
+		return x.BusinessConnectionId
+	}
+	return ""
+}
+
+func (x *TelegramChatMessage) GetSenderBusinessBot() *TelegramUser {
+	if x != nil {
+		return x.SenderBusinessBot
+	}
+	return nil
+}
+
+func (x *TelegramChatMessage) GetSenderBoostCount() int32 {
+	if x != nil {
+		return x.SenderBoostCount
+	}
+	return 0
+}
+
+func (x *TelegramChatMessage) GetLinkPreviewOptions() *structpb.Struct {
+	if x != nil {
+		return x.LinkPreviewOptions
+	}
+	return nil
+}
+
+func (x *TelegramChatMessage) GetEffectId() string {
+	if x != nil {
+		return x.EffectId
+	}
+	return ""
+}
+
+func (x *TelegramChatMessage) GetShowCaptionAboveMedia() bool {
+	if x != nil {
+		return x.ShowCaptionAboveMedia
+	}
+	return false
+}
+
+func (x *TelegramChatMessage) GetHasMediaSpoiler() bool {
+	if x != nil {
+		return x.HasMediaSpoiler
+	}
+	return false
+}
+
+func (x *TelegramChatMessage) GetNewChatMembers() []*TelegramUser {
+	if x != nil {
+		return x.NewChatMembers
+	}
+	return nil
+}
+
+func (x *TelegramChatMessage) GetLeftChatMember() *TelegramUser {
+	if x != nil {
+		return x.LeftChatMember
+	}
+	return nil
+}
+
+func (x *TelegramChatMessage) GetNewChatTitle() string {
+	if x != nil {
+		return x.NewChatTitle
+	}
+	return ""
+}
+
+func (x *TelegramChatMessage) GetGroupChatCreated() bool {
+	if x != nil {
+		return x.GroupChatCreated
+	}
+	return false
+}
+
+func (x *TelegramChatMessage) GetSupergroupChatCreated() bool {
+	if x != nil {
+		return x.SupergroupChatCreated
+	}
+	return false
+}
+
+func (x *TelegramChatMessage) GetMigrateToChatId() int64 {
+	if x != nil {
+		return x.MigrateToChatId
+	}
+	return 0
+}
+
+func (x *TelegramChatMessage) GetMigrateFromChatId() int64 {
+	if x != nil {
+		return x.MigrateFromChatId
+	}
+	return 0
+}
+
+func (x *TelegramChatMessage) GetPinnedMessage() *TelegramChatMessage {
+	if x != nil {
+		return x.PinnedMessage
+	}
+	return nil
+}
+
+func (x *TelegramChatMessage) GetForumTopicCreated() *structpb.Struct {
+	if x != nil {
+		return x.ForumTopicCreated
+	}
+	return nil
+}
+
+func (x *TelegramChatMessage) GetStory() *structpb.Struct {
+	if x != nil {
+		return x.Story
+	}
+	return nil
+}
+
+func (x *TelegramChatMessage) GetPaidMedia() *structpb.Struct {
+	if x != nil {
+		return x.PaidMedia
+	}
+	return nil
+}
+
+func (x *TelegramChatMessage) GetChecklist() *structpb.Struct {
+	if x != nil {
+		return x.Checklist
+	}
+	return nil
+}
+
+// TelegramTextQuote is a Bot API TextQuote: the quoted part of a replied-to
+// message.
+type TelegramTextQuote struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The quoted text.
+	Text string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	// Entities in the quoted text.
+	Entities []*TelegramMessageEntity `protobuf:"bytes,2,rep,name=entities,proto3" json:"entities,omitempty"`
+	// Where the quote starts in the original message, in UTF-16 code units.
+	Position int32 `protobuf:"varint,3,opt,name=position,proto3" json:"position,omitempty"`
+	// Whether the sender chose the quote (rather than Telegram adding it).
+	IsManual      bool `protobuf:"varint,4,opt,name=is_manual,json=isManual,proto3" json:"is_manual,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TelegramTextQuote) Reset() {
+	*x = TelegramTextQuote{}
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TelegramTextQuote) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TelegramTextQuote) ProtoMessage() {}
+
+func (x *TelegramTextQuote) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TelegramTextQuote.ProtoReflect.Descriptor instead.
+func (*TelegramTextQuote) Descriptor() ([]byte, []int) {
+	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *TelegramTextQuote) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *TelegramTextQuote) GetEntities() []*TelegramMessageEntity {
+	if x != nil {
+		return x.Entities
+	}
+	return nil
+}
+
+func (x *TelegramTextQuote) GetPosition() int32 {
+	if x != nil {
+		return x.Position
+	}
+	return 0
+}
+
+func (x *TelegramTextQuote) GetIsManual() bool {
+	if x != nil {
+		return x.IsManual
+	}
+	return false
+}
+
+// TelegramMessageOrigin is a Bot API MessageOrigin (any of its four kinds).
+type TelegramMessageOrigin struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "user", "hidden_user", "chat" or "channel".
+	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	// Unix time the original message was sent.
+	Date int64 `protobuf:"varint,2,opt,name=date,proto3" json:"date,omitempty"`
+	// The original sender, for "user".
+	SenderUser *TelegramUser `protobuf:"bytes,3,opt,name=sender_user,json=senderUser,proto3" json:"sender_user,omitempty"`
+	// The original sender's name, for "hidden_user".
+	SenderUserName string `protobuf:"bytes,4,opt,name=sender_user_name,json=senderUserName,proto3" json:"sender_user_name,omitempty"`
+	// The chat that sent it, for "chat".
+	SenderChat *TelegramChat `protobuf:"bytes,5,opt,name=sender_chat,json=senderChat,proto3" json:"sender_chat,omitempty"`
+	// The channel, for "channel".
+	Chat *TelegramChat `protobuf:"bytes,6,opt,name=chat,proto3" json:"chat,omitempty"`
+	// The original message id, for "channel".
+	MessageId int64 `protobuf:"varint,7,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	// The author's signature, for "chat" and "channel".
+	AuthorSignature string `protobuf:"bytes,8,opt,name=author_signature,json=authorSignature,proto3" json:"author_signature,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *TelegramMessageOrigin) Reset() {
+	*x = TelegramMessageOrigin{}
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TelegramMessageOrigin) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TelegramMessageOrigin) ProtoMessage() {}
+
+func (x *TelegramMessageOrigin) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TelegramMessageOrigin.ProtoReflect.Descriptor instead.
+func (*TelegramMessageOrigin) Descriptor() ([]byte, []int) {
+	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *TelegramMessageOrigin) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *TelegramMessageOrigin) GetDate() int64 {
+	if x != nil {
+		return x.Date
+	}
+	return 0
+}
+
+func (x *TelegramMessageOrigin) GetSenderUser() *TelegramUser {
+	if x != nil {
+		return x.SenderUser
+	}
+	return nil
+}
+
+func (x *TelegramMessageOrigin) GetSenderUserName() string {
+	if x != nil {
+		return x.SenderUserName
+	}
+	return ""
+}
+
+func (x *TelegramMessageOrigin) GetSenderChat() *TelegramChat {
+	if x != nil {
+		return x.SenderChat
+	}
+	return nil
+}
+
+func (x *TelegramMessageOrigin) GetChat() *TelegramChat {
+	if x != nil {
+		return x.Chat
+	}
+	return nil
+}
+
+func (x *TelegramMessageOrigin) GetMessageId() int64 {
+	if x != nil {
+		return x.MessageId
+	}
+	return 0
+}
+
+func (x *TelegramMessageOrigin) GetAuthorSignature() string {
+	if x != nil {
+		return x.AuthorSignature
+	}
+	return ""
+}
+
+// TelegramExternalReplyInfo is a Bot API ExternalReplyInfo: a replied-to
+// message in another chat or topic.
+type TelegramExternalReplyInfo struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Where the replied-to message came from.
+	Origin *TelegramMessageOrigin `protobuf:"bytes,1,opt,name=origin,proto3" json:"origin,omitempty"`
+	// Its chat, when known.
+	Chat *TelegramChat `protobuf:"bytes,2,opt,name=chat,proto3" json:"chat,omitempty"`
+	// Its id, when known.
+	MessageId int64 `protobuf:"varint,3,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	// How link previews are shown (fields as Telegram sends them).
+	LinkPreviewOptions *structpb.Struct `protobuf:"bytes,4,opt,name=link_preview_options,json=linkPreviewOptions,proto3" json:"link_preview_options,omitempty"`
+	// Photo sizes, smallest first.
+	Photo []*TelegramFile `protobuf:"bytes,5,rep,name=photo,proto3" json:"photo,omitempty"`
+	// A sticker.
+	Sticker *TelegramSticker `protobuf:"bytes,6,opt,name=sticker,proto3" json:"sticker,omitempty"`
+	// A voice note.
+	Voice *TelegramFile `protobuf:"bytes,7,opt,name=voice,proto3" json:"voice,omitempty"`
+	// An audio file.
+	Audio *TelegramFile `protobuf:"bytes,8,opt,name=audio,proto3" json:"audio,omitempty"`
+	// A video.
+	Video *TelegramFile `protobuf:"bytes,9,opt,name=video,proto3" json:"video,omitempty"`
+	// A round video note.
+	VideoNote *TelegramFile `protobuf:"bytes,10,opt,name=video_note,json=videoNote,proto3" json:"video_note,omitempty"`
+	// A GIF or silent video.
+	Animation *TelegramFile `protobuf:"bytes,11,opt,name=animation,proto3" json:"animation,omitempty"`
+	// A general file.
+	Document *TelegramFile `protobuf:"bytes,12,opt,name=document,proto3" json:"document,omitempty"`
+	// A location.
+	Location *TelegramLocation `protobuf:"bytes,13,opt,name=location,proto3" json:"location,omitempty"`
+	// A venue.
+	Venue *TelegramVenue `protobuf:"bytes,14,opt,name=venue,proto3" json:"venue,omitempty"`
+	// A shared contact.
+	Contact *TelegramContact `protobuf:"bytes,15,opt,name=contact,proto3" json:"contact,omitempty"`
+	// A poll.
+	Poll *TelegramPoll `protobuf:"bytes,16,opt,name=poll,proto3" json:"poll,omitempty"`
+	// A dice roll.
+	Dice *TelegramDice `protobuf:"bytes,17,opt,name=dice,proto3" json:"dice,omitempty"`
+	// Whether the media is covered by a spoiler.
+	HasMediaSpoiler bool `protobuf:"varint,18,opt,name=has_media_spoiler,json=hasMediaSpoiler,proto3" json:"has_media_spoiler,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *TelegramExternalReplyInfo) Reset() {
+	*x = TelegramExternalReplyInfo{}
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TelegramExternalReplyInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TelegramExternalReplyInfo) ProtoMessage() {}
+
+func (x *TelegramExternalReplyInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TelegramExternalReplyInfo.ProtoReflect.Descriptor instead.
+func (*TelegramExternalReplyInfo) Descriptor() ([]byte, []int) {
+	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *TelegramExternalReplyInfo) GetOrigin() *TelegramMessageOrigin {
+	if x != nil {
+		return x.Origin
+	}
+	return nil
+}
+
+func (x *TelegramExternalReplyInfo) GetChat() *TelegramChat {
+	if x != nil {
+		return x.Chat
+	}
+	return nil
+}
+
+func (x *TelegramExternalReplyInfo) GetMessageId() int64 {
+	if x != nil {
+		return x.MessageId
+	}
+	return 0
+}
+
+func (x *TelegramExternalReplyInfo) GetLinkPreviewOptions() *structpb.Struct {
+	if x != nil {
+		return x.LinkPreviewOptions
+	}
+	return nil
+}
+
+func (x *TelegramExternalReplyInfo) GetPhoto() []*TelegramFile {
+	if x != nil {
+		return x.Photo
+	}
+	return nil
+}
+
+func (x *TelegramExternalReplyInfo) GetSticker() *TelegramSticker {
+	if x != nil {
+		return x.Sticker
+	}
+	return nil
+}
+
+func (x *TelegramExternalReplyInfo) GetVoice() *TelegramFile {
+	if x != nil {
+		return x.Voice
+	}
+	return nil
+}
+
+func (x *TelegramExternalReplyInfo) GetAudio() *TelegramFile {
+	if x != nil {
+		return x.Audio
+	}
+	return nil
+}
+
+func (x *TelegramExternalReplyInfo) GetVideo() *TelegramFile {
+	if x != nil {
+		return x.Video
+	}
+	return nil
+}
+
+func (x *TelegramExternalReplyInfo) GetVideoNote() *TelegramFile {
+	if x != nil {
+		return x.VideoNote
+	}
+	return nil
+}
+
+func (x *TelegramExternalReplyInfo) GetAnimation() *TelegramFile {
+	if x != nil {
+		return x.Animation
+	}
+	return nil
+}
+
+func (x *TelegramExternalReplyInfo) GetDocument() *TelegramFile {
+	if x != nil {
+		return x.Document
+	}
+	return nil
+}
+
+func (x *TelegramExternalReplyInfo) GetLocation() *TelegramLocation {
+	if x != nil {
+		return x.Location
+	}
+	return nil
+}
+
+func (x *TelegramExternalReplyInfo) GetVenue() *TelegramVenue {
+	if x != nil {
+		return x.Venue
+	}
+	return nil
+}
+
+func (x *TelegramExternalReplyInfo) GetContact() *TelegramContact {
+	if x != nil {
+		return x.Contact
+	}
+	return nil
+}
+
+func (x *TelegramExternalReplyInfo) GetPoll() *TelegramPoll {
+	if x != nil {
+		return x.Poll
+	}
+	return nil
+}
+
+func (x *TelegramExternalReplyInfo) GetDice() *TelegramDice {
+	if x != nil {
+		return x.Dice
+	}
+	return nil
+}
+
+func (x *TelegramExternalReplyInfo) GetHasMediaSpoiler() bool {
+	if x != nil {
+		return x.HasMediaSpoiler
+	}
+	return false
+}
+
+// TelegramInlineKeyboardMarkup is a Bot API InlineKeyboardMarkup. Its rows
+// are arrays of arrays, which a proto message cannot mirror, so they are
+// kept as a list of lists of button objects.
+type TelegramInlineKeyboardMarkup struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Rows of InlineKeyboardButton objects.
+	InlineKeyboard *structpb.ListValue `protobuf:"bytes,1,opt,name=inline_keyboard,json=inlineKeyboard,proto3" json:"inline_keyboard,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *TelegramInlineKeyboardMarkup) Reset() {
+	*x = TelegramInlineKeyboardMarkup{}
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TelegramInlineKeyboardMarkup) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TelegramInlineKeyboardMarkup) ProtoMessage() {}
+
+func (x *TelegramInlineKeyboardMarkup) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TelegramInlineKeyboardMarkup.ProtoReflect.Descriptor instead.
+func (*TelegramInlineKeyboardMarkup) Descriptor() ([]byte, []int) {
+	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *TelegramInlineKeyboardMarkup) GetInlineKeyboard() *structpb.ListValue {
+	if x != nil {
+		return x.InlineKeyboard
+	}
+	return nil
+}
+
 // TelegramCallbackQuery is a Bot API CallbackQuery (an inline button press).
 type TelegramCallbackQuery struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1114,14 +2669,21 @@ type TelegramCallbackQuery struct {
 	// The message with the button.
 	Message *TelegramChatMessage `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
 	// The button's data.
-	Data          string `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"`
+	Data string `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"`
+	// Global identifier of the chat the button was pressed in (for games).
+	ChatInstance string `protobuf:"bytes,5,opt,name=chat_instance,json=chatInstance,proto3" json:"chat_instance,omitempty"`
+	// The inline message's id, for buttons under messages sent in inline
+	// mode (then message is absent).
+	InlineMessageId string `protobuf:"bytes,6,opt,name=inline_message_id,json=inlineMessageId,proto3" json:"inline_message_id,omitempty"`
+	// The game's short name, for game buttons.
+	GameShortName string `protobuf:"bytes,7,opt,name=game_short_name,json=gameShortName,proto3" json:"game_short_name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TelegramCallbackQuery) Reset() {
 	*x = TelegramCallbackQuery{}
-	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[12]
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1133,7 +2695,7 @@ func (x *TelegramCallbackQuery) String() string {
 func (*TelegramCallbackQuery) ProtoMessage() {}
 
 func (x *TelegramCallbackQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[12]
+	mi := &file_groundcrew_notifier_v1_telegram_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1146,7 +2708,7 @@ func (x *TelegramCallbackQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TelegramCallbackQuery.ProtoReflect.Descriptor instead.
 func (*TelegramCallbackQuery) Descriptor() ([]byte, []int) {
-	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{12}
+	return file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *TelegramCallbackQuery) GetId() string {
@@ -1177,17 +2739,83 @@ func (x *TelegramCallbackQuery) GetData() string {
 	return ""
 }
 
+func (x *TelegramCallbackQuery) GetChatInstance() string {
+	if x != nil {
+		return x.ChatInstance
+	}
+	return ""
+}
+
+func (x *TelegramCallbackQuery) GetInlineMessageId() string {
+	if x != nil {
+		return x.InlineMessageId
+	}
+	return ""
+}
+
+func (x *TelegramCallbackQuery) GetGameShortName() string {
+	if x != nil {
+		return x.GameShortName
+	}
+	return ""
+}
+
 var File_groundcrew_notifier_v1_telegram_proto protoreflect.FileDescriptor
 
 const file_groundcrew_notifier_v1_telegram_proto_rawDesc = "" +
 	"\n" +
-	"%groundcrew/notifier/v1/telegram.proto\x12\x16groundcrew.notifier.v1\"\xee\x02\n" +
+	"%groundcrew/notifier/v1/telegram.proto\x12\x16groundcrew.notifier.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xa5\x0e\n" +
 	"\x0eTelegramUpdate\x12\x1b\n" +
 	"\tupdate_id\x18\x01 \x01(\x03R\bupdateId\x12E\n" +
 	"\amessage\x18\x02 \x01(\v2+.groundcrew.notifier.v1.TelegramChatMessageR\amessage\x12R\n" +
 	"\x0eedited_message\x18\x03 \x01(\v2+.groundcrew.notifier.v1.TelegramChatMessageR\reditedMessage\x12N\n" +
 	"\fchannel_post\x18\x04 \x01(\v2+.groundcrew.notifier.v1.TelegramChatMessageR\vchannelPost\x12T\n" +
-	"\x0ecallback_query\x18\x05 \x01(\v2-.groundcrew.notifier.v1.TelegramCallbackQueryR\rcallbackQuery\"\xb2\x01\n" +
+	"\x0ecallback_query\x18\x05 \x01(\v2-.groundcrew.notifier.v1.TelegramCallbackQueryR\rcallbackQuery\x12[\n" +
+	"\x13edited_channel_post\x18\x06 \x01(\v2+.groundcrew.notifier.v1.TelegramChatMessageR\x11editedChannelPost\x12H\n" +
+	"\x13business_connection\x18\a \x01(\v2\x17.google.protobuf.StructR\x12businessConnection\x12V\n" +
+	"\x10business_message\x18\b \x01(\v2+.groundcrew.notifier.v1.TelegramChatMessageR\x0fbusinessMessage\x12c\n" +
+	"\x17edited_business_message\x18\t \x01(\v2+.groundcrew.notifier.v1.TelegramChatMessageR\x15editedBusinessMessage\x12S\n" +
+	"\x19deleted_business_messages\x18\n" +
+	" \x01(\v2\x17.google.protobuf.StructR\x17deletedBusinessMessages\x12B\n" +
+	"\x10message_reaction\x18\v \x01(\v2\x17.google.protobuf.StructR\x0fmessageReaction\x12M\n" +
+	"\x16message_reaction_count\x18\f \x01(\v2\x17.google.protobuf.StructR\x14messageReactionCount\x12:\n" +
+	"\finline_query\x18\r \x01(\v2\x17.google.protobuf.StructR\vinlineQuery\x12I\n" +
+	"\x14chosen_inline_result\x18\x0e \x01(\v2\x17.google.protobuf.StructR\x12chosenInlineResult\x12>\n" +
+	"\x0eshipping_query\x18\x0f \x01(\v2\x17.google.protobuf.StructR\rshippingQuery\x12E\n" +
+	"\x12pre_checkout_query\x18\x10 \x01(\v2\x17.google.protobuf.StructR\x10preCheckoutQuery\x12I\n" +
+	"\x14purchased_paid_media\x18\x11 \x01(\v2\x17.google.protobuf.StructR\x12purchasedPaidMedia\x12+\n" +
+	"\x04poll\x18\x12 \x01(\v2\x17.google.protobuf.StructR\x04poll\x128\n" +
+	"\vpoll_answer\x18\x13 \x01(\v2\x17.google.protobuf.StructR\n" +
+	"pollAnswer\x12W\n" +
+	"\x0emy_chat_member\x18\x14 \x01(\v21.groundcrew.notifier.v1.TelegramChatMemberUpdatedR\fmyChatMember\x12R\n" +
+	"\vchat_member\x18\x15 \x01(\v21.groundcrew.notifier.v1.TelegramChatMemberUpdatedR\n" +
+	"chatMember\x12C\n" +
+	"\x11chat_join_request\x18\x16 \x01(\v2\x17.google.protobuf.StructR\x0fchatJoinRequest\x126\n" +
+	"\n" +
+	"chat_boost\x18\x17 \x01(\v2\x17.google.protobuf.StructR\tchatBoost\x12E\n" +
+	"\x12removed_chat_boost\x18\x18 \x01(\v2\x17.google.protobuf.StructR\x10removedChatBoost\x128\n" +
+	"\vmanaged_bot\x18\x19 \x01(\v2\x17.google.protobuf.StructR\n" +
+	"managedBot\"\xed\x03\n" +
+	"\x19TelegramChatMemberUpdated\x128\n" +
+	"\x04chat\x18\x01 \x01(\v2$.groundcrew.notifier.v1.TelegramChatR\x04chat\x128\n" +
+	"\x04from\x18\x02 \x01(\v2$.groundcrew.notifier.v1.TelegramUserR\x04from\x12\x12\n" +
+	"\x04date\x18\x03 \x01(\x03R\x04date\x12R\n" +
+	"\x0fold_chat_member\x18\x04 \x01(\v2*.groundcrew.notifier.v1.TelegramChatMemberR\roldChatMember\x12R\n" +
+	"\x0fnew_chat_member\x18\x05 \x01(\v2*.groundcrew.notifier.v1.TelegramChatMemberR\rnewChatMember\x128\n" +
+	"\vinvite_link\x18\x06 \x01(\v2\x17.google.protobuf.StructR\n" +
+	"inviteLink\x12(\n" +
+	"\x10via_join_request\x18\a \x01(\bR\x0eviaJoinRequest\x12<\n" +
+	"\x1bvia_chat_folder_invite_link\x18\b \x01(\bR\x17viaChatFolderInviteLink\"\xc0\x02\n" +
+	"\x12TelegramChatMember\x12\x16\n" +
+	"\x06status\x18\x01 \x01(\tR\x06status\x128\n" +
+	"\x04user\x18\x02 \x01(\v2$.groundcrew.notifier.v1.TelegramUserR\x04user\x12\x1d\n" +
+	"\n" +
+	"until_date\x18\x03 \x01(\x03R\tuntilDate\x12\x1b\n" +
+	"\tis_member\x18\x04 \x01(\bR\bisMember\x12!\n" +
+	"\fis_anonymous\x18\x05 \x01(\bR\visAnonymous\x12!\n" +
+	"\fcustom_title\x18\x06 \x01(\tR\vcustomTitle\x12*\n" +
+	"\x11can_post_messages\x18\a \x01(\bR\x0fcanPostMessages\x12*\n" +
+	"\x11can_send_messages\x18\b \x01(\bR\x0fcanSendMessages\"\xf8\x04\n" +
 	"\fTelegramUser\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x15\n" +
 	"\x06is_bot\x18\x02 \x01(\bR\x05isBot\x12\x1d\n" +
@@ -1195,19 +2823,36 @@ const file_groundcrew_notifier_v1_telegram_proto_rawDesc = "" +
 	"first_name\x18\x03 \x01(\tR\tfirstName\x12\x1b\n" +
 	"\tlast_name\x18\x04 \x01(\tR\blastName\x12\x1a\n" +
 	"\busername\x18\x05 \x01(\tR\busername\x12#\n" +
-	"\rlanguage_code\x18\x06 \x01(\tR\flanguageCode\"\x83\x01\n" +
+	"\rlanguage_code\x18\x06 \x01(\tR\flanguageCode\x12\x1d\n" +
+	"\n" +
+	"is_premium\x18\a \x01(\bR\tisPremium\x127\n" +
+	"\x18added_to_attachment_menu\x18\b \x01(\bR\x15addedToAttachmentMenu\x12&\n" +
+	"\x0fcan_join_groups\x18\t \x01(\bR\rcanJoinGroups\x12<\n" +
+	"\x1bcan_read_all_group_messages\x18\n" +
+	" \x01(\bR\x17canReadAllGroupMessages\x126\n" +
+	"\x17supports_inline_queries\x18\v \x01(\bR\x15supportsInlineQueries\x125\n" +
+	"\x17can_connect_to_business\x18\f \x01(\bR\x14canConnectToBusiness\x12'\n" +
+	"\x10has_main_web_app\x18\r \x01(\bR\rhasMainWebApp\x12,\n" +
+	"\x12has_topics_enabled\x18\x0e \x01(\bR\x10hasTopicsEnabled\x12@\n" +
+	"\x1dallows_users_to_create_topics\x18\x0f \x01(\bR\x19allowsUsersToCreateTopics\"\xe9\x01\n" +
 	"\fTelegramChat\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x14\n" +
 	"\x05title\x18\x03 \x01(\tR\x05title\x12\x1a\n" +
 	"\busername\x18\x04 \x01(\tR\busername\x12\x1d\n" +
 	"\n" +
-	"first_name\x18\x05 \x01(\tR\tfirstName\"\x95\x01\n" +
+	"first_name\x18\x05 \x01(\tR\tfirstName\x12\x1b\n" +
+	"\tlast_name\x18\x06 \x01(\tR\blastName\x12\x19\n" +
+	"\bis_forum\x18\a \x01(\bR\aisForum\x12,\n" +
+	"\x12is_direct_messages\x18\b \x01(\bR\x10isDirectMessages\"\xeb\x01\n" +
 	"\x15TelegramMessageEntity\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x05R\x06offset\x12\x16\n" +
 	"\x06length\x18\x03 \x01(\x05R\x06length\x128\n" +
-	"\x04user\x18\x04 \x01(\v2$.groundcrew.notifier.v1.TelegramUserR\x04user\"\xa2\x02\n" +
+	"\x04user\x18\x04 \x01(\v2$.groundcrew.notifier.v1.TelegramUserR\x04user\x12\x10\n" +
+	"\x03url\x18\x05 \x01(\tR\x03url\x12\x1a\n" +
+	"\blanguage\x18\x06 \x01(\tR\blanguage\x12&\n" +
+	"\x0fcustom_emoji_id\x18\a \x01(\tR\rcustomEmojiId\"\xa7\x03\n" +
 	"\fTelegramFile\x12\x17\n" +
 	"\afile_id\x18\x01 \x01(\tR\x06fileId\x12$\n" +
 	"\x0efile_unique_id\x18\x02 \x01(\tR\ffileUniqueId\x12\x1b\n" +
@@ -1219,7 +2864,10 @@ const file_groundcrew_notifier_v1_telegram_proto_rawDesc = "" +
 	"\tfile_name\x18\b \x01(\tR\bfileName\x12\x1c\n" +
 	"\tperformer\x18\t \x01(\tR\tperformer\x12\x14\n" +
 	"\x05title\x18\n" +
-	" \x01(\tR\x05title\"\xbd\x01\n" +
+	" \x01(\tR\x05title\x12B\n" +
+	"\tthumbnail\x18\v \x01(\v2$.groundcrew.notifier.v1.TelegramFileR\tthumbnail\x12\x16\n" +
+	"\x06length\x18\f \x01(\x05R\x06length\x12'\n" +
+	"\x0fstart_timestamp\x18\r \x01(\x05R\x0estartTimestamp\"\x86\x04\n" +
 	"\x0fTelegramSticker\x12\x17\n" +
 	"\afile_id\x18\x01 \x01(\tR\x06fileId\x12$\n" +
 	"\x0efile_unique_id\x18\x02 \x01(\tR\ffileUniqueId\x12\x14\n" +
@@ -1227,24 +2875,55 @@ const file_groundcrew_notifier_v1_telegram_proto_rawDesc = "" +
 	"\bset_name\x18\x04 \x01(\tR\asetName\x12\x1f\n" +
 	"\vis_animated\x18\x05 \x01(\bR\n" +
 	"isAnimated\x12\x19\n" +
-	"\bis_video\x18\x06 \x01(\bR\aisVideo\"L\n" +
+	"\bis_video\x18\x06 \x01(\bR\aisVideo\x12\x12\n" +
+	"\x04type\x18\a \x01(\tR\x04type\x12\x14\n" +
+	"\x05width\x18\b \x01(\x05R\x05width\x12\x16\n" +
+	"\x06height\x18\t \x01(\x05R\x06height\x12B\n" +
+	"\tthumbnail\x18\n" +
+	" \x01(\v2$.groundcrew.notifier.v1.TelegramFileR\tthumbnail\x12&\n" +
+	"\x0fcustom_emoji_id\x18\v \x01(\tR\rcustomEmojiId\x12\x1b\n" +
+	"\tfile_size\x18\f \x01(\x03R\bfileSize\x12Q\n" +
+	"\x11premium_animation\x18\r \x01(\v2$.groundcrew.notifier.v1.TelegramFileR\x10premiumAnimation\x12)\n" +
+	"\x10needs_repainting\x18\x0e \x01(\bR\x0fneedsRepainting\"\xee\x01\n" +
 	"\x10TelegramLocation\x12\x1a\n" +
 	"\blatitude\x18\x01 \x01(\x01R\blatitude\x12\x1c\n" +
-	"\tlongitude\x18\x02 \x01(\x01R\tlongitude\"p\n" +
+	"\tlongitude\x18\x02 \x01(\x01R\tlongitude\x12/\n" +
+	"\x13horizontal_accuracy\x18\x03 \x01(\x01R\x12horizontalAccuracy\x12\x1f\n" +
+	"\vlive_period\x18\x04 \x01(\x05R\n" +
+	"livePeriod\x12\x18\n" +
+	"\aheading\x18\x05 \x01(\x05R\aheading\x124\n" +
+	"\x16proximity_alert_radius\x18\x06 \x01(\x05R\x14proximityAlertRadius\"\x9f\x01\n" +
 	"\x0fTelegramContact\x12!\n" +
 	"\fphone_number\x18\x01 \x01(\tR\vphoneNumber\x12\x1d\n" +
 	"\n" +
 	"first_name\x18\x02 \x01(\tR\tfirstName\x12\x1b\n" +
-	"\tlast_name\x18\x03 \x01(\tR\blastName\":\n" +
+	"\tlast_name\x18\x03 \x01(\tR\blastName\x12\x17\n" +
+	"\auser_id\x18\x04 \x01(\x03R\x06userId\x12\x14\n" +
+	"\x05vcard\x18\x05 \x01(\tR\x05vcard\"\xb8\x02\n" +
 	"\fTelegramPoll\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
-	"\bquestion\x18\x02 \x01(\tR\bquestion\":\n" +
+	"\bquestion\x18\x02 \x01(\tR\bquestion\x12D\n" +
+	"\aoptions\x18\x03 \x03(\v2*.groundcrew.notifier.v1.TelegramPollOptionR\aoptions\x12*\n" +
+	"\x11total_voter_count\x18\x04 \x01(\x05R\x0ftotalVoterCount\x12\x1b\n" +
+	"\tis_closed\x18\x05 \x01(\bR\bisClosed\x12!\n" +
+	"\fis_anonymous\x18\x06 \x01(\bR\visAnonymous\x12\x12\n" +
+	"\x04type\x18\a \x01(\tR\x04type\x126\n" +
+	"\x17allows_multiple_answers\x18\b \x01(\bR\x15allowsMultipleAnswers\"I\n" +
+	"\x12TelegramPollOption\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\x12\x1f\n" +
+	"\vvoter_count\x18\x02 \x01(\x05R\n" +
+	"voterCount\":\n" +
 	"\fTelegramDice\x12\x14\n" +
 	"\x05emoji\x18\x01 \x01(\tR\x05emoji\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x05R\x05value\"?\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value\"\xa7\x02\n" +
 	"\rTelegramVenue\x12\x14\n" +
 	"\x05title\x18\x01 \x01(\tR\x05title\x12\x18\n" +
-	"\aaddress\x18\x02 \x01(\tR\aaddress\"\x82\v\n" +
+	"\aaddress\x18\x02 \x01(\tR\aaddress\x12D\n" +
+	"\blocation\x18\x03 \x01(\v2(.groundcrew.notifier.v1.TelegramLocationR\blocation\x12#\n" +
+	"\rfoursquare_id\x18\x04 \x01(\tR\ffoursquareId\x12'\n" +
+	"\x0ffoursquare_type\x18\x05 \x01(\tR\x0efoursquareType\x12&\n" +
+	"\x0fgoogle_place_id\x18\x06 \x01(\tR\rgooglePlaceId\x12*\n" +
+	"\x11google_place_type\x18\a \x01(\tR\x0fgooglePlaceType\"\x8c\x19\n" +
 	"\x13TelegramChatMessage\x12\x1d\n" +
 	"\n" +
 	"message_id\x18\x01 \x01(\x03R\tmessageId\x128\n" +
@@ -1273,12 +2952,88 @@ const file_groundcrew_notifier_v1_telegram_proto_rawDesc = "" +
 	"\x04dice\x18\x16 \x01(\v2$.groundcrew.notifier.v1.TelegramDiceR\x04dice\x12E\n" +
 	"\vsender_chat\x18\x17 \x01(\v2$.groundcrew.notifier.v1.TelegramChatR\n" +
 	"senderChat\x12\x1b\n" +
-	"\tedit_date\x18\x18 \x01(\x03R\beditDate\"\xbc\x01\n" +
+	"\tedit_date\x18\x18 \x01(\x03R\beditDate\x12*\n" +
+	"\x11message_thread_id\x18\x19 \x01(\x03R\x0fmessageThreadId\x12(\n" +
+	"\x10is_topic_message\x18\x1a \x01(\bR\x0eisTopicMessage\x12?\n" +
+	"\x05quote\x18\x1b \x01(\v2).groundcrew.notifier.v1.TelegramTextQuoteR\x05quote\x12X\n" +
+	"\x0eexternal_reply\x18\x1c \x01(\v21.groundcrew.notifier.v1.TelegramExternalReplyInfoR\rexternalReply\x12T\n" +
+	"\x0eforward_origin\x18\x1d \x01(\v2-.groundcrew.notifier.v1.TelegramMessageOriginR\rforwardOrigin\x12W\n" +
+	"\freply_markup\x18\x1e \x01(\v24.groundcrew.notifier.v1.TelegramInlineKeyboardMarkupR\vreplyMarkup\x120\n" +
+	"\x14is_automatic_forward\x18\x1f \x01(\bR\x12isAutomaticForward\x12=\n" +
+	"\avia_bot\x18  \x01(\v2$.groundcrew.notifier.v1.TelegramUserR\x06viaBot\x122\n" +
+	"\x15has_protected_content\x18! \x01(\bR\x13hasProtectedContent\x12&\n" +
+	"\x0fis_from_offline\x18\" \x01(\bR\risFromOffline\x12$\n" +
+	"\x0emedia_group_id\x18# \x01(\tR\fmediaGroupId\x12)\n" +
+	"\x10author_signature\x18$ \x01(\tR\x0fauthorSignature\x124\n" +
+	"\x16business_connection_id\x18% \x01(\tR\x14businessConnectionId\x12T\n" +
+	"\x13sender_business_bot\x18& \x01(\v2$.groundcrew.notifier.v1.TelegramUserR\x11senderBusinessBot\x12,\n" +
+	"\x12sender_boost_count\x18' \x01(\x05R\x10senderBoostCount\x12I\n" +
+	"\x14link_preview_options\x18( \x01(\v2\x17.google.protobuf.StructR\x12linkPreviewOptions\x12\x1b\n" +
+	"\teffect_id\x18) \x01(\tR\beffectId\x127\n" +
+	"\x18show_caption_above_media\x18* \x01(\bR\x15showCaptionAboveMedia\x12*\n" +
+	"\x11has_media_spoiler\x18+ \x01(\bR\x0fhasMediaSpoiler\x12N\n" +
+	"\x10new_chat_members\x18, \x03(\v2$.groundcrew.notifier.v1.TelegramUserR\x0enewChatMembers\x12N\n" +
+	"\x10left_chat_member\x18- \x01(\v2$.groundcrew.notifier.v1.TelegramUserR\x0eleftChatMember\x12$\n" +
+	"\x0enew_chat_title\x18. \x01(\tR\fnewChatTitle\x12,\n" +
+	"\x12group_chat_created\x18/ \x01(\bR\x10groupChatCreated\x126\n" +
+	"\x17supergroup_chat_created\x180 \x01(\bR\x15supergroupChatCreated\x12+\n" +
+	"\x12migrate_to_chat_id\x181 \x01(\x03R\x0fmigrateToChatId\x12/\n" +
+	"\x14migrate_from_chat_id\x182 \x01(\x03R\x11migrateFromChatId\x12R\n" +
+	"\x0epinned_message\x183 \x01(\v2+.groundcrew.notifier.v1.TelegramChatMessageR\rpinnedMessage\x12G\n" +
+	"\x13forum_topic_created\x184 \x01(\v2\x17.google.protobuf.StructR\x11forumTopicCreated\x12-\n" +
+	"\x05story\x185 \x01(\v2\x17.google.protobuf.StructR\x05story\x126\n" +
+	"\n" +
+	"paid_media\x186 \x01(\v2\x17.google.protobuf.StructR\tpaidMedia\x125\n" +
+	"\tchecklist\x187 \x01(\v2\x17.google.protobuf.StructR\tchecklist\"\xab\x01\n" +
+	"\x11TelegramTextQuote\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\x12I\n" +
+	"\bentities\x18\x02 \x03(\v2-.groundcrew.notifier.v1.TelegramMessageEntityR\bentities\x12\x1a\n" +
+	"\bposition\x18\x03 \x01(\x05R\bposition\x12\x1b\n" +
+	"\tis_manual\x18\x04 \x01(\bR\bisManual\"\xfb\x02\n" +
+	"\x15TelegramMessageOrigin\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
+	"\x04date\x18\x02 \x01(\x03R\x04date\x12E\n" +
+	"\vsender_user\x18\x03 \x01(\v2$.groundcrew.notifier.v1.TelegramUserR\n" +
+	"senderUser\x12(\n" +
+	"\x10sender_user_name\x18\x04 \x01(\tR\x0esenderUserName\x12E\n" +
+	"\vsender_chat\x18\x05 \x01(\v2$.groundcrew.notifier.v1.TelegramChatR\n" +
+	"senderChat\x128\n" +
+	"\x04chat\x18\x06 \x01(\v2$.groundcrew.notifier.v1.TelegramChatR\x04chat\x12\x1d\n" +
+	"\n" +
+	"message_id\x18\a \x01(\x03R\tmessageId\x12)\n" +
+	"\x10author_signature\x18\b \x01(\tR\x0fauthorSignature\"\xea\b\n" +
+	"\x19TelegramExternalReplyInfo\x12E\n" +
+	"\x06origin\x18\x01 \x01(\v2-.groundcrew.notifier.v1.TelegramMessageOriginR\x06origin\x128\n" +
+	"\x04chat\x18\x02 \x01(\v2$.groundcrew.notifier.v1.TelegramChatR\x04chat\x12\x1d\n" +
+	"\n" +
+	"message_id\x18\x03 \x01(\x03R\tmessageId\x12I\n" +
+	"\x14link_preview_options\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x12linkPreviewOptions\x12:\n" +
+	"\x05photo\x18\x05 \x03(\v2$.groundcrew.notifier.v1.TelegramFileR\x05photo\x12A\n" +
+	"\asticker\x18\x06 \x01(\v2'.groundcrew.notifier.v1.TelegramStickerR\asticker\x12:\n" +
+	"\x05voice\x18\a \x01(\v2$.groundcrew.notifier.v1.TelegramFileR\x05voice\x12:\n" +
+	"\x05audio\x18\b \x01(\v2$.groundcrew.notifier.v1.TelegramFileR\x05audio\x12:\n" +
+	"\x05video\x18\t \x01(\v2$.groundcrew.notifier.v1.TelegramFileR\x05video\x12C\n" +
+	"\n" +
+	"video_note\x18\n" +
+	" \x01(\v2$.groundcrew.notifier.v1.TelegramFileR\tvideoNote\x12B\n" +
+	"\tanimation\x18\v \x01(\v2$.groundcrew.notifier.v1.TelegramFileR\tanimation\x12@\n" +
+	"\bdocument\x18\f \x01(\v2$.groundcrew.notifier.v1.TelegramFileR\bdocument\x12D\n" +
+	"\blocation\x18\r \x01(\v2(.groundcrew.notifier.v1.TelegramLocationR\blocation\x12;\n" +
+	"\x05venue\x18\x0e \x01(\v2%.groundcrew.notifier.v1.TelegramVenueR\x05venue\x12A\n" +
+	"\acontact\x18\x0f \x01(\v2'.groundcrew.notifier.v1.TelegramContactR\acontact\x128\n" +
+	"\x04poll\x18\x10 \x01(\v2$.groundcrew.notifier.v1.TelegramPollR\x04poll\x128\n" +
+	"\x04dice\x18\x11 \x01(\v2$.groundcrew.notifier.v1.TelegramDiceR\x04dice\x12*\n" +
+	"\x11has_media_spoiler\x18\x12 \x01(\bR\x0fhasMediaSpoiler\"c\n" +
+	"\x1cTelegramInlineKeyboardMarkup\x12C\n" +
+	"\x0finline_keyboard\x18\x01 \x01(\v2\x1a.google.protobuf.ListValueR\x0einlineKeyboard\"\xb5\x02\n" +
 	"\x15TelegramCallbackQuery\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x128\n" +
 	"\x04from\x18\x02 \x01(\v2$.groundcrew.notifier.v1.TelegramUserR\x04from\x12E\n" +
 	"\amessage\x18\x03 \x01(\v2+.groundcrew.notifier.v1.TelegramChatMessageR\amessage\x12\x12\n" +
-	"\x04data\x18\x04 \x01(\tR\x04dataBKZIgithub.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1;notifierv1b\x06proto3"
+	"\x04data\x18\x04 \x01(\tR\x04data\x12#\n" +
+	"\rchat_instance\x18\x05 \x01(\tR\fchatInstance\x12*\n" +
+	"\x11inline_message_id\x18\x06 \x01(\tR\x0finlineMessageId\x12&\n" +
+	"\x0fgame_short_name\x18\a \x01(\tR\rgameShortNameBKZIgithub.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1;notifierv1b\x06proto3"
 
 var (
 	file_groundcrew_notifier_v1_telegram_proto_rawDescOnce sync.Once
@@ -1292,54 +3047,129 @@ func file_groundcrew_notifier_v1_telegram_proto_rawDescGZIP() []byte {
 	return file_groundcrew_notifier_v1_telegram_proto_rawDescData
 }
 
-var file_groundcrew_notifier_v1_telegram_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_groundcrew_notifier_v1_telegram_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_groundcrew_notifier_v1_telegram_proto_goTypes = []any{
-	(*TelegramUpdate)(nil),        // 0: groundcrew.notifier.v1.TelegramUpdate
-	(*TelegramUser)(nil),          // 1: groundcrew.notifier.v1.TelegramUser
-	(*TelegramChat)(nil),          // 2: groundcrew.notifier.v1.TelegramChat
-	(*TelegramMessageEntity)(nil), // 3: groundcrew.notifier.v1.TelegramMessageEntity
-	(*TelegramFile)(nil),          // 4: groundcrew.notifier.v1.TelegramFile
-	(*TelegramSticker)(nil),       // 5: groundcrew.notifier.v1.TelegramSticker
-	(*TelegramLocation)(nil),      // 6: groundcrew.notifier.v1.TelegramLocation
-	(*TelegramContact)(nil),       // 7: groundcrew.notifier.v1.TelegramContact
-	(*TelegramPoll)(nil),          // 8: groundcrew.notifier.v1.TelegramPoll
-	(*TelegramDice)(nil),          // 9: groundcrew.notifier.v1.TelegramDice
-	(*TelegramVenue)(nil),         // 10: groundcrew.notifier.v1.TelegramVenue
-	(*TelegramChatMessage)(nil),   // 11: groundcrew.notifier.v1.TelegramChatMessage
-	(*TelegramCallbackQuery)(nil), // 12: groundcrew.notifier.v1.TelegramCallbackQuery
+	(*TelegramUpdate)(nil),               // 0: groundcrew.notifier.v1.TelegramUpdate
+	(*TelegramChatMemberUpdated)(nil),    // 1: groundcrew.notifier.v1.TelegramChatMemberUpdated
+	(*TelegramChatMember)(nil),           // 2: groundcrew.notifier.v1.TelegramChatMember
+	(*TelegramUser)(nil),                 // 3: groundcrew.notifier.v1.TelegramUser
+	(*TelegramChat)(nil),                 // 4: groundcrew.notifier.v1.TelegramChat
+	(*TelegramMessageEntity)(nil),        // 5: groundcrew.notifier.v1.TelegramMessageEntity
+	(*TelegramFile)(nil),                 // 6: groundcrew.notifier.v1.TelegramFile
+	(*TelegramSticker)(nil),              // 7: groundcrew.notifier.v1.TelegramSticker
+	(*TelegramLocation)(nil),             // 8: groundcrew.notifier.v1.TelegramLocation
+	(*TelegramContact)(nil),              // 9: groundcrew.notifier.v1.TelegramContact
+	(*TelegramPoll)(nil),                 // 10: groundcrew.notifier.v1.TelegramPoll
+	(*TelegramPollOption)(nil),           // 11: groundcrew.notifier.v1.TelegramPollOption
+	(*TelegramDice)(nil),                 // 12: groundcrew.notifier.v1.TelegramDice
+	(*TelegramVenue)(nil),                // 13: groundcrew.notifier.v1.TelegramVenue
+	(*TelegramChatMessage)(nil),          // 14: groundcrew.notifier.v1.TelegramChatMessage
+	(*TelegramTextQuote)(nil),            // 15: groundcrew.notifier.v1.TelegramTextQuote
+	(*TelegramMessageOrigin)(nil),        // 16: groundcrew.notifier.v1.TelegramMessageOrigin
+	(*TelegramExternalReplyInfo)(nil),    // 17: groundcrew.notifier.v1.TelegramExternalReplyInfo
+	(*TelegramInlineKeyboardMarkup)(nil), // 18: groundcrew.notifier.v1.TelegramInlineKeyboardMarkup
+	(*TelegramCallbackQuery)(nil),        // 19: groundcrew.notifier.v1.TelegramCallbackQuery
+	(*structpb.Struct)(nil),              // 20: google.protobuf.Struct
+	(*structpb.ListValue)(nil),           // 21: google.protobuf.ListValue
 }
 var file_groundcrew_notifier_v1_telegram_proto_depIdxs = []int32{
-	11, // 0: groundcrew.notifier.v1.TelegramUpdate.message:type_name -> groundcrew.notifier.v1.TelegramChatMessage
-	11, // 1: groundcrew.notifier.v1.TelegramUpdate.edited_message:type_name -> groundcrew.notifier.v1.TelegramChatMessage
-	11, // 2: groundcrew.notifier.v1.TelegramUpdate.channel_post:type_name -> groundcrew.notifier.v1.TelegramChatMessage
-	12, // 3: groundcrew.notifier.v1.TelegramUpdate.callback_query:type_name -> groundcrew.notifier.v1.TelegramCallbackQuery
-	1,  // 4: groundcrew.notifier.v1.TelegramMessageEntity.user:type_name -> groundcrew.notifier.v1.TelegramUser
-	1,  // 5: groundcrew.notifier.v1.TelegramChatMessage.from:type_name -> groundcrew.notifier.v1.TelegramUser
-	2,  // 6: groundcrew.notifier.v1.TelegramChatMessage.chat:type_name -> groundcrew.notifier.v1.TelegramChat
-	11, // 7: groundcrew.notifier.v1.TelegramChatMessage.reply_to_message:type_name -> groundcrew.notifier.v1.TelegramChatMessage
-	3,  // 8: groundcrew.notifier.v1.TelegramChatMessage.entities:type_name -> groundcrew.notifier.v1.TelegramMessageEntity
-	3,  // 9: groundcrew.notifier.v1.TelegramChatMessage.caption_entities:type_name -> groundcrew.notifier.v1.TelegramMessageEntity
-	4,  // 10: groundcrew.notifier.v1.TelegramChatMessage.photo:type_name -> groundcrew.notifier.v1.TelegramFile
-	5,  // 11: groundcrew.notifier.v1.TelegramChatMessage.sticker:type_name -> groundcrew.notifier.v1.TelegramSticker
-	4,  // 12: groundcrew.notifier.v1.TelegramChatMessage.voice:type_name -> groundcrew.notifier.v1.TelegramFile
-	4,  // 13: groundcrew.notifier.v1.TelegramChatMessage.audio:type_name -> groundcrew.notifier.v1.TelegramFile
-	4,  // 14: groundcrew.notifier.v1.TelegramChatMessage.video:type_name -> groundcrew.notifier.v1.TelegramFile
-	4,  // 15: groundcrew.notifier.v1.TelegramChatMessage.video_note:type_name -> groundcrew.notifier.v1.TelegramFile
-	4,  // 16: groundcrew.notifier.v1.TelegramChatMessage.animation:type_name -> groundcrew.notifier.v1.TelegramFile
-	4,  // 17: groundcrew.notifier.v1.TelegramChatMessage.document:type_name -> groundcrew.notifier.v1.TelegramFile
-	6,  // 18: groundcrew.notifier.v1.TelegramChatMessage.location:type_name -> groundcrew.notifier.v1.TelegramLocation
-	10, // 19: groundcrew.notifier.v1.TelegramChatMessage.venue:type_name -> groundcrew.notifier.v1.TelegramVenue
-	7,  // 20: groundcrew.notifier.v1.TelegramChatMessage.contact:type_name -> groundcrew.notifier.v1.TelegramContact
-	8,  // 21: groundcrew.notifier.v1.TelegramChatMessage.poll:type_name -> groundcrew.notifier.v1.TelegramPoll
-	9,  // 22: groundcrew.notifier.v1.TelegramChatMessage.dice:type_name -> groundcrew.notifier.v1.TelegramDice
-	2,  // 23: groundcrew.notifier.v1.TelegramChatMessage.sender_chat:type_name -> groundcrew.notifier.v1.TelegramChat
-	1,  // 24: groundcrew.notifier.v1.TelegramCallbackQuery.from:type_name -> groundcrew.notifier.v1.TelegramUser
-	11, // 25: groundcrew.notifier.v1.TelegramCallbackQuery.message:type_name -> groundcrew.notifier.v1.TelegramChatMessage
-	26, // [26:26] is the sub-list for method output_type
-	26, // [26:26] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	14, // 0: groundcrew.notifier.v1.TelegramUpdate.message:type_name -> groundcrew.notifier.v1.TelegramChatMessage
+	14, // 1: groundcrew.notifier.v1.TelegramUpdate.edited_message:type_name -> groundcrew.notifier.v1.TelegramChatMessage
+	14, // 2: groundcrew.notifier.v1.TelegramUpdate.channel_post:type_name -> groundcrew.notifier.v1.TelegramChatMessage
+	19, // 3: groundcrew.notifier.v1.TelegramUpdate.callback_query:type_name -> groundcrew.notifier.v1.TelegramCallbackQuery
+	14, // 4: groundcrew.notifier.v1.TelegramUpdate.edited_channel_post:type_name -> groundcrew.notifier.v1.TelegramChatMessage
+	20, // 5: groundcrew.notifier.v1.TelegramUpdate.business_connection:type_name -> google.protobuf.Struct
+	14, // 6: groundcrew.notifier.v1.TelegramUpdate.business_message:type_name -> groundcrew.notifier.v1.TelegramChatMessage
+	14, // 7: groundcrew.notifier.v1.TelegramUpdate.edited_business_message:type_name -> groundcrew.notifier.v1.TelegramChatMessage
+	20, // 8: groundcrew.notifier.v1.TelegramUpdate.deleted_business_messages:type_name -> google.protobuf.Struct
+	20, // 9: groundcrew.notifier.v1.TelegramUpdate.message_reaction:type_name -> google.protobuf.Struct
+	20, // 10: groundcrew.notifier.v1.TelegramUpdate.message_reaction_count:type_name -> google.protobuf.Struct
+	20, // 11: groundcrew.notifier.v1.TelegramUpdate.inline_query:type_name -> google.protobuf.Struct
+	20, // 12: groundcrew.notifier.v1.TelegramUpdate.chosen_inline_result:type_name -> google.protobuf.Struct
+	20, // 13: groundcrew.notifier.v1.TelegramUpdate.shipping_query:type_name -> google.protobuf.Struct
+	20, // 14: groundcrew.notifier.v1.TelegramUpdate.pre_checkout_query:type_name -> google.protobuf.Struct
+	20, // 15: groundcrew.notifier.v1.TelegramUpdate.purchased_paid_media:type_name -> google.protobuf.Struct
+	20, // 16: groundcrew.notifier.v1.TelegramUpdate.poll:type_name -> google.protobuf.Struct
+	20, // 17: groundcrew.notifier.v1.TelegramUpdate.poll_answer:type_name -> google.protobuf.Struct
+	1,  // 18: groundcrew.notifier.v1.TelegramUpdate.my_chat_member:type_name -> groundcrew.notifier.v1.TelegramChatMemberUpdated
+	1,  // 19: groundcrew.notifier.v1.TelegramUpdate.chat_member:type_name -> groundcrew.notifier.v1.TelegramChatMemberUpdated
+	20, // 20: groundcrew.notifier.v1.TelegramUpdate.chat_join_request:type_name -> google.protobuf.Struct
+	20, // 21: groundcrew.notifier.v1.TelegramUpdate.chat_boost:type_name -> google.protobuf.Struct
+	20, // 22: groundcrew.notifier.v1.TelegramUpdate.removed_chat_boost:type_name -> google.protobuf.Struct
+	20, // 23: groundcrew.notifier.v1.TelegramUpdate.managed_bot:type_name -> google.protobuf.Struct
+	4,  // 24: groundcrew.notifier.v1.TelegramChatMemberUpdated.chat:type_name -> groundcrew.notifier.v1.TelegramChat
+	3,  // 25: groundcrew.notifier.v1.TelegramChatMemberUpdated.from:type_name -> groundcrew.notifier.v1.TelegramUser
+	2,  // 26: groundcrew.notifier.v1.TelegramChatMemberUpdated.old_chat_member:type_name -> groundcrew.notifier.v1.TelegramChatMember
+	2,  // 27: groundcrew.notifier.v1.TelegramChatMemberUpdated.new_chat_member:type_name -> groundcrew.notifier.v1.TelegramChatMember
+	20, // 28: groundcrew.notifier.v1.TelegramChatMemberUpdated.invite_link:type_name -> google.protobuf.Struct
+	3,  // 29: groundcrew.notifier.v1.TelegramChatMember.user:type_name -> groundcrew.notifier.v1.TelegramUser
+	3,  // 30: groundcrew.notifier.v1.TelegramMessageEntity.user:type_name -> groundcrew.notifier.v1.TelegramUser
+	6,  // 31: groundcrew.notifier.v1.TelegramFile.thumbnail:type_name -> groundcrew.notifier.v1.TelegramFile
+	6,  // 32: groundcrew.notifier.v1.TelegramSticker.thumbnail:type_name -> groundcrew.notifier.v1.TelegramFile
+	6,  // 33: groundcrew.notifier.v1.TelegramSticker.premium_animation:type_name -> groundcrew.notifier.v1.TelegramFile
+	11, // 34: groundcrew.notifier.v1.TelegramPoll.options:type_name -> groundcrew.notifier.v1.TelegramPollOption
+	8,  // 35: groundcrew.notifier.v1.TelegramVenue.location:type_name -> groundcrew.notifier.v1.TelegramLocation
+	3,  // 36: groundcrew.notifier.v1.TelegramChatMessage.from:type_name -> groundcrew.notifier.v1.TelegramUser
+	4,  // 37: groundcrew.notifier.v1.TelegramChatMessage.chat:type_name -> groundcrew.notifier.v1.TelegramChat
+	14, // 38: groundcrew.notifier.v1.TelegramChatMessage.reply_to_message:type_name -> groundcrew.notifier.v1.TelegramChatMessage
+	5,  // 39: groundcrew.notifier.v1.TelegramChatMessage.entities:type_name -> groundcrew.notifier.v1.TelegramMessageEntity
+	5,  // 40: groundcrew.notifier.v1.TelegramChatMessage.caption_entities:type_name -> groundcrew.notifier.v1.TelegramMessageEntity
+	6,  // 41: groundcrew.notifier.v1.TelegramChatMessage.photo:type_name -> groundcrew.notifier.v1.TelegramFile
+	7,  // 42: groundcrew.notifier.v1.TelegramChatMessage.sticker:type_name -> groundcrew.notifier.v1.TelegramSticker
+	6,  // 43: groundcrew.notifier.v1.TelegramChatMessage.voice:type_name -> groundcrew.notifier.v1.TelegramFile
+	6,  // 44: groundcrew.notifier.v1.TelegramChatMessage.audio:type_name -> groundcrew.notifier.v1.TelegramFile
+	6,  // 45: groundcrew.notifier.v1.TelegramChatMessage.video:type_name -> groundcrew.notifier.v1.TelegramFile
+	6,  // 46: groundcrew.notifier.v1.TelegramChatMessage.video_note:type_name -> groundcrew.notifier.v1.TelegramFile
+	6,  // 47: groundcrew.notifier.v1.TelegramChatMessage.animation:type_name -> groundcrew.notifier.v1.TelegramFile
+	6,  // 48: groundcrew.notifier.v1.TelegramChatMessage.document:type_name -> groundcrew.notifier.v1.TelegramFile
+	8,  // 49: groundcrew.notifier.v1.TelegramChatMessage.location:type_name -> groundcrew.notifier.v1.TelegramLocation
+	13, // 50: groundcrew.notifier.v1.TelegramChatMessage.venue:type_name -> groundcrew.notifier.v1.TelegramVenue
+	9,  // 51: groundcrew.notifier.v1.TelegramChatMessage.contact:type_name -> groundcrew.notifier.v1.TelegramContact
+	10, // 52: groundcrew.notifier.v1.TelegramChatMessage.poll:type_name -> groundcrew.notifier.v1.TelegramPoll
+	12, // 53: groundcrew.notifier.v1.TelegramChatMessage.dice:type_name -> groundcrew.notifier.v1.TelegramDice
+	4,  // 54: groundcrew.notifier.v1.TelegramChatMessage.sender_chat:type_name -> groundcrew.notifier.v1.TelegramChat
+	15, // 55: groundcrew.notifier.v1.TelegramChatMessage.quote:type_name -> groundcrew.notifier.v1.TelegramTextQuote
+	17, // 56: groundcrew.notifier.v1.TelegramChatMessage.external_reply:type_name -> groundcrew.notifier.v1.TelegramExternalReplyInfo
+	16, // 57: groundcrew.notifier.v1.TelegramChatMessage.forward_origin:type_name -> groundcrew.notifier.v1.TelegramMessageOrigin
+	18, // 58: groundcrew.notifier.v1.TelegramChatMessage.reply_markup:type_name -> groundcrew.notifier.v1.TelegramInlineKeyboardMarkup
+	3,  // 59: groundcrew.notifier.v1.TelegramChatMessage.via_bot:type_name -> groundcrew.notifier.v1.TelegramUser
+	3,  // 60: groundcrew.notifier.v1.TelegramChatMessage.sender_business_bot:type_name -> groundcrew.notifier.v1.TelegramUser
+	20, // 61: groundcrew.notifier.v1.TelegramChatMessage.link_preview_options:type_name -> google.protobuf.Struct
+	3,  // 62: groundcrew.notifier.v1.TelegramChatMessage.new_chat_members:type_name -> groundcrew.notifier.v1.TelegramUser
+	3,  // 63: groundcrew.notifier.v1.TelegramChatMessage.left_chat_member:type_name -> groundcrew.notifier.v1.TelegramUser
+	14, // 64: groundcrew.notifier.v1.TelegramChatMessage.pinned_message:type_name -> groundcrew.notifier.v1.TelegramChatMessage
+	20, // 65: groundcrew.notifier.v1.TelegramChatMessage.forum_topic_created:type_name -> google.protobuf.Struct
+	20, // 66: groundcrew.notifier.v1.TelegramChatMessage.story:type_name -> google.protobuf.Struct
+	20, // 67: groundcrew.notifier.v1.TelegramChatMessage.paid_media:type_name -> google.protobuf.Struct
+	20, // 68: groundcrew.notifier.v1.TelegramChatMessage.checklist:type_name -> google.protobuf.Struct
+	5,  // 69: groundcrew.notifier.v1.TelegramTextQuote.entities:type_name -> groundcrew.notifier.v1.TelegramMessageEntity
+	3,  // 70: groundcrew.notifier.v1.TelegramMessageOrigin.sender_user:type_name -> groundcrew.notifier.v1.TelegramUser
+	4,  // 71: groundcrew.notifier.v1.TelegramMessageOrigin.sender_chat:type_name -> groundcrew.notifier.v1.TelegramChat
+	4,  // 72: groundcrew.notifier.v1.TelegramMessageOrigin.chat:type_name -> groundcrew.notifier.v1.TelegramChat
+	16, // 73: groundcrew.notifier.v1.TelegramExternalReplyInfo.origin:type_name -> groundcrew.notifier.v1.TelegramMessageOrigin
+	4,  // 74: groundcrew.notifier.v1.TelegramExternalReplyInfo.chat:type_name -> groundcrew.notifier.v1.TelegramChat
+	20, // 75: groundcrew.notifier.v1.TelegramExternalReplyInfo.link_preview_options:type_name -> google.protobuf.Struct
+	6,  // 76: groundcrew.notifier.v1.TelegramExternalReplyInfo.photo:type_name -> groundcrew.notifier.v1.TelegramFile
+	7,  // 77: groundcrew.notifier.v1.TelegramExternalReplyInfo.sticker:type_name -> groundcrew.notifier.v1.TelegramSticker
+	6,  // 78: groundcrew.notifier.v1.TelegramExternalReplyInfo.voice:type_name -> groundcrew.notifier.v1.TelegramFile
+	6,  // 79: groundcrew.notifier.v1.TelegramExternalReplyInfo.audio:type_name -> groundcrew.notifier.v1.TelegramFile
+	6,  // 80: groundcrew.notifier.v1.TelegramExternalReplyInfo.video:type_name -> groundcrew.notifier.v1.TelegramFile
+	6,  // 81: groundcrew.notifier.v1.TelegramExternalReplyInfo.video_note:type_name -> groundcrew.notifier.v1.TelegramFile
+	6,  // 82: groundcrew.notifier.v1.TelegramExternalReplyInfo.animation:type_name -> groundcrew.notifier.v1.TelegramFile
+	6,  // 83: groundcrew.notifier.v1.TelegramExternalReplyInfo.document:type_name -> groundcrew.notifier.v1.TelegramFile
+	8,  // 84: groundcrew.notifier.v1.TelegramExternalReplyInfo.location:type_name -> groundcrew.notifier.v1.TelegramLocation
+	13, // 85: groundcrew.notifier.v1.TelegramExternalReplyInfo.venue:type_name -> groundcrew.notifier.v1.TelegramVenue
+	9,  // 86: groundcrew.notifier.v1.TelegramExternalReplyInfo.contact:type_name -> groundcrew.notifier.v1.TelegramContact
+	10, // 87: groundcrew.notifier.v1.TelegramExternalReplyInfo.poll:type_name -> groundcrew.notifier.v1.TelegramPoll
+	12, // 88: groundcrew.notifier.v1.TelegramExternalReplyInfo.dice:type_name -> groundcrew.notifier.v1.TelegramDice
+	21, // 89: groundcrew.notifier.v1.TelegramInlineKeyboardMarkup.inline_keyboard:type_name -> google.protobuf.ListValue
+	3,  // 90: groundcrew.notifier.v1.TelegramCallbackQuery.from:type_name -> groundcrew.notifier.v1.TelegramUser
+	14, // 91: groundcrew.notifier.v1.TelegramCallbackQuery.message:type_name -> groundcrew.notifier.v1.TelegramChatMessage
+	92, // [92:92] is the sub-list for method output_type
+	92, // [92:92] is the sub-list for method input_type
+	92, // [92:92] is the sub-list for extension type_name
+	92, // [92:92] is the sub-list for extension extendee
+	0,  // [0:92] is the sub-list for field type_name
 }
 
 func init() { file_groundcrew_notifier_v1_telegram_proto_init() }
@@ -1353,7 +3183,7 @@ func file_groundcrew_notifier_v1_telegram_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_groundcrew_notifier_v1_telegram_proto_rawDesc), len(file_groundcrew_notifier_v1_telegram_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   13,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
