@@ -60,7 +60,8 @@ func (s *ResearchService) GetResearchReport(ctx context.Context, req *groundingv
 	return &groundingv1.GetResearchReportResponse{Content: rec.Content, Metadata: fromReportMetadata(rec.Metadata)}, nil
 }
 
-// ListResearch pages a user's runs, newest first.
+// ListResearch pages a user's runs, or every run without a user id,
+// newest first.
 func (s *ResearchService) ListResearch(ctx context.Context, req *groundingv1.ListResearchRequest) (*groundingv1.ListResearchResponse, error) {
 	runs, next, err := s.svc.List(ctx, req.GetUserId(), research.Page{Size: int(req.GetPageSize()), Token: req.GetPageToken()})
 	if err != nil {

@@ -418,6 +418,23 @@ func TestListResearchPages(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("listed runs (-want +got):\n%s", diff)
 	}
+
+	// An operator lists every user's runs by leaving user_id empty.
+	other, err := e.client.StartResearch(t.Context(), &groundingv1.StartResearchRequest{Topic: "another user's topic", UserId: "9b0e7a4c-3f9d-4c55-9a43-7a0f1f0f6b21", MaxIterations: new(int32(1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := e.client.ListResearch(t.Context(), &groundingv1.ListResearchRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	for _, r := range all.GetRuns() {
+		got = append(got, r.GetId())
+	}
+	if diff := cmp.Diff(append([]string{other.GetRun().GetId()}, want...), got); diff != "" {
+		t.Errorf("every run (-want +got):\n%s", diff)
+	}
 }
 
 // waitFor polls cond until it holds or the deadline passes.

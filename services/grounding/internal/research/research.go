@@ -425,7 +425,8 @@ type Store interface {
 	CreateRun(ctx context.Context, run *Run, jobs []Job) error
 	// GetRun returns a run.
 	GetRun(ctx context.Context, id string) (*Run, error)
-	// ListRuns returns a user's runs, newest first, and the next page token.
+	// ListRuns returns a user's runs (every user's when userID is empty),
+	// newest first, and the next page token.
 	ListRuns(ctx context.Context, userID string, page Page) ([]*Run, string, error)
 	// GetApproval returns an approval.
 	GetApproval(ctx context.Context, id string) (*Approval, error)

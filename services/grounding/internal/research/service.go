@@ -234,7 +234,8 @@ func (s *Service) GetReport(ctx context.Context, runID string) (*ReportRecord, e
 	return rec, nil
 }
 
-// List returns a user's runs, newest first, and the next page token.
+// List returns a user's runs (every user's when userID is empty), newest
+// first, and the next page token.
 func (s *Service) List(ctx context.Context, userID string, page Page) ([]*Run, string, error) {
 	return s.deps.Store.ListRuns(ctx, strings.ToLower(userID), page)
 }

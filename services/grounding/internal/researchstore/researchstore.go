@@ -404,16 +404,23 @@ func pageSize(p research.Page) int {
 	return p.Size
 }
 
-// ListRuns returns a user's runs, newest first.
+// ListRuns returns a user's runs, or every user's when userID is empty,
+// newest first.
 func (s *Store) ListRuns(ctx context.Context, userID string, p research.Page) ([]*research.Run, string, error) {
 	cur, err := parseToken(p.Token)
 	if err != nil {
 		return nil, "", err
 	}
 	n := pageSize(p)
-	rows, err := s.db.QueryContext(ctx, `SELECT data FROM research_runs
-		WHERE user_id = $1 AND (created_at < $2 OR (created_at = $2 AND id < $3))
-		ORDER BY created_at DESC, id DESC LIMIT $4`, userID, cur.At, cur.ID, n+1)
+	where := "(created_at < $1 OR (created_at = $1 AND id < $2))"
+	args := []any{cur.At, cur.ID}
+	if userID != "" {
+		args = append(args, userID)
+		where += " AND user_id = $3"
+	}
+	args = append(args, n+1)
+	rows, err := s.db.QueryContext(ctx, `SELECT data FROM research_runs WHERE `+where+
+		` ORDER BY created_at DESC, id DESC LIMIT $`+strconv.Itoa(len(args)), args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("listing runs: %w", err)
 	}

@@ -296,6 +296,23 @@ func TestListPaging(t *testing.T) {
 		t.Errorf("paged runs (-want +got):\n%s", diff)
 	}
 
+	// Without a user id every user's runs are listed, newest first.
+	all, next, err := st.ListRuns(ctx, "", research.Page{Size: 5})
+	if err != nil || next == "" {
+		t.Fatalf("first page of every run = %v, %q, %v", all, next, err)
+	}
+	rest, last, err := st.ListRuns(ctx, "", research.Page{Size: 5, Token: next})
+	if err != nil || last != "" {
+		t.Fatalf("second page of every run = %v, %q, %v", rest, last, err)
+	}
+	got = nil
+	for _, r := range append(all, rest...) {
+		got = append(got, r.ID)
+	}
+	if diff := cmp.Diff([]string{"run-4", "run-3", "run-2", "run-1", "run-0", "other"}, got); diff != "" {
+		t.Errorf("every run (-want +got):\n%s", diff)
+	}
+
 	pending, next, err := st.ListApprovals(ctx, research.ApprovalFilter{Status: research.ApprovalPending}, research.Page{Size: 1})
 	if err != nil || len(pending) != 1 || pending[0].ID != "appr-run-3" || next == "" {
 		t.Fatalf("first pending page = %v, %q, %v", pending, next, err)

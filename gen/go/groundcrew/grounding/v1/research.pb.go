@@ -1635,7 +1635,7 @@ func (x *ReportSource) GetUrl() string {
 // ListResearchRequest pages a user's runs.
 type ListResearchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Whose runs: a UUID.
+	// Whose runs: a UUID; empty lists every user's runs.
 	UserId string `protobuf:"bytes,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
 	// Page size, 0..100; 0 means 20.
 	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
@@ -2474,9 +2474,9 @@ const file_groundcrew_grounding_v1_research_proto_rawDesc = "" +
 	"\ttimestamp\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\ttimestamp\"6\n" +
 	"\fReportSource\x12\x14\n" +
 	"\x05title\x18\x01 \x01(\tR\x05title\x12\x10\n" +
-	"\x03url\x18\x02 \x01(\tR\x03url\"\x7f\n" +
-	"\x13ListResearchRequest\x12!\n" +
-	"\auser_id\x18\x01 \x01(\tB\b\xbaH\x05r\x03\xb0\x01\x01R\x06userId\x12&\n" +
+	"\x03url\x18\x02 \x01(\tR\x03url\"\x82\x01\n" +
+	"\x13ListResearchRequest\x12$\n" +
+	"\auser_id\x18\x01 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\x06userId\x12&\n" +
 	"\tpage_size\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\bpageSize\x12\x1d\n" +
 	"\n" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\"z\n" +
