@@ -58,6 +58,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/alert-groups/{groupId}/escalation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * GetEscalation returns an alert group's escalation: its policy, state and
+         *     timeline (who was notified when, by which step and channel, who
+         *     acknowledged, when it stopped and why).
+         */
+        get: operations["OnCallService_GetEscalation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/alert-groups/{id}": {
         parameters: {
             query?: never;
@@ -548,6 +569,137 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/oncall/policies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** ListPolicies lists every escalation policy, ordered by id. */
+        get: operations["OnCallService_ListPolicies"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oncall/policies/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** PutPolicy creates an escalation policy or replaces the one with its id. */
+        put: operations["OnCallService_PutPolicy"];
+        post?: never;
+        /** DeletePolicy deletes an escalation policy. Escalations under way stop. */
+        delete: operations["OnCallService_DeletePolicy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oncall/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** ListSchedules lists every schedule, ordered by id. */
+        get: operations["OnCallService_ListSchedules"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oncall/schedules/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** GetSchedule returns one schedule. */
+        get: operations["OnCallService_GetSchedule"];
+        /** PutSchedule creates a schedule or replaces the one with its id. */
+        put: operations["OnCallService_PutSchedule"];
+        post?: never;
+        /** DeleteSchedule deletes a schedule no policy names. */
+        delete: operations["OnCallService_DeleteSchedule"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oncall/schedules/{id}/calendar.ics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * GetCalendar returns a schedule's shifts for the next 28 days as an
+         *     iCalendar feed (text/calendar), one event per shift.
+         */
+        get: operations["OnCallService_GetCalendar"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oncall/schedules/{id}/oncall": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * GetOnCall says who is on call on a schedule at a time (now by default)
+         *     and when the next hand-off is.
+         */
+        get: operations["OnCallService_GetOnCall"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oncall/schedules/{id}/shifts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * ListShifts lists a schedule's shifts in a window (the next 7 days by
+         *     default), computed from its layers and overrides.
+         */
+        get: operations["OnCallService_ListShifts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/research": {
         parameters: {
             query?: never;
@@ -710,20 +862,6 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
-         * @description State is how far the answer got.
-         *
-         *      - STATE_UNSPECIFIED: Not set.
-         *      - RECEIVED: The question was accepted.
-         *      - SCOPE_CHECK: Checking the question is about the collection.
-         *      - PROCESSING: Retrieving chunks.
-         *      - ANSWERING: Writing the answer.
-         *      - COMPLETED: Done.
-         *      - FAILED: Failed; error says why.
-         * @default STATE_UNSPECIFIED
-         * @enum {string}
-         */
-        AgentResponseState: "STATE_UNSPECIFIED" | "RECEIVED" | "SCOPE_CHECK" | "PROCESSING" | "ANSWERING" | "COMPLETED" | "FAILED";
-        /**
          * @description Action is something a client may do to a group, as its buttons do.
          *
          *      - ACTION_UNSPECIFIED: Not an action.
@@ -736,6 +874,19 @@ export interface components {
          * @enum {string}
          */
         AlertGroupAction: "ACTION_UNSPECIFIED" | "SILENCE" | "EXPIRE_SILENCE" | "ACK";
+        /**
+         * @description What happened.
+         *
+         *      - KIND_UNSPECIFIED: Not set.
+         *      - STARTED: Escalation started (the group's root was delivered).
+         *      - NOTIFIED: A person was notified.
+         *      - NOTIFY_FAILED: Notifying a person failed (e.g. they never started the bot).
+         *      - ACKNOWLEDGED: Someone acknowledged the group.
+         *      - STOPPED: Escalation stopped (acknowledged, resolved, exhausted, policy gone).
+         * @default KIND_UNSPECIFIED
+         * @enum {string}
+         */
+        EscalationEventKind: "KIND_UNSPECIFIED" | "STARTED" | "NOTIFIED" | "NOTIFY_FAILED" | "ACKNOWLEDGED" | "STOPPED";
         /** @description ReviewAnnotatedMessageRequest records a review. */
         GroundingServiceReviewAnnotatedMessageBody: {
             /** @description Notes kept with the review. */
@@ -829,6 +980,17 @@ export interface components {
             decision?: components["schemas"]["v1DecideApprovalRequestDecision"];
         };
         /**
+         * @description Length of one shift.
+         *
+         *      - LENGTH_UNSPECIFIED: Not set.
+         *      - DAILY: One shift a day, handing over at handoff_time local time.
+         *      - WEEKLY: One shift a week, handing over at handoff_time on start_date's weekday.
+         *      - HOURS: Shifts of `hours` hours of elapsed time.
+         * @default LENGTH_UNSPECIFIED
+         * @enum {string}
+         */
+        RotationLength: "LENGTH_UNSPECIFIED" | "DAILY" | "WEEKLY" | "HOURS";
+        /**
          * @description ContextScale sets how much evidence text goes into the prompt.
          *
          *      - CONTEXT_SCALE_UNSPECIFIED: The same as MEDIUM.
@@ -839,6 +1001,61 @@ export interface components {
          * @enum {string}
          */
         RoundConfigContextScale: "CONTEXT_SCALE_UNSPECIFIED" | "LOW" | "MEDIUM" | "HIGH";
+        /**
+         * @description Message that represents an arbitrary HTTP body. It should only be used for
+         *     payload formats that can't be represented as JSON, such as raw binary or
+         *     an HTML page.
+         *
+         *
+         *     This message can be used both in streaming and non-streaming API methods in
+         *     the request as well as the response.
+         *
+         *     It can be used as a top-level request field, which is convenient if one
+         *     wants to extract parameters from either the URL or HTTP template into the
+         *     request fields and also want access to the raw HTTP body.
+         *
+         *     Example:
+         *
+         *         message GetResourceRequest {
+         *           // A unique request id.
+         *           string request_id = 1;
+         *
+         *           // The raw HTTP body is bound to this field.
+         *           google.api.HttpBody http_body = 2;
+         *         }
+         *
+         *         service ResourceService {
+         *           rpc GetResource(GetResourceRequest) returns (google.api.HttpBody);
+         *           rpc UpdateResource(google.api.HttpBody) returns
+         *           (google.protobuf.Empty);
+         *         }
+         *
+         *     Example with streaming methods:
+         *
+         *         service CaldavService {
+         *           rpc GetCalendar(stream google.api.HttpBody)
+         *             returns (stream google.api.HttpBody);
+         *           rpc UpdateCalendar(stream google.api.HttpBody)
+         *             returns (stream google.api.HttpBody);
+         *         }
+         *
+         *     Use of this type only changes how the request and response bodies are
+         *     handled, all other features will continue to work unchanged.
+         */
+        apiHttpBody: {
+            /** @description The HTTP Content-Type header value specifying the content type of the body. */
+            contentType?: string;
+            /**
+             * Format: byte
+             * @description The HTTP request/response body as raw binary.
+             */
+            data?: string;
+            /**
+             * @description Application specific response metadata. Must be set in the first response
+             *     for streaming APIs.
+             */
+            extensions?: components["schemas"]["protobufAny"][];
+        };
         /** @description google.rpc.BadRequest, the detail of every HTTP 400. */
         googleRpcBadRequest: {
             /** @enum {string} */
@@ -897,7 +1114,70 @@ export interface components {
              */
             url?: string;
         };
+        /**
+         * @description `Any` contains an arbitrary serialized protocol buffer message along with a
+         *     URL that describes the type of the serialized message.
+         *
+         *     In its binary encoding, an `Any` is an ordinary message; but in other wire
+         *     forms like JSON, it has a special encoding. The format of the type URL is
+         *     described on the `type_url` field.
+         *
+         *     Protobuf APIs provide utilities to interact with `Any` values:
+         *
+         *     - A 'pack' operation accepts a message and constructs a generic `Any` wrapper
+         *       around it.
+         *     - An 'unpack' operation reads the content of an `Any` message, either into an
+         *       existing message or a new one. Unpack operations must check the type of the
+         *       value they unpack against the declared `type_url`.
+         *     - An 'is' operation decides whether an `Any` contains a message of the given
+         *       type, i.e. whether it can 'unpack' that type.
+         *
+         *     The JSON format representation of an `Any` follows one of these cases:
+         *
+         *     - For types without special-cased JSON encodings, the JSON format
+         *       representation of the `Any` is the same as that of the message, with an
+         *       additional `@type` field which contains the type URL.
+         *     - For types with special-cased JSON encodings (typically called 'well-known'
+         *       types, listed in https://protobuf.dev/programming-guides/json/#any), the
+         *       JSON format representation has a key `@type` which contains the type URL
+         *       and a key `value` which contains the JSON-serialized value.
+         *
+         *     The text format representation of an `Any` is like a message with one field
+         *     whose name is the type URL in brackets. For example, an `Any` containing a
+         *     `foo.Bar` message may be written `[type.googleapis.com/foo.Bar] { a: 2 }`.
+         */
         protobufAny: {
+            /**
+             * @description Identifies the type of the serialized Protobuf message with a URI reference
+             *     consisting of a prefix ending in a slash and the fully-qualified type name.
+             *
+             *     Example: type.googleapis.com/google.protobuf.StringValue
+             *
+             *     This string must contain at least one `/` character, and the content after
+             *     the last `/` must be the fully-qualified name of the type in canonical
+             *     form, without a leading dot. Do not write a scheme on these URI references
+             *     so that clients do not attempt to contact them.
+             *
+             *     The prefix is arbitrary and Protobuf implementations are expected to
+             *     simply strip off everything up to and including the last `/` to identify
+             *     the type. `type.googleapis.com/` is a common default prefix that some
+             *     legacy implementations require. This prefix does not indicate the origin of
+             *     the type, and URIs containing it are not expected to respond to any
+             *     requests.
+             *
+             *     All type URL strings must be legal URI references with the additional
+             *     restriction (for the text format) that the content of the reference
+             *     must consist only of alphanumeric characters, percent-encoded escapes, and
+             *     characters in the following set (not including the outer backticks):
+             *     `/-.~_!$&()*+,;=`. Despite our allowing percent encodings, implementations
+             *     should not unescape them to prevent confusion with existing parsers. For
+             *     example, `type.googleapis.com%2FFoo` should be rejected.
+             *
+             *     In the original design of `Any`, the possibility of launching a type
+             *     resolution service at these type URLs was considered but Protobuf never
+             *     implemented one and considers contacting these URLs to be problematic and
+             *     a potential security issue. Do not attempt to contact type URLs.
+             */
             "@type"?: string;
         } & {
             [key: string]: unknown;
@@ -994,10 +1274,24 @@ export interface components {
             reviewReason?: string;
             /** @description Every source the answer draws on, in the order Document X counts. */
             sources?: components["schemas"]["v1Source"][];
-            state?: components["schemas"]["AgentResponseState"];
+            state?: components["schemas"]["v1AgentResponseState"];
             /** @description Whether an answer (or an honest out-of-scope) was produced. */
             success?: boolean;
         };
+        /**
+         * @description State is how far the answer got.
+         *
+         *      - STATE_UNSPECIFIED: Not set.
+         *      - RECEIVED: The question was accepted.
+         *      - SCOPE_CHECK: Checking the question is about the collection.
+         *      - PROCESSING: Retrieving chunks.
+         *      - ANSWERING: Writing the answer.
+         *      - COMPLETED: Done.
+         *      - FAILED: Failed; error says why.
+         * @default STATE_UNSPECIFIED
+         * @enum {string}
+         */
+        v1AgentResponseState: "STATE_UNSPECIFIED" | "RECEIVED" | "SCOPE_CHECK" | "PROCESSING" | "ANSWERING" | "COMPLETED" | "FAILED";
         /** @description Alert is one alert as received and as it moves through the pipeline. */
         v1Alert: {
             /** @description Firing or resolved, for Alertmanager and Grafana alerts. */
@@ -1371,7 +1665,7 @@ export interface components {
             /** @description More answer text, to append. */
             delta?: string;
             response?: components["schemas"]["v1AgentResponse"];
-            state?: components["schemas"]["AgentResponseState"];
+            state?: components["schemas"]["v1AgentResponseState"];
         };
         /** @description ChatMsg is one message of a conversation, as ordered parts. */
         v1ChatMsg: {
@@ -1627,6 +1921,10 @@ export interface components {
         v1DeleteCollectionResponse: {
             collection?: components["schemas"]["v1Collection"];
         };
+        /** @description DeletePolicyResponse is empty. */
+        v1DeletePolicyResponse: Record<string, never>;
+        /** @description DeleteScheduleResponse is empty. */
+        v1DeleteScheduleResponse: Record<string, never>;
         /** @description DeriveQueryRequest carries the text to derive a query from. */
         v1DeriveQueryRequest: {
             /** @description Alert or question text, not blank. */
@@ -1691,6 +1989,105 @@ export interface components {
             /** @description The source, http or https. */
             url?: string;
         };
+        /** @description Escalation is an alert group's escalation state. */
+        v1Escalation: {
+            /** @description The alert group. */
+            groupId?: string;
+            /**
+             * Format: date-time
+             * @description When the next step is due, while escalating.
+             */
+            nextStepTime?: string;
+            /** @description The policy it follows. */
+            policyId?: string;
+            /**
+             * Format: int32
+             * @description The round under way, from 1.
+             */
+            round?: number;
+            state?: components["schemas"]["v1EscalationState"];
+            /**
+             * Format: int32
+             * @description The step under way, from 1.
+             */
+            step?: number;
+            /** @description What happened, oldest first. */
+            timeline?: components["schemas"]["v1EscalationEvent"][];
+        };
+        /** @description EscalationEvent is one line of an escalation's timeline. */
+        v1EscalationEvent: {
+            /** @description "chat" (a mention in the alert chat) or "direct" (a direct message). */
+            channel?: string;
+            /** @description Why it stopped, or why a notification failed. */
+            detail?: string;
+            kind?: components["schemas"]["EscalationEventKind"];
+            participant?: components["schemas"]["v1Participant"];
+            /**
+             * Format: int32
+             * @description Round number, from 1 (repeats of the policy).
+             */
+            round?: number;
+            /**
+             * Format: int32
+             * @description Step number, from 1.
+             */
+            step?: number;
+            /**
+             * Format: date-time
+             * @description When.
+             */
+            time?: string;
+        };
+        /** @description EscalationPolicy is a list of steps an unacknowledged alert group walks. */
+        v1EscalationPolicy: {
+            /** @description Take groups no other policy matches. */
+            default?: boolean;
+            /**
+             * @description Identifier, lower-case letters, digits and dashes (from the path when
+             *     put through the API).
+             */
+            id?: string;
+            /**
+             * @description Label matchers as in NOTIFIER_ROUTES ("team=db&env=prod"): an alert
+             *     group whose common labels hold them all is routed here. Policies are
+             *     tried in id order; empty matches nothing unless the policy is default.
+             */
+            match?: string;
+            /** @description Display name. */
+            name?: string;
+            /**
+             * Format: int32
+             * @description How many times the whole policy runs again after its last step (0: once).
+             */
+            repeat?: number;
+            /** @description Steps, in order. */
+            steps?: components["schemas"]["v1EscalationStep"][];
+        };
+        /**
+         * @description State of an escalation.
+         *
+         *      - STATE_UNSPECIFIED: Not set.
+         *      - ESCALATING: Waiting for an acknowledgement.
+         *      - ACKNOWLEDGED: Someone acknowledged the group.
+         *      - RESOLVED: The group resolved first.
+         *      - EXHAUSTED: Every step of every round ran without an acknowledgement.
+         *      - CANCELLED: The policy was deleted.
+         * @default STATE_UNSPECIFIED
+         * @enum {string}
+         */
+        v1EscalationState: "STATE_UNSPECIFIED" | "ESCALATING" | "ACKNOWLEDGED" | "RESOLVED" | "EXHAUSTED" | "CANCELLED";
+        /** @description EscalationStep notifies people, then waits for an acknowledgement. */
+        v1EscalationStep: {
+            /** @description Notify whoever is on call on this schedule. */
+            scheduleId?: string;
+            /** @description Notify these people too. */
+            users?: components["schemas"]["v1Participant"][];
+            /**
+             * Format: int32
+             * @description Minutes to wait for an acknowledgement before the next step.
+             */
+            waitMinutes?: number;
+        };
         /** @description FormatMessageRequest is an alert and its enrichment. */
         v1FormatMessageRequest: {
             alert?: components["schemas"]["v1AlertInput"];
@@ -1725,6 +2122,13 @@ export interface components {
         v1GetAnnotatedMessageResponse: {
             message?: components["schemas"]["v1AnnotatedMessage"];
         };
+        /**
+         * @description GetCalendarResponse holds the feed; REST answers with its bytes and
+         *     content type as they are.
+         */
+        v1GetCalendarResponse: {
+            calendar?: components["schemas"]["apiHttpBody"];
+        };
         /** @description GetCitationRawHtmlResponse is the redacted HTML of a cited page. */
         v1GetCitationRawHtmlResponse: {
             /**
@@ -1749,6 +2153,15 @@ export interface components {
         v1GetCollectionResponse: {
             collection?: components["schemas"]["v1Collection"];
         };
+        /** @description GetEscalationResponse holds the group's escalation. */
+        v1GetEscalationResponse: {
+            escalation?: components["schemas"]["v1Escalation"];
+        };
+        /** @description GetOnCallResponse says who is on call. */
+        v1GetOnCallResponse: {
+            current?: components["schemas"]["v1Shift"];
+            next?: components["schemas"]["v1Shift"];
+        };
         /** @description GetResearchReportResponse is a persisted report. */
         v1GetResearchReportResponse: {
             /**
@@ -1763,6 +2176,10 @@ export interface components {
         /** @description GetResearchResponse carries the run. */
         v1GetResearchResponse: {
             run?: components["schemas"]["v1ResearchState"];
+        };
+        /** @description GetScheduleResponse holds one schedule. */
+        v1GetScheduleResponse: {
+            schedule?: components["schemas"]["v1Schedule"];
         };
         /** @description GrafanaAlert is one alert of a Grafana webhook. */
         v1GrafanaAlert: {
@@ -2023,6 +2440,19 @@ export interface components {
             text?: string;
         };
         /**
+         * @description Layer is one rotation of participants. Where several layers are active,
+         *     the later one wins (for example nights over business hours).
+         */
+        v1Layer: {
+            /** @description Name shown in shifts ("primary", "nights"). */
+            name?: string;
+            /** @description Who takes turns, in order. */
+            participants?: components["schemas"]["v1Participant"][];
+            rotation?: components["schemas"]["v1Rotation"];
+            /** @description When the layer is active; always when empty. */
+            windows?: components["schemas"]["v1Window"][];
+        };
+        /**
          * @description ListAlertGroupsResponse is one page, bounded in bytes as
          *     ListAlertsResponse is.
          */
@@ -2077,12 +2507,27 @@ export interface components {
             /** @description Every engine this service knows, configured or not. */
             engines?: components["schemas"]["v1EngineStatus"][];
         };
+        /** @description ListPoliciesResponse holds every escalation policy. */
+        v1ListPoliciesResponse: {
+            /** @description The policies, by id. */
+            policies?: components["schemas"]["v1EscalationPolicy"][];
+        };
         /** @description ListResearchResponse is one page. */
         v1ListResearchResponse: {
             /** @description Token for the next page; empty on the last page. */
             nextPageToken?: string;
             /** @description The runs, newest first. */
             runs?: components["schemas"]["v1ResearchState"][];
+        };
+        /** @description ListSchedulesResponse holds every schedule. */
+        v1ListSchedulesResponse: {
+            /** @description The schedules, by id. */
+            schedules?: components["schemas"]["v1Schedule"][];
+        };
+        /** @description ListShiftsResponse holds the shifts, in time order. */
+        v1ListShiftsResponse: {
+            /** @description Shifts overlapping the window, cut to it. */
+            shifts?: components["schemas"]["v1Shift"][];
         };
         /** @description Media is a non-text part, described in text for the model. */
         v1Media: {
@@ -2096,6 +2541,35 @@ export interface components {
             renderedText?: string;
             /** @description The platform's stable id for the file. */
             uniqueId?: string;
+        };
+        /** @description Override puts one participant on call for a slot, over every layer. */
+        v1Override: {
+            /**
+             * Format: date-time
+             * @description End of the slot (exclusive).
+             */
+            endTime?: string;
+            participant?: components["schemas"]["v1Participant"];
+            /**
+             * Format: date-time
+             * @description Start of the slot.
+             */
+            startTime?: string;
+        };
+        /**
+         * @description Participant is a person who can be on call: a Telegram user by id
+         *     (recommended: ids never change hands) or by @username.
+         */
+        v1Participant: {
+            /** @description Display name, for people without a username (mentioned by id). */
+            name?: string;
+            /**
+             * Format: int64
+             * @description Telegram user id.
+             */
+            userId?: string;
+            /** @description Telegram @username, with or without the @. */
+            username?: string;
         };
         /** @description PlannedAction is something the run proposes to do. */
         v1PlannedAction: {
@@ -2127,6 +2601,14 @@ export interface components {
          * @enum {string}
          */
         v1PlannedActionStatus: "STATUS_UNSPECIFIED" | "AWAITING_APPROVAL" | "EXECUTED" | "SKIPPED" | "FAILED" | "QUEUED";
+        /** @description PutPolicyResponse holds the stored policy. */
+        v1PutPolicyResponse: {
+            policy?: components["schemas"]["v1EscalationPolicy"];
+        };
+        /** @description PutScheduleResponse holds the stored schedule. */
+        v1PutScheduleResponse: {
+            schedule?: components["schemas"]["v1Schedule"];
+        };
         /** @description QualityIndicators qualify a report. */
         v1QualityIndicators: {
             /** @description Whether there were too few sources to be confident. */
@@ -2332,6 +2814,19 @@ export interface components {
          * @enum {string}
          */
         v1RiskLevel: "RISK_LEVEL_UNSPECIFIED" | "REVERSIBLE" | "REVERSIBLE_WITH_DELAY" | "IRREVERSIBLE";
+        /** @description Rotation is how a layer hands over from one participant to the next. */
+        v1Rotation: {
+            /** @description Local time of the hand-off (HH:MM, 24-hour), 00:00 when empty. */
+            handoffTime?: string;
+            /**
+             * Format: int32
+             * @description For HOURS: how many hours a shift lasts.
+             */
+            hours?: number;
+            length?: components["schemas"]["RotationLength"];
+            /** @description The first shift's date in the schedule's time zone (YYYY-MM-DD). */
+            startDate?: string;
+        };
         /** @description RoundConfig tunes one grounding round. */
         v1RoundConfig: {
             /**
@@ -2377,6 +2872,22 @@ export interface components {
          * @enum {string}
          */
         v1RoundConfigEngine: "ENGINE_UNSPECIFIED" | "AUTO" | "NATIVE" | "EXA" | "LOCAL";
+        /** @description Schedule says who is on call when. */
+        v1Schedule: {
+            /**
+             * @description Identifier, lower-case letters, digits and dashes (from the path when
+             *     put through the API).
+             */
+            id?: string;
+            /** @description Rotations; later layers win where they are active. */
+            layers?: components["schemas"]["v1Layer"][];
+            /** @description Display name. */
+            name?: string;
+            /** @description Overrides; a later override wins over an earlier one. */
+            overrides?: components["schemas"]["v1Override"][];
+            /** @description IANA time zone of hand-offs and windows ("Europe/Berlin"); UTC when empty. */
+            timeZone?: string;
+        };
         /** @description SearchRequest is one search. */
         v1SearchRequest: {
             /**
@@ -2479,6 +2990,24 @@ export interface components {
              */
             duplicate?: boolean;
         };
+        /** @description Shift is a span of time with one person on call. */
+        v1Shift: {
+            /**
+             * Format: date-time
+             * @description When it ends (exclusive).
+             */
+            endTime?: string;
+            /** @description The layer it comes from; empty for an override. */
+            layer?: string;
+            /** @description Whether an override put this person here. */
+            override?: boolean;
+            participant?: components["schemas"]["v1Participant"];
+            /**
+             * Format: date-time
+             * @description When the shift starts.
+             */
+            startTime?: string;
+        };
         /** @description SilenceAlertGroupResponse carries the group with its silence. */
         v1SilenceAlertGroupResponse: {
             alertGroup?: components["schemas"]["v1AlertGroup"];
@@ -2566,11 +3095,20 @@ export interface components {
         };
         /** @description TelegramCallbackQuery is a Bot API CallbackQuery (an inline button press). */
         v1TelegramCallbackQuery: {
+            /** @description Global identifier of the chat the button was pressed in (for games). */
+            chatInstance?: string;
             /** @description The button's data. */
             data?: string;
             from?: components["schemas"]["v1TelegramUser"];
+            /** @description The game's short name, for game buttons. */
+            gameShortName?: string;
             /** @description Query id, for answerCallbackQuery. */
             id?: string;
+            /**
+             * @description The inline message's id, for buttons under messages sent in inline
+             *     mode (then message is absent).
+             */
+            inlineMessageId?: string;
             message?: components["schemas"]["v1TelegramChatMessage"];
         };
         /** @description TelegramChat is a Bot API Chat. */
@@ -2582,6 +3120,12 @@ export interface components {
              * @description Chat id.
              */
             id?: string;
+            /** @description Whether the chat is a channel's direct messages chat. */
+            isDirectMessages?: boolean;
+            /** @description Whether a supergroup is a forum (has topics). */
+            isForum?: boolean;
+            /** @description Last name in a private chat. */
+            lastName?: string;
             /** @description Title of a group or channel. */
             title?: string;
             /** @description "private", "group", "supergroup" or "channel". */
@@ -2589,15 +3133,63 @@ export interface components {
             /** @description Username of a private chat or channel. */
             username?: string;
         };
+        /**
+         * @description TelegramChatMember is a Bot API ChatMember (the fields all its kinds share
+         *     that the bot reads).
+         */
+        v1TelegramChatMember: {
+            /** @description Whether an administrator may post in a channel. */
+            canPostMessages?: boolean;
+            /** @description Whether a member may send text messages (restricted members). */
+            canSendMessages?: boolean;
+            /** @description An owner's or administrator's custom title. */
+            customTitle?: string;
+            /** @description Whether an owner or administrator is hidden in the member list. */
+            isAnonymous?: boolean;
+            /** @description Whether a restricted user is still a member. */
+            isMember?: boolean;
+            /** @description "creator", "administrator", "member", "restricted", "left" or "kicked". */
+            status?: string;
+            /**
+             * Format: int64
+             * @description Unix time a restriction or ban ends; 0 for ever.
+             */
+            untilDate?: string;
+            user?: components["schemas"]["v1TelegramUser"];
+        };
+        /** @description TelegramChatMemberUpdated is a Bot API ChatMemberUpdated. */
+        v1TelegramChatMemberUpdated: {
+            chat?: components["schemas"]["v1TelegramChat"];
+            /**
+             * Format: int64
+             * @description Unix time of the change.
+             */
+            date?: string;
+            from?: components["schemas"]["v1TelegramUser"];
+            /** @description The invite link used to join, if any (its fields as Telegram sends them). */
+            inviteLink?: Record<string, never>;
+            newChatMember?: components["schemas"]["v1TelegramChatMember"];
+            oldChatMember?: components["schemas"]["v1TelegramChatMember"];
+            /** @description Whether the user joined through a chat folder invite link. */
+            viaChatFolderInviteLink?: boolean;
+            /** @description Whether the user joined after a join request was approved. */
+            viaJoinRequest?: boolean;
+        };
         /** @description TelegramChatMessage is a Bot API Message. */
         v1TelegramChatMessage: {
             animation?: components["schemas"]["v1TelegramFile"];
             audio?: components["schemas"]["v1TelegramFile"];
+            /** @description Signature of a channel post's author. */
+            authorSignature?: string;
+            /** @description The business connection it came through. */
+            businessConnectionId?: string;
             /** @description Caption of media. */
             caption?: string;
             /** @description Entities in caption. */
             captionEntities?: components["schemas"]["v1TelegramMessageEntity"][];
             chat?: components["schemas"]["v1TelegramChat"];
+            /** @description A checklist (fields as Telegram sends them). */
+            checklist?: Record<string, never>;
             contact?: components["schemas"]["v1TelegramContact"];
             /**
              * Format: int64
@@ -2611,24 +3203,90 @@ export interface components {
              * @description Unix time of the last edit.
              */
             editDate?: string;
+            /** @description The message effect's id. */
+            effectId?: string;
             /** @description Entities in text. */
             entities?: components["schemas"]["v1TelegramMessageEntity"][];
+            externalReply?: components["schemas"]["v1TelegramExternalReplyInfo"];
+            /**
+             * @description A forum topic was created (service message; fields as Telegram sends
+             *     them).
+             */
+            forumTopicCreated?: Record<string, never>;
+            forwardOrigin?: components["schemas"]["v1TelegramMessageOrigin"];
             from?: components["schemas"]["v1TelegramUser"];
+            /** @description The group was created (service message). */
+            groupChatCreated?: boolean;
+            /** @description Whether the media is covered by a spoiler. */
+            hasMediaSpoiler?: boolean;
+            /** @description Whether the message cannot be forwarded. */
+            hasProtectedContent?: boolean;
+            /**
+             * @description Whether a channel post was automatically forwarded to its discussion
+             *     group.
+             */
+            isAutomaticForward?: boolean;
+            /** @description Whether the message was sent by an implicit action (away message, …). */
+            isFromOffline?: boolean;
+            /** @description Whether the message was sent in a forum topic. */
+            isTopicMessage?: boolean;
+            leftChatMember?: components["schemas"]["v1TelegramUser"];
+            /** @description How link previews are shown (fields as Telegram sends them). */
+            linkPreviewOptions?: Record<string, never>;
             location?: components["schemas"]["v1TelegramLocation"];
+            /** @description The album the message belongs to. */
+            mediaGroupId?: string;
             /**
              * Format: int64
              * @description Message id in the chat.
              */
             messageId?: string;
+            /**
+             * Format: int64
+             * @description The forum topic (or reply thread) the message belongs to.
+             */
+            messageThreadId?: string;
+            /**
+             * Format: int64
+             * @description The supergroup was the group with this id (service message).
+             */
+            migrateFromChatId?: string;
+            /**
+             * Format: int64
+             * @description The group became the supergroup with this id (service message).
+             */
+            migrateToChatId?: string;
+            /** @description Members added to the group (service message). */
+            newChatMembers?: components["schemas"]["v1TelegramUser"][];
+            /** @description The group's new title (service message). */
+            newChatTitle?: string;
+            /** @description Paid media the message carries (fields as Telegram sends them). */
+            paidMedia?: Record<string, never>;
             /** @description Photo sizes, smallest first. */
             photo?: components["schemas"]["v1TelegramFile"][];
+            pinnedMessage?: components["schemas"]["v1TelegramChatMessage"];
             poll?: components["schemas"]["v1TelegramPoll"];
+            quote?: components["schemas"]["v1TelegramTextQuote"];
+            replyMarkup?: components["schemas"]["v1TelegramInlineKeyboardMarkup"];
             replyToMessage?: components["schemas"]["v1TelegramChatMessage"];
+            /**
+             * Format: int32
+             * @description Boosts the sender added to the supergroup.
+             */
+            senderBoostCount?: number;
+            senderBusinessBot?: components["schemas"]["v1TelegramUser"];
             senderChat?: components["schemas"]["v1TelegramChat"];
+            /** @description Whether the caption is shown above the media. */
+            showCaptionAboveMedia?: boolean;
             sticker?: components["schemas"]["v1TelegramSticker"];
+            /** @description A story the message forwards (fields as Telegram sends them). */
+            story?: Record<string, never>;
+            /** @description The supergroup was created (service message). */
+            supergroupChatCreated?: boolean;
             /** @description Text. */
             text?: string;
             venue?: components["schemas"]["v1TelegramVenue"];
+            viaBot?: components["schemas"]["v1TelegramUser"];
             video?: components["schemas"]["v1TelegramFile"];
             videoNote?: components["schemas"]["v1TelegramFile"];
             voice?: components["schemas"]["v1TelegramFile"];
@@ -2641,6 +3299,13 @@ export interface components {
             lastName?: string;
             /** @description Phone number. */
             phoneNumber?: string;
+            /**
+             * Format: int64
+             * @description The contact's Telegram user id, if known.
+             */
+            userId?: string;
+            /** @description vCard data. */
+            vcard?: string;
         };
         /** @description TelegramDice is a Bot API Dice. */
         v1TelegramDice: {
@@ -2651,6 +3316,37 @@ export interface components {
              * @description The value rolled.
              */
             value?: number;
+        };
+        /**
+         * @description TelegramExternalReplyInfo is a Bot API ExternalReplyInfo: a replied-to
+         *     message in another chat or topic.
+         */
+        v1TelegramExternalReplyInfo: {
+            animation?: components["schemas"]["v1TelegramFile"];
+            audio?: components["schemas"]["v1TelegramFile"];
+            chat?: components["schemas"]["v1TelegramChat"];
+            contact?: components["schemas"]["v1TelegramContact"];
+            dice?: components["schemas"]["v1TelegramDice"];
+            document?: components["schemas"]["v1TelegramFile"];
+            /** @description Whether the media is covered by a spoiler. */
+            hasMediaSpoiler?: boolean;
+            /** @description How link previews are shown (fields as Telegram sends them). */
+            linkPreviewOptions?: Record<string, never>;
+            location?: components["schemas"]["v1TelegramLocation"];
+            /**
+             * Format: int64
+             * @description Its id, when known.
+             */
+            messageId?: string;
+            origin?: components["schemas"]["v1TelegramMessageOrigin"];
+            /** @description Photo sizes, smallest first. */
+            photo?: components["schemas"]["v1TelegramFile"][];
+            poll?: components["schemas"]["v1TelegramPoll"];
+            sticker?: components["schemas"]["v1TelegramSticker"];
+            venue?: components["schemas"]["v1TelegramVenue"];
+            video?: components["schemas"]["v1TelegramFile"];
+            videoNote?: components["schemas"]["v1TelegramFile"];
+            voice?: components["schemas"]["v1TelegramFile"];
         };
         /** @description TelegramFile describes any file-like media (photo size, voice, video, …). */
         v1TelegramFile: {
@@ -2675,10 +3371,21 @@ export interface components {
              * @description Height, for images and video.
              */
             height?: number;
+            /**
+             * Format: int32
+             * @description Diameter of a video note.
+             */
+            length?: number;
             /** @description Media type. */
             mimeType?: string;
             /** @description Audio performer. */
             performer?: string;
+            /**
+             * Format: int32
+             * @description Start timestamp of a video, in seconds.
+             */
+            startTimestamp?: number;
+            thumbnail?: components["schemas"]["v1TelegramFile"];
             /** @description Audio title. */
             title?: string;
             /**
@@ -2687,18 +3394,47 @@ export interface components {
              */
             width?: number;
         };
+        /**
+         * @description TelegramInlineKeyboardMarkup is a Bot API InlineKeyboardMarkup. Its rows
+         *     are arrays of arrays, which a proto message cannot mirror, so they are
+         *     kept as a list of lists of button objects.
+         */
+        v1TelegramInlineKeyboardMarkup: {
+            /** @description Rows of InlineKeyboardButton objects. */
+            inlineKeyboard?: Record<string, never>[];
+        };
         /** @description TelegramLocation is a Bot API Location. */
         v1TelegramLocation: {
+            /**
+             * Format: int32
+             * @description For live locations: direction of movement in degrees.
+             */
+            heading?: number;
+            /**
+             * Format: double
+             * @description Radius of uncertainty in metres.
+             */
+            horizontalAccuracy?: number;
             /**
              * Format: double
              * @description Latitude.
              */
             latitude?: number;
             /**
+             * Format: int32
+             * @description For live locations: how long it is updated, in seconds.
+             */
+            livePeriod?: number;
+            /**
              * Format: double
              * @description Longitude.
              */
             longitude?: number;
+            /**
+             * Format: int32
+             * @description For live locations: proximity alert distance in metres.
+             */
+            proximityAlertRadius?: number;
         };
         /** @description TelegramMessage is a message ready for Telegram's sendMessage. */
         v1TelegramMessage: {
@@ -2711,6 +3447,10 @@ export interface components {
         };
         /** @description TelegramMessageEntity is a Bot API MessageEntity. */
         v1TelegramMessageEntity: {
+            /** @description The custom emoji's id, for custom_emoji. */
+            customEmojiId?: string;
+            /** @description The programming language, for pre. */
+            language?: string;
             /**
              * Format: int32
              * @description Length in UTF-16 code units.
@@ -2723,36 +3463,163 @@ export interface components {
             offset?: number;
             /** "mention", "bot_command", "text_mention", … */
             type?: string;
+            /** @description The URL, for text_link. */
+            url?: string;
             user?: components["schemas"]["v1TelegramUser"];
         };
-        /** @description TelegramPoll is a Bot API Poll (question only). */
+        /** @description TelegramMessageOrigin is a Bot API MessageOrigin (any of its four kinds). */
+        v1TelegramMessageOrigin: {
+            /** @description The author's signature, for "chat" and "channel". */
+            authorSignature?: string;
+            chat?: components["schemas"]["v1TelegramChat"];
+            /**
+             * Format: int64
+             * @description Unix time the original message was sent.
+             */
+            date?: string;
+            /**
+             * Format: int64
+             * @description The original message id, for "channel".
+             */
+            messageId?: string;
+            senderChat?: components["schemas"]["v1TelegramChat"];
+            senderUser?: components["schemas"]["v1TelegramUser"];
+            /** @description The original sender's name, for "hidden_user". */
+            senderUserName?: string;
+            /** @description "user", "hidden_user", "chat" or "channel". */
+            type?: string;
+        };
+        /** @description TelegramPoll is a Bot API Poll. */
         v1TelegramPoll: {
+            /** @description Whether several answers are allowed. */
+            allowsMultipleAnswers?: boolean;
             /** @description Poll id. */
             id?: string;
+            /** @description Whether the poll is anonymous. */
+            isAnonymous?: boolean;
+            /** @description Whether the poll is closed. */
+            isClosed?: boolean;
+            /** @description The options. */
+            options?: components["schemas"]["v1TelegramPollOption"][];
             /** @description The question. */
             question?: string;
+            /**
+             * Format: int32
+             * @description Total number of users who voted.
+             */
+            totalVoterCount?: number;
+            /** @description "regular" or "quiz". */
+            type?: string;
+        };
+        /** @description TelegramPollOption is a Bot API PollOption. */
+        v1TelegramPollOption: {
+            /** @description Option text. */
+            text?: string;
+            /**
+             * Format: int32
+             * @description Number of votes.
+             */
+            voterCount?: number;
         };
         /** @description TelegramSticker is a Bot API Sticker. */
         v1TelegramSticker: {
+            /** @description The custom emoji's id, for custom emoji stickers. */
+            customEmojiId?: string;
             /** @description The emoji it stands for. */
             emoji?: string;
             /** @description Id for downloading. */
             fileId?: string;
+            /**
+             * Format: int64
+             * @description Size in bytes.
+             */
+            fileSize?: string;
             /** @description Stable id across bots. */
             fileUniqueId?: string;
+            /**
+             * Format: int32
+             * @description Height.
+             */
+            height?: number;
             /** @description Whether it is animated. */
             isAnimated?: boolean;
             /** @description Whether it is a video sticker. */
             isVideo?: boolean;
+            /** @description Whether a custom emoji sticker must be repainted in the text's colour. */
+            needsRepainting?: boolean;
+            premiumAnimation?: components["schemas"]["v1TelegramFile"];
             /** @description Its sticker set. */
             setName?: string;
+            thumbnail?: components["schemas"]["v1TelegramFile"];
+            /** @description "regular", "mask" or "custom_emoji". */
+            type?: string;
+            /**
+             * Format: int32
+             * @description Width.
+             */
+            width?: number;
+        };
+        /**
+         * @description TelegramTextQuote is a Bot API TextQuote: the quoted part of a replied-to
+         *     message.
+         */
+        v1TelegramTextQuote: {
+            /** @description Entities in the quoted text. */
+            entities?: components["schemas"]["v1TelegramMessageEntity"][];
+            /** @description Whether the sender chose the quote (rather than Telegram adding it). */
+            isManual?: boolean;
+            /**
+             * Format: int32
+             * @description Where the quote starts in the original message, in UTF-16 code units.
+             */
+            position?: number;
+            /** @description The quoted text. */
+            text?: string;
         };
         /** @description TelegramUpdate is a Bot API Update. */
         v1TelegramUpdate: {
+            /**
+             * @description The bot was connected to or disconnected from a business account
+             *     (counted only).
+             */
+            businessConnection?: Record<string, never>;
+            businessMessage?: components["schemas"]["v1TelegramChatMessage"];
             callbackQuery?: components["schemas"]["v1TelegramCallbackQuery"];
             channelPost?: components["schemas"]["v1TelegramChatMessage"];
+            /** @description A chat boost was added or changed (counted only). */
+            chatBoost?: Record<string, never>;
+            /** @description A request to join a chat (counted only). */
+            chatJoinRequest?: Record<string, never>;
+            chatMember?: components["schemas"]["v1TelegramChatMemberUpdated"];
+            /** @description An inline result was chosen (counted only). */
+            chosenInlineResult?: Record<string, never>;
+            /** @description Messages deleted from a connected business account (counted only). */
+            deletedBusinessMessages?: Record<string, never>;
+            editedBusinessMessage?: components["schemas"]["v1TelegramChatMessage"];
+            editedChannelPost?: components["schemas"]["v1TelegramChatMessage"];
             editedMessage?: components["schemas"]["v1TelegramChatMessage"];
+            /** @description An inline query (counted only). */
+            inlineQuery?: Record<string, never>;
+            /** @description A bot managed by this bot was created or changed (counted only). */
+            managedBot?: Record<string, never>;
             message?: components["schemas"]["v1TelegramChatMessage"];
+            /** @description A user changed a reaction to a message (counted only). */
+            messageReaction?: Record<string, never>;
+            /** @description Anonymous reactions to a message changed (counted only). */
+            messageReactionCount?: Record<string, never>;
+            myChatMember?: components["schemas"]["v1TelegramChatMemberUpdated"];
+            /** @description A poll's state changed (counted only). */
+            poll?: Record<string, never>;
+            /** @description A user answered a non-anonymous poll (counted only). */
+            pollAnswer?: Record<string, never>;
+            /** @description A pre-checkout query (counted only). */
+            preCheckoutQuery?: Record<string, never>;
+            /** @description Paid media was purchased (counted only). */
+            purchasedPaidMedia?: Record<string, never>;
+            /** @description A boost was removed from a chat (counted only). */
+            removedChatBoost?: Record<string, never>;
+            /** @description A shipping query (counted only). */
+            shippingQuery?: Record<string, never>;
             /**
              * Format: int64
              * @description The update's id; updates are idempotent by it.
@@ -2761,8 +3628,22 @@ export interface components {
         };
         /** @description TelegramUser is a Bot API User. */
         v1TelegramUser: {
+            /** @description Whether the user added the bot to the attachment menu. */
+            addedToAttachmentMenu?: boolean;
+            /** @description getMe only: whether users may create topics in private chats with the bot. */
+            allowsUsersToCreateTopics?: boolean;
+            /** @description getMe only: whether the bot can be connected to a business account. */
+            canConnectToBusiness?: boolean;
+            /** @description getMe only: whether the bot can be invited to groups. */
+            canJoinGroups?: boolean;
+            /** @description getMe only: whether privacy mode is off. */
+            canReadAllGroupMessages?: boolean;
             /** @description First name. */
             firstName?: string;
+            /** @description getMe only: whether the bot has a main Web App. */
+            hasMainWebApp?: boolean;
+            /** @description getMe only: whether the bot has forum topic mode in private chats. */
+            hasTopicsEnabled?: boolean;
             /**
              * Format: int64
              * @description User id.
@@ -2770,10 +3651,14 @@ export interface components {
             id?: string;
             /** @description Whether it is a bot. */
             isBot?: boolean;
+            /** @description Whether the user has Telegram Premium. */
+            isPremium?: boolean;
             /** @description IETF language tag. */
             languageCode?: string;
             /** @description Last name. */
             lastName?: string;
+            /** @description getMe only: whether the bot supports inline queries. */
+            supportsInlineQueries?: boolean;
             /** @description @username without the @. */
             username?: string;
         };
@@ -2781,6 +3666,15 @@ export interface components {
         v1TelegramVenue: {
             /** @description Address. */
             address?: string;
+            /** @description Foursquare id. */
+            foursquareId?: string;
+            /** @description Foursquare type. */
+            foursquareType?: string;
+            /** @description Google Places id. */
+            googlePlaceId?: string;
+            /** @description Google Places type. */
+            googlePlaceType?: string;
+            location?: components["schemas"]["v1TelegramLocation"];
             /** @description Venue name. */
             title?: string;
         };
@@ -2794,6 +3688,18 @@ export interface components {
         /** @description WatchResearchResponse is the run after a change. */
         v1WatchResearchResponse: {
             run?: components["schemas"]["v1ResearchState"];
+        };
+        /**
+         * @description Window is a weekly time window in the schedule's time zone. A window whose
+         *     end is not after its start runs past midnight into the next day.
+         */
+        v1Window: {
+            /** @description Days the window starts on (0 Sunday … 6 Saturday); every day when empty. */
+            days?: number[];
+            /** @description Local end time (HH:MM); 00:00 is midnight at the end of the day. */
+            end?: string;
+            /** @description Local start time (HH:MM). */
+            start?: string;
         };
     };
     responses: {
@@ -2936,6 +3842,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["v1ListAlertGroupsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An unexpected error response. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["googleRpcStatus"];
+                };
+            };
+        };
+    };
+    OnCallService_GetEscalation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Alert group id. */
+                groupId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1GetEscalationResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4066,6 +5008,378 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["v1SendMessageResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An unexpected error response. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["googleRpcStatus"];
+                };
+            };
+        };
+    };
+    OnCallService_ListPolicies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1ListPoliciesResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An unexpected error response. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["googleRpcStatus"];
+                };
+            };
+        };
+    };
+    OnCallService_PutPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Policy id (the path's). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The policy; the id names it. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["v1EscalationPolicy"];
+            };
+        };
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1PutPolicyResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An unexpected error response. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["googleRpcStatus"];
+                };
+            };
+        };
+    };
+    OnCallService_DeletePolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Policy id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1DeletePolicyResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An unexpected error response. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["googleRpcStatus"];
+                };
+            };
+        };
+    };
+    OnCallService_ListSchedules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1ListSchedulesResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An unexpected error response. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["googleRpcStatus"];
+                };
+            };
+        };
+    };
+    OnCallService_GetSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Schedule id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1GetScheduleResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An unexpected error response. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["googleRpcStatus"];
+                };
+            };
+        };
+    };
+    OnCallService_PutSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Schedule id (the path's). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The schedule; the id names it. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["v1Schedule"];
+            };
+        };
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1PutScheduleResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An unexpected error response. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["googleRpcStatus"];
+                };
+            };
+        };
+    };
+    OnCallService_DeleteSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Schedule id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1DeleteScheduleResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An unexpected error response. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["googleRpcStatus"];
+                };
+            };
+        };
+    };
+    OnCallService_GetCalendar: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Schedule id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The iCalendar document (text/calendar). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["apiHttpBody"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An unexpected error response. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["googleRpcStatus"];
+                };
+            };
+        };
+    };
+    OnCallService_GetOnCall: {
+        parameters: {
+            query?: {
+                /** @description The time to ask about; now when unset. */
+                at?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Schedule id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1GetOnCallResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An unexpected error response. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["googleRpcStatus"];
+                };
+            };
+        };
+    };
+    OnCallService_ListShifts: {
+        parameters: {
+            query?: {
+                /** @description Window start; now when unset. */
+                startTime?: string;
+                /** @description Window end; 7 days after the start when unset. */
+                endTime?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Schedule id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1ListShiftsResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
