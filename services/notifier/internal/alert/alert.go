@@ -13,7 +13,6 @@
 //	<description>
 //	<key labels as name=value, space-separated>
 //	Value: <Grafana valueString>
-//	Runbook: <runbook_url>
 //
 // "[RESOLVED]" replaces "[FIRING]" for a resolved alert. alertname falls back
 // to Grafana's rulename label, then to "alert"; " (<severity>)" is left out
@@ -23,6 +22,13 @@
 // repeats the summary. The key labels are, in this order and when present:
 // instance, job, namespace, pod, container, service, deployment, cluster,
 // node, env, environment, region, team.
+//
+// The alert's own links (runbook_url, dashboards, generatorURL) are not
+// part of its text: Links lists them, and the message shows them on a line
+// of their own.
+//
+// Metadata is at most MaxMetadataBytes encoded as JSON; an upstream
+// alert's labels, annotations and values count as its metadata.
 //
 // Text longer than MaxTextLen characters is cut (ending with "…") and the
 // alert flagged TextTruncated; blank text is rejected.
@@ -177,6 +183,9 @@ func Generic(text string, metadata map[string]any) (Alert, error) {
 	if err != nil {
 		return Alert{}, &FieldError{"metadata", "must be a JSON object"}
 	}
+	if len(canon) > MaxMetadataBytes {
+		return Alert{}, &FieldError{"metadata", fmt.Sprintf("must be at most %d bytes (16 KiB) encoded as JSON, got %d", MaxMetadataBytes, len(canon))}
+	}
 	labels := map[string]string{}
 	for k, v := range metadata {
 		if s, ok := v.(string); ok {
@@ -293,9 +302,6 @@ func buildText(u upstream) string {
 	}
 	if v := clean(u.valueString); v != "" {
 		b.WriteString("\nValue: " + v)
-	}
-	if r := clean(u.annotations["runbook_url"]); r != "" {
-		b.WriteString("\nRunbook: " + r)
 	}
 	return strings.ToValidUTF8(b.String(), "\uFFFD")
 }

@@ -51,8 +51,7 @@ func TestFromAlertmanagerFixtures(t *testing.T) {
 				{
 					Text: "[FIRING] HighErrorRate (critical): High error rate on checkout-api: 5xx > 10% for 5m\n" +
 						"5xx responses are 12.3% of all requests on checkout-api for the last 5 minutes.\n" +
-						"instance=checkout-api-7d9f8b6c5-x2k4p:8080 job=checkout-api namespace=shop pod=checkout-api-7d9f8b6c5-x2k4p team=payments\n" +
-						"Runbook: https://runbooks.example.com/checkout/high-error-rate",
+						"instance=checkout-api-7d9f8b6c5-x2k4p:8080 job=checkout-api namespace=shop pod=checkout-api-7d9f8b6c5-x2k4p team=payments",
 					AlertStatus: Firing, Fingerprint: "b2a1f0c3d4e5f607", Source: SourceAlertmanager,
 					Labels: map[string]string{
 						"alertname": "HighErrorRate", "instance": "checkout-api-7d9f8b6c5-x2k4p:8080", "job": "checkout-api",
@@ -62,8 +61,7 @@ func TestFromAlertmanagerFixtures(t *testing.T) {
 				{
 					Text: "[FIRING] HighErrorRate (critical): High error rate on checkout-api: 5xx > 10% for 5m\n" +
 						"5xx responses are 11.0% of all requests on checkout-api for the last 5 minutes.\n" +
-						"instance=checkout-api-7d9f8b6c5-q8r2z:8080 job=checkout-api namespace=shop pod=checkout-api-7d9f8b6c5-q8r2z team=payments\n" +
-						"Runbook: https://runbooks.example.com/checkout/high-error-rate",
+						"instance=checkout-api-7d9f8b6c5-q8r2z:8080 job=checkout-api namespace=shop pod=checkout-api-7d9f8b6c5-q8r2z team=payments",
 					AlertStatus: Firing, Fingerprint: "c9d8e7f6a5b4c3d2", Source: SourceAlertmanager,
 					Labels: map[string]string{
 						"alertname": "HighErrorRate", "instance": "checkout-api-7d9f8b6c5-q8r2z:8080", "job": "checkout-api",
@@ -227,6 +225,10 @@ func TestPayloadErrors(t *testing.T) {
 		{"no alerts", AlertmanagerPayload{}, "alerts"},
 		{"bad status", AlertmanagerPayload{Alerts: []AlertmanagerAlert{{Status: "firing"}, {Status: "pending"}}}, "alerts[1].status"},
 		{"too many", AlertmanagerPayload{Alerts: make([]AlertmanagerAlert, MaxPayloadAlerts+1)}, "alerts"},
+		{"annotations over 16 KiB", AlertmanagerPayload{Alerts: []AlertmanagerAlert{
+			{Status: "firing"},
+			{Status: "firing", Annotations: map[string]string{"description": strings.Repeat("x", MaxMetadataBytes)}},
+		}}, "alerts[1]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -61,6 +61,9 @@ func FromAlertmanager(p AlertmanagerPayload) ([]Alert, error) {
 		putIf(md, "endsAt", timeString(a.EndsAt))
 		putIf(md, "generatorURL", a.GeneratorURL)
 		putIf(md, "externalURL", p.ExternalURL)
+		if err := checkMetadata(fmt.Sprintf("alerts[%d]", i), md); err != nil {
+			return nil, err
+		}
 		out = append(out, fromUpstream(SourceAlertmanager, u, strings.TrimSpace(a.Fingerprint), md))
 	}
 	return out, nil
@@ -138,6 +141,9 @@ func FromGrafana(p GrafanaPayload) ([]Alert, error) {
 		putIf(md, "externalURL", p.ExternalURL)
 		if len(a.Values) > 0 {
 			md["values"] = a.Values
+		}
+		if err := checkMetadata(fmt.Sprintf("alerts[%d]", i), md); err != nil {
+			return nil, err
 		}
 		out = append(out, fromUpstream(SourceGrafana, u, strings.TrimSpace(a.Fingerprint), md))
 	}
