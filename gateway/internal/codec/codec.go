@@ -14,6 +14,7 @@ import (
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"github.com/grpc-ecosystem/grpc-gateway/v2/utilities"
+	"google.golang.org/genproto/googleapis/api/httpbody"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -65,6 +66,33 @@ func NewJSON(maxDepth int) *JSON {
 		},
 		maxDepth: maxDepth,
 	}
+}
+
+// ContentType is JSON's, except for a response whose body is a
+// google.api.HttpBody (a calendar feed): that names its own type.
+func (j *JSON) ContentType(v any) string {
+	if b, ok := httpBody(v); ok {
+		return b.GetContentType()
+	}
+	return j.JSONPb.ContentType(v)
+}
+
+// Marshal writes v as JSON, or an HttpBody's bytes as they are.
+func (j *JSON) Marshal(v any) ([]byte, error) {
+	if b, ok := httpBody(v); ok {
+		return b.GetData(), nil
+	}
+	return j.JSONPb.Marshal(v)
+}
+
+// httpBody finds the google.api.HttpBody v is or, for an RPC whose
+// response_body names one, holds.
+func httpBody(v any) (*httpbody.HttpBody, bool) {
+	if rb, ok := v.(interface{ XXX_ResponseBody() any }); ok {
+		v = rb.XXX_ResponseBody()
+	}
+	b, ok := v.(*httpbody.HttpBody)
+	return b, ok && b != nil
 }
 
 // DepthError reports a request body nested deeper than the gateway accepts.
