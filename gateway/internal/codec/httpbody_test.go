@@ -10,7 +10,9 @@ import (
 
 // responseBody is what grpc-gateway wraps a response in when its rule has
 // response_body: "calendar".
-type responseBody struct{ resp *notifierv1.GetCalendarResponse }
+type responseBody struct {
+	resp *notifierv1.GetCalendarResponse
+}
 
 func (r responseBody) XXX_ResponseBody() any { return r.resp.GetCalendar() }
 
