@@ -1939,6 +1939,36 @@ export interface components {
             /** @description The key terms the query was built from. */
             terms?: string[];
         };
+        /**
+         * @description DocumentProvenance records who indexed a local document: the audit trail
+         *     of a runbook that alert enrichment cites.
+         */
+        v1DocumentProvenance: {
+            /**
+             * Format: date-time
+             * @description When this version was indexed.
+             */
+            indexTime?: string;
+            /**
+             * @description The caller that indexed this version: the API key's name at the REST
+             *     edge (x-groundcrew-actor); empty for a caller without one (a direct
+             *     gRPC call, an open gateway).
+             */
+            indexedBy?: string;
+            /**
+             * Format: date-time
+             * @description When the replaced version was indexed; unset for revision 1.
+             */
+            previousIndexTime?: string;
+            /** @description Who indexed the version this one replaced; empty for revision 1. */
+            previousIndexedBy?: string;
+            /**
+             * Format: int32
+             * @description 1 for the first version under this URL, one more with each
+             *     replacement.
+             */
+            revision?: number;
+        };
         /** @description DocumentRejection says why one document was not indexed. */
         v1DocumentRejection: {
             /**
@@ -1949,6 +1979,17 @@ export interface components {
             /** @description Why it was rejected. */
             reason?: string;
             /** @description Its url. */
+            url?: string;
+        };
+        /** @description DocumentReplacement reports one document that replaced an indexed one. */
+        v1DocumentReplacement: {
+            /**
+             * Format: int32
+             * @description The document's position in the request, from 0.
+             */
+            index?: number;
+            provenance?: components["schemas"]["v1DocumentProvenance"];
+            /** @description Its url, canonical form. */
             url?: string;
         };
         /** @description EngineStatus says whether an engine can be used. */
@@ -2282,6 +2323,11 @@ export interface components {
              * @description Documents that replaced an earlier version with the same URL.
              */
             replaced?: number;
+            /**
+             * @description The documents of this call that replaced an indexed version, with who
+             *     indexed that version and when.
+             */
+            replacements?: components["schemas"]["v1DocumentReplacement"][];
             /**
              * Format: int64
              * @description Documents in the index after this call.
@@ -2943,6 +2989,7 @@ export interface components {
              *     engine or the indexed document says so; empty when unknown.
              */
             mimeType?: string;
+            provenance?: components["schemas"]["v1DocumentProvenance"];
             /**
              * Format: date-time
              * @description When the page was published, if the engine knows.

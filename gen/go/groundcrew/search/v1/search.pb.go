@@ -298,7 +298,10 @@ type SearchResult struct {
 	MimeType string `protobuf:"bytes,8,opt,name=mime_type,json=mimeType,proto3" json:"mime_type,omitempty"`
 	// The site's icon when the engine or the indexed document provides one;
 	// empty when unknown.
-	FaviconUrl    string `protobuf:"bytes,9,opt,name=favicon_url,json=faviconUrl,proto3" json:"favicon_url,omitempty"`
+	FaviconUrl string `protobuf:"bytes,9,opt,name=favicon_url,json=faviconUrl,proto3" json:"favicon_url,omitempty"`
+	// Who put this document in the local index, and whom its current version
+	// replaced (engine LOCAL only; unset for web results).
+	Provenance    *DocumentProvenance `protobuf:"bytes,10,opt,name=provenance,proto3" json:"provenance,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -396,6 +399,99 @@ func (x *SearchResult) GetFaviconUrl() string {
 	return ""
 }
 
+func (x *SearchResult) GetProvenance() *DocumentProvenance {
+	if x != nil {
+		return x.Provenance
+	}
+	return nil
+}
+
+// DocumentProvenance records who indexed a local document: the audit trail
+// of a runbook that alert enrichment cites.
+type DocumentProvenance struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The caller that indexed this version: the API key's name at the REST
+	// edge (x-groundcrew-actor); empty for a caller without one (a direct
+	// gRPC call, an open gateway).
+	IndexedBy string `protobuf:"bytes,1,opt,name=indexed_by,json=indexedBy,proto3" json:"indexed_by,omitempty"`
+	// When this version was indexed.
+	IndexTime *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=index_time,json=indexTime,proto3" json:"index_time,omitempty"`
+	// 1 for the first version under this URL, one more with each
+	// replacement.
+	Revision int32 `protobuf:"varint,3,opt,name=revision,proto3" json:"revision,omitempty"`
+	// Who indexed the version this one replaced; empty for revision 1.
+	PreviousIndexedBy string `protobuf:"bytes,4,opt,name=previous_indexed_by,json=previousIndexedBy,proto3" json:"previous_indexed_by,omitempty"`
+	// When the replaced version was indexed; unset for revision 1.
+	PreviousIndexTime *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=previous_index_time,json=previousIndexTime,proto3" json:"previous_index_time,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *DocumentProvenance) Reset() {
+	*x = DocumentProvenance{}
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DocumentProvenance) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DocumentProvenance) ProtoMessage() {}
+
+func (x *DocumentProvenance) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DocumentProvenance.ProtoReflect.Descriptor instead.
+func (*DocumentProvenance) Descriptor() ([]byte, []int) {
+	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *DocumentProvenance) GetIndexedBy() string {
+	if x != nil {
+		return x.IndexedBy
+	}
+	return ""
+}
+
+func (x *DocumentProvenance) GetIndexTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.IndexTime
+	}
+	return nil
+}
+
+func (x *DocumentProvenance) GetRevision() int32 {
+	if x != nil {
+		return x.Revision
+	}
+	return 0
+}
+
+func (x *DocumentProvenance) GetPreviousIndexedBy() string {
+	if x != nil {
+		return x.PreviousIndexedBy
+	}
+	return ""
+}
+
+func (x *DocumentProvenance) GetPreviousIndexTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.PreviousIndexTime
+	}
+	return nil
+}
+
 // Document is a page to index locally. Give text or HTML; readable text is
 // extracted from HTML.
 type Document struct {
@@ -423,7 +519,7 @@ type Document struct {
 
 func (x *Document) Reset() {
 	*x = Document{}
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[3]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -435,7 +531,7 @@ func (x *Document) String() string {
 func (*Document) ProtoMessage() {}
 
 func (x *Document) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[3]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -448,7 +544,7 @@ func (x *Document) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Document.ProtoReflect.Descriptor instead.
 func (*Document) Descriptor() ([]byte, []int) {
-	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{3}
+	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Document) GetUrl() string {
@@ -526,7 +622,7 @@ type IndexDocumentsRequest struct {
 
 func (x *IndexDocumentsRequest) Reset() {
 	*x = IndexDocumentsRequest{}
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[4]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -538,7 +634,7 @@ func (x *IndexDocumentsRequest) String() string {
 func (*IndexDocumentsRequest) ProtoMessage() {}
 
 func (x *IndexDocumentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[4]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -551,7 +647,7 @@ func (x *IndexDocumentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IndexDocumentsRequest.ProtoReflect.Descriptor instead.
 func (*IndexDocumentsRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{4}
+	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *IndexDocumentsRequest) GetDocuments() []*Document {
@@ -571,14 +667,17 @@ type IndexDocumentsResponse struct {
 	// Documents in the index after this call.
 	TotalDocuments int64 `protobuf:"varint,3,opt,name=total_documents,json=totalDocuments,proto3" json:"total_documents,omitempty"`
 	// Documents that were not indexed, and why; the others were.
-	Rejected      []*DocumentRejection `protobuf:"bytes,4,rep,name=rejected,proto3" json:"rejected,omitempty"`
+	Rejected []*DocumentRejection `protobuf:"bytes,4,rep,name=rejected,proto3" json:"rejected,omitempty"`
+	// The documents of this call that replaced an indexed version, with who
+	// indexed that version and when.
+	Replacements  []*DocumentReplacement `protobuf:"bytes,5,rep,name=replacements,proto3" json:"replacements,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *IndexDocumentsResponse) Reset() {
 	*x = IndexDocumentsResponse{}
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[5]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -590,7 +689,7 @@ func (x *IndexDocumentsResponse) String() string {
 func (*IndexDocumentsResponse) ProtoMessage() {}
 
 func (x *IndexDocumentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[5]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -603,7 +702,7 @@ func (x *IndexDocumentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IndexDocumentsResponse.ProtoReflect.Descriptor instead.
 func (*IndexDocumentsResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{5}
+	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *IndexDocumentsResponse) GetIndexed() int32 {
@@ -634,6 +733,77 @@ func (x *IndexDocumentsResponse) GetRejected() []*DocumentRejection {
 	return nil
 }
 
+func (x *IndexDocumentsResponse) GetReplacements() []*DocumentReplacement {
+	if x != nil {
+		return x.Replacements
+	}
+	return nil
+}
+
+// DocumentReplacement reports one document that replaced an indexed one.
+type DocumentReplacement struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The document's position in the request, from 0.
+	Index int32 `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	// Its url, canonical form.
+	Url string `protobuf:"bytes,2,opt,name=url,proto3" json:"url,omitempty"`
+	// The new version's provenance, naming the replaced version's indexer.
+	Provenance    *DocumentProvenance `protobuf:"bytes,3,opt,name=provenance,proto3" json:"provenance,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DocumentReplacement) Reset() {
+	*x = DocumentReplacement{}
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DocumentReplacement) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DocumentReplacement) ProtoMessage() {}
+
+func (x *DocumentReplacement) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DocumentReplacement.ProtoReflect.Descriptor instead.
+func (*DocumentReplacement) Descriptor() ([]byte, []int) {
+	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *DocumentReplacement) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *DocumentReplacement) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *DocumentReplacement) GetProvenance() *DocumentProvenance {
+	if x != nil {
+		return x.Provenance
+	}
+	return nil
+}
+
 // DocumentRejection says why one document was not indexed.
 type DocumentRejection struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -649,7 +819,7 @@ type DocumentRejection struct {
 
 func (x *DocumentRejection) Reset() {
 	*x = DocumentRejection{}
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[6]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -661,7 +831,7 @@ func (x *DocumentRejection) String() string {
 func (*DocumentRejection) ProtoMessage() {}
 
 func (x *DocumentRejection) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[6]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -674,7 +844,7 @@ func (x *DocumentRejection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DocumentRejection.ProtoReflect.Descriptor instead.
 func (*DocumentRejection) Descriptor() ([]byte, []int) {
-	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{6}
+	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *DocumentRejection) GetIndex() int32 {
@@ -707,7 +877,7 @@ type ListEnginesRequest struct {
 
 func (x *ListEnginesRequest) Reset() {
 	*x = ListEnginesRequest{}
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[7]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -719,7 +889,7 @@ func (x *ListEnginesRequest) String() string {
 func (*ListEnginesRequest) ProtoMessage() {}
 
 func (x *ListEnginesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[7]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -732,7 +902,7 @@ func (x *ListEnginesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEnginesRequest.ProtoReflect.Descriptor instead.
 func (*ListEnginesRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{7}
+	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{9}
 }
 
 // ListEnginesResponse lists every engine.
@@ -746,7 +916,7 @@ type ListEnginesResponse struct {
 
 func (x *ListEnginesResponse) Reset() {
 	*x = ListEnginesResponse{}
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[8]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -758,7 +928,7 @@ func (x *ListEnginesResponse) String() string {
 func (*ListEnginesResponse) ProtoMessage() {}
 
 func (x *ListEnginesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[8]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -771,7 +941,7 @@ func (x *ListEnginesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEnginesResponse.ProtoReflect.Descriptor instead.
 func (*ListEnginesResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{8}
+	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ListEnginesResponse) GetEngines() []*EngineStatus {
@@ -802,7 +972,7 @@ type EngineStatus struct {
 
 func (x *EngineStatus) Reset() {
 	*x = EngineStatus{}
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[9]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -814,7 +984,7 @@ func (x *EngineStatus) String() string {
 func (*EngineStatus) ProtoMessage() {}
 
 func (x *EngineStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[9]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -827,7 +997,7 @@ func (x *EngineStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EngineStatus.ProtoReflect.Descriptor instead.
 func (*EngineStatus) Descriptor() ([]byte, []int) {
-	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{9}
+	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *EngineStatus) GetEngine() Engine {
@@ -895,7 +1065,7 @@ const file_groundcrew_search_v1_search_proto_rawDesc = "" +
 	"\x06engine\x18\x02 \x01(\x0e2\x1c.groundcrew.search.v1.EngineR\x06engine\x12'\n" +
 	"\x0fdropped_results\x18\x03 \x01(\x05R\x0edroppedResults\x12\x16\n" +
 	"\x06cached\x18\x04 \x01(\bR\x06cached\x12A\n" +
-	"\rfallback_from\x18\x05 \x03(\x0e2\x1c.groundcrew.search.v1.EngineR\ffallbackFrom\"\x89\x06\n" +
+	"\rfallback_from\x18\x05 \x03(\x0e2\x1c.groundcrew.search.v1.EngineR\ffallbackFrom\"\xd3\x06\n" +
 	"\fSearchResult\x12\x1d\n" +
 	"\x05title\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x05title\x12!\n" +
 	"\asnippet\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\asnippet\x12\xdd\x03\n" +
@@ -909,7 +1079,19 @@ const file_groundcrew_search_v1_search_proto_rawDesc = "" +
 	"displayUrl\x12\x1b\n" +
 	"\tmime_type\x18\b \x01(\tR\bmimeType\x12\x1f\n" +
 	"\vfavicon_url\x18\t \x01(\tR\n" +
-	"faviconUrl\"\x9c\x05\n" +
+	"faviconUrl\x12H\n" +
+	"\n" +
+	"provenance\x18\n" +
+	" \x01(\v2(.groundcrew.search.v1.DocumentProvenanceR\n" +
+	"provenance\"\x86\x02\n" +
+	"\x12DocumentProvenance\x12\x1d\n" +
+	"\n" +
+	"indexed_by\x18\x01 \x01(\tR\tindexedBy\x129\n" +
+	"\n" +
+	"index_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tindexTime\x12\x1a\n" +
+	"\brevision\x18\x03 \x01(\x05R\brevision\x12.\n" +
+	"\x13previous_indexed_by\x18\x04 \x01(\tR\x11previousIndexedBy\x12J\n" +
+	"\x13previous_index_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x11previousIndexTime\"\x9c\x05\n" +
 	"\bDocument\x12\xe2\x03\n" +
 	"\x03url\x18\x01 \x01(\tB\xcf\x03\xbaH\xcb\x03\xba\x01\xfa\x02\n" +
 	"\aurl.iri\x12Zurl must be a web address (IRIs welcome) without spaces, control characters or backslashes\x1a\x92\x02!this.matches('^(?i)https?://') || this.matches(r'^(?i:https?)://(?:(?:[^\\s\\p{Z}\\p{Cc}\\p{Cf}/?#@\\[\\]\\\\%]|%[0-9A-Fa-f]{2})*@)?(?:\\[[0-9A-Fa-f:.]+\\]|(?:[^\\s\\p{Z}\\p{Cc}\\p{Cf}/?#@:\\[\\]\\\\%]|%[0-9A-Fa-f]{2})+)(?::[0-9]*)?(?:[/?#](?:[^\\s\\p{Z}\\p{Cc}\\p{Cf}\\\\%]|%[0-9A-Fa-f]{2})*)?$')\xba\x01E\n" +
@@ -920,12 +1102,19 @@ const file_groundcrew_search_v1_search_proto_rawDesc = "" +
 	"\bmetadata\x18\x05 \x01(\v2\x17.google.protobuf.StructR\bmetadataB\x10\n" +
 	"\acontent\x12\x05\xbaH\x02\b\x01\"b\n" +
 	"\x15IndexDocumentsRequest\x12I\n" +
-	"\tdocuments\x18\x01 \x03(\v2\x1e.groundcrew.search.v1.DocumentB\v\xbaH\b\x92\x01\x05\b\x01\x10\xf4\x03R\tdocuments\"\xbc\x01\n" +
+	"\tdocuments\x18\x01 \x03(\v2\x1e.groundcrew.search.v1.DocumentB\v\xbaH\b\x92\x01\x05\b\x01\x10\xf4\x03R\tdocuments\"\x8b\x02\n" +
 	"\x16IndexDocumentsResponse\x12\x18\n" +
 	"\aindexed\x18\x01 \x01(\x05R\aindexed\x12\x1a\n" +
 	"\breplaced\x18\x02 \x01(\x05R\breplaced\x12'\n" +
 	"\x0ftotal_documents\x18\x03 \x01(\x03R\x0etotalDocuments\x12C\n" +
-	"\brejected\x18\x04 \x03(\v2'.groundcrew.search.v1.DocumentRejectionR\brejected\"S\n" +
+	"\brejected\x18\x04 \x03(\v2'.groundcrew.search.v1.DocumentRejectionR\brejected\x12M\n" +
+	"\freplacements\x18\x05 \x03(\v2).groundcrew.search.v1.DocumentReplacementR\freplacements\"\x87\x01\n" +
+	"\x13DocumentReplacement\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x10\n" +
+	"\x03url\x18\x02 \x01(\tR\x03url\x12H\n" +
+	"\n" +
+	"provenance\x18\x03 \x01(\v2(.groundcrew.search.v1.DocumentProvenanceR\n" +
+	"provenance\"S\n" +
 	"\x11DocumentRejection\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x10\n" +
 	"\x03url\x18\x02 \x01(\tR\x03url\x12\x16\n" +
@@ -971,46 +1160,53 @@ func file_groundcrew_search_v1_search_proto_rawDescGZIP() []byte {
 }
 
 var file_groundcrew_search_v1_search_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_groundcrew_search_v1_search_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_groundcrew_search_v1_search_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_groundcrew_search_v1_search_proto_goTypes = []any{
 	(Engine)(0),                    // 0: groundcrew.search.v1.Engine
 	(*SearchRequest)(nil),          // 1: groundcrew.search.v1.SearchRequest
 	(*SearchResponse)(nil),         // 2: groundcrew.search.v1.SearchResponse
 	(*SearchResult)(nil),           // 3: groundcrew.search.v1.SearchResult
-	(*Document)(nil),               // 4: groundcrew.search.v1.Document
-	(*IndexDocumentsRequest)(nil),  // 5: groundcrew.search.v1.IndexDocumentsRequest
-	(*IndexDocumentsResponse)(nil), // 6: groundcrew.search.v1.IndexDocumentsResponse
-	(*DocumentRejection)(nil),      // 7: groundcrew.search.v1.DocumentRejection
-	(*ListEnginesRequest)(nil),     // 8: groundcrew.search.v1.ListEnginesRequest
-	(*ListEnginesResponse)(nil),    // 9: groundcrew.search.v1.ListEnginesResponse
-	(*EngineStatus)(nil),           // 10: groundcrew.search.v1.EngineStatus
-	(*durationpb.Duration)(nil),    // 11: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),  // 12: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),        // 13: google.protobuf.Struct
+	(*DocumentProvenance)(nil),     // 4: groundcrew.search.v1.DocumentProvenance
+	(*Document)(nil),               // 5: groundcrew.search.v1.Document
+	(*IndexDocumentsRequest)(nil),  // 6: groundcrew.search.v1.IndexDocumentsRequest
+	(*IndexDocumentsResponse)(nil), // 7: groundcrew.search.v1.IndexDocumentsResponse
+	(*DocumentReplacement)(nil),    // 8: groundcrew.search.v1.DocumentReplacement
+	(*DocumentRejection)(nil),      // 9: groundcrew.search.v1.DocumentRejection
+	(*ListEnginesRequest)(nil),     // 10: groundcrew.search.v1.ListEnginesRequest
+	(*ListEnginesResponse)(nil),    // 11: groundcrew.search.v1.ListEnginesResponse
+	(*EngineStatus)(nil),           // 12: groundcrew.search.v1.EngineStatus
+	(*durationpb.Duration)(nil),    // 13: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),  // 14: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),        // 15: google.protobuf.Struct
 }
 var file_groundcrew_search_v1_search_proto_depIdxs = []int32{
 	0,  // 0: groundcrew.search.v1.SearchRequest.engine:type_name -> groundcrew.search.v1.Engine
-	11, // 1: groundcrew.search.v1.SearchRequest.max_age:type_name -> google.protobuf.Duration
+	13, // 1: groundcrew.search.v1.SearchRequest.max_age:type_name -> google.protobuf.Duration
 	3,  // 2: groundcrew.search.v1.SearchResponse.results:type_name -> groundcrew.search.v1.SearchResult
 	0,  // 3: groundcrew.search.v1.SearchResponse.engine:type_name -> groundcrew.search.v1.Engine
 	0,  // 4: groundcrew.search.v1.SearchResponse.fallback_from:type_name -> groundcrew.search.v1.Engine
-	12, // 5: groundcrew.search.v1.SearchResult.published_at:type_name -> google.protobuf.Timestamp
-	13, // 6: groundcrew.search.v1.Document.metadata:type_name -> google.protobuf.Struct
-	4,  // 7: groundcrew.search.v1.IndexDocumentsRequest.documents:type_name -> groundcrew.search.v1.Document
-	7,  // 8: groundcrew.search.v1.IndexDocumentsResponse.rejected:type_name -> groundcrew.search.v1.DocumentRejection
-	10, // 9: groundcrew.search.v1.ListEnginesResponse.engines:type_name -> groundcrew.search.v1.EngineStatus
-	0,  // 10: groundcrew.search.v1.EngineStatus.engine:type_name -> groundcrew.search.v1.Engine
-	1,  // 11: groundcrew.search.v1.SearchService.Search:input_type -> groundcrew.search.v1.SearchRequest
-	5,  // 12: groundcrew.search.v1.SearchService.IndexDocuments:input_type -> groundcrew.search.v1.IndexDocumentsRequest
-	8,  // 13: groundcrew.search.v1.SearchService.ListEngines:input_type -> groundcrew.search.v1.ListEnginesRequest
-	2,  // 14: groundcrew.search.v1.SearchService.Search:output_type -> groundcrew.search.v1.SearchResponse
-	6,  // 15: groundcrew.search.v1.SearchService.IndexDocuments:output_type -> groundcrew.search.v1.IndexDocumentsResponse
-	9,  // 16: groundcrew.search.v1.SearchService.ListEngines:output_type -> groundcrew.search.v1.ListEnginesResponse
-	14, // [14:17] is the sub-list for method output_type
-	11, // [11:14] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	14, // 5: groundcrew.search.v1.SearchResult.published_at:type_name -> google.protobuf.Timestamp
+	4,  // 6: groundcrew.search.v1.SearchResult.provenance:type_name -> groundcrew.search.v1.DocumentProvenance
+	14, // 7: groundcrew.search.v1.DocumentProvenance.index_time:type_name -> google.protobuf.Timestamp
+	14, // 8: groundcrew.search.v1.DocumentProvenance.previous_index_time:type_name -> google.protobuf.Timestamp
+	15, // 9: groundcrew.search.v1.Document.metadata:type_name -> google.protobuf.Struct
+	5,  // 10: groundcrew.search.v1.IndexDocumentsRequest.documents:type_name -> groundcrew.search.v1.Document
+	9,  // 11: groundcrew.search.v1.IndexDocumentsResponse.rejected:type_name -> groundcrew.search.v1.DocumentRejection
+	8,  // 12: groundcrew.search.v1.IndexDocumentsResponse.replacements:type_name -> groundcrew.search.v1.DocumentReplacement
+	4,  // 13: groundcrew.search.v1.DocumentReplacement.provenance:type_name -> groundcrew.search.v1.DocumentProvenance
+	12, // 14: groundcrew.search.v1.ListEnginesResponse.engines:type_name -> groundcrew.search.v1.EngineStatus
+	0,  // 15: groundcrew.search.v1.EngineStatus.engine:type_name -> groundcrew.search.v1.Engine
+	1,  // 16: groundcrew.search.v1.SearchService.Search:input_type -> groundcrew.search.v1.SearchRequest
+	6,  // 17: groundcrew.search.v1.SearchService.IndexDocuments:input_type -> groundcrew.search.v1.IndexDocumentsRequest
+	10, // 18: groundcrew.search.v1.SearchService.ListEngines:input_type -> groundcrew.search.v1.ListEnginesRequest
+	2,  // 19: groundcrew.search.v1.SearchService.Search:output_type -> groundcrew.search.v1.SearchResponse
+	7,  // 20: groundcrew.search.v1.SearchService.IndexDocuments:output_type -> groundcrew.search.v1.IndexDocumentsResponse
+	11, // 21: groundcrew.search.v1.SearchService.ListEngines:output_type -> groundcrew.search.v1.ListEnginesResponse
+	19, // [19:22] is the sub-list for method output_type
+	16, // [16:19] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_groundcrew_search_v1_search_proto_init() }
@@ -1019,7 +1215,7 @@ func file_groundcrew_search_v1_search_proto_init() {
 		return
 	}
 	file_groundcrew_search_v1_search_proto_msgTypes[0].OneofWrappers = []any{}
-	file_groundcrew_search_v1_search_proto_msgTypes[3].OneofWrappers = []any{
+	file_groundcrew_search_v1_search_proto_msgTypes[4].OneofWrappers = []any{
 		(*Document_Text)(nil),
 		(*Document_Html)(nil),
 	}
@@ -1029,7 +1225,7 @@ func file_groundcrew_search_v1_search_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_groundcrew_search_v1_search_proto_rawDesc), len(file_groundcrew_search_v1_search_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   10,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
