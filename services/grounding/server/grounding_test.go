@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -60,6 +61,8 @@ func runGrounding(t *testing.T, env map[string]string) (groundingv1.GroundingSer
 	vars := map[string]string{
 		"DATA_DIR": filepath.Join(t.TempDir(), "data"), "GROUNDING_ADDR": "127.0.0.1:0", "GROUNDING_ADMIN_ADDR": "127.0.0.1:0",
 		"SEARCH_ADDR": lis.Addr().String(), "GRACE_PERIOD": "1s",
+		// Tests stay on loopback: cited pages are not fetched.
+		"GROUNDING_FETCH_PAGES": "false",
 		// SQLite under DATA_DIR, or a schema of its own on PostgreSQL
 		// when the suite runs with DATABASE_URL.
 		"DATABASE_URL": sqlstoretest.URL(t, "grounding_server"),
@@ -142,7 +145,10 @@ func scrape(t *testing.T, srv *grpcserver.Server) string {
 }
 
 // TestRunGeminiNative runs the service against a local server speaking
-// Gemini's wire format with grounding metadata.
+// Gemini's wire format with grounding metadata whose chunks are redirect
+// links through the server's own host (as Google's are through
+// vertexaisearch.cloud.google.com) titled with a bare domain: the stored
+// citations name the destinations, never the redirect links.
 func TestRunGeminiNative(t *testing.T) {
 	text := "连接数已满 😱 means max_connections was reached. PgBouncer pools connections."
 	first := "连接数已满 😱 means max_connections was reached."
@@ -153,8 +159,8 @@ func TestRunGeminiNative(t *testing.T) {
 			"groundingMetadata": map[string]any{
 				"webSearchQueries": []string{"postgres too many clients"},
 				"groundingChunks": []any{
-					map[string]any{"web": map[string]any{"uri": "https://vertexaisearch.cloud.google.com/grounding-api-redirect/AAA", "title": "postgresql.org"}},
-					map[string]any{"web": map[string]any{"uri": "https://vertexaisearch.cloud.google.com/grounding-api-redirect/BBB", "title": "pgbouncer.org"}},
+					map[string]any{"web": map[string]any{"uri": "REDIRECTOR/grounding-api-redirect/AAA", "title": "postgresql.org"}},
+					map[string]any{"web": map[string]any{"uri": "REDIRECTOR/grounding-api-redirect/BBB", "title": "pgbouncer.org"}},
 				},
 				"groundingSupports": []any{
 					map[string]any{"segment": map[string]any{"endIndex": len(first), "text": first}, "groundingChunkIndices": []int{0}},
@@ -165,33 +171,46 @@ func TestRunGeminiNative(t *testing.T) {
 		"usageMetadata": map[string]any{"promptTokenCount": 10, "candidatesTokenCount": 20},
 	}
 	body, _ := json.Marshal(resp)
+	destinations := map[string]string{
+		"/grounding-api-redirect/AAA": "https://www.postgresql.org/docs/current/runtime-config-connection.html",
+		"/grounding-api-redirect/BBB": "https://www.pgbouncer.org/usage.html",
+	}
 	gemini := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if d, ok := destinations[r.URL.Path]; ok {
+			http.Redirect(w, r, d, http.StatusFound)
+			return
+		}
 		if r.URL.Path != "/v1beta/models/gemini-test:generateContent" || r.Header.Get("x-goog-api-key") != "k-123456" {
 			w.WriteHeader(http.StatusNotFound)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(body)
+		_, _ = w.Write(bytes.ReplaceAll(body, []byte("REDIRECTOR"), []byte("http://"+r.Host)))
 	}))
 	t.Cleanup(gemini.Close)
 
 	c, _, logs := runGrounding(t, map[string]string{
 		"GEMINI_API_KEY": "k-123456", "GEMINI_MODEL": "gemini-test", "GOOGLE_GEMINI_BASE_URL": gemini.URL,
 	})
-	r, err := c.Ground(t.Context(), &groundingv1.GroundRequest{Text: "too many clients already"})
+	r, err := c.Ground(t.Context(), &groundingv1.GroundRequest{
+		Text: "too many clients already", RoundConfig: &groundingv1.RoundConfig{Engine: groundingv1.RoundConfig_NATIVE},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := r.GetMessage()
 	type cite struct {
-		Span, Domain string
-		Start, End   int32
+		Span, URL, Domain string
+		Start, End        int32
 	}
 	var got []cite
 	for _, ci := range m.GetCitations() {
-		got = append(got, cite{string([]rune(m.GetText())[ci.GetStartIndex():ci.GetEndIndex()]), ci.GetDomain(), ci.GetStartIndex(), ci.GetEndIndex()})
+		got = append(got, cite{string([]rune(m.GetText())[ci.GetStartIndex():ci.GetEndIndex()]), ci.GetUrl(), ci.GetDomain(), ci.GetStartIndex(), ci.GetEndIndex()})
 	}
-	want := []cite{{first, "postgresql.org", 0, 42}, {"PgBouncer pools connections.", "pgbouncer.org", 43, 71}}
+	want := []cite{
+		{first, destinations["/grounding-api-redirect/AAA"], "postgresql.org", 0, 42},
+		{"PgBouncer pools connections.", destinations["/grounding-api-redirect/BBB"], "pgbouncer.org", 43, 71},
+	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("citations (-want +got):\n%s", diff)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/groundcrew/groundcrew/services/grounding/internal/gemini"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/grounding"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/groundinggrpc"
+	"github.com/groundcrew/groundcrew/services/grounding/internal/pagefetch"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/searchclient"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/store"
 )
@@ -70,6 +71,14 @@ type Config struct {
 	MessageRetention string `env:"GROUNDING_MESSAGE_RETENTION" envDefault:"keep"`
 	// RetentionInterval is how often the artifact retention job runs.
 	RetentionInterval time.Duration `env:"GROUNDING_RETENTION_INTERVAL" envDefault:"1h"`
+	// FetchPages: grounding fetches the pages it cites (public http(s)
+	// addresses only) for their titles, snippets and the restricted
+	// raw_html artifact. False fetches none (native sources are then titled
+	// with their domain and have no snippet); Gemini's redirect links are
+	// resolved either way, which contacts only the redirect host.
+	FetchPages bool `env:"GROUNDING_FETCH_PAGES" envDefault:"true"`
+	// FetchTimeout bounds one page fetch or redirect resolution.
+	FetchTimeout time.Duration `env:"GROUNDING_FETCH_TIMEOUT" envDefault:"5s"`
 	// SearchAddr, RagAddr and NotifierAddr are the services grounding calls.
 	SearchAddr   string `env:"SEARCH_ADDR" envDefault:"127.0.0.1:50051"`
 	RagAddr      string `env:"RAG_ADDR" envDefault:"127.0.0.1:50053"`
@@ -92,7 +101,7 @@ func (c Config) Validate() error {
 	}
 	for name, d := range map[string]time.Duration{
 		"GROUNDING_ROUND_TIMEOUT": c.RoundTimeout, "GROUNDING_QUERY_TIMEOUT": c.QueryTimeout, "GROUNDING_ARTIFACT_RETENTION": c.ArtifactRetention,
-		"GROUNDING_RETENTION_INTERVAL": c.RetentionInterval,
+		"GROUNDING_RETENTION_INTERVAL": c.RetentionInterval, "GROUNDING_FETCH_TIMEOUT": c.FetchTimeout,
 	} {
 		if d <= 0 {
 			errs = append(errs, fmt.Errorf("%s: must be a positive duration, got %s", name, d))
@@ -123,6 +132,16 @@ func (c Config) messageRetention() (time.Duration, error) {
 		return 0, fmt.Errorf("must be keep or a positive duration such as 8760h, got %q", c.MessageRetention)
 	}
 	return d, nil
+}
+
+// redirectHosts are the hosts whose links are Gemini's redirects: Google's,
+// and the configured base URL's (a mirror or a stand-in serves its own).
+func (c Config) redirectHosts() []string {
+	hosts := []string{pagefetch.GeminiRedirector}
+	if u, err := url.Parse(c.GeminiBaseURL); err == nil && u.Hostname() != "" {
+		hosts = append(hosts, u.Hostname())
+	}
+	return hosts
 }
 
 // GRPCListenAddr is where the gRPC server listens.
@@ -200,8 +219,9 @@ func run(ctx context.Context, cfg Config, logger *slog.Logger, ready func(*grpcs
 	} else {
 		logger.Info("GEMINI_API_KEY is not set: grounding with the offline extractive summariser over search evidence", "method", grounding.MethodExtractive)
 	}
+	pages := pagefetch.New(pagefetch.Config{Timeout: cfg.FetchTimeout, RedirectHosts: cfg.redirectHosts(), NoFetch: !cfg.FetchPages})
 	svc, err := grounding.New(grounding.Options{
-		Searcher: searchclient.New(searchv1.NewSearchServiceClient(searchConn)), Model: model, Store: st,
+		Searcher: searchclient.New(searchv1.NewSearchServiceClient(searchConn)), Model: model, Store: st, Pages: pages,
 		Logger: logger, Metrics: metrics, MaxSources: cfg.MaxSources, RoundTimeout: cfg.RoundTimeout, QueryTimeout: cfg.QueryTimeout,
 	})
 	if err != nil {

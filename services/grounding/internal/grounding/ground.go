@@ -47,6 +47,9 @@ func (s *Service) Ground(ctx context.Context, req GroundRequest) (*Message, erro
 		m.RequestID = s.newID()
 	}
 	raw, err := s.round(rctx, req, m)
+	if err == nil {
+		s.keepCitedPages(rctx, m)
+	}
 	if err != nil {
 		s.logger.WarnContext(ctx, "grounding round failed", "message_id", m.ID, "error", err)
 		m.Status = StatusFailed
@@ -60,6 +63,10 @@ func (s *Service) Ground(ctx context.Context, req GroundRequest) (*Message, erro
 	m.Citations = onePerSource(m.Citations)
 	m.CreateTime = s.clock()
 	s.stampCitations(m, req.Actor)
+	for i := range m.Context.Results {
+		// Page HTML is kept only as its citation's restricted artifact.
+		m.Context.Results[i].HTML = ""
+	}
 	// The round may have used up its deadline (or the caller left); the
 	// outcome is still stored for audit and for the caller's retry.
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
@@ -134,7 +141,7 @@ func (s *Service) round(ctx context.Context, req GroundRequest, m *Message) ([]b
 		maxSources = s.maxSources
 	}
 	engine := rc.Engine
-	if search && (engine == EngineAuto || engine == EngineNative) {
+	if search && engine == EngineNative {
 		if s.model != nil {
 			m.Engine = EngineNative
 			return s.groundNative(ctx, req, m, maxSources)
@@ -166,6 +173,13 @@ func (s *Service) round(ctx context.Context, req GroundRequest, m *Message) ([]b
 				m.Engine = resp.Engine
 			}
 		}
+	}
+	if search && len(evidence) == 0 && engine == EngineAuto && s.model != nil {
+		// The team's own evidence comes first; the model's web search only
+		// when the search service has none.
+		s.logger.InfoContext(ctx, "no evidence from the search service; grounding with the model's own search", "note", note)
+		m.Engine = EngineNative
+		return s.groundNative(ctx, req, m, maxSources)
 	}
 	m.Context.Results = evidence
 	m.Context.Timestamp = s.clock()
@@ -378,6 +392,7 @@ func (s *Service) groundNative(ctx context.Context, req GroundRequest, m *Messag
 		m.Context.Query = strings.TrimSpace(req.Query)
 	}
 	ans := citeNative(gen, maxSources, m.Context.Timestamp)
+	s.resolveNative(ctx, &ans)
 	m.Text, m.Citations, m.Context.Results = ans.text, ans.citations, ans.results
 	m.Parsed = parsedMetadata("native", ans.found, ans.lost)
 	m.Summary = extractive.TrimSummary(m.Text, SummaryMaxChars, SummaryMaxSentences)

@@ -111,6 +111,12 @@ type fixture struct {
 
 func newFixture(t *testing.T, model grounding.Model) fixture {
 	t.Helper()
+	return newFixtureWith(t, model, nil)
+}
+
+// newFixtureWith is newFixture with pages fetched through pages.
+func newFixtureWith(t *testing.T, model grounding.Model, pages grounding.Pages) fixture {
+	t.Helper()
 	dir := t.TempDir()
 	db, err := sqlstore.Open(t.Context(), sqlstoretest.URL(t, "grounding"), dir, "grounding", discard)
 	if err != nil {
@@ -126,7 +132,7 @@ func newFixture(t *testing.T, model grounding.Model) fixture {
 	}
 	st := store.New(db, arts)
 	fs := &fakeSearch{results: evidence}
-	opts := grounding.Options{Searcher: fs, Store: st, Logger: discard}
+	opts := grounding.Options{Searcher: fs, Store: st, Logger: discard, Pages: pages}
 	if model != nil {
 		opts.Model = model
 	}
@@ -438,9 +444,12 @@ func TestGroundNative(t *testing.T) {
 		SearchQueries: []string{"postgres too many clients", "pgbouncer"},
 	}
 	f := newFixture(t, &fakeModel{gen: gen})
-	m, err := f.svc.Ground(t.Context(), grounding.GroundRequest{Text: alert})
+	m, err := f.svc.Ground(t.Context(), grounding.GroundRequest{Text: alert, Round: grounding.RoundConfig{Engine: grounding.EngineNative}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(f.search.requests) != 0 {
+		t.Errorf("engine native asked the search service: %+v", f.search.requests)
 	}
 	if m.Engine != grounding.EngineNative || m.Context.Query != "postgres too many clients; pgbouncer" {
 		t.Errorf("engine %v query %q", m.Engine, m.Context.Query)

@@ -13,9 +13,19 @@
 //     means no search. With search off the answer is written from the text
 //     alone and carries no citations and no confidence.
 //   - Engine: Native uses the model's own web search (Gemini's Google Search
-//     tool); Exa and Local ask the search service for that engine; Auto is
-//     Native when a model that has it is configured, otherwise the search
-//     service's own auto order. Native without a model falls back to Auto.
+//     tool); Exa and Local ask the search service for that engine; Auto
+//     asks the search service (its local index and configured web engines)
+//     with the round's query, and only when that finds nothing (or fails)
+//     and a model with its own search is configured, grounds with Native.
+//     Native without a model falls back to Auto. Native sources are
+//     redirect links titled with a bare domain: with Pages configured they
+//     are resolved to their destination, titled with the page's own title,
+//     and their snippets taken from the page (none when it cannot be read),
+//     never from the model's sentence; a source whose link cannot be
+//     resolved is left out.
+//   - Pages: with Pages configured, the page of every cited source is
+//     fetched (public http(s) addresses only, bounded) and its HTML kept,
+//     redacted, as the citation's restricted raw_html artifact.
 //   - Evidence: the search service's results in rank order, of which the
 //     first MaxSources (request max_sources, else GROUNDING_MAX_SOURCES) are
 //     kept and numbered [1]..[n]; only those can be cited.
@@ -69,8 +79,8 @@ type Engine int
 
 // Engines.
 const (
-	// EngineAuto is native search when the model has it, otherwise the
-	// search service's configured engines.
+	// EngineAuto is the search service's configured engines, and the
+	// model's own search when they find nothing.
 	EngineAuto Engine = iota
 	// EngineNative is the model provider's own web search.
 	EngineNative

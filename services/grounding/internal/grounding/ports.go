@@ -183,3 +183,31 @@ type ListFilter struct {
 	// not zero.
 	CreatedAfter, CreatedBefore time.Time
 }
+
+// Pages reads the web pages grounding cites (package pagefetch): only
+// public http(s) addresses, bounded in time and size.
+type Pages interface {
+	// Resolve returns the address a model provider's redirect link stands
+	// for, without requesting it; any other link is returned as it is.
+	Resolve(ctx context.Context, link string) (string, error)
+	// Fetch reads the page at u; nil without an error when page fetching
+	// is off.
+	Fetch(ctx context.Context, u string) (*Page, error)
+}
+
+// Page is a fetched web page.
+type Page struct {
+	// URL is where the page was read, after redirects.
+	URL string
+	// MimeType is the page's media type.
+	MimeType string
+	// Title is the page's own title ("" when it has none).
+	Title string
+	// Text is the page's visible text, one block per line.
+	Text string
+	// HTML is the page's HTML as read ("" when it is not HTML).
+	HTML string
+	// Truncated: the page was longer than the fetcher reads, and HTML and
+	// Text are its beginning.
+	Truncated bool
+}

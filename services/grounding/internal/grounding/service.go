@@ -19,6 +19,10 @@ type Options struct {
 	Searcher Searcher
 	// Model writes answers; nil selects the offline extractive method.
 	Model Model
+	// Pages, when set, resolves the model provider's redirect links and
+	// fetches cited pages (their title, a snippet from their text and their
+	// HTML, kept as the citation's raw_html); nil fetches nothing.
+	Pages Pages
 	// Store persists messages; required.
 	Store Store
 	// Logger is required.
@@ -46,6 +50,7 @@ type Options struct {
 type Service struct {
 	search       Searcher
 	model        Model
+	pages        Pages
 	store        Store
 	logger       *slog.Logger
 	metrics      *Metrics
@@ -86,7 +91,7 @@ func New(o Options) (*Service, error) {
 		return nil, errors.New("grounding: Searcher, Store and Logger are required")
 	}
 	s := &Service{
-		search: o.Searcher, model: o.Model, store: o.Store, logger: o.Logger, metrics: o.Metrics,
+		search: o.Searcher, model: o.Model, pages: o.Pages, store: o.Store, logger: o.Logger, metrics: o.Metrics,
 		maxSources: o.MaxSources, roundTimeout: o.RoundTimeout, queryTimeout: o.QueryTimeout, now: o.Now, newID: o.NewID,
 		newNonce: o.NewNonce,
 	}

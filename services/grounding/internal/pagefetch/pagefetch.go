@@ -37,6 +37,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/groundcrew/groundcrew/platform/weburl"
+	"github.com/groundcrew/groundcrew/services/grounding/internal/grounding"
 )
 
 // Defaults of Config.
@@ -63,19 +64,26 @@ type Config struct {
 	// RedirectHosts are the hosts whose links are a provider's redirects
 	// (GeminiRedirector, and the host of a configured Gemini base URL).
 	RedirectHosts []string
+	// NoFetch turns page fetching off: Fetch returns nil, and only
+	// redirect links are resolved (which contacts the redirect hosts
+	// alone).
+	NoFetch bool
 	// AllowAddr, when set, admits addresses the public-address check
 	// refuses. Tests use it for their loopback servers; nothing else
 	// should.
 	AllowAddr func(netip.Addr) bool
 }
 
-// Fetcher fetches cited pages. It is safe for concurrent use.
+// Fetcher fetches cited pages: the grounding.Pages of the service. It is
+// safe for concurrent use.
 type Fetcher struct {
 	cfg       Config
 	pages     *http.Client
 	redirects *http.Client
 	hosts     map[string]bool
 }
+
+var _ grounding.Pages = (*Fetcher)(nil)
 
 // New returns a Fetcher.
 func New(cfg Config) *Fetcher {
@@ -218,28 +226,13 @@ func (f *Fetcher) Resolve(ctx context.Context, link string) (string, error) {
 	return "", errors.New("resolving redirect link: too many redirects through the redirect host")
 }
 
-// Page is a fetched page.
-type Page struct {
-	// URL is the address the page was read from, after redirects.
-	URL string
-	// MimeType is the response's media type, e.g. "text/html".
-	MimeType string
-	// Title is the page's <title> (its og:title when it has none),
-	// whitespace collapsed; "" when it has neither or is not HTML.
-	Title string
-	// Text is the page's visible text, one block per line (HTML) or the
-	// body itself (plain text).
-	Text string
-	// HTML is the page's HTML as read (up to MaxBytes; see Truncated), ""
-	// when the page is not HTML.
-	HTML string
-	// Truncated: the page was longer than MaxBytes.
-	Truncated bool
-}
-
-// Fetch reads the page at u, following redirects as the package says.
-// Answers other than 2xx are errors.
-func (f *Fetcher) Fetch(ctx context.Context, u string) (*Page, error) {
+// Fetch reads the page at u, following redirects as the package says: its
+// title, text and HTML when it is HTML, its text when it is other text.
+// Answers other than 2xx are errors. With NoFetch it returns nil, nil.
+func (f *Fetcher) Fetch(ctx context.Context, u string) (*grounding.Page, error) {
+	if f.cfg.NoFetch {
+		return nil, nil
+	}
 	if _, err := weburl.Parse(u); err != nil {
 		return nil, ErrRefused
 	}
@@ -266,7 +259,7 @@ func (f *Fetcher) Fetch(ctx context.Context, u string) (*Page, error) {
 	if err != nil && len(body) == 0 {
 		return nil, fmt.Errorf("fetching page: reading: %w", err)
 	}
-	p := &Page{URL: resp.Request.URL.String()}
+	p := &grounding.Page{URL: resp.Request.URL.String()}
 	if int64(len(body)) > f.cfg.MaxBytes {
 		body, p.Truncated = body[:f.cfg.MaxBytes], true
 	}
