@@ -172,6 +172,7 @@ FUZZ_TARGETS := \
 	services/notifier/internal/format:FuzzFormatGroup \
 	services/notifier/internal/notifiergrpc:FuzzTelegramUpdate \
 	services/notifier/internal/markdownv2:FuzzParse \
+	services/notifier/internal/oncall:FuzzShifts \
 	services/notifier/internal/markdownv2:FuzzEscapeRoundTrip \
 	services/search/internal/htmltext:FuzzExtract \
 	platform/weburl:FuzzCanonical \
