@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -101,6 +102,11 @@ type Config struct {
 	DedupWindow time.Duration `env:"NOTIFIER_DEDUP_WINDOW" envDefault:"10m"`
 	// EnrichTimeout bounds grounding's enrichment of one alert.
 	EnrichTimeout time.Duration `env:"NOTIFIER_ENRICH_TIMEOUT" envDefault:"20s"`
+	// EnrichEngine is where enrichment's evidence comes from: auto (the
+	// search service's local index and web engines, and Gemini's own
+	// search only when they find nothing), native (Gemini's Google Search),
+	// exa or local.
+	EnrichEngine string `env:"NOTIFIER_ENRICH_ENGINE" envDefault:"auto"`
 	// JobTimeout bounds one run of an alert's job (enrich, pace, deliver);
 	// at least NOTIFIER_ENRICH_TIMEOUT + 10s.
 	JobTimeout time.Duration `env:"NOTIFIER_JOB_TIMEOUT" envDefault:"2m"`
@@ -139,6 +145,9 @@ type Config struct {
 	// DigestThreshold is the backlog of a chat beyond which its waiting
 	// alerts are collapsed into one storm digest message; 0 turns it off.
 	DigestThreshold int `env:"NOTIFIER_DIGEST_THRESHOLD" envDefault:"20"`
+	// AlertRetention is how long alerts that are done with (delivered,
+	// failed, repeats) are kept, with their groups; 0 keeps them for ever.
+	AlertRetention time.Duration `env:"NOTIFIER_ALERT_RETENTION" envDefault:"2160h"`
 	// ActionUsers may press the alert group buttons: comma-separated
 	// Telegram user ids or usernames; empty: anyone in an allowed chat.
 	ActionUsers string `env:"NOTIFIER_ACTION_USERS"`
@@ -200,6 +209,12 @@ func (c Config) Validate() error {
 	}
 	if c.DigestThreshold < 0 {
 		errs = append(errs, fmt.Errorf("NOTIFIER_DIGEST_THRESHOLD: must not be negative, got %d", c.DigestThreshold))
+	}
+	if c.AlertRetention < 0 {
+		errs = append(errs, fmt.Errorf("NOTIFIER_ALERT_RETENTION: must not be negative (0 keeps alerts for ever), got %s", c.AlertRetention))
+	}
+	if _, err := groundingclient.ParseEngine(c.EnrichEngine); err != nil {
+		errs = append(errs, fmt.Errorf("NOTIFIER_ENRICH_ENGINE: %w", err))
 	}
 	if c.EnrichCacheTTL < 0 {
 		errs = append(errs, fmt.Errorf("NOTIFIER_ENRICH_CACHE_TTL: must not be negative, got %s", c.EnrichCacheTTL))
@@ -335,7 +350,8 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		return err
 	}
 	defer func() { _ = conn.Close() }()
-	ground := groundingclient.New(groundingv1.NewGroundingServiceClient(conn), cfg.MaxSources)
+	engine, _ := groundingclient.ParseEngine(cfg.EnrichEngine) // checked by Validate
+	ground := groundingclient.New(groundingv1.NewGroundingServiceClient(conn), cfg.MaxSources, engine)
 
 	providers, err := telemetry.NewProviderMetrics(srv.Registry())
 	if err != nil {
@@ -402,6 +418,14 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 			logger.Error("stopping the alert pipeline", "error", err)
 		}
 	}()
+
+	// Alert retention stops before the database closes (defers run last
+	// in, first out).
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	retentionCtx, stopRetention := context.WithCancel(ctx)
+	defer stopRetention()
+	wg.Go(func() { (&store.Retention{Store: st, MaxAge: cfg.AlertRetention, Logger: logger}).Run(retentionCtx) })
 
 	refusals := chat.NewRefusalCounter(srv.Registry(), approval.ReasonNotApprover, approval.ReasonForeignMessage,
 		groupaction.ReasonNotActionUser, groupaction.ReasonForeignGroupMsg)

@@ -98,11 +98,11 @@ func (s *NotifierService) ListAlerts(ctx context.Context, req *notifierv1.ListAl
 	if req.GetReceivedAfter() != nil {
 		q.ReceivedAfter = req.GetReceivedAfter().AsTime()
 	}
-	as, next, err := s.alerts.List(ctx, q)
+	page, err := s.alerts.List(ctx, q)
 	if err != nil {
 		return nil, s.alertError(ctx, err, "listing alerts")
 	}
-	return &notifierv1.ListAlertsResponse{Alerts: fromAlerts(as), NextPageToken: next}, nil
+	return &notifierv1.ListAlertsResponse{Alerts: fromAlerts(page.Items), NextPageToken: page.Next, SizeLimited: page.SizeLimited}, nil
 }
 
 // alertError maps the domain's errors to gRPC codes.

@@ -285,8 +285,8 @@ func (brokenAlerts) Get(context.Context, string) (*alert.Alert, error) {
 	return nil, errors.New("disk I/O error at /var/lib/secret/notifier.db")
 }
 
-func (brokenAlerts) List(context.Context, store.ListQuery) ([]*alert.Alert, string, error) {
-	return nil, "", errors.New("disk I/O error at /var/lib/secret/notifier.db")
+func (brokenAlerts) List(context.Context, store.ListQuery) (store.Page[*alert.Alert], error) {
+	return store.Page[*alert.Alert]{}, errors.New("disk I/O error at /var/lib/secret/notifier.db")
 }
 
 func TestInternalErrorsDoNotLeak(t *testing.T) {

@@ -20,7 +20,7 @@ type Groups interface {
 	Grouping() bool
 	IngestGroup(ctx context.Context, gp alert.GroupPayload, alerts []alert.Alert) ([]*alert.Alert, error)
 	GetGroup(ctx context.Context, id string) (*alert.Group, []*alert.Alert, error)
-	ListGroups(ctx context.Context, q store.GroupListQuery) ([]*alert.Group, string, error)
+	ListGroups(ctx context.Context, q store.GroupListQuery) (store.Page[*alert.Group], error)
 	Ack(ctx context.Context, id, actor, by string) (*alert.Group, error)
 	Silence(ctx context.Context, id, actor, by string, d time.Duration) (*alert.Group, error)
 }
@@ -52,12 +52,12 @@ func (s *NotifierService) ListAlertGroups(ctx context.Context, req *notifierv1.L
 	if req.GetStatus() != notifierv1.AlertGroup_STATUS_UNSPECIFIED {
 		q.Status = alert.GroupStatus(req.GetStatus().String())
 	}
-	gs, next, err := s.groups.ListGroups(ctx, q)
+	page, err := s.groups.ListGroups(ctx, q)
 	if err != nil {
 		return nil, s.groupError(ctx, err, "listing alert groups")
 	}
-	out := &notifierv1.ListAlertGroupsResponse{NextPageToken: next}
-	for _, g := range gs {
+	out := &notifierv1.ListAlertGroupsResponse{NextPageToken: page.Next, SizeLimited: page.SizeLimited}
+	for _, g := range page.Items {
 		out.AlertGroups = append(out.AlertGroups, fromGroup(g, nil))
 	}
 	return out, nil

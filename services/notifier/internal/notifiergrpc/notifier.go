@@ -18,7 +18,7 @@ import (
 type Alerts interface {
 	Ingest(ctx context.Context, alerts []alert.Alert) ([]*alert.Alert, error)
 	Get(ctx context.Context, id string) (*alert.Alert, error)
-	List(ctx context.Context, q store.ListQuery) ([]*alert.Alert, string, error)
+	List(ctx context.Context, q store.ListQuery) (store.Page[*alert.Alert], error)
 }
 
 // Updates handles Telegram bot updates (the chat agent).

@@ -286,19 +286,18 @@ func (w *groupWorker) Work(ctx context.Context, job *river.Job[groupArgs]) error
 // used up, retry otherwise.
 func (p *Pipeline) groupFailure(ctx context.Context, job *river.Job[groupArgs], n *store.Notification, members []*alert.Alert, err error) error {
 	p.metrics.deliveryErrors.WithLabelValues(errorCode(err)).Inc()
-	var ra interface{ RetryAfter() time.Duration }
-	if errors.As(err, &ra) {
-		return river.JobSnooze(ra.RetryAfter())
+	v := Classify(err)
+	if v.Action == RetryAfter {
+		return river.JobSnooze(v.Wait)
 	}
-	var perm interface{ Permanent() bool }
-	if (errors.As(err, &perm) && perm.Permanent()) || job.Attempt >= job.MaxAttempts {
+	if v.Action != Retry || job.Attempt >= job.MaxAttempts {
 		if serr := p.store.FailNotification(ctx, n, outbound.PublicError(err), p.now().UTC()); serr != nil {
 			return errors.Join(err, serr)
 		}
 		for _, a := range members {
 			p.metrics.failed.WithLabelValues(a.Source).Inc()
 		}
-		p.logger.ErrorContext(ctx, "group notification failed for good", "notification_id", n.ID, "error", err)
+		p.logger.ErrorContext(ctx, "group notification failed for good", "notification_id", n.ID, "action", v.Action.String(), "error", err)
 		return river.JobCancel(err)
 	}
 	return err
@@ -538,7 +537,21 @@ func (p *Pipeline) EditRoot(ctx context.Context, groupID string) error {
 		return err
 	}
 	msg := p.renderRoot(ctx, g, latest(all))
-	return p.groups.EditGroupMessage(ctx, g.Destination, g.RootMessageID, msg, p.groupButtons(g))
+	buttons := p.groupButtons(g)
+	err = p.groups.EditGroupMessage(ctx, g.Destination, g.RootMessageID, msg, buttons)
+	if err == nil || Classify(err).Action != SendNew {
+		return err
+	}
+	// The root can no longer be edited (deleted, too old, or its group
+	// became a supergroup): a new root shows the group as it stands, and
+	// later replies and edits go to it.
+	id, serr := p.groups.SendGroupMessage(ctx, g.Destination, msg, "", buttons)
+	if serr != nil {
+		return fmt.Errorf("sending a new root for alert group %s: %w (the old one: %w)", g.ID, serr, err)
+	}
+	p.logger.InfoContext(ctx, "the group's root message could not be edited; sent a new one", "group_id", g.ID,
+		"old_message_id", g.RootMessageID, "message_id", id, "reason", outbound.PublicError(err))
+	return p.store.SetGroupRoot(ctx, g.ID, id, p.now().UTC())
 }
 
 // GetGroup returns a stored group and its alerts' latest states, read as
@@ -548,6 +561,6 @@ func (p *Pipeline) GetGroup(ctx context.Context, id string) (*alert.Group, []*al
 }
 
 // ListGroups returns one page of stored groups, newest first.
-func (p *Pipeline) ListGroups(ctx context.Context, q store.GroupListQuery) ([]*alert.Group, string, error) {
+func (p *Pipeline) ListGroups(ctx context.Context, q store.GroupListQuery) (store.Page[*alert.Group], error) {
 	return p.store.ListGroups(ctx, q)
 }

@@ -242,7 +242,8 @@ func TestGroupRootThenThreadedResolution(t *testing.T) {
 	if e.count() != 1 {
 		t.Errorf("%d grounding calls after the resolution, want still 1", e.count())
 	}
-	groups, _, err := p.ListGroups(ctx, store.GroupListQuery{PageSize: 10})
+	page, err := p.ListGroups(ctx, store.GroupListQuery{PageSize: 10})
+	groups := page.Items
 	if err != nil || len(groups) != 1 {
 		t.Fatalf("ListGroups = %d groups, %v; want 1", len(groups), err)
 	}
@@ -277,8 +278,8 @@ func TestGroupEnrichmentCache(t *testing.T) {
 	if got := m.GetCounter().GetValue(); got != 2 {
 		t.Errorf("cache hits = %v, want 2", got)
 	}
-	groups, _, _ := p.ListGroups(ctx, store.GroupListQuery{PageSize: 10})
-	for _, g := range groups {
+	page, _ := p.ListGroups(ctx, store.GroupListQuery{PageSize: 10})
+	for _, g := range page.Items {
 		if g.GroundingMessageID != "g-1" {
 			t.Errorf("group %s grounding message %q, want the cached g-1", g.GroupKey, g.GroundingMessageID)
 		}

@@ -347,6 +347,6 @@ func (p *Pipeline) Get(ctx context.Context, id string) (*alert.Alert, error) {
 }
 
 // List returns one page of stored alerts, newest first.
-func (p *Pipeline) List(ctx context.Context, q store.ListQuery) ([]*alert.Alert, string, error) {
+func (p *Pipeline) List(ctx context.Context, q store.ListQuery) (store.Page[*alert.Alert], error) {
 	return p.store.ListAlerts(ctx, q)
 }

@@ -166,9 +166,8 @@ type GroupListQuery struct {
 	PageToken string            // from the previous page
 }
 
-// ListGroups returns one page of groups, newest first, and the token of the
-// next page ("" on the last).
-func (s *Store) ListGroups(ctx context.Context, q GroupListQuery) ([]*alert.Group, string, error) {
+// ListGroups returns one page of groups, newest first.
+func (s *Store) ListGroups(ctx context.Context, q GroupListQuery) (Page[*alert.Group], error) {
 	return listNewest(ctx, s, keyset[*alert.Group]{
 		what: "alert groups", table: "notifier_alert_groups", columns: groupColumns, timeColumn: "created_at",
 		filters: func(arg func(any) string) (where []string) {
@@ -179,7 +178,20 @@ func (s *Store) ListGroups(ctx context.Context, q GroupListQuery) ([]*alert.Grou
 		},
 		scan: scanGroup,
 		key:  func(g *alert.Group) (time.Time, string) { return g.CreatedAt, g.ID },
+		size: groupSize,
 	}, q.PageSize, q.PageToken)
+}
+
+// groupSize is about what a group weighs in a response, without its
+// alerts (the list leaves them out).
+func groupSize(g *alert.Group) int {
+	n := len(g.GroupKey) + len(g.ExternalURL) + len(g.EnrichmentError) + 512
+	for _, m := range []map[string]string{g.GroupLabels, g.CommonLabels, g.CommonAnnotations} {
+		for k, v := range m {
+			n += len(k) + len(v)
+		}
+	}
+	return n
 }
 
 func scanGroup(r scanner) (*alert.Group, error) {

@@ -208,9 +208,23 @@ type ListQuery struct {
 	PageToken     string       // from the previous page
 }
 
-// ListAlerts returns one page of alerts, newest first, and the token of the
-// next page ("" on the last).
-func (s *Store) ListAlerts(ctx context.Context, q ListQuery) ([]*alert.Alert, string, error) {
+// MaxPageBytes bounds one page of a list in bytes, as stored (text,
+// metadata, labels, rendered message): well under gRPC's default 4 MiB
+// message limit, so that no writer can make a page too large to answer.
+const MaxPageBytes = 2 << 20
+
+// Page is one page of a list, newest first.
+type Page[T any] struct {
+	Items []T
+	// Next is the token of the next page, "" on the last.
+	Next string
+	// SizeLimited says the page stopped before its page size because its
+	// items reached MaxPageBytes; Next continues it.
+	SizeLimited bool
+}
+
+// ListAlerts returns one page of alerts, newest first.
+func (s *Store) ListAlerts(ctx context.Context, q ListQuery) (Page[*alert.Alert], error) {
 	return listNewest(ctx, s, keyset[*alert.Alert]{
 		what: "alerts", table: "notifier_alerts", columns: alertColumns, timeColumn: "received_at",
 		filters: func(arg func(any) string) (where []string) {
@@ -224,7 +238,24 @@ func (s *Store) ListAlerts(ctx context.Context, q ListQuery) ([]*alert.Alert, st
 		},
 		scan: scanAlert,
 		key:  func(a *alert.Alert) (time.Time, string) { return a.ReceivedAt, a.ID },
+		size: alertSize,
 	}, q.PageSize, q.PageToken)
+}
+
+// alertSize is about what an alert weighs in a response: its text fields
+// and its metadata and labels as stored.
+func alertSize(a *alert.Alert) int {
+	n := len(a.Text) + len(a.Error) + len(a.EnrichmentError) + 256
+	if a.Message != nil {
+		n += len(a.Message.Text) + len(a.Message.Plain)
+	}
+	if md, err := json.Marshal(a.Metadata); err == nil {
+		n += len(md)
+	}
+	for k, v := range a.Labels {
+		n += len(k) + len(v)
+	}
+	return n
 }
 
 // keyset says how to list one table newest first, keyed by (timeColumn, id).
@@ -234,11 +265,13 @@ type keyset[T any] struct {
 	filters func(arg func(any) string) []string
 	scan    func(scanner) (T, error)
 	key     func(T) (time.Time, string)
+	// size is about how many bytes a row weighs in a response.
+	size func(T) int
 }
 
-// listNewest returns one page of k's rows, newest first, and the token of
-// the next page ("" on the last).
-func listNewest[T any](ctx context.Context, s *Store, k keyset[T], pageSize int, pageToken string) ([]T, string, error) {
+// listNewest returns one page of k's rows, newest first: at most pageSize
+// rows, fewer when they reach MaxPageBytes (always at least one).
+func listNewest[T any](ctx context.Context, s *Store, k keyset[T], pageSize int, pageToken string) (Page[T], error) {
 	var args []any
 	arg := func(v any) string {
 		args = append(args, v)
@@ -248,7 +281,7 @@ func listNewest[T any](ctx context.Context, s *Store, k keyset[T], pageSize int,
 	if pageToken != "" {
 		c, err := sqlstore.ParseCursor(pageToken)
 		if err != nil {
-			return nil, "", ErrBadPageToken
+			return Page[T]{}, ErrBadPageToken
 		}
 		a1, a2, a3 := arg(c.At), arg(c.At), arg(c.ID)
 		where = append(where, "("+k.timeColumn+" < "+a1+" OR ("+k.timeColumn+" = "+a2+" AND id < "+a3+"))")
@@ -260,27 +293,41 @@ func listNewest[T any](ctx context.Context, s *Store, k keyset[T], pageSize int,
 	query += " ORDER BY " + k.timeColumn + " DESC, id DESC LIMIT " + arg(pageSize+1)
 	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, "", fmt.Errorf("listing %s: %w", k.what, err)
+		return Page[T]{}, fmt.Errorf("listing %s: %w", k.what, err)
 	}
 	defer rows.Close()
-	var out []T
+	var (
+		page  Page[T]
+		bytes int
+		more  bool
+	)
 	for rows.Next() {
 		v, err := k.scan(rows)
 		if err != nil {
-			return nil, "", fmt.Errorf("listing %s: %w", k.what, err)
+			return Page[T]{}, fmt.Errorf("listing %s: %w", k.what, err)
 		}
-		out = append(out, v)
+		if len(page.Items) == pageSize {
+			more = true
+			break
+		}
+		if n := k.size(v); len(page.Items) > 0 && bytes+n > MaxPageBytes {
+			// The page stops here rather than fail: the client reads
+			// on with the token.
+			more, page.SizeLimited = true, true
+			break
+		} else {
+			bytes += n
+		}
+		page.Items = append(page.Items, v)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, "", fmt.Errorf("listing %s: %w", k.what, err)
+		return Page[T]{}, fmt.Errorf("listing %s: %w", k.what, err)
 	}
-	next := ""
-	if len(out) > pageSize {
-		out = out[:pageSize]
-		at, id := k.key(out[len(out)-1])
-		next = sqlstore.CursorAfter(at, id).Token()
+	if more {
+		at, id := k.key(page.Items[len(page.Items)-1])
+		page.Next = sqlstore.CursorAfter(at, id).Token()
 	}
-	return out, next, nil
+	return page, nil
 }
 
 type scanner interface{ Scan(dest ...any) error }

@@ -159,14 +159,17 @@ func TestListAlertsPages(t *testing.T) {
 			var got []string
 			tok := ""
 			for range 10 {
-				page, next, err := s.ListAlerts(ctx, ListQuery{PageSize: 3, PageToken: tok})
+				page, err := s.ListAlerts(ctx, ListQuery{PageSize: 3, PageToken: tok})
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, a := range page {
+				if page.SizeLimited {
+					t.Errorf("a page of small alerts is size limited")
+				}
+				for _, a := range page.Items {
 					got = append(got, a.ID)
 				}
-				if tok = next; tok == "" {
+				if tok = page.Next; tok == "" {
 					break
 				}
 			}
@@ -174,19 +177,19 @@ func TestListAlertsPages(t *testing.T) {
 				t.Errorf("paged ids newest first (-want +got):\n%s", diff)
 			}
 
-			delivered, _, err := s.ListAlerts(ctx, ListQuery{PageSize: 10, Status: alert.StatusDelivered, ReceivedAfter: t0.Add(time.Second)})
+			delivered, err := s.ListAlerts(ctx, ListQuery{PageSize: 10, Status: alert.StatusDelivered, ReceivedAfter: t0.Add(time.Second)})
 			if err != nil {
 				t.Fatal(err)
 			}
 			var ids []string
-			for _, a := range delivered {
+			for _, a := range delivered.Items {
 				ids = append(ids, a.ID)
 			}
 			if diff := cmp.Diff([]string{"a6", "a3"}, ids); diff != "" {
 				t.Errorf("filtered (-want +got):\n%s", diff)
 			}
 
-			if _, _, err := s.ListAlerts(ctx, ListQuery{PageSize: 3, PageToken: "!!"}); !errors.Is(err, ErrBadPageToken) {
+			if _, err := s.ListAlerts(ctx, ListQuery{PageSize: 3, PageToken: "!!"}); !errors.Is(err, ErrBadPageToken) {
 				t.Errorf("bad token: err = %v, want ErrBadPageToken", err)
 			}
 		})
