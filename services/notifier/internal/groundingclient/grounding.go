@@ -30,6 +30,8 @@ type Client struct {
 	// MaxSources is passed as Ground's max_sources; 0 leaves grounding's
 	// default (GROUNDING_MAX_SOURCES).
 	maxSources int32
+	// engine is sent in Ground's round config.
+	engine groundingv1.RoundConfig_Engine
 }
 
 var (
@@ -39,9 +41,23 @@ var (
 )
 
 // New returns a Client over api. maxSources bounds the sources Ground keeps
-// (1..10; 0 means grounding's default).
-func New(api groundingv1.GroundingServiceClient, maxSources int) *Client {
-	return &Client{api: api, maxSources: int32(min(max(maxSources, 0), 10))}
+// (1..10; 0 means grounding's default); engine is where Ground's evidence
+// comes from (see ParseEngine).
+func New(api groundingv1.GroundingServiceClient, maxSources int, engine groundingv1.RoundConfig_Engine) *Client {
+	return &Client{api: api, maxSources: int32(min(max(maxSources, 0), 10)), engine: engine}
+}
+
+// ParseEngine reads NOTIFIER_ENRICH_ENGINE: auto, native, exa or local,
+// in any case ("" is auto).
+func ParseEngine(s string) (groundingv1.RoundConfig_Engine, error) {
+	name := strings.ToUpper(strings.TrimSpace(s))
+	if name == "" {
+		return groundingv1.RoundConfig_AUTO, nil
+	}
+	if v, ok := groundingv1.RoundConfig_Engine_value[name]; ok && v != int32(groundingv1.RoundConfig_ENGINE_UNSPECIFIED) {
+		return groundingv1.RoundConfig_Engine(v), nil
+	}
+	return 0, fmt.Errorf("must be auto, native, exa or local, got %q", s)
 }
 
 // Error is a failed grounding call; Public is safe to show in a message.
@@ -113,7 +129,10 @@ func (c *Client) Enrich(ctx context.Context, text string) (pipeline.Enrichment, 
 	if err != nil {
 		return pipeline.Enrichment{}, wrap(stepQuery, err)
 	}
-	req := &groundingv1.GroundRequest{Text: text, Query: q.GetQuery(), CreatedBy: CreatedBy}
+	req := &groundingv1.GroundRequest{
+		Text: text, Query: q.GetQuery(), CreatedBy: CreatedBy,
+		RoundConfig: &groundingv1.RoundConfig{Engine: c.engine},
+	}
 	if c.maxSources > 0 {
 		req.MaxSources = &c.maxSources
 	}

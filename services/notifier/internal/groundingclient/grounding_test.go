@@ -58,7 +58,7 @@ func (f *fakeGrounding) Converse(_ context.Context, req *groundingv1.ConverseReq
 func newClient(t *testing.T, f *fakeGrounding) *Client {
 	t.Helper()
 	conn := grpcservertest.Serve(t, func(srv *grpc.Server) { groundingv1.RegisterGroundingServiceServer(srv, f) })
-	return New(groundingv1.NewGroundingServiceClient(conn), 3)
+	return New(groundingv1.NewGroundingServiceClient(conn), 3, groundingv1.RoundConfig_AUTO)
 }
 
 func TestEnrich(t *testing.T) {
@@ -85,7 +85,10 @@ func TestEnrich(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("enrichment (-want +got):\n%s", diff)
 	}
-	wantReq := &groundingv1.GroundRequest{Text: "High error rate on checkout-api", Query: "checkout-api 5xx", MaxSources: proto.Int32(3), CreatedBy: "notifier"}
+	wantReq := &groundingv1.GroundRequest{
+		Text: "High error rate on checkout-api", Query: "checkout-api 5xx", MaxSources: proto.Int32(3), CreatedBy: "notifier",
+		RoundConfig: &groundingv1.RoundConfig{Engine: groundingv1.RoundConfig_AUTO},
+	}
 	if diff := cmp.Diff(wantReq, f.ground, protocmp.Transform()); diff != "" {
 		t.Errorf("Ground request (-want +got):\n%s", diff)
 	}
@@ -246,5 +249,33 @@ func TestConverseStickers(t *testing.T) {
 				t.Errorf("request's stickers (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestParseEngine(t *testing.T) {
+	for in, want := range map[string]groundingv1.RoundConfig_Engine{
+		"": groundingv1.RoundConfig_AUTO, "auto": groundingv1.RoundConfig_AUTO, "Native": groundingv1.RoundConfig_NATIVE,
+		" exa ": groundingv1.RoundConfig_EXA, "LOCAL": groundingv1.RoundConfig_LOCAL,
+	} {
+		if got, err := ParseEngine(in); err != nil || got != want {
+			t.Errorf("ParseEngine(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"google", "engine_unspecified", "2"} {
+		if _, err := ParseEngine(in); err == nil {
+			t.Errorf("ParseEngine(%q) accepted", in)
+		}
+	}
+}
+
+// TestEnrichSendsEngine: the configured engine goes out in the round
+// config.
+func TestEnrichSendsEngine(t *testing.T) {
+	f := &fakeGrounding{msg: &groundingv1.AnnotatedMessage{Id: "m1", Status: groundingv1.AnnotatedMessage_PROCESSED}}
+	conn := grpcservertest.Serve(t, func(srv *grpc.Server) { groundingv1.RegisterGroundingServiceServer(srv, f) })
+	c := New(groundingv1.NewGroundingServiceClient(conn), 0, groundingv1.RoundConfig_NATIVE)
+	_, _ = c.Enrich(t.Context(), "Disk almost full")
+	if got := f.ground.GetRoundConfig().GetEngine(); got != groundingv1.RoundConfig_NATIVE {
+		t.Errorf("round config engine %v, want NATIVE", got)
 	}
 }
