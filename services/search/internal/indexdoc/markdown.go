@@ -1,4 +1,4 @@
-package localindex
+package indexdoc
 
 import (
 	"regexp"
@@ -41,12 +41,13 @@ func looksLikeMarkdown(text string) bool {
 }
 
 // markdownText reduces Markdown to plain text with one block per line, and
-// returns the text of the first level-one heading. That heading is left out
+// returns the text of the first level-one heading and of every heading
+// below it (which stay in the text too). That heading is left out
 // of the text when it repeats title (or title is empty, as the caller then
 // uses the heading as the title): a title repeated in the text matches
 // every query about the page and crowds the passage that answers it out of
 // the snippet.
-func markdownText(md, title string) (text, h1 string) {
+func markdownText(md, title string) (text, h1 string, headings []string) {
 	var (
 		out   []string
 		block []string // lines of the current paragraph or list item
@@ -93,6 +94,7 @@ func markdownText(md, title string) (text, h1 string) {
 					continue
 				}
 			}
+			headings = append(headings, s)
 			out = append(out, terminate(s))
 		case listMarker.MatchString(line):
 			flush()
@@ -117,7 +119,7 @@ func markdownText(md, title string) (text, h1 string) {
 		}
 	}
 	flush()
-	return strings.Join(out, "\n"), h1
+	return strings.Join(out, "\n"), h1, headings
 }
 
 // inlineText removes inline Markdown: code spans keep their text verbatim

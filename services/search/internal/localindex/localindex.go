@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -36,7 +37,7 @@ import (
 	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
 
-	"github.com/groundcrew/groundcrew/services/search/internal/htmltext"
+	"github.com/groundcrew/groundcrew/services/search/internal/indexdoc"
 	"github.com/groundcrew/groundcrew/services/search/internal/search"
 )
 
@@ -54,7 +55,7 @@ const (
 // Limits on indexed documents.
 const (
 	// MaxDocumentBytes bounds a document's text plus HTML.
-	MaxDocumentBytes = 8 << 20
+	MaxDocumentBytes = indexdoc.MaxDocumentBytes
 	// MaxSnippetChars bounds a local result's snippet, ellipses included.
 	// A snippet is the passage that matched, not the document: a caller
 	// that cites it shows the words that support the citation, and one
@@ -63,8 +64,6 @@ const (
 	// SnippetBytes is the target snippet length, ellipses excluded: with
 	// "… " before and " …" after it stays within MaxSnippetChars.
 	SnippetBytes = MaxSnippetChars - 4
-	// maxTitleRunes bounds a title derived from the text.
-	maxTitleRunes = 120
 )
 
 // Document field names in the index.
@@ -215,7 +214,7 @@ func (ix *Index) Name() string { return search.EngineLocal }
 func (ix *Index) Close() error { return ix.idx.Close() }
 
 // Count returns the number of indexed documents.
-func (ix *Index) Count() (uint64, error) { return ix.idx.DocCount() }
+func (ix *Index) Count(context.Context) (uint64, error) { return ix.idx.DocCount() }
 
 // Healthy reports whether the index can be read.
 func (ix *Index) Healthy(ctx context.Context) error {
@@ -235,32 +234,34 @@ func (ix *Index) Upsert(ctx context.Context, docs []search.Document) (search.Ind
 
 	var res search.IndexResult
 	now := ix.now().UTC()
-	seen := make(map[string]bool, len(docs))
+	// seen holds the provenance of each document written by this call, so
+	// a URL given twice is a replacement of the first.
+	seen := make(map[string]search.Provenance, len(docs))
 	for start := 0; start < len(docs); start += ix.batchSize {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
 		chunk := docs[start:min(start+ix.batchSize, len(docs))]
-		type prepared struct {
-			id     string
-			fields map[string]any
+		type ready struct {
+			index int
+			doc   indexdoc.Prepared
 		}
-		var ready []prepared
+		var batchDocs []ready
 		for i, d := range chunk {
-			id, fields, err := prepare(d, now)
+			p, err := indexdoc.Prepare(d, now)
 			if err != nil {
 				res.Rejected = append(res.Rejected, search.Rejection{Index: start + i, URL: d.URL, Reason: err.Error()})
 				continue
 			}
-			ready = append(ready, prepared{id, fields})
+			batchDocs = append(batchDocs, ready{start + i, p})
 		}
-		if len(ready) == 0 {
+		if len(batchDocs) == 0 {
 			continue
 		}
-		ids := make([]string, 0, len(ready))
-		for _, p := range ready {
-			if !seen[p.id] {
-				ids = append(ids, p.id)
+		ids := make([]string, 0, len(batchDocs))
+		for _, r := range batchDocs {
+			if _, ok := seen[r.doc.ID]; !ok {
+				ids = append(ids, r.doc.ID)
 			}
 		}
 		existing, err := ix.existing(ctx, ids)
@@ -268,19 +269,35 @@ func (ix *Index) Upsert(ctx context.Context, docs []search.Document) (search.Ind
 			return res, err
 		}
 		batch := ix.idx.NewBatch()
-		for _, p := range ready {
-			if seen[p.id] || existing[p.id] {
-				res.Replaced++
+		written := make(map[string]search.Provenance, len(batchDocs))
+		for _, r := range batchDocs {
+			prov := search.Provenance{IndexedBy: r.doc.IndexedBy, IndexedAt: now, Revision: 1}
+			prev, replaced := seen[r.doc.ID]
+			if w, ok := written[r.doc.ID]; ok {
+				prev, replaced = w, true
+			} else if !replaced {
+				prev, replaced = existing[r.doc.ID]
 			}
-			seen[p.id] = true
-			if err := batch.Index(p.id, p.fields); err != nil {
-				return res, fmt.Errorf("indexing %s: %w", p.id, err)
+			if replaced {
+				prov.Revision = prev.Revision + 1
+				prov.PreviousIndexedBy, prov.PreviousIndexedAt = prev.IndexedBy, prev.IndexedAt
+				res.Replaced++
+				res.Replacements = append(res.Replacements, search.Replacement{Index: r.index, URL: r.doc.ID, Provenance: prov})
+			}
+			written[r.doc.ID] = prov
+			fields, err := indexFields(r.doc, prov)
+			if err != nil {
+				return res, fmt.Errorf("indexing %s: %w", r.doc.ID, err)
+			}
+			if err := batch.Index(r.doc.ID, fields); err != nil {
+				return res, fmt.Errorf("indexing %s: %w", r.doc.ID, err)
 			}
 		}
 		if err := ix.idx.Batch(batch); err != nil {
 			return res, fmt.Errorf("writing index batch: %w", err)
 		}
-		res.Indexed += len(ready)
+		maps.Copy(seen, written)
+		res.Indexed += len(batchDocs)
 	}
 	return res, nil
 }
@@ -310,162 +327,90 @@ func (ix *Index) Delete(ctx context.Context, urls []string) (int, error) {
 	return len(existing), nil
 }
 
-// existing returns which of ids are in the index.
-func (ix *Index) existing(ctx context.Context, ids []string) (map[string]bool, error) {
-	found := make(map[string]bool)
+// existing returns which of ids are in the index, with their provenance.
+func (ix *Index) existing(ctx context.Context, ids []string) (map[string]search.Provenance, error) {
+	found := make(map[string]search.Provenance)
 	if len(ids) == 0 {
 		return found, nil
 	}
 	req := bleve.NewSearchRequestOptions(bleve.NewDocIDQuery(ids), len(ids), 0, false)
 	req.Score = "none"
+	req.Fields = []string{fieldMetadata}
 	res, err := ix.idx.SearchInContext(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("looking up existing documents: %w", err)
 	}
 	for _, h := range res.Hits {
-		found[h.ID] = true
+		found[h.ID] = readStored(h.Fields[fieldMetadata]).provenance
 	}
 	return found, nil
 }
 
-// prepare validates d and returns its id and index fields.
-func prepare(d search.Document, now time.Time) (string, map[string]any, error) {
-	if len(d.Text)+len(d.HTML) > MaxDocumentBytes {
-		return "", nil, fmt.Errorf("document is %d bytes; the limit is %d", len(d.Text)+len(d.HTML), MaxDocumentBytes)
-	}
-	id, err := search.CanonicalURL(d.URL)
-	if err != nil {
-		return "", nil, fmt.Errorf("url: %w", err)
-	}
-	cleanURL, _ := search.CleanURL(d.URL)
-	domain, _ := search.Domain(d.URL)
+// Reserved metadata keys holding the provenance in the stored metadata
+// field: indexes created before provenance existed have no field of their
+// own for it, and their mapping is fixed.
+const (
+	metaIndexedBy         = indexdoc.ReservedMetaPrefix + "indexed_by"
+	metaIndexedAt         = indexdoc.ReservedMetaPrefix + "indexed_at"
+	metaRevision          = indexdoc.ReservedMetaPrefix + "revision"
+	metaPreviousIndexedBy = indexdoc.ReservedMetaPrefix + "previous_indexed_by"
+	metaPreviousIndexedAt = indexdoc.ReservedMetaPrefix + "previous_indexed_at"
+)
 
-	title := d.Title
-	text := d.Text
-	meta := docMeta{
-		MimeType:   search.CleanMimeType(firstOf(d.Metadata, search.MetaMimeType, "mimeType", "content_type", "contentType")),
-		FaviconURL: search.CleanIconURL(firstOf(d.Metadata, search.MetaFaviconURL, "faviconUrl", "favicon"), cleanURL),
-	}
-	mimeFromContent := "text/plain"
-	if looksLikeMarkdown(text) {
-		mimeFromContent = "text/markdown"
-		var h1 string
-		text, h1 = markdownText(strings.ToValidUTF8(text, ""), title)
-		if strings.TrimSpace(title) == "" {
-			title = h1
-		}
-	}
-	text = normalizeText(text)
-	if text == "" && strings.TrimSpace(d.HTML) != "" {
-		page := htmltext.Extract(d.HTML)
-		text = page.Text
-		if strings.TrimSpace(title) == "" {
-			title = page.Title
-		}
-		mimeFromContent = "text/html"
-		if meta.FaviconURL == "" {
-			meta.FaviconURL = search.CleanIconURL(page.Icon, cleanURL)
-		}
-	}
-	if meta.MimeType == "" {
-		meta.MimeType = mimeFromContent
-	}
-	if text == "" {
-		return "", nil, errors.New("document has no text (set text or html)")
-	}
-	title = strings.Join(strings.Fields(strings.ToValidUTF8(title, "")), " ")
-	if title == "" {
-		first, _, _ := strings.Cut(text, "\n")
-		title = search.Truncate(first, maxTitleRunes)
-	}
-
-	date := now
+// indexFields returns the index fields of a prepared document.
+func indexFields(p indexdoc.Prepared, prov search.Provenance) (map[string]any, error) {
 	fields := map[string]any{
-		fieldURL:     cleanURL,
-		fieldTitle:   title,
-		fieldText:    text,
-		fieldDomains: domainSuffixes(domain),
+		fieldURL:     p.URL,
+		fieldTitle:   p.Title,
+		fieldText:    p.Text,
+		fieldDomains: p.Domains,
+		fieldDate:    p.Date,
 	}
-	if !d.PublishedAt.IsZero() {
-		date = d.PublishedAt.UTC()
-		fields[fieldPublished] = date.Format(time.RFC3339Nano)
+	if !p.Published.IsZero() {
+		fields[fieldPublished] = p.Published.Format(time.RFC3339Nano)
 	}
-	fields[fieldDate] = date
 	// The media type and icon travel in the stored metadata, under the
 	// keys a caller would use, so that indexes created before they were
-	// results' fields (whose mapping has no field for them) keep them too.
-	stored := maps.Clone(d.Metadata)
-	if stored == nil {
-		stored = make(map[string]string, 2)
-	}
-	stored[search.MetaMimeType] = meta.MimeType
-	if meta.FaviconURL != "" {
-		stored[search.MetaFaviconURL] = meta.FaviconURL
-	} else {
-		delete(stored, search.MetaFaviconURL)
+	// results' fields (whose mapping has no field for them) keep them too;
+	// so does the provenance, under reserved keys.
+	stored := maps.Clone(p.Metadata)
+	stored[metaIndexedBy] = prov.IndexedBy
+	stored[metaIndexedAt] = prov.IndexedAt.Format(time.RFC3339Nano)
+	stored[metaRevision] = strconv.Itoa(prov.Revision)
+	if prov.Revision > 1 {
+		stored[metaPreviousIndexedBy] = prov.PreviousIndexedBy
+		stored[metaPreviousIndexedAt] = prov.PreviousIndexedAt.Format(time.RFC3339Nano)
 	}
 	b, err := json.Marshal(stored)
 	if err != nil {
-		return "", nil, fmt.Errorf("metadata: %w", err)
+		return nil, fmt.Errorf("metadata: %w", err)
 	}
 	fields[fieldMetadata] = string(b)
-	return id, fields, nil
+	return fields, nil
 }
 
-// docMeta is what results report about a document besides its text.
-type docMeta struct {
-	MimeType   string
-	FaviconURL string
+// storedMeta is what results report about a document besides its text.
+type storedMeta struct {
+	mimeType, faviconURL string
+	provenance           search.Provenance
 }
 
-// firstOf returns the first non-empty value of keys in m.
-func firstOf(m map[string]string, keys ...string) string {
-	for _, k := range keys {
-		if v := strings.TrimSpace(m[k]); v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
-// readMeta reads the media type and icon from a stored metadata field.
-func readMeta(stored any) docMeta {
+// readStored reads the media type, icon and provenance from a stored
+// metadata field. Documents indexed before provenance was recorded read as
+// revision 1 by nobody known.
+func readStored(stored any) storedMeta {
 	s, _ := stored.(string)
-	if s == "" {
-		return docMeta{}
-	}
 	var m map[string]string
-	if json.Unmarshal([]byte(s), &m) != nil {
-		return docMeta{}
+	if s == "" || json.Unmarshal([]byte(s), &m) != nil {
+		return storedMeta{provenance: search.Provenance{Revision: 1}}
 	}
-	return docMeta{MimeType: m[search.MetaMimeType], FaviconURL: m[search.MetaFaviconURL]}
-}
-
-// normalizeText makes plain text valid UTF-8 with whitespace collapsed
-// within lines and empty lines removed.
-func normalizeText(s string) string {
-	s = strings.ToValidUTF8(s, "")
-	var out []string
-	for line := range strings.SplitSeq(s, "\n") {
-		if l := strings.Join(strings.Fields(line), " "); l != "" {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
-}
-
-// domainSuffixes returns the domain and each parent domain, so that a
-// filter on "example.com" matches "docs.example.com" with one term lookup.
-func domainSuffixes(domain string) []string {
-	var out []string
-	for d := domain; d != ""; {
-		out = append(out, d)
-		_, rest, ok := strings.Cut(d, ".")
-		if !ok {
-			break
-		}
-		d = rest
-	}
+	out := storedMeta{mimeType: m[search.MetaMimeType], faviconURL: m[search.MetaFaviconURL]}
+	out.provenance.IndexedBy = m[metaIndexedBy]
+	out.provenance.IndexedAt, _ = time.Parse(time.RFC3339Nano, m[metaIndexedAt])
+	out.provenance.Revision, _ = strconv.Atoi(m[metaRevision])
+	out.provenance.Revision = max(out.provenance.Revision, 1)
+	out.provenance.PreviousIndexedBy = m[metaPreviousIndexedBy]
+	out.provenance.PreviousIndexedAt, _ = time.Parse(time.RFC3339Nano, m[metaPreviousIndexedAt])
 	return out
 }
 
@@ -487,7 +432,8 @@ func (ix *Index) Search(ctx context.Context, q search.Query) ([]search.Result, e
 	}
 	out := make([]search.Result, 0, len(res.Hits))
 	for _, h := range res.Hits {
-		r := search.Result{Score: h.Score}
+		// BM25 scores are unbounded; s/(1+s) keeps their order in [0,1).
+		r := search.Result{Score: h.Score / (1 + h.Score)}
 		r.URL, _ = h.Fields[fieldURL].(string)
 		r.Title, _ = h.Fields[fieldTitle].(string)
 		text, _ := h.Fields[fieldText].(string)
@@ -496,8 +442,10 @@ func (ix *Index) Search(ctx context.Context, q search.Query) ([]search.Result, e
 		if p, ok := h.Fields[fieldPublished].(string); ok {
 			r.PublishedAt, _ = time.Parse(time.RFC3339Nano, p)
 		}
-		meta := readMeta(h.Fields[fieldMetadata])
-		r.MimeType, r.FaviconURL = meta.MimeType, meta.FaviconURL
+		meta := readStored(h.Fields[fieldMetadata])
+		r.MimeType, r.FaviconURL = meta.mimeType, meta.faviconURL
+		prov := meta.provenance
+		r.Provenance = &prov
 		out = append(out, r)
 	}
 	return out, nil

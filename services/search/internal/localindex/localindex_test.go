@@ -112,6 +112,7 @@ func TestSearchExtractsHTML(t *testing.T) {
 		URL:          "https://wiki.example.net/networking",
 		SourceDomain: "wiki.example.net",
 		MimeType:     "text/html",
+		Provenance:   &search.Provenance{IndexedAt: testNow, Revision: 1},
 	}}
 	if diff := cmp.Diff(want, got, cmpIgnoreScore); diff != "" {
 		t.Errorf("Search() mismatch (-want +got):\n%s", diff)
@@ -135,10 +136,15 @@ func TestUpsertReplacesByCanonicalURL(t *testing.T) {
 		search.Document{URL: "https://new.example.com/a", Text: "first"},
 		search.Document{URL: "https://new.example.com/a/", Text: "second wins"},
 	)
-	if diff := cmp.Diff(search.IndexResult{Indexed: 3, Replaced: 2}, res); diff != "" {
+	again := search.Provenance{IndexedAt: testNow, Revision: 2, PreviousIndexedAt: testNow}
+	wantRes := search.IndexResult{Indexed: 3, Replaced: 2, Replacements: []search.Replacement{
+		{Index: 0, URL: "https://runbooks.example.com/disk-full", Provenance: again},
+		{Index: 2, URL: "https://new.example.com/a", Provenance: again},
+	}}
+	if diff := cmp.Diff(wantRes, res); diff != "" {
 		t.Errorf("second Upsert() mismatch (-want +got):\n%s", diff)
 	}
-	if n, _ := ix.Count(); n != 5 {
+	if n, _ := ix.Count(t.Context()); n != 5 {
 		t.Errorf("Count() = %d, want 5", n)
 	}
 	got, _ := ix.Search(t.Context(), search.Query{Text: "cleanup script", MaxResults: 5})
@@ -235,7 +241,7 @@ func TestIndexPersistsAcrossReopen(t *testing.T) {
 	}
 
 	re := openTest(t, dir)
-	if n, err := re.Count(); err != nil || n != uint64(len(corpus)) {
+	if n, err := re.Count(t.Context()); err != nil || n != uint64(len(corpus)) {
 		t.Errorf("Count() after reopen = %d, %v; want %d", n, err, len(corpus))
 	}
 	if got, _ := re.Search(t.Context(), search.Query{Text: "latency", MaxResults: 3}); len(got) != 1 {
@@ -256,7 +262,7 @@ func TestDelete(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("Delete() = %d, %v; want 1", n, err)
 	}
-	if c, _ := ix.Count(); c != uint64(len(corpus)-1) {
+	if c, _ := ix.Count(t.Context()); c != uint64(len(corpus)-1) {
 		t.Errorf("Count() = %d, want %d", c, len(corpus)-1)
 	}
 }
@@ -354,14 +360,6 @@ func TestSnippet(t *testing.T) {
 	}
 }
 
-func TestDomainSuffixes(t *testing.T) {
-	got := domainSuffixes("a.b.example.com")
-	want := []string{"a.b.example.com", "b.example.com", "example.com", "com"}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("domainSuffixes() mismatch (-want +got):\n%s", diff)
-	}
-}
-
 func TestWithService(t *testing.T) {
 	ix := openTest(t, t.TempDir())
 	svc, err := search.NewService(search.Config{Engines: []search.Engine{ix}, Indexer: ix})
@@ -425,7 +423,7 @@ func TestIRIDocuments(t *testing.T) {
 	if err != nil || res.Indexed != 3 || res.Replaced != 1 || len(res.Rejected) != 0 {
 		t.Fatalf("Upsert() = %+v, %v; want 3 indexed, 1 replaced", res, err)
 	}
-	if n, _ := ix.Count(); n != 2 {
+	if n, _ := ix.Count(t.Context()); n != 2 {
 		t.Errorf("Count() = %d, want 2", n)
 	}
 	got, err := ix.Search(t.Context(), search.Query{Text: "Beobachtung Diensten", MaxResults: 5})

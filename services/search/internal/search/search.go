@@ -123,6 +123,23 @@ type Result struct {
 	// document provides them; empty otherwise.
 	MimeType   string
 	FaviconURL string
+	// Provenance says who indexed a local result; nil for web results.
+	Provenance *Provenance
+}
+
+// Provenance records who put a document in the local index.
+type Provenance struct {
+	// IndexedBy is the caller that indexed this version (the API key's
+	// name from the REST edge), empty when the call named none.
+	IndexedBy string
+	IndexedAt time.Time
+	// Revision is 1 for the first version under a URL, one more with each
+	// replacement.
+	Revision int
+	// PreviousIndexedBy and PreviousIndexedAt are who indexed the version
+	// this one replaced, and when; empty for revision 1.
+	PreviousIndexedBy string
+	PreviousIndexedAt time.Time
 }
 
 // Response is the answer to one Query.
@@ -182,6 +199,9 @@ type Document struct {
 	Metadata map[string]string
 	// PublishedAt, if set, is the publication date used by recency filters.
 	PublishedAt time.Time
+	// IndexedBy is who is indexing it, recorded with it: the server sets
+	// it from the caller's identity, never from the request body.
+	IndexedBy string
 }
 
 // Metadata keys the local index reads the media type and icon from.
@@ -199,6 +219,21 @@ type IndexResult struct {
 	Replaced int
 	// Rejected lists documents that were not indexed, and why.
 	Rejected []Rejection
+	// Replacements lists the documents that replaced an indexed version
+	// (Replaced of them), with the new version's provenance.
+	Replacements []Replacement
+}
+
+// Replacement is one document of an IndexDocuments call that replaced an
+// indexed version.
+type Replacement struct {
+	// Index is the document's position in the request; URL its canonical
+	// form.
+	Index int
+	URL   string
+	// Provenance is the new version's, naming the replaced version's
+	// indexer.
+	Provenance Provenance
 }
 
 // Rejection explains why one document of an IndexDocuments call was not
@@ -213,6 +248,14 @@ type Rejection struct {
 // DocumentIndexer stores documents for the local engine.
 type DocumentIndexer interface {
 	Upsert(ctx context.Context, docs []Document) (IndexResult, error)
+}
+
+// SharedIndex is implemented by local indexes that other instances write
+// to as well (PostgreSQL): the Service does not cache their answers, so a
+// document indexed through any instance is found through every one at
+// once.
+type SharedIndex interface {
+	Shared() bool
 }
 
 // EngineStatus describes one engine for ListEngines.

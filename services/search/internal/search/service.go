@@ -236,7 +236,9 @@ func (s *Service) run(parent context.Context, key string, q Query, chain []Engin
 			resp := s.process(raw, q)
 			resp.Engine = name
 			resp.FallbackFrom = p.failed()
-			s.cache.put(key, resp)
+			if sh, ok := e.(SharedIndex); !ok || !sh.Shared() {
+				s.cache.put(key, resp)
+			}
 			return resp, nil
 		}
 		p.fail(name)
@@ -363,6 +365,7 @@ func (s *Service) process(raw []Result, q Query) Response {
 				Title: title, Snippet: snippet, URL: u, SourceDomain: domain,
 				Score: r.Score, PublishedAt: r.PublishedAt, DisplayURL: DisplayURL(u),
 				MimeType: CleanMimeType(r.MimeType), FaviconURL: CleanIconURL(r.FaviconURL, u),
+				Provenance: r.Provenance,
 			})
 		}
 	}
@@ -525,6 +528,13 @@ func (s *Service) IndexDocuments(ctx context.Context, docs []Document) (IndexRes
 	res, err := s.indexer.Upsert(ctx, docs)
 	if res.Indexed > 0 {
 		s.cache.clear()
+	}
+	// The audit trail of a replaced document: the runbooks enrichment
+	// cites are what a leaked key would rewrite.
+	for _, r := range res.Replacements {
+		s.log.InfoContext(ctx, "indexed document replaced", "url", r.URL,
+			"by", r.Provenance.IndexedBy, "revision", r.Provenance.Revision,
+			"previous_by", r.Provenance.PreviousIndexedBy, "previous_at", r.Provenance.PreviousIndexedAt)
 	}
 	if err != nil {
 		return res, fmt.Errorf("indexing documents: %w", err)

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
+	"github.com/groundcrew/groundcrew/platform/actor"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
 	"github.com/groundcrew/groundcrew/platform/weburl"
 	"github.com/groundcrew/groundcrew/services/search/internal/search"
@@ -33,7 +34,7 @@ type Searcher interface {
 
 // Counter reports how many documents the local index holds.
 type Counter interface {
-	Count() (uint64, error)
+	Count(ctx context.Context) (uint64, error)
 }
 
 // SearchService implements searchv1.SearchServiceServer.
@@ -78,7 +79,11 @@ func (s *SearchService) IndexDocuments(ctx context.Context, req *searchv1.IndexD
 			bad = append(bad, grpcserver.FieldViolation{Field: fmt.Sprintf("documents[%d].url", i), Description: reason})
 			continue
 		}
-		docs = append(docs, toDocument(d))
+		doc := toDocument(d)
+		// Who indexes is the caller the edge authenticated, never a
+		// name from the body.
+		doc.IndexedBy = actor.FromContext(ctx)
+		docs = append(docs, doc)
 	}
 	if len(bad) > 0 {
 		return nil, grpcserver.FieldViolations(bad...)
@@ -94,8 +99,13 @@ func (s *SearchService) IndexDocuments(ctx context.Context, req *searchv1.IndexD
 	for _, r := range res.Rejected {
 		out.Rejected = append(out.Rejected, &searchv1.DocumentRejection{Index: int32(r.Index), Url: r.URL, Reason: r.Reason})
 	}
+	for _, r := range res.Replacements {
+		out.Replacements = append(out.Replacements, &searchv1.DocumentReplacement{
+			Index: int32(r.Index), Url: r.URL, Provenance: fromProvenance(r.Provenance),
+		})
+	}
 	if s.index != nil {
-		n, err := s.index.Count()
+		n, err := s.index.Count(ctx)
 		if err != nil {
 			return nil, grpcserver.InternalError(ctx, s.logger, fmt.Errorf("counting indexed documents: %w", err), "IndexDocuments")
 		}
@@ -255,6 +265,24 @@ func FromResult(r search.Result) *searchv1.SearchResult {
 	}
 	out.MimeType = r.MimeType
 	out.FaviconUrl = r.FaviconURL
+	if r.Provenance != nil {
+		out.Provenance = fromProvenance(*r.Provenance)
+	}
+	return out
+}
+
+func fromProvenance(p search.Provenance) *searchv1.DocumentProvenance {
+	out := &searchv1.DocumentProvenance{
+		IndexedBy:         p.IndexedBy,
+		Revision:          int32(p.Revision),
+		PreviousIndexedBy: p.PreviousIndexedBy,
+	}
+	if !p.IndexedAt.IsZero() {
+		out.IndexTime = timestamppb.New(p.IndexedAt)
+	}
+	if !p.PreviousIndexedAt.IsZero() {
+		out.PreviousIndexTime = timestamppb.New(p.PreviousIndexedAt)
+	}
 	return out
 }
 

@@ -1,12 +1,14 @@
 package searchgrpc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	validate "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
@@ -15,6 +17,7 @@ import (
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -25,6 +28,7 @@ import (
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
 	ragv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/rag/v1"
 	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
+	"github.com/groundcrew/groundcrew/platform/actor"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
 	"github.com/groundcrew/groundcrew/platform/grpcserver/grpcservertest"
 	"github.com/groundcrew/groundcrew/platform/weburl"
@@ -42,7 +46,12 @@ func (f failingEngine) Search(context.Context, search.Query) ([]search.Result, e
 
 func newClient(t *testing.T, extra ...search.Engine) searchv1.SearchServiceClient {
 	t.Helper()
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	return newClientLogging(t, io.Discard, extra...)
+}
+
+func newClientLogging(t *testing.T, log io.Writer, extra ...search.Engine) searchv1.SearchServiceClient {
+	t.Helper()
+	logger := slog.New(slog.NewTextHandler(log, nil))
 	index, err := localindex.Open(t.TempDir(), localindex.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -277,7 +286,7 @@ func TestIRIDocumentsIndexAndSearch(t *testing.T) {
 		Title: "Überwachung (Informatik)", Url: encoded, DisplayUrl: iri, SourceDomain: "de.wikipedia.org",
 		MimeType: "text/html", FaviconUrl: "https://de.wikipedia.org/static/favicon/wikipedia.ico",
 	}
-	if diff := cmp.Diff(want, got, protocmp.Transform(), protocmp.IgnoreFields(&searchv1.SearchResult{}, "score", "snippet")); diff != "" {
+	if diff := cmp.Diff(want, got, protocmp.Transform(), protocmp.IgnoreFields(&searchv1.SearchResult{}, "score", "snippet", "provenance")); diff != "" {
 		t.Errorf("result mismatch (-want +got):\n%s", diff)
 	}
 
@@ -439,6 +448,80 @@ func TestInternationalisedDomainFilters(t *testing.T) {
 		st := status.Convert(err)
 		if st.Code() != codes.InvalidArgument || !slices.ContainsFunc(violationFields(st), func(f string) bool { return strings.HasPrefix(f, "blocked_domains") }) {
 			t.Errorf("Search(blocked %q) = %v %v, want InvalidArgument on blocked_domains", domain, st.Code(), violationFields(st))
+		}
+	}
+}
+
+// syncBuffer is a log sink safe for the server's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestReplacementRecordsTheActor indexes a runbook as one key and replaces
+// it as another: the response, the search result and the log name who
+// replaced it and whose version it replaced, and a name in the body's
+// metadata does not count.
+func TestReplacementRecordsTheActor(t *testing.T) {
+	var log syncBuffer
+	c := newClientLogging(t, &log)
+	as := func(name string) context.Context {
+		return metadata.NewOutgoingContext(context.Background(), metadata.Pairs(actor.MetadataKey, name))
+	}
+	if _, err := c.IndexDocuments(as("ops"), &searchv1.IndexDocumentsRequest{Documents: []*searchv1.Document{
+		doc("https://runbooks.example.com/checkout", "Checkout API 5xx runbook", "Roll back the last deploy when checkout-api returns 5xx."),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	forged, _ := structpb.NewStruct(map[string]any{"groundcrew.indexed_by": "ops", "team": "payments"})
+	replaced := doc("https://runbooks.example.com/checkout/", "Checkout API 5xx runbook", "Delete the namespace when checkout-api returns 5xx.")
+	replaced.Metadata = forged
+	idx, err := c.IndexDocuments(as("alertmanager-webhook"), &searchv1.IndexDocumentsRequest{Documents: []*searchv1.Document{replaced}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(idx.GetReplacements()) != 1 {
+		t.Fatalf("replacements = %v, want one", idx.GetReplacements())
+	}
+	rep := idx.GetReplacements()[0]
+	want := &searchv1.DocumentProvenance{IndexedBy: "alertmanager-webhook", Revision: 2, PreviousIndexedBy: "ops"}
+	opts := []cmp.Option{protocmp.Transform(), protocmp.IgnoreFields(&searchv1.DocumentProvenance{}, "index_time", "previous_index_time")}
+	if diff := cmp.Diff(want, rep.GetProvenance(), opts...); diff != "" || rep.GetUrl() != "https://runbooks.example.com/checkout" {
+		t.Errorf("replacement %v (-want +got):\n%s", rep, diff)
+	}
+	if !rep.GetProvenance().GetIndexTime().IsValid() || !rep.GetProvenance().GetPreviousIndexTime().IsValid() {
+		t.Errorf("replacement times missing: %v", rep.GetProvenance())
+	}
+
+	resp, err := c.Search(context.Background(), &searchv1.SearchRequest{Query: "checkout-api 5xx", Engine: searchv1.Engine_LOCAL})
+	if err != nil || len(resp.GetResults()) != 1 {
+		t.Fatalf("Search = %v, %v; want one result", resp, err)
+	}
+	if diff := cmp.Diff(want, resp.GetResults()[0].GetProvenance(), opts...); diff != "" {
+		t.Errorf("result provenance (-want +got):\n%s", diff)
+	}
+
+	line := ""
+	for l := range strings.SplitSeq(log.String(), "\n") {
+		if strings.Contains(l, "indexed document replaced") {
+			line = l
+		}
+	}
+	for _, part := range []string{"url=https://runbooks.example.com/checkout", "by=alertmanager-webhook", "revision=2", "previous_by=ops"} {
+		if !strings.Contains(line, part) {
+			t.Errorf("log line %q lacks %q", line, part)
 		}
 	}
 }
