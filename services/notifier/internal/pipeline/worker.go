@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/riverqueue/river"
 
@@ -84,22 +83,23 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[deliverArgs]) e
 	if err != nil {
 		a.Error = outbound.PublicError(err)
 		p.metrics.deliveryErrors.WithLabelValues(errorCode(err)).Inc()
-		var ra interface{ RetryAfter() time.Duration }
-		if errors.As(err, &ra) {
+		v := Classify(err)
+		if v.Action == RetryAfter {
 			// A rate limit is no failure of the alert: wait as asked, without
 			// using up an attempt.
-			log.WarnContext(ctx, "delivery rate limited; waiting", "retry_after", ra.RetryAfter().String())
+			log.WarnContext(ctx, "delivery rate limited; waiting", "retry_after", v.Wait.String())
 			if serr := p.store.SaveProgress(ctx, a); serr != nil {
 				return serr
 			}
-			return river.JobSnooze(ra.RetryAfter())
+			return river.JobSnooze(v.Wait)
 		}
-		var perm interface{ Permanent() bool }
-		final := (errors.As(err, &perm) && perm.Permanent()) || job.Attempt >= job.MaxAttempts
+		// Only a plain retry can still succeed: the transport already
+		// followed a migration and an alert is never an edit.
+		final := v.Action != Retry || job.Attempt >= job.MaxAttempts
 		if final {
 			a.Status = alert.StatusFailed
 			p.metrics.failed.WithLabelValues(a.Source).Inc()
-			log.ErrorContext(ctx, "delivery failed for good", "attempts", a.Attempts, "error", err)
+			log.ErrorContext(ctx, "delivery failed for good", "attempts", a.Attempts, "action", v.Action.String(), "error", err)
 		} else {
 			log.WarnContext(ctx, "delivery failed; will retry", "attempt", job.Attempt, "max_attempts", job.MaxAttempts, "error", err)
 		}
