@@ -2,6 +2,7 @@
 // as the Telegram message of the notifier's normative contract:
 //
 //	<original alert text>
+//	🔗 Runbook: <runbook_url> · Dashboard: <url> · Source: <generatorURL>
 //
 //	--- Enriched Context ---
 //	Summary: <summary, ≤ 250 characters>
@@ -12,10 +13,18 @@
 // The message is MarkdownV2 with every reserved character escaped, so what
 // the user sees after Telegram's entity parsing is exactly the text above
 // (Result.Plain), and it always fits Telegram's limit of 4096 UTF-16 code
-// units. When it would not fit, Format gives things up in a fixed order —
-// sources from the last, then summary length, then the alert text after its
-// first line, and the first line itself only when it alone is too long — and
-// lists every cut in Result.Cuts for the caller to log.
+// units. The links line, present when the alert carries its own links, shows
+// each as a link whose text is its URL.
+//
+// Nothing is hidden silently. When the message would not fit, Format gives
+// things up in a fixed order, each saying so in the message: first the
+// alert text after its first line (cut with "…" and the line AlertCutNote),
+// then sources from the last (the first stays with the summary), then
+// summary length, then the whole enrichment block, replaced by the note
+// "Enrichment unavailable: <ReasonTooLong>" (Result.Unavailable says so,
+// for the alert's enrichmentError), then links from the last, and the first
+// line itself only when it alone is too long. Every cut is listed in
+// Result.Cuts for the caller to log.
 package format
 
 import (
@@ -53,6 +62,18 @@ const (
 	// NoSources is the note's reason when an enrichment has no source to
 	// show: a summary without one would read as grounded when it is not.
 	NoSources = "no sources found"
+	// ReasonTooLong is the note's reason when the enrichment could not be
+	// shown beside the alert in one message, even with the alert's text
+	// cut to its first line.
+	ReasonTooLong = "alert too long to show it in one message"
+	// AlertCutNote follows an alert text cut to fit: the rest is in the
+	// alert as stored (GET /v1/alerts/{id}).
+	AlertCutNote = "(alert text shortened to fit Telegram's limit)"
+	// LinksPrefix starts the links line.
+	LinksPrefix = "🔗 "
+	// maxLinks is how many links the links line shows at most.
+	maxLinks      = 5
+	linkSeparator = " · "
 
 	summaryPrefix = "Summary: "
 	sourcesLine   = "Sources:"
@@ -70,6 +91,21 @@ const (
 	// failure reason; with less the note says only FailedNote.
 	minReasonRoom = 12
 )
+
+// Input is an alert as Format renders it: its text and its own links.
+type Input struct {
+	Text string
+	// Links are the alert's own links (runbook, dashboards, the rule that
+	// fired), most telling first; those that are not absolute http(s) URLs
+	// are left out.
+	Links []Link
+}
+
+// Link is one of an alert's own links.
+type Link struct {
+	Label string // e.g. "Runbook"
+	URL   string
+}
 
 // Citation is one source grounding found for an alert.
 type Citation struct {
@@ -127,9 +163,9 @@ type Result struct {
 	Plain string
 	// DroppedSources counts citations not rendered, for any reason.
 	DroppedSources int
-	// Unavailable is set (to NoSources) when an enrichment was given but
-	// had no usable source, so the message carries the note instead of
-	// the enrichment block.
+	// Unavailable is set (to NoSources, or ReasonTooLong) when an
+	// enrichment was given but is not shown, so the message carries the
+	// note instead of the enrichment block.
 	Unavailable string
 	// Cuts says what was truncated, dropped or skipped, one entry per
 	// decision, for logging; it never contains the user's text.
@@ -153,9 +189,15 @@ func (r *Result) cut(format string, args ...any) {
 // URL's domain; a source whose URL is not http(s) is skipped; at most
 // MaxSources are shown.
 func Format(alertText string, e *Enrichment, opt Options) Result {
+	return FormatAlert(Input{Text: alertText}, e, opt)
+}
+
+// FormatAlert is Format for an alert with its own links, shown on the
+// links line under its text.
+func FormatAlert(in Input, e *Enrichment, opt Options) Result {
 	opt = opt.withDefaults()
 	var r Result
-	m := newMessage(alertText, &r)
+	m := newMessage(in, &r)
 	if e != nil {
 		m.addEnrichment(e, opt, &r)
 		if len(m.sources) == 0 {
@@ -173,9 +215,14 @@ func Format(alertText string, e *Enrichment, opt Options) Result {
 // alert, a blank line and an italic one-line note "Enrichment unavailable:
 // <reason>" (the reason cut to 120 characters; no reason, no colon).
 func FormatFailed(alertText, reason string, opt Options) Result {
+	return FormatAlertFailed(Input{Text: alertText}, reason, opt)
+}
+
+// FormatAlertFailed is FormatFailed for an alert with its own links.
+func FormatAlertFailed(in Input, reason string, opt Options) Result {
 	opt = opt.withDefaults()
 	var r Result
-	m := newMessage(alertText, &r)
+	m := newMessage(in, &r)
 	m.note = FailedNote
 	if reason = oneLine(cleanText(reason)); reason != "" {
 		reason, _ = truncate(reason, maxReason, runes)
@@ -188,19 +235,57 @@ func FormatFailed(alertText, reason string, opt Options) Result {
 
 // message holds the parts of the plain text while Format decides what fits.
 type message struct {
-	alert   string
-	summary string
-	sources []string // complete "- …" lines
-	note    string
+	alert    string
+	alertCut bool // the alert text was cut: AlertCutNote follows it
+	links    []link
+	summary  string
+	sources  []string // complete "- …" lines
+	note     string
 }
 
-func newMessage(alertText string, r *Result) *message {
-	alert := strings.TrimSpace(cleanText(alertText))
+// link is one item of the links line: "<label>: <text>", with text a link
+// to href.
+type link struct{ label, text, href string }
+
+func (l link) plain() string { return l.label + ": " + l.text }
+
+func newMessage(in Input, r *Result) *message {
+	alert := strings.TrimSpace(cleanText(in.Text))
 	if strings.TrimFunc(alert, isBlank) == "" {
 		alert = EmptyAlert
 		r.cut("alert text empty: sent %q", EmptyAlert)
 	}
-	return &message{alert: alert}
+	m := &message{alert: alert}
+	seen := map[string]bool{}
+	for _, l := range in.Links {
+		shown, _, ok := checkURL(l.URL)
+		if !ok || seen[shown] || len(m.links) == maxLinks {
+			continue
+		}
+		seen[shown] = true
+		label := oneLine(cleanText(l.Label))
+		if label == "" {
+			label = "Link"
+		}
+		label, _ = truncate(label, 20, runes)
+		m.links = append(m.links, link{label: label, text: shown, href: hrefOf(l.URL)})
+	}
+	return m
+}
+
+// hrefOf is the address a link entity points at: the URL as given,
+// trimmed, without credentials and with white space encoded.
+func hrefOf(raw string) string {
+	raw = strings.TrimSpace(cleanText(raw))
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	if u.User == nil && strings.IndexFunc(raw, isSpaceOrControl) < 0 {
+		return raw
+	}
+	u.User = nil
+	return u.String()
 }
 
 // isBlank matches what Telegram counts as nothing when it refuses an empty
@@ -237,6 +322,12 @@ func (m *message) addEnrichment(e *Enrichment, opt Options, r *Result) {
 			r.cut("source %d title truncated to %d characters", n, opt.MaxTitle)
 		}
 		snippet := oneLine(cleanText(c.Snippet))
+		if snippet != "" && repeats(snippet, summary) {
+			// The summary already says it: a snippet earns its place only
+			// with the passage that supports the citation.
+			snippet = ""
+			r.cut("source %d snippet left out: it repeats the summary", n)
+		}
 		if snippet, cut = truncate(snippet, opt.MaxSnippet, runes); cut {
 			r.cut("source %d snippet truncated to %d characters", n, opt.MaxSnippet)
 		}
@@ -249,6 +340,34 @@ func (m *message) addEnrichment(e *Enrichment, opt Options, r *Result) {
 	if len(m.sources) == 0 {
 		r.cut("enrichment without a usable source: sent the alert with the note %q", NoSources)
 	}
+}
+
+// repeats reports whether snippet says what summary already does: one
+// contains the other, or they open with the same words for most of the
+// shorter one (a document's first sentences quoted by both, cut at
+// different places).
+func repeats(snippet, summary string) bool {
+	a, b := comparable(snippet), comparable(summary)
+	if a == "" || b == "" {
+		return false
+	}
+	if strings.Contains(b, a) || strings.Contains(a, b) {
+		return true
+	}
+	ra, rb := []rune(a), []rune(b)
+	short := min(len(ra), len(rb))
+	same := 0
+	for same < short && ra[same] == rb[same] {
+		same++
+	}
+	return same >= 20 && same*10 >= short*6
+}
+
+// comparable is s lower-cased, on one line, without the ellipsis and the
+// punctuation at its ends.
+func comparable(s string) string {
+	s = strings.ToLower(oneLine(strings.ReplaceAll(s, Ellipsis, " ")))
+	return strings.TrimFunc(s, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSpace(r) })
 }
 
 // checkURL accepts absolute http and https URLs and returns the form to show
@@ -298,18 +417,37 @@ func checkURL(raw string) (link, domain string, ok bool) {
 
 func isSpaceOrControl(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }
 
-// Lengths of the fixed parts, in UTF-16 units (all ASCII).
+// Lengths of the fixed parts, in UTF-16 units.
 var (
 	blockFixed   = len("\n\n") + len(Header)
 	summaryFixed = len("\n") + len(summaryPrefix)
 	sourcesFixed = len("\n") + len(sourcesLine)
 	lineFixed    = len("\n")
 	noteFixed    = len("\n\n")
+	cutNoteFixed = len("\n") + len(AlertCutNote)
 )
+
+// linksLine is the plain links line, "" without links.
+func (m *message) linksLine() string {
+	if len(m.links) == 0 {
+		return ""
+	}
+	parts := make([]string, len(m.links))
+	for i, l := range m.links {
+		parts[i] = l.plain()
+	}
+	return LinksPrefix + strings.Join(parts, linkSeparator)
+}
 
 // len16 returns the length of the plain text in UTF-16 units.
 func (m *message) len16() int {
 	n := markdownv2.UTF16Len(m.alert)
+	if m.alertCut {
+		n += cutNoteFixed
+	}
+	if len(m.links) > 0 {
+		n += lineFixed + markdownv2.UTF16Len(m.linksLine())
+	}
 	if m.hasBlock() {
 		n += blockFixed
 		if m.summary != "" {
@@ -337,6 +475,10 @@ func (m *message) fit(limit int, r *Result) {
 	if total <= limit {
 		return
 	}
+	// The alert's text goes first, after its first line: the enrichment
+	// is what the on-call engineer reads the message for.
+	m.truncateAlertBody(total, limit, r)
+	total = m.len16()
 	// The first source stays as long as the summary does: a summary is
 	// shown only with a source that supports it.
 	for total > limit && len(m.sources) > 1 {
@@ -357,11 +499,12 @@ func (m *message) fit(limit int, r *Result) {
 	if total > limit && m.hasBlock() {
 		r.DroppedSources += len(m.sources)
 		m.summary, m.sources = "", nil
+		m.note = FailedNote + ": " + ReasonTooLong
+		r.Unavailable = ReasonTooLong
 		r.cut("enrichment dropped to fit the message limit")
 		total = m.len16()
 	}
 	if total > limit && m.note != "" {
-		// The note is enrichment material too: it goes before alert text.
 		room := limit - (total - markdownv2.UTF16Len(m.note))
 		switch {
 		case room >= len(FailedNote)+minReasonRoom:
@@ -376,33 +519,50 @@ func (m *message) fit(limit int, r *Result) {
 		}
 		total = m.len16()
 	}
-	if total > limit {
-		m.truncateAlertBody(total, limit, r)
+	for total > limit && len(m.links) > 0 {
+		m.links = m.links[:len(m.links)-1]
+		r.cut("link %d dropped to fit the message limit", len(m.links)+1)
 		total = m.len16()
 	}
 	if total > limit {
-		// The last resort: the first line alone is over the limit.
-		m.alert, _ = truncate(m.alert, limit, utf16s)
+		// The last resort: the first line and "…" without the note, or the
+		// first line cut when it alone is over the limit.
+		first, _, cut := strings.Cut(m.alert, "\n")
+		m.alertCut = false
+		if cut && markdownv2.UTF16Len(first)+len("\n")+1 <= limit {
+			m.alert = first + "\n" + Ellipsis
+			r.cut("alert text after the first line dropped to fit the message limit, without the note")
+			return
+		}
+		m.alert, _ = truncate(first, limit, utf16s)
 		r.cut("alert first line truncated to %d UTF-16 units", limit)
 	}
 }
 
 // truncateAlertBody shortens the alert text after its first line, which is
-// kept whole, so that the message fits if it can.
+// kept whole, so that the message fits if it can; the text then ends with
+// "…" and AlertCutNote follows it. With no room at all, only "…" is left of
+// the body.
 func (m *message) truncateAlertBody(total, limit int, r *Result) {
 	first, body, found := strings.Cut(m.alert, "\n")
-	if !found {
+	if !found || m.alertCut || markdownv2.UTF16Len(body) <= 1+cutNoteFixed {
+		// A body shorter than the ellipsis and the note is better left
+		// whole: cutting it would make the message longer.
 		return
 	}
 	firstLen := markdownv2.UTF16Len(first)
-	rest := total - markdownv2.UTF16Len(m.alert) // everything but the alert
+	rest := total - markdownv2.UTF16Len(m.alert) + cutNoteFixed // everything but the alert, with the note
 	room := limit - rest - firstLen - len("\n")
-	if room < 1 {
-		m.alert = first
+	m.alertCut = true
+	if room < 2 {
+		m.alert = first + "\n" + Ellipsis
 		r.cut("alert text after the first line dropped to fit the message limit")
 		return
 	}
 	body, _ = truncate(body, room, utf16s)
+	if !strings.HasSuffix(body, Ellipsis) {
+		body += Ellipsis
+	}
 	m.alert = first + "\n" + body
 	r.cut("alert text after the first line truncated to fit the message limit")
 }
@@ -412,6 +572,24 @@ func (m *message) render(r *Result) {
 	var b strings.Builder
 	b.Grow(len(m.alert) + 64 + len(m.summary) + 200*len(m.sources))
 	b.WriteString(m.alert)
+	if m.alertCut {
+		b.WriteString("\n" + AlertCutNote)
+	}
+	// Everything up to here is escaped text; the links line adds entities.
+	md := markdownv2.Escape(b.String())
+	if len(m.links) > 0 {
+		b.WriteString("\n" + m.linksLine())
+		var l strings.Builder
+		l.WriteString("\n" + markdownv2.Escape(LinksPrefix))
+		for i, k := range m.links {
+			if i > 0 {
+				l.WriteString(markdownv2.Escape(linkSeparator))
+			}
+			l.WriteString(markdownv2.Escape(k.label+": ") + "[" + markdownv2.Escape(k.text) + "](" + markdownv2.EscapeLinkURL(k.href) + ")")
+		}
+		md += l.String()
+	}
+	mark := b.Len()
 	if m.hasBlock() {
 		b.WriteString("\n\n")
 		b.WriteString(Header)
@@ -429,15 +607,15 @@ func (m *message) render(r *Result) {
 			}
 		}
 	}
-	text := ""
 	if m.note != "" {
 		b.WriteString("\n\n")
+	}
+	text := md + markdownv2.Escape(b.String()[mark:])
+	if m.note != "" {
 		// The note is italic: escaped text between '_' markers. It is never
 		// empty, so the markers cannot read as "__" (underline).
-		text = markdownv2.Escape(b.String()) + "_" + markdownv2.Escape(m.note) + "_"
+		text += "_" + markdownv2.Escape(m.note) + "_"
 		b.WriteString(m.note)
-	} else {
-		text = markdownv2.Escape(b.String())
 	}
 	r.Plain = b.String()
 	r.Message = Message{Text: text, ParseMode: ParseMode, DisableWebPagePreview: true}

@@ -154,11 +154,12 @@ func TestFormatContract(t *testing.T) {
 			alert:       "alert",
 			e:           &Enrichment{Summary: "one two three four five six seven eight nine ten", Citations: []Citation{{Title: "A", URL: "https://a.example/"}, {Title: "B", URL: "https://b.example/"}}},
 			opt:         Options{Limit: 70},
-			wantPlain:   "alert",
+			wantPlain:   "alert\n\nEnrichment unavailable: alert too long to show it in one…",
 			wantDropped: 2,
 			wantCuts: []string{
 				"source 2 dropped: message over 70 UTF-16 units",
 				"enrichment dropped to fit the message limit",
+				"enrichment note shortened to fit the message limit",
 			},
 		},
 		{
@@ -173,11 +174,18 @@ func TestFormatContract(t *testing.T) {
 			wantCuts:  []string{"alert first line truncated to 4096 UTF-16 units"},
 		},
 		{
-			name:      "alert body cut, first line kept",
+			name:      "alert body cut, first line kept, and a note says so",
+			alert:     "first line stays\n" + strings.Repeat("second line goes away entirely ", 3),
+			opt:       Options{Limit: 80},
+			wantPlain: "first line stays\nsecond line…\n" + AlertCutNote,
+			wantCuts:  []string{"alert text after the first line truncated to fit the message limit"},
+		},
+		{
+			name:      "no room for the note: the first line and an ellipsis",
 			alert:     "first line stays\nsecond line goes away entirely",
 			opt:       Options{Limit: 30},
-			wantPlain: "first line stays\nsecond line…",
-			wantCuts:  []string{"alert text after the first line truncated to fit the message limit"},
+			wantPlain: "first line stays\n…",
+			wantCuts:  []string{"alert text after the first line dropped to fit the message limit, without the note"},
 		},
 		{
 			name:      "blank alert",

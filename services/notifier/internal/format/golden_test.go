@@ -26,7 +26,38 @@ var goldenCases = []struct {
 	e      *Enrichment
 	failed string // when set, FormatFailed with this reason
 	opt    Options
+	links  []Link
 }{
+	{
+		name:  "links",
+		alert: "[FIRING] HighErrorRate (critical): 5xx > 10% on checkout-api\njob=checkout-api namespace=shop",
+		links: []Link{
+			{Label: "Runbook", URL: "https://runbooks.example.com/checkout/high_error_rate_(5xx)"},
+			{Label: "Dashboard", URL: "https://grafana.example.com/d/abc?var-ns=shop&from=now-1h"},
+			{Label: "Source", URL: "http://prometheus:9090/graph?g0.expr=rate(http_requests_total%7Bcode%3D~%225..%22%7D%5B5m%5D)"},
+			{Label: "Ignored", URL: "javascript:alert(1)"},
+		},
+		e: &Enrichment{
+			Summary: "Roll back the last checkout-api deploy, then check the payment provider's status page.",
+			Citations: []Citation{
+				// The snippet repeats the summary: it is left out.
+				{Title: "Checkout high error rate", Snippet: "Roll back the last checkout-api deploy, then check the payment provider's status…", URL: "https://runbooks.example.com/checkout/high_error_rate_(5xx)"},
+				{Title: "Payment provider status", Snippet: "Degraded performance in EU since 13:40 UTC.", URL: "https://status.payments.example/"},
+			},
+		},
+	},
+	{
+		name:  "long_alert_keeps_enrichment",
+		alert: "[FIRING] LogErrors (warning): error burst in payments-worker\n" + strings.Repeat("panic: runtime error: invalid memory address or nil pointer dereference [signal SIGSEGV] ", 45),
+		links: []Link{{Label: "Runbook", URL: "https://runbooks.example.com/payments/worker-panics"}},
+		e: &Enrichment{
+			Summary: "A nil map write in the retry path panics the worker; the runbook says to pin v1.8.2 until the fix ships.",
+			Citations: []Citation{
+				{Title: "payments-worker panics", Snippet: "Pin v1.8.2: the retry path in v1.9.0 writes to a nil map.", URL: "https://runbooks.example.com/payments/worker-panics"},
+				{Title: "Issue 4711", URL: "https://git.example.com/payments/issues/4711"},
+			},
+		},
+	},
 	{
 		name:  "basic",
 		alert: "[FIRING:1] HighCPU node-1.prod (92.5% > 90%)\nrunbook: https://wiki.example.com/runbooks/cpu_high#steps",
@@ -110,10 +141,11 @@ func TestGolden(t *testing.T) {
 	for _, tc := range goldenCases {
 		t.Run(tc.name, func(t *testing.T) {
 			var r Result
+			in := Input{Text: tc.alert, Links: tc.links}
 			if tc.failed != "" {
-				r = FormatFailed(tc.alert, tc.failed, tc.opt)
+				r = FormatAlertFailed(in, tc.failed, tc.opt)
 			} else {
-				r = Format(tc.alert, tc.e, tc.opt)
+				r = FormatAlert(in, tc.e, tc.opt)
 			}
 			plain, _, err := markdownv2.Parse(r.Message.Text)
 			if err != nil {

@@ -17,6 +17,7 @@ import (
 //	… (at most MaxGroupLines lines)
 //	… and 50 more
 //	Alertmanager: https://am.example.com/#/alerts?filter=…
+//	🔗 Runbook: https://runbooks.example.com/… · Source: http://prometheus/graph?…
 //
 //	--- Enriched Context ---
 //	…
@@ -63,6 +64,9 @@ type Group struct {
 	ExternalURL string
 	GroupLabels map[string]string
 	Receiver    string
+	// Links are the alerts' own links (runbook_url, dashboards,
+	// generatorURL), shown on the links line of a root message.
+	Links []Link
 }
 
 // GroupText is the plain text of g, before enrichment and fitting.
@@ -156,11 +160,11 @@ func GroupLink(externalURL, receiver string, groupLabels map[string]string) stri
 // FormatGroup renders a group's root message with its enrichment (nil:
 // none), under Format's guarantees.
 func FormatGroup(g Group, e *Enrichment, opt Options) Result {
-	return Format(GroupText(g), e, opt)
+	return FormatAlert(Input{Text: GroupText(g), Links: g.Links}, e, opt)
 }
 
 // FormatGroupFailed renders a group's root message with the note that its
 // enrichment failed, as FormatFailed does.
 func FormatGroupFailed(g Group, reason string, opt Options) Result {
-	return FormatFailed(GroupText(g), reason, opt)
+	return FormatAlertFailed(Input{Text: GroupText(g), Links: g.Links}, reason, opt)
 }
