@@ -128,3 +128,100 @@ func ungroundedGemini(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, `{"candidates":[{"content":{"role":"model","parts":[{"text":"Disks usually fill up because of logs; delete old ones."}]},`+
 		`"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":12,"candidatesTokenCount":12,"totalTokenCount":24},"modelVersion":"gemini-test"}`)
 }
+
+// TestGeminiEnrichmentCitesTheRunbooks: with Gemini configured, an alert
+// about a topic of the indexed runbooks is grounded on the search
+// service's evidence found with the query DeriveQuery gave (not Gemini's
+// own search) and delivered citing the runbook; without indexed runbooks
+// Gemini's own search grounds it, and the redirect links its chunks carry
+// are resolved: the alert cites the runbook's address, never a redirect
+// link.
+func TestGeminiEnrichmentCitesTheRunbooks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole stack")
+	}
+	web := loadWeb(t)
+	const text = "Disk almost full on the database volume"
+	var runbook string
+	for _, d := range web.Docs() {
+		if strings.Contains(d.URL, "disk-full") {
+			runbook = d.URL
+		}
+	}
+	if runbook == "" {
+		t.Fatal("no disk-full runbook in examples/runbooks")
+	}
+	for _, indexed := range []bool{true, false} {
+		t.Run(map[bool]string{true: "indexed runbooks", false: "gemini search"}[indexed], func(t *testing.T) {
+			gemini := &providerfake.Gemini{Web: web, APIKey: "gemini-key"}
+			srv := httptest.NewServer(gemini)
+			t.Cleanup(srv.Close)
+			s := startStack(t, map[string]string{
+				"GEMINI_API_KEY": "gemini-key", "GEMINI_MODEL": "gemini-test", "GOOGLE_GEMINI_BASE_URL": srv.URL,
+				"NOTIFIER_POLL_INTERVAL": "50ms",
+			}, "")
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			if indexed {
+				if _, err := call(ctx, "POST", s.GatewayURL+"/v1/search/documents", map[string]any{"documents": runbookDocs(t)}, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var derived struct{ Query string }
+			if _, err := call(ctx, "POST", s.GatewayURL+"/v1/ground:query", map[string]any{"text": text}, &derived); err != nil || derived.Query == "" {
+				t.Fatalf("DeriveQuery: %+v, %v", derived, err)
+			}
+			var created struct{ Alert alertView }
+			if _, err := call(ctx, "POST", s.GatewayURL+"/v1/alerts", map[string]any{"text": text}, &created); err != nil {
+				t.Fatal(err)
+			}
+			var got struct {
+				Alert struct {
+					alertView
+					GroundingMessageID string `json:"groundingMessageId"`
+					EnrichmentError    string `json:"enrichmentError"`
+				}
+			}
+			eventually(t, 45*time.Second, "the alert to be DELIVERED", func() bool {
+				_, err := call(ctx, "GET", s.GatewayURL+"/v1/alerts/"+created.Alert.ID, nil, &got)
+				return err == nil && (got.Alert.Status == "DELIVERED" || got.Alert.Status == "FAILED")
+			})
+			msg := got.Alert.Message.Text
+			if got.Alert.EnrichmentError != "" || !strings.Contains(msg, "Sources:") {
+				t.Fatalf("not enriched (%q):\n%s", got.Alert.EnrichmentError, msg)
+			}
+			// MarkdownV2 escapes the URL's dots and hyphens.
+			if plain := strings.ReplaceAll(msg, `\`, ""); !strings.Contains(plain, runbook) || strings.Contains(plain, "grounding-api-redirect") {
+				t.Errorf("the message does not cite %s, or shows a redirect link:\n%s", runbook, msg)
+			}
+			var m struct {
+				Engine          string `json:"engine"`
+				GroundedContext struct {
+					Query   string           `json:"query"`
+					Results []map[string]any `json:"results"`
+				} `json:"groundedContext"`
+				Citations []struct{ URL, Title, Domain string } `json:"citations"`
+			}
+			if _, err := call(ctx, "GET", s.GatewayURL+"/v1/messages/"+got.Alert.GroundingMessageID, nil, &m); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range m.Citations {
+				if strings.Contains(c.URL, "grounding-api-redirect") || c.Domain != "runbooks.groundcrew.example" {
+					t.Errorf("citation %+v names a redirect link or the wrong domain", c)
+				}
+			}
+			if indexed {
+				// The search service was asked with the derived query, and
+				// its local index answered.
+				if m.GroundedContext.Query != derived.Query || m.Engine == "NATIVE" || len(m.GroundedContext.Results) == 0 {
+					t.Errorf("engine %s query %q (%d results); want the search service asked with %q", m.Engine, m.GroundedContext.Query, len(m.GroundedContext.Results), derived.Query)
+				}
+				if gemini.Calls() < 3 {
+					t.Errorf("Gemini answered %d requests; want the query, the test's query and the grounded answer", gemini.Calls())
+				}
+			} else if m.Engine != "NATIVE" {
+				t.Errorf("engine %s; want NATIVE when the search service has nothing", m.Engine)
+			}
+		})
+	}
+}

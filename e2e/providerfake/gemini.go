@@ -1,9 +1,12 @@
 package providerfake
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -20,9 +23,15 @@ import (
 //     a JSON {"query", "terms"} made of the input's most telling words;
 //   - a request with the googleSearch tool (native grounding): sentences
 //     from the fake web's best pages, with groundingMetadata whose
-//     supports carry UTF-8 byte offsets, as Gemini reports them;
+//     supports carry UTF-8 byte offsets, as Gemini reports them, and whose
+//     chunks are what the real service sends: redirect links
+//     (/grounding-api-redirect/… on the stand-in's own host, answered with
+//     a 302 to the page, as vertexaisearch.cloud.google.com does) titled
+//     with the page's bare domain;
 //   - anything else (grounding over supplied evidence, chat replies): a
-//     sentence from the evidence numbered [n] in the prompt, cited as [n].
+//     sentence from each source the prompt delimits as
+//     "<<<BEGIN tag SOURCE [n]>>> … <<<END tag>>>" (title line, URL line,
+//     text), cited as [n].
 type Gemini struct {
 	// Web is where "Google Search" finds pages.
 	Web *Web
@@ -60,10 +69,26 @@ type geminiRequest struct {
 	} `json:"tools"`
 }
 
-var geminiPath = regexp.MustCompile(`^/v1beta/models/([^/:]+):generateContent$`)
+var (
+	// delimiters are the lines grounding wraps untrusted text in
+	// ("<<<BEGIN tag TEXT>>>", "<<<END tag>>>", "<<<MSG tag from …>>>"):
+	// not words of the text.
+	delimiters   = regexp.MustCompile(`(?m)^<<<[^\n]*>>>$`)
+	geminiPath   = regexp.MustCompile(`^/v1beta/models/([^/:]+):generateContent$`)
+	redirectPath = regexp.MustCompile(`^/grounding-api-redirect/([0-9]+)-[A-Za-z0-9_-]+$`)
+)
 
 // ServeHTTP implements http.Handler.
 func (g *Gemini) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if rm := redirectPath.FindStringSubmatch(r.URL.Path); rm != nil && r.Method == http.MethodGet {
+		docs := g.Web.Docs()
+		if i, err := strconv.Atoi(rm[1]); err == nil && i < len(docs) {
+			http.Redirect(w, r, docs[i].URL, http.StatusFound)
+			return
+		}
+		http.NotFound(w, r)
+		return
+	}
 	m := geminiPath.FindStringSubmatch(r.URL.Path)
 	if r.Method != http.MethodPost || m == nil {
 		writeGeminiError(w, http.StatusNotFound, "NOT_FOUND", "Requested entity was not found.")
@@ -83,6 +108,12 @@ func (g *Gemini) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var user strings.Builder
+	system := ""
+	if req.SystemInstruction != nil {
+		for _, p := range req.SystemInstruction.Parts {
+			system += p.Text + "\n"
+		}
+	}
 	for _, c := range req.Contents {
 		if c.Role == "" || c.Role == "user" {
 			for _, p := range c.Parts {
@@ -91,8 +122,8 @@ func (g *Gemini) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	input := user.String()
-	if strings.TrimSpace(input) == "" {
+	input := delimiters.ReplaceAllString(user.String(), "")
+	if strings.TrimSpace(user.String()) == "" {
 		writeGeminiError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "* GenerateContentRequest.contents: contents is not specified")
 		return
 	}
@@ -103,9 +134,9 @@ func (g *Gemini) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case req.GenerationConfig.ResponseMIMEType == "application/json":
 		candidate = textCandidate(structured(input, req.GenerationConfig.ResponseSchema.Properties))
 	case searches(req):
-		candidate = g.grounded(input)
+		candidate = g.grounded("http://"+r.Host, input)
 	default:
-		candidate = textCandidate(fromEvidence(input))
+		candidate = textCandidate(fromEvidence(system+user.String(), input))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"candidates":    []any{candidate},
@@ -164,8 +195,13 @@ func keyTerms(s string, n int) []string {
 }
 
 // grounded answers as Gemini does with Google Search: one sentence per
-// page found, each supported by its page.
-func (g *Gemini) grounded(input string) map[string]any {
+// page found, each supported by its page, which the chunk names by a
+// redirect link through base titled with the page's domain.
+func (g *Gemini) grounded(base, input string) map[string]any {
+	index := map[string]int{}
+	for i, d := range g.Web.Docs() {
+		index[d.URL] = i
+	}
 	hits := g.Web.Search(input, 3)
 	if len(hits) == 0 {
 		return textCandidate("I could not find anything about that.")
@@ -178,7 +214,10 @@ func (g *Gemini) grounded(input string) map[string]any {
 		}
 		start := text.Len()
 		text.WriteString(h.Sentence)
-		chunks = append(chunks, map[string]any{"web": map[string]any{"uri": h.URL, "title": h.Title}})
+		chunks = append(chunks, map[string]any{"web": map[string]any{
+			"uri":   fmt.Sprintf("%s/grounding-api-redirect/%d-%s", base, index[h.URL], redirectToken(h.URL)),
+			"title": bareDomain(h.URL),
+		}})
 		supports = append(supports, map[string]any{
 			// Byte offsets into the UTF-8 text, as Gemini reports them.
 			"segment":               map[string]any{"startIndex": start, "endIndex": text.Len(), "text": h.Sentence},
@@ -194,34 +233,45 @@ func (g *Gemini) grounded(input string) map[string]any {
 	return c
 }
 
-// evidenceHeader matches the "[n] Title — domain" lines grounding numbers
-// its evidence with.
-var evidenceHeader = regexp.MustCompile(`(?m)^\[(\d+)\] (.+)$`)
+// redirectToken is an opaque-looking tail for a redirect link, as the
+// real ones are (the stand-in finds the page by the index before it).
+func redirectToken(u string) string {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(u))
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)) + "AUZIYQ"
+}
 
-// fromEvidence answers from the numbered evidence in the prompt, citing
-// it, or says there is none.
-func fromEvidence(input string) string {
-	idx := evidenceHeader.FindAllStringSubmatchIndex(input, -1)
-	if len(idx) == 0 {
+// bareDomain is u's host without "www.": the title Gemini gives chunks.
+func bareDomain(u string) string {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimPrefix(pu.Hostname(), "www.")
+}
+
+// sourceBlock matches a source as grounding delimits it in prompts: the
+// title (— domain) line, the URL line, then the text.
+var sourceBlock = regexp.MustCompile(`(?s)<<<BEGIN \S+ SOURCE \[(\d+)\]>>>\n(.*?)\n<<<END \S+>>>`)
+
+// fromEvidence answers from the delimited sources in prompt, citing them,
+// or says there is none; question is what the sentences are chosen for.
+func fromEvidence(prompt, question string) string {
+	blocks := sourceBlock.FindAllStringSubmatch(prompt, -1)
+	if len(blocks) == 0 {
 		return "I have no sources for that; please share more detail."
 	}
 	var parts []string
-	for i, loc := range idx[:min(len(idx), 2)] {
-		end := len(input)
-		if i+1 < len(idx) {
-			end = idx[i+1][0]
+	for _, b := range blocks[:min(len(blocks), 2)] {
+		lines := strings.SplitN(b[2], "\n", 3)
+		if len(lines) < 3 {
+			continue
 		}
-		n := input[loc[2]:loc[3]]
-		body := input[loc[1]:end]
-		// Skip the source's URL line.
-		if _, rest, ok := strings.Cut(strings.TrimLeft(body, "\n"), "\n"); ok {
-			body = rest
-		}
-		s := BestSentence(body, input[:idx[0][0]])
+		s := BestSentence(lines[2], question)
 		if s == "" {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s [%s]", strings.TrimSuffix(s, "."), n)+".")
+		parts = append(parts, fmt.Sprintf("%s [%s]", strings.TrimSuffix(s, "."), b[1])+".")
 	}
 	if len(parts) == 0 {
 		return "The sources do not say."

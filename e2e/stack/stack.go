@@ -93,6 +93,10 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		"RAG_ADDR": s.Addrs["rag"], "NOTIFIER_ADDR": s.Addrs["notifier"],
 		"GATEWAY_ADDR":       listeners["gateway"].API.Addr().String(),
 		"GATEWAY_RATE_LIMIT": "0",
+		// The stack stays on loopback: grounding resolves the Gemini
+		// stand-in's redirect links (on its own host) but fetches no cited
+		// page (the runbooks' addresses are not on this machine).
+		"GROUNDING_FETCH_PAGES": "false",
 	}
 	if opts.LogLevel != "" {
 		base["LOG_LEVEL"] = opts.LogLevel
