@@ -2,11 +2,14 @@
 // tests (the notifier's own, and the whole-stack tests in e2e/): an HTTP server that speaks the wire format github.com/go-telegram/bot
 // uses (multipart form posts to /bot<token>/<method>, JSON answers
 // {"ok":…,"result":…} or {"ok":false,"error_code":…,"description":…,
-// "parameters":{"retry_after":…}}) and records every sendMessage, and every
-// other call it answers (answerCallbackQuery, editMessageText, sendSticker)
-// as a Call.
+// "parameters":{"retry_after":…,"migrate_to_chat_id":…}}) and records every
+// sendMessage, and every other call it answers (answerCallbackQuery,
+// editMessageText, sendSticker) as a Call.
 // Like Telegram it refuses an editMessageText that changes neither the text
-// nor the inline keyboard ("message is not modified").
+// nor the inline keyboard ("message is not modified"). Handle and HandleCall
+// script other answers: every error the Bot API returns, with its exact
+// description and parameters (the constructors below, or a recorded body
+// with Body).
 package telegramtest
 
 import (
@@ -32,15 +35,23 @@ type Sent struct {
 	MessageID          int64          // the id answered; 0 when refused
 }
 
-// Reply is how the server answers one sendMessage call.
+// Reply is how the server answers one call.
 type Reply struct {
 	// Status is the HTTP status; 0 means 200, or ErrorCode when set.
 	Status int
 	// ErrorCode makes the answer an error ({"ok":false,…}).
 	ErrorCode   int
 	Description string
-	RetryAfter  int // parameters.retry_after
+	RetryAfter  int   // parameters.retry_after
+	MigrateTo   int64 // parameters.migrate_to_chat_id
+	// Body, when set, is the whole answer as recorded from the Bot API
+	// (an error body, or a proxy's page); Status, or the body's
+	// error_code, is its HTTP status.
+	Body []byte
 }
+
+// failed reports whether the reply refuses the call.
+func (r Reply) failed() bool { return r.ErrorCode != 0 || len(r.Body) > 0 }
 
 // TooManyRequests is Telegram's 429 answer.
 func TooManyRequests(retryAfter int) Reply {
@@ -50,6 +61,42 @@ func TooManyRequests(retryAfter int) Reply {
 // CantParseEntities is Telegram's 400 answer to malformed MarkdownV2.
 func CantParseEntities() Reply {
 	return Reply{ErrorCode: 400, Description: "Bad Request: can't parse entities: Character '.' is reserved and must be escaped with the preceding '\\'"}
+}
+
+// BlockedByUser is Telegram's answer to a message for a user who blocked
+// the bot.
+func BlockedByUser() Reply {
+	return Reply{ErrorCode: 403, Description: "Forbidden: bot was blocked by the user"}
+}
+
+// KickedFromGroup is Telegram's answer to a message for a group the bot
+// was removed from.
+func KickedFromGroup() Reply {
+	return Reply{ErrorCode: 403, Description: "Forbidden: bot was kicked from the group chat"}
+}
+
+// ChatNotFound is Telegram's answer to a message for a chat id it does not
+// know (or the bot never joined).
+func ChatNotFound() Reply {
+	return Reply{ErrorCode: 400, Description: "Bad Request: chat not found"}
+}
+
+// MessageToEditNotFound is Telegram's answer to an edit of a deleted
+// message.
+func MessageToEditNotFound() Reply {
+	return Reply{ErrorCode: 400, Description: "Bad Request: message to edit not found"}
+}
+
+// MessageCantBeEdited is Telegram's answer to an edit of a message the bot
+// may no longer edit.
+func MessageCantBeEdited() Reply {
+	return Reply{ErrorCode: 400, Description: "Bad Request: message can't be edited"}
+}
+
+// UpgradedToSupergroup is Telegram's answer to a message for a group that
+// became the supergroup newChatID.
+func UpgradedToSupergroup(newChatID int64) Reply {
+	return Reply{ErrorCode: 400, Description: "Bad Request: group chat was upgraded to a supergroup chat", MigrateTo: newChatID}
 }
 
 // Server is a fake Bot API server. Set Handle before the first call to
@@ -62,8 +109,11 @@ type Server struct {
 	nextID int64
 	// Handle picks the answer to a parsed sendMessage; nil answers ok.
 	handle func(Sent) Reply
-	notify chan struct{}
-	calls  []Call
+	// handleCall picks the answer to any other recorded call; nil answers
+	// as Telegram does on success.
+	handleCall func(Call) Reply
+	notify     chan struct{}
+	calls      []Call
 	// shown is each message's current content (text, parse mode and
 	// reply markup) by "chat/message id", for editMessageText's "message
 	// is not modified".
@@ -128,6 +178,15 @@ func (s *Server) Handle(f func(Sent) Reply) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.handle = f
+}
+
+// HandleCall sets the function that scripts answers to the calls other
+// than sendMessage and getMe (editMessageText, answerCallbackQuery,
+// sendSticker); a call it refuses is still recorded.
+func (s *Server) HandleCall(f func(Call) Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.handleCall = f
 }
 
 // Sent returns the sendMessage calls received so far, refused ones
@@ -217,7 +276,7 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request, token strin
 	if s.handle != nil {
 		reply = s.handle(m)
 	}
-	if reply.ErrorCode == 0 {
+	if !reply.failed() {
 		s.nextID++
 		m.MessageID = s.nextID
 		s.shown[m.ChatID+"/"+strconv.FormatInt(m.MessageID, 10)] = content(m.Text, m.ParseMode, m.ReplyMarkup)
@@ -229,12 +288,8 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request, token strin
 	default:
 	}
 
-	if reply.ErrorCode != 0 {
-		body := map[string]any{"ok": false, "error_code": reply.ErrorCode, "description": reply.Description}
-		if reply.RetryAfter > 0 {
-			body["parameters"] = map[string]any{"retry_after": reply.RetryAfter}
-		}
-		writeJSON(w, cmpOr(reply.Status, reply.ErrorCode), body)
+	if reply.failed() {
+		writeError(w, reply)
 		return
 	}
 	chatID, _ := strconv.ParseInt(m.ChatID, 10, 64)
@@ -269,13 +324,23 @@ func (s *Server) sendSticker(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	s.nextID++
-	c.MessageID = s.nextID
+	var reply Reply
+	if s.handleCall != nil {
+		reply = s.handleCall(c)
+	}
+	if !reply.failed() {
+		s.nextID++
+		c.MessageID = s.nextID
+	}
 	s.calls = append(s.calls, c)
 	s.mu.Unlock()
 	select {
 	case s.notify <- struct{}{}:
 	default:
+	}
+	if reply.failed() {
+		writeError(w, reply)
+		return
 	}
 	chatID, _ := strconv.ParseInt(c.Form["chat_id"], 10, 64)
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "result": map[string]any{
@@ -300,8 +365,12 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request, method string) {
 	}
 	s.mu.Lock()
 	s.calls = append(s.calls, c)
+	var reply Reply
+	if s.handleCall != nil {
+		reply = s.handleCall(c)
+	}
 	unchanged := false
-	if method == "editMessageText" {
+	if method == "editMessageText" && !reply.failed() {
 		// Telegram refuses an edit that changes nothing, text and inline
 		// keyboard alike.
 		key := c.Form["chat_id"] + "/" + c.Form["message_id"]
@@ -315,6 +384,10 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request, method string) {
 	select {
 	case s.notify <- struct{}{}:
 	default:
+	}
+	if reply.failed() {
+		writeError(w, reply)
+		return
 	}
 	if unchanged {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"ok": false, "error_code": 400,
@@ -338,6 +411,41 @@ func content(text, parseMode, markup string) string {
 		markup = ""
 	}
 	return text + "\x00" + parseMode + "\x00" + markup
+}
+
+// writeError writes a refusal as the Bot API does: the recorded body, or
+// {"ok":false,"error_code":…,"description":…,"parameters":{…}}.
+func writeError(w http.ResponseWriter, r Reply) {
+	if len(r.Body) > 0 {
+		status := r.Status
+		if status == 0 {
+			var b struct {
+				ErrorCode int `json:"error_code"`
+			}
+			_ = json.Unmarshal(r.Body, &b)
+			status = cmpOr(b.ErrorCode, http.StatusBadGateway)
+		}
+		ct := "application/json"
+		if !json.Valid(r.Body) {
+			ct = "text/html"
+		}
+		w.Header().Set("Content-Type", ct)
+		w.WriteHeader(status)
+		_, _ = w.Write(r.Body)
+		return
+	}
+	body := map[string]any{"ok": false, "error_code": r.ErrorCode, "description": r.Description}
+	params := map[string]any{}
+	if r.RetryAfter > 0 {
+		params["retry_after"] = r.RetryAfter
+	}
+	if r.MigrateTo != 0 {
+		params["migrate_to_chat_id"] = r.MigrateTo
+	}
+	if len(params) > 0 {
+		body["parameters"] = params
+	}
+	writeJSON(w, cmpOr(r.Status, r.ErrorCode), body)
 }
 
 func cmpOr(a, b int) int {

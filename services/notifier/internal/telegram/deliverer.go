@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/outbound"
@@ -17,6 +20,12 @@ type Deliverer struct {
 	Client *Client
 	Router Router
 	Logger *slog.Logger
+	// Migrations keeps the groups that became supergroups, so that every
+	// later message goes to the new chat id; nil keeps them in memory only.
+	Migrations Migrations
+
+	mu       sync.Mutex
+	migrated map[string]string // without Migrations
 }
 
 var (
@@ -24,12 +33,101 @@ var (
 	_ outbound.Transport = (*Deliverer)(nil)
 )
 
-// errNoChat is returned for an alert no route or default chat covers.
-var errNoChat = &Error{Description: "no chat configured for this alert (set TELEGRAM_CHAT_ID or a matching NOTIFIER_ROUTES entry)", permanent: true, err: errors.New("no chat configured")}
+// Migrations stores chat migrations: a group upgraded to a supergroup gets
+// a new chat id, and Telegram refuses messages to the old one.
+type Migrations interface {
+	// MigratedChat is the chat id that chat moved to, if it moved.
+	MigratedChat(ctx context.Context, chat string) (to string, ok bool, err error)
+	// RecordChatMigration keeps that chat from moved to chat to.
+	RecordChatMigration(ctx context.Context, from, to string, at time.Time) error
+}
 
-// Deliver sends the alert's MarkdownV2 message to its chat. If Telegram
-// cannot parse the entities — a formatter bug, logged as such — the plain
-// text is sent instead.
+// errNoChat is returned for an alert no route or default chat covers.
+var errNoChat = &Error{Description: "no chat configured for this alert (set TELEGRAM_CHAT_ID or a matching NOTIFIER_ROUTES entry)", Kind: ErrRefused, err: errors.New("no chat configured")}
+
+// chat is where a message for chat goes: the supergroup it became, if it
+// was migrated.
+func (d *Deliverer) chat(ctx context.Context, chat string) string {
+	if d.Migrations == nil {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if to, ok := d.migrated[chat]; ok {
+			return to
+		}
+		return chat
+	}
+	to, ok, err := d.Migrations.MigratedChat(ctx, chat)
+	if err != nil {
+		d.Logger.WarnContext(ctx, "reading chat migrations failed; sending to the configured chat", "chat_id", chat, "error", err)
+		return chat
+	}
+	if ok {
+		return to
+	}
+	return chat
+}
+
+// migrate records that chat from became chat to and warns that the
+// configuration still names the old id.
+func (d *Deliverer) migrate(ctx context.Context, from, to string) {
+	d.Logger.WarnContext(ctx, "telegram: the group became a supergroup with a new chat id; messages go to the new id from now on. Update the configuration (TELEGRAM_CHAT_ID, NOTIFIER_ROUTES, TELEGRAM_ALLOWED_CHATS), which names the old one",
+		"old_chat_id", from, "new_chat_id", to)
+	if d.Migrations == nil {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if d.migrated == nil {
+			d.migrated = map[string]string{}
+		}
+		d.migrated[from] = to
+		return
+	}
+	if err := d.Migrations.RecordChatMigration(ctx, from, to, time.Now().UTC()); err != nil {
+		d.Logger.ErrorContext(ctx, "recording a chat migration failed; it is followed until the next restart only", "old_chat_id", from, "new_chat_id", to, "error", err)
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if d.migrated == nil {
+			d.migrated = map[string]string{}
+		}
+		d.migrated[from] = to
+	}
+}
+
+// WarnMigrated warns at start for each configured chat that is known to
+// have moved to a supergroup.
+func (d *Deliverer) WarnMigrated(ctx context.Context, chats []string) {
+	for _, c := range chats {
+		if to := d.chat(ctx, c); to != c {
+			d.Logger.WarnContext(ctx, "telegram: the configuration names a group that became a supergroup; messages go to the new chat id. Replace the old id in the configuration",
+				"old_chat_id", c, "new_chat_id", to)
+		}
+	}
+}
+
+// send sends m to its chat (or the supergroup the chat became) and returns
+// the chat it went to and the message id. MarkdownV2 that Telegram cannot
+// parse — a formatter bug, logged as such — is resent as plain text; a
+// group that became a supergroup is followed once.
+func (d *Deliverer) send(ctx context.Context, m Message, plain string) (string, int64, error) {
+	m.ChatID = d.chat(ctx, m.ChatID)
+	for hop := 0; ; hop++ {
+		id, err := d.Client.Send(ctx, m)
+		if IsCantParseEntities(err) {
+			d.Logger.ErrorContext(ctx, "BUG: Telegram refused the formatter's MarkdownV2; resending as plain text", "chat_id", m.ChatID, "error", err)
+			m.Text, m.ParseMode = plain, ""
+			id, err = d.Client.Send(ctx, m)
+		}
+		if v := pipeline.Classify(err); err != nil && v.Action == pipeline.Migrate && hop == 0 {
+			d.migrate(ctx, m.ChatID, v.MigrateTo)
+			// A reply to a message of the old group cannot be kept; the
+			// Bot API allows sending without it.
+			m.ChatID = v.MigrateTo
+			continue
+		}
+		return m.ChatID, id, err
+	}
+}
+
+// Deliver sends the alert's MarkdownV2 message to its chat.
 func (d *Deliverer) Deliver(ctx context.Context, a *alert.Alert) (pipeline.Receipt, error) {
 	if a.Message == nil {
 		return pipeline.Receipt{}, fmt.Errorf("alert %s has no rendered message", a.ID)
@@ -44,16 +142,11 @@ func (d *Deliverer) Deliver(ctx context.Context, a *alert.Alert) (pipeline.Recei
 		// resolution then goes out on its own.
 		reply, _ = strconv.ParseInt(a.ReplyTo, 10, 64)
 	}
-	id, err := d.Client.Send(ctx, Message{ChatID: chat, Text: a.Message.Text, ParseMode: a.Message.ParseMode, ReplyTo: reply})
-	if IsCantParseEntities(err) {
-		d.Logger.ErrorContext(ctx, "BUG: Telegram refused the formatter's MarkdownV2; resending as plain text",
-			"alert_id", a.ID, "chat_id", chat, "error", err)
-		id, err = d.Client.Send(ctx, Message{ChatID: chat, Text: a.Message.Plain, ReplyTo: reply})
-	}
+	to, id, err := d.send(ctx, Message{ChatID: chat, Text: a.Message.Text, ParseMode: a.Message.ParseMode, ReplyTo: reply}, a.Message.Plain)
 	if err != nil {
 		return pipeline.Receipt{}, err
 	}
-	return pipeline.Receipt{Destination: chat, MessageIDs: []string{strconv.FormatInt(id, 10)}}, nil
+	return pipeline.Receipt{Destination: to, MessageIDs: []string{strconv.FormatInt(id, 10)}}, nil
 }
 
 // SendMessage sends a SendMessage message to its chat, or the default chat
@@ -67,17 +160,11 @@ func (d *Deliverer) SendMessage(ctx context.Context, m outbound.Message) (outbou
 	if chat == "" {
 		return outbound.Receipt{}, errNoDefaultChat
 	}
-	buttons := toButtons(m.Buttons)
-	id, err := d.Client.Send(ctx, Message{ChatID: chat, Text: m.Text, ParseMode: "MarkdownV2", Buttons: buttons})
-	if IsCantParseEntities(err) {
-		d.Logger.ErrorContext(ctx, "BUG: Telegram refused escaped MarkdownV2; resending as plain text",
-			"message_id", m.ID, "chat_id", chat, "error", err)
-		id, err = d.Client.Send(ctx, Message{ChatID: chat, Text: m.Plain, Buttons: buttons})
-	}
+	to, id, err := d.send(ctx, Message{ChatID: chat, Text: m.Text, ParseMode: "MarkdownV2", Buttons: toButtons(m.Buttons)}, m.Plain)
 	if err != nil {
 		return outbound.Receipt{}, err
 	}
-	return outbound.Receipt{Destination: chat, MessageID: strconv.FormatInt(id, 10)}, nil
+	return outbound.Receipt{Destination: to, MessageID: strconv.FormatInt(id, 10)}, nil
 }
 
 // Chat is the chat alerts with labels are routed to; it makes Deliverer a
@@ -97,40 +184,44 @@ func (d *Deliverer) SendGroupMessage(ctx context.Context, chat string, m alert.M
 	if replyTo != "" {
 		r, err := strconv.ParseInt(replyTo, 10, 64)
 		if err != nil {
-			return "", &Error{Description: "the group's root message id is not a Telegram message id", permanent: true, err: fmt.Errorf("root message id %q: %w", replyTo, err)}
+			return "", &Error{Description: "the group's root message id is not a Telegram message id", Kind: ErrRefused, err: fmt.Errorf("root message id %q: %w", replyTo, err)}
 		}
 		reply = r
 	}
-	bs := toButtons(buttons)
-	id, err := d.Client.Send(ctx, Message{ChatID: chat, Text: m.Text, ParseMode: m.ParseMode, ReplyTo: reply, Buttons: bs})
-	if IsCantParseEntities(err) {
-		d.Logger.ErrorContext(ctx, "BUG: Telegram refused the formatter's MarkdownV2; resending as plain text", "chat_id", chat, "error", err)
-		id, err = d.Client.Send(ctx, Message{ChatID: chat, Text: m.Plain, ReplyTo: reply, Buttons: bs})
-	}
+	_, id, err := d.send(ctx, Message{ChatID: chat, Text: m.Text, ParseMode: m.ParseMode, ReplyTo: reply, Buttons: toButtons(buttons)}, m.Plain)
 	if err != nil {
 		return "", err
 	}
 	return strconv.FormatInt(id, 10), nil
 }
 
-// EditGroupMessage replaces an alert group's message text and buttons.
+// EditGroupMessage replaces an alert group's message text and buttons. A
+// message of a group that became a supergroup cannot be edited any more:
+// the migration is recorded and the edit fails as one of a message that is
+// gone, so that the caller sends a new one (to the new chat).
 func (d *Deliverer) EditGroupMessage(ctx context.Context, chat, id string, m alert.Message, buttons []outbound.Button) error {
 	mid, err := strconv.ParseInt(id, 10, 64)
 	if err != nil {
 		return fmt.Errorf("message id %q is not a Telegram message id: %w", id, err)
 	}
+	chat = d.chat(ctx, chat)
 	bs := toButtons(buttons)
 	err = d.Client.Edit(ctx, chat, mid, m.Text, m.ParseMode, bs)
 	if IsCantParseEntities(err) {
 		d.Logger.ErrorContext(ctx, "BUG: Telegram refused the formatter's MarkdownV2 in an edit; editing as plain text", "chat_id", chat, "error", err)
 		err = d.Client.Edit(ctx, chat, mid, m.Plain, "", bs)
 	}
+	if v := pipeline.Classify(err); err != nil && v.Action == pipeline.Migrate {
+		d.migrate(ctx, chat, v.MigrateTo)
+		return &Error{Kind: ErrMessageGone, ErrorCode: http.StatusBadRequest, Description: "the group became a supergroup; its old messages cannot be edited",
+			err: fmt.Errorf("editing message %d: %w", mid, err)}
+	}
 	return err
 }
 
 // errNoDefaultChat is returned for a message without a chat when
 // TELEGRAM_CHAT_ID is unset.
-var errNoDefaultChat = &Error{Description: "no chat_id given and no default chat configured (set TELEGRAM_CHAT_ID)", permanent: true, err: errors.New("no default chat")}
+var errNoDefaultChat = &Error{Description: "no chat_id given and no default chat configured (set TELEGRAM_CHAT_ID)", Kind: ErrRefused, err: errors.New("no default chat")}
 
 func toButtons(bs []outbound.Button) []Button {
 	out := make([]Button, 0, len(bs))
@@ -147,7 +238,19 @@ type Replier struct {
 
 // Reply sends text, as plain text, in reply to message replyTo.
 func (r *Replier) Reply(ctx context.Context, chatID, replyTo int64, text string) (int64, error) {
-	return r.Client.Send(ctx, Message{ChatID: strconv.FormatInt(chatID, 10), Text: text, ReplyTo: replyTo})
+	return r.ReplyInTopic(ctx, chatID, 0, replyTo, text)
+}
+
+// ReplyInTopic sends text, as plain text, in forum topic threadID (0: none)
+// in reply to message replyTo; it makes Replier a chat.TopicReplier.
+func (r *Replier) ReplyInTopic(ctx context.Context, chatID, threadID, replyTo int64, text string) (int64, error) {
+	return r.Client.Send(ctx, Message{ChatID: strconv.FormatInt(chatID, 10), Text: text, ReplyTo: replyTo, ThreadID: threadID})
+}
+
+// SendStickerInTopic sends the sticker fileID in forum topic threadID in
+// reply to message replyTo.
+func (r *Replier) SendStickerInTopic(ctx context.Context, chatID, threadID, replyTo int64, fileID string) (int64, error) {
+	return r.Client.SendStickerInTopic(ctx, strconv.FormatInt(chatID, 10), threadID, replyTo, fileID)
 }
 
 // SendSticker sends the sticker fileID in reply to message replyTo; it

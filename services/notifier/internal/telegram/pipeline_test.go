@@ -19,9 +19,16 @@ type immediateRetry struct{}
 
 func (immediateRetry) NextRetry(*rivertype.JobRow) time.Time { return time.Now() }
 
-// deliverThroughPipeline runs one alert through a real pipeline on SQLite
-// into the fake Telegram server and returns it once DELIVERED or FAILED.
-func deliverThroughPipeline(t *testing.T, srv *telegramtest.Server, text string) *alert.Alert {
+// pipelineEnv is a real pipeline on SQLite delivering through a Deliverer
+// into the fake Telegram server.
+type pipelineEnv struct {
+	p     *pipeline.Pipeline
+	store *store.Store
+}
+
+// newPipeline starts a pipeline whose Deliverer routes everything to chat
+// and keeps chat migrations in the store.
+func newPipeline(t *testing.T, srv *telegramtest.Server, chat string) pipelineEnv {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlstore.Open(ctx, sqlstoretest.URL(t, "telegram"), t.TempDir(), "notifier", discard())
@@ -31,8 +38,9 @@ func deliverThroughPipeline(t *testing.T, srv *telegramtest.Server, text string)
 	if err := store.Migrate(ctx, db); err != nil {
 		t.Fatal(err)
 	}
-	d := &Deliverer{Client: newClient(t, srv, 1000), Router: Router{Default: "-100123"}, Logger: discard()}
-	p, err := pipeline.New(ctx, pipeline.Deps{Store: store.New(db), Deliverer: d, Logger: discard()},
+	st := store.New(db)
+	d := &Deliverer{Client: newClient(t, srv, 1000), Router: Router{Default: chat}, Logger: discard(), Migrations: st}
+	p, err := pipeline.New(ctx, pipeline.Deps{Store: st, Deliverer: d, Logger: discard()},
 		pipeline.Config{RetryPolicy: immediateRetry{}, PollInterval: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -46,20 +54,34 @@ func deliverThroughPipeline(t *testing.T, srv *telegramtest.Server, text string)
 		_ = p.Stop(sctx)
 		_ = db.Close()
 	})
+	return pipelineEnv{p: p, store: st}
+}
+
+// deliver ingests one resolved Alertmanager alert named text and returns it
+// once DELIVERED or FAILED.
+func (e pipelineEnv) deliver(t *testing.T, text string) *alert.Alert {
+	t.Helper()
+	ctx := context.Background()
 	a, err := alert.FromAlertmanager(alert.AlertmanagerPayload{Alerts: []alert.AlertmanagerAlert{{
-		Status: "resolved", Labels: map[string]string{"alertname": text}, Fingerprint: "f",
+		Status: "resolved", Labels: map[string]string{"alertname": text}, Fingerprint: text,
 	}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := p.Ingest(ctx, a)
+	in, err := e.p.Ingest(ctx, a)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return e.wait(t, in[0].ID)
+}
+
+// wait returns alert id once DELIVERED or FAILED.
+func (e pipelineEnv) wait(t *testing.T, id string) *alert.Alert {
+	t.Helper()
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for deadline := time.Now().Add(20 * time.Second); ; <-tick.C {
-		got, err := p.Get(ctx, in[0].ID)
+		got, err := e.p.Get(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,6 +92,13 @@ func deliverThroughPipeline(t *testing.T, srv *telegramtest.Server, text string)
 			t.Fatalf("alert still %s", got.Status)
 		}
 	}
+}
+
+// deliverThroughPipeline runs one alert through a real pipeline on SQLite
+// into the fake Telegram server and returns it once DELIVERED or FAILED.
+func deliverThroughPipeline(t *testing.T, srv *telegramtest.Server, text string) *alert.Alert {
+	t.Helper()
+	return newPipeline(t, srv, "-100123").deliver(t, text)
 }
 
 func TestPipelineWaitsOutTooManyRequests(t *testing.T) {

@@ -60,63 +60,6 @@ func TestGetMeChecksToken(t *testing.T) {
 	}
 }
 
-func TestErrors(t *testing.T) {
-	tests := []struct {
-		name          string
-		reply         telegramtest.Reply
-		wantCode      string
-		wantPermanent bool
-		wantWait      time.Duration
-		wantParse     bool
-		wantPublic    string
-	}{
-		{
-			name: "429", reply: telegramtest.TooManyRequests(1), wantCode: "429", wantWait: time.Second,
-			wantPublic: "telegram: 429 Too Many Requests",
-		},
-		{
-			name: "cant parse", reply: telegramtest.CantParseEntities(), wantCode: "400", wantPermanent: true, wantParse: true,
-			wantPublic: "telegram: 400 Bad Request: can't parse entities: Character '.' is reserved and must be escaped with the preceding '\\'",
-		},
-		{
-			name: "chat not found", reply: telegramtest.Reply{ErrorCode: 400, Description: "Bad Request: chat not found"},
-			wantCode: "400", wantPermanent: true, wantPublic: "telegram: 400 Bad Request: chat not found",
-		},
-		{
-			name: "kicked", reply: telegramtest.Reply{ErrorCode: 403, Description: "Forbidden: bot was kicked from the supergroup chat"},
-			wantCode: "403", wantPermanent: true, wantPublic: "telegram: 403 Forbidden: bot was kicked from the supergroup chat",
-		},
-		{
-			name: "bad gateway", reply: telegramtest.Reply{ErrorCode: 502, Description: "Bad Gateway"},
-			wantCode: "502", wantPublic: "telegram: 502 Bad Gateway",
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := telegramtest.NewServer(t.Cleanup)
-			srv.Handle(func(telegramtest.Sent) telegramtest.Reply { return tt.reply })
-			_, err := newClient(t, srv, 1000).Send(context.Background(), Message{ChatID: "1", Text: "x"})
-			e, ok := errors.AsType[*Error](err)
-			if !ok {
-				t.Fatalf("err = %v (%T), want *Error", err, err)
-			}
-			if e.Code() != tt.wantCode || e.Permanent() != tt.wantPermanent || e.Public() != tt.wantPublic {
-				t.Errorf("code %s permanent %v public %q; want %s %v %q", e.Code(), e.Permanent(), e.Public(), tt.wantCode, tt.wantPermanent, tt.wantPublic)
-			}
-			if strings.Contains(err.Error(), token) {
-				t.Errorf("error leaks the token: %v", err)
-			}
-			var ra interface{ RetryAfter() time.Duration }
-			if errors.As(err, &ra) != (tt.wantWait > 0) || (ra != nil && ra.RetryAfter() != tt.wantWait) {
-				t.Errorf("retry after = %v, want %v", ra, tt.wantWait)
-			}
-			if IsCantParseEntities(err) != tt.wantParse {
-				t.Errorf("IsCantParseEntities = %v, want %v", !tt.wantParse, tt.wantParse)
-			}
-		})
-	}
-}
-
 func TestNetworkError(t *testing.T) {
 	srv := telegramtest.NewServer(t.Cleanup)
 	c := newClient(t, srv, 1000)
