@@ -227,6 +227,16 @@ tidy: ## go mod tidy in every module (not tools: buf as a tool breaks tidy there
 	@# refuses (403); builds and tests are unaffected.
 	@for m in $(MODULES); do (cd $$m && go mod tidy -e); done
 
+# The labelled evaluation sets (docs/evaluation.md): enrichment citation
+# precision, recall and abstention and the research figures on the tuning
+# and held-out parts (search and grounding run in-process, offline), then
+# rag-eval's retrieval, scope and answer figures on the Go specification's
+# held-out questions. Figures go in BENCHMARKS.md.
+.PHONY: eval
+eval: ## Run the labelled evaluation sets: enrichment, research and rag answers (docs/evaluation.md).
+	cd e2e && go run ./cmd/enrich-eval
+	cd services/rag && go run ./cmd/rag-eval -questions testdata/gospec_heldout3.json
+
 .PHONY: bench
 bench: ## Run the Go benchmarks (figures go in BENCHMARKS.md).
 	@for m in $(MODULES); do (cd $$m && go test -run '^$$' -bench . -benchmem ./...); done

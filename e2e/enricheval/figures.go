@@ -1,0 +1,156 @@
+package enricheval
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// AlertFigures are the enrichment figures of one set.
+type AlertFigures struct {
+	Alerts, Covered, Uncovered int
+	// Cited counts citations, Relevant those labelled relevant or
+	// acceptable for their alert.
+	Cited, Relevant int
+	// Wanted counts (alert, required runbook) pairs, Found those cited.
+	Wanted, Found int
+	// Abstained counts uncovered alerts answered without citations and
+	// NEEDS_REVIEW.
+	Abstained int
+	// Misses lists what went wrong, one line each.
+	Misses []string
+}
+
+// Precision is Relevant/Cited (1 when nothing was cited).
+func (f AlertFigures) Precision() float64 { return ratio(f.Relevant, f.Cited) }
+
+// Recall is Found/Wanted.
+func (f AlertFigures) Recall() float64 { return ratio(f.Found, f.Wanted) }
+
+// Abstention is Abstained/Uncovered.
+func (f AlertFigures) Abstention() float64 { return ratio(f.Abstained, f.Uncovered) }
+
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return 1
+	}
+	return float64(a) / float64(b)
+}
+
+// ScoreAlerts computes the figures of a set's outcomes.
+func ScoreAlerts(outs []Outcome) AlertFigures {
+	var f AlertFigures
+	for _, o := range outs {
+		a := o.Alert
+		f.Alerts++
+		if len(a.Runbooks) == 0 {
+			f.Uncovered++
+			if len(o.Cited) == 0 && o.Status == "NEEDS_REVIEW" {
+				f.Abstained++
+			} else {
+				f.Misses = append(f.Misses, fmt.Sprintf("%s: no runbook is about it, yet %s cites %v", a.ID, o.Status, o.Cited))
+			}
+		} else {
+			f.Covered++
+		}
+		for _, r := range a.Runbooks {
+			f.Wanted++
+			if slices.Contains(o.Cited, r) {
+				f.Found++
+			} else {
+				f.Misses = append(f.Misses, fmt.Sprintf("%s: %s not cited (cited %v, %s %q)", a.ID, r, o.Cited, o.Status, o.Error))
+			}
+		}
+		for _, c := range o.Cited {
+			f.Cited++
+			if slices.Contains(a.Runbooks, c) || slices.Contains(a.Acceptable, c) {
+				f.Relevant++
+			} else if len(a.Runbooks) > 0 {
+				f.Misses = append(f.Misses, fmt.Sprintf("%s: cites %s, not about it", a.ID, c))
+			}
+		}
+	}
+	return f
+}
+
+// TopicFigures are the research figures of one set.
+type TopicFigures struct {
+	Covered, Uncovered int
+	// CitesRunbooks counts covered topics citing every runbook they must;
+	// HalfAnswered those answering at least half their sections; Both
+	// those doing both (the target).
+	CitesRunbooks, HalfAnswered, Both int
+	// Sections and Answered sum the covered topics' sections.
+	Sections, Answered int
+	// SaidOnce counts uncovered topics citing nothing and saying so
+	// exactly once.
+	SaidOnce int
+	Misses   []string
+}
+
+// ScoreTopics computes the figures of a research set's outcomes.
+func ScoreTopics(outs []TopicOutcome) TopicFigures {
+	var f TopicFigures
+	for _, o := range outs {
+		t := o.Topic
+		if len(t.Runbooks) == 0 {
+			f.Uncovered++
+			if len(o.Cited) == 0 && o.NoEvidenceNotes == 1 {
+				f.SaidOnce++
+			} else {
+				f.Misses = append(f.Misses, fmt.Sprintf("%s: uncovered, yet cites %v and says so %d times", t.ID, o.Cited, o.NoEvidenceNotes))
+			}
+			continue
+		}
+		f.Covered++
+		f.Sections += o.Sections
+		f.Answered += o.Answered
+		cites := true
+		for _, r := range t.Runbooks {
+			if !slices.Contains(o.Cited, r) {
+				cites = false
+			}
+		}
+		half := o.Sections > 0 && 2*o.Answered >= o.Sections
+		if cites {
+			f.CitesRunbooks++
+		}
+		if half {
+			f.HalfAnswered++
+		}
+		if cites && half {
+			f.Both++
+		} else {
+			f.Misses = append(f.Misses, fmt.Sprintf("%s: cites %v (wants %v), answers %d of %d sections", t.ID, o.Cited, t.Runbooks, o.Answered, o.Sections))
+		}
+	}
+	return f
+}
+
+// PrintAlerts writes a set's figures.
+func PrintAlerts(w io.Writer, part string, f AlertFigures, verbose bool) {
+	fmt.Fprintf(w, "enrichment %-8s %3d alerts (%d with a runbook, %d without): precision %.3f (%d/%d)  recall %.3f (%d/%d)  abstention %.3f (%d/%d)\n",
+		part, f.Alerts, f.Covered, f.Uncovered, f.Precision(), f.Relevant, f.Cited, f.Recall(), f.Found, f.Wanted, f.Abstention(), f.Abstained, f.Uncovered)
+	if verbose {
+		for _, m := range f.Misses {
+			fmt.Fprintln(w, "  miss", m)
+		}
+	}
+}
+
+// PrintTopics writes a research set's figures.
+func PrintTopics(w io.Writer, part string, f TopicFigures, verbose bool) {
+	fmt.Fprintf(w, "research   %-8s %3d topics (%d covered, %d not): covered topics citing their runbooks %d/%d, answering at least half their sections %d/%d (sections answered %d/%d), both %d/%d; uncovered saying so once %d/%d\n",
+		part, f.Covered+f.Uncovered, f.Covered, f.Uncovered, f.CitesRunbooks, f.Covered, f.HalfAnswered, f.Covered, f.Answered, f.Sections, f.Both, f.Covered, f.SaidOnce, f.Uncovered)
+	if verbose {
+		for _, m := range f.Misses {
+			fmt.Fprintln(w, "  miss", m)
+		}
+	}
+}
+
+// Describe is one outcome as a line, for -v.
+func Describe(o Outcome) string {
+	return fmt.Sprintf("%s %-12s cites %-40s %s | %s", o.Alert.ID, o.Status, strings.Join(o.Cited, ","), o.Error, o.Summary)
+}
