@@ -108,6 +108,13 @@ type Draft struct {
 	OutOfScope bool
 	// Reason says why the chunks do not answer the question.
 	Reason string
+	// Uncited is set when the answer cites no chunk at all (a model
+	// whose every marker named no chunk, see [Cite]); Cited is then
+	// ignored and the answer has no sources.
+	Uncited bool
+	// Dropped counts citation markers removed from the text because
+	// they named no chunk.
+	Dropped int
 }
 
 // Source is a chunk an answer draws on, by document and position.
@@ -126,7 +133,8 @@ type Result struct {
 	Answer string
 	// PrimarySource names the chunk the answer relies on most:
 	// "Source: Document X: [Title] (URL)", X its 1-based position in
-	// Sources. Empty when out of scope.
+	// Sources. Empty when out of scope or when the answer cites nothing
+	// (NeedsReview).
 	PrimarySource string
 	// Primary is that chunk's position in Sources (from 0).
 	Primary int
@@ -153,6 +161,14 @@ type Result struct {
 	Metadata map[string]string
 	// Received is when the question was received.
 	Received time.Time
+	// NeedsReview is set when the answer cites none of the retrieved
+	// chunks: it has no sources, and ReviewReason says why.
+	NeedsReview bool
+	// ReviewReason says why the answer needs review.
+	ReviewReason string
+	// DroppedCitations counts markers removed because they named no
+	// retrieved chunk.
+	DroppedCitations int
 }
 
 // PrimarySourceOf returns the source the answer relies on most, and
@@ -315,6 +331,25 @@ func (a *Asker) Ask(ctx context.Context, req Request) (Result, error) {
 		}
 		return outOfScope(reason)
 	}
+	if draft.Uncited {
+		reason := "the answer cites none of the retrieved chunks"
+		if draft.Dropped > 0 {
+			reason = fmt.Sprintf("the answer cites none of the retrieved chunks (%d citation markers named no chunk and were removed)", draft.Dropped)
+		}
+		return Result{
+			Answer:           draft.Text,
+			Primary:          -1,
+			MatchedChunks:    hits,
+			Success:          true,
+			QueryTime:        a.opts.Now().Sub(start),
+			Model:            draft.Model,
+			Metadata:         maps.Clone(req.Metadata),
+			Received:         start,
+			NeedsReview:      true,
+			ReviewReason:     reason,
+			DroppedCitations: draft.Dropped,
+		}, nil
+	}
 	cited := draft.Cited
 	if len(cited) == 0 {
 		cited = make([]int, len(hits))
@@ -349,6 +384,9 @@ func (a *Asker) Ask(ctx context.Context, req Request) (Result, error) {
 		Model:         draft.Model,
 		Metadata:      maps.Clone(req.Metadata),
 		Received:      start,
+		// Markers the writer dropped; the answer still cites what it
+		// kept.
+		DroppedCitations: draft.Dropped,
 	}, nil
 }
 

@@ -141,6 +141,9 @@ func fromResult(r answer.Result) *ragv1.AgentResponse {
 		OutOfScopeReason: r.OutOfScopeReason,
 		State:            ragv1.AgentResponse_COMPLETED,
 		Model:            r.Model,
+		NeedsReview:      r.NeedsReview,
+		ReviewReason:     r.ReviewReason,
+		DroppedCitations: int32(r.DroppedCitations),
 	}
 	for _, s := range r.Sources {
 		out.Sources = append(out.Sources, fromSource(s))
