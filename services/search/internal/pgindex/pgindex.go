@@ -1,0 +1,441 @@
+// Package pgindex is the embedded search engine "local" kept in PostgreSQL
+// full-text search instead of a bleve directory, so any number of search
+// replicas on one database share one index: a document indexed through
+// one is found through every other at once.
+//
+// It keeps the bleve index's contract (see internal/indextest): documents
+// keyed by canonical URL (indexing a URL again replaces it), prepared alike
+// (internal/indexdoc), the same filters and limits, scores in [0,1] and
+// snippets of at most MaxSnippetChars characters.
+//
+// Each document is parsed with its own text search configuration (its
+// declared language, English when it reads as English, else "simple"),
+// into a weighted tsvector (title A, headings B, body D) kept in a stored
+// generated column with a GIN index. A query is parsed once per
+// configuration in use with websearch_to_tsquery, its words joined with
+// "or" (as the bleve index matches any word; quoted phrases stay phrases),
+// and matched against that configuration's documents; ts_rank (normalised
+// by document length) plus a bonus when the whole query appears as a
+// phrase orders them, rank/(rank+1) is the score, and ts_headline cuts the
+// snippet around the best passage.
+package pgindex
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/groundcrew/groundcrew/platform/sqlstore"
+	"github.com/groundcrew/groundcrew/services/search/internal/indexdoc"
+	"github.com/groundcrew/groundcrew/services/search/internal/search"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// MaxSnippetChars bounds a result's snippet, as in the bleve index.
+const MaxSnippetChars = 300
+
+// headlineInput bounds the body text ts_headline reads: it parses what it
+// is given, and the passage that matched is almost always near the
+// beginning of a runbook-sized document.
+const headlineInput = "200000"
+
+var (
+	_ search.Engine          = (*Index)(nil)
+	_ search.HealthChecker   = (*Index)(nil)
+	_ search.DocumentIndexer = (*Index)(nil)
+	_ search.SharedIndex     = (*Index)(nil)
+)
+
+// Options tune an Index; the zero value is usable.
+type Options struct {
+	// Now is the clock for indexing times and recency filters; nil means
+	// time.Now.
+	Now func() time.Time
+	// BatchSize is the number of documents written per transaction; 0
+	// means 500. A call's documents are durable batch by batch: an
+	// acknowledged call is wholly stored.
+	BatchSize int
+}
+
+// Index is the local index in PostgreSQL. It is safe for concurrent use,
+// and by several processes on one database.
+type Index struct {
+	db        *sqlstore.DB
+	now       func() time.Time
+	batchSize int
+
+	// configs are the text search configurations the server has; a
+	// document whose language has none is parsed with "simple".
+	configs map[string]bool
+	mu      sync.Mutex
+	// registered are the configurations known to be in search_languages.
+	registered map[string]bool
+}
+
+// Open applies the migrations to db (a PostgreSQL database) and returns
+// the index. Closing db is the caller's.
+func Open(ctx context.Context, db *sqlstore.DB, opts Options) (*Index, error) {
+	if db.Dialect != sqlstore.Postgres {
+		return nil, errors.New("pgindex: the local index needs PostgreSQL (SEARCH_DATABASE_URL=postgres://…)")
+	}
+	// Two replicas starting together must not both create the tables.
+	if err := sqlstore.Migrate(ctx, db, migrations, "migrations"); err != nil {
+		return nil, fmt.Errorf("pgindex: %w", err)
+	}
+	ix := &Index{db: db, now: opts.Now, batchSize: opts.BatchSize, configs: map[string]bool{}, registered: map[string]bool{}}
+	if ix.now == nil {
+		ix.now = time.Now
+	}
+	if ix.batchSize <= 0 {
+		ix.batchSize = 500
+	}
+	rows, err := db.QueryContext(ctx, "SELECT cfgname FROM pg_catalog.pg_ts_config WHERE cfgnamespace = 'pg_catalog'::regnamespace")
+	if err != nil {
+		return nil, fmt.Errorf("pgindex: listing text search configurations: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, fmt.Errorf("pgindex: listing text search configurations: %w", err)
+		}
+		ix.configs[name] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("pgindex: listing text search configurations: %w", err)
+	}
+	return ix, nil
+}
+
+// Name returns "local".
+func (ix *Index) Name() string { return search.EngineLocal }
+
+// Shared reports that other instances write to this index too.
+func (ix *Index) Shared() bool { return true }
+
+// Healthy reports whether the database answers.
+func (ix *Index) Healthy(ctx context.Context) error {
+	if err := ix.db.PingContext(ctx); err != nil {
+		return fmt.Errorf("local index (PostgreSQL): %w", err)
+	}
+	return nil
+}
+
+// Count returns the number of indexed documents.
+func (ix *Index) Count(ctx context.Context) (uint64, error) {
+	var n uint64
+	if err := ix.db.QueryRowContext(ctx, "SELECT count(*) FROM search_documents").Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting indexed documents: %w", err)
+	}
+	return n, nil
+}
+
+// upsertSQL writes one document. In DO UPDATE every expression reads the
+// row as it was, so the previous version's indexer moves to
+// previous_indexed_by as the new one takes its place.
+const upsertSQL = `
+INSERT INTO search_documents AS d
+    (id, url, title, headings, body, lang, domains, date_at, published_at, metadata, indexed_by, indexed_at, revision)
+VALUES ($1, $2, $3, $4, $5, $6::regconfig, $7, $8, $9, $10, $11, $12, 1)
+ON CONFLICT (id) DO UPDATE SET
+    url = EXCLUDED.url, title = EXCLUDED.title, headings = EXCLUDED.headings, body = EXCLUDED.body,
+    lang = EXCLUDED.lang, domains = EXCLUDED.domains, date_at = EXCLUDED.date_at,
+    published_at = EXCLUDED.published_at, metadata = EXCLUDED.metadata,
+    indexed_by = EXCLUDED.indexed_by, indexed_at = EXCLUDED.indexed_at,
+    revision = d.revision + 1,
+    previous_indexed_by = d.indexed_by, previous_indexed_at = d.indexed_at
+RETURNING revision, COALESCE(previous_indexed_by, ''), previous_indexed_at`
+
+// Upsert indexes docs, each replacing any document with the same canonical
+// URL, in transactions of BatchSize documents. Documents that cannot be
+// indexed are reported in the result and do not stop the others. An error
+// means the database failed; earlier batches are stored.
+func (ix *Index) Upsert(ctx context.Context, docs []search.Document) (search.IndexResult, error) {
+	var res search.IndexResult
+	now := ix.now().UTC().Truncate(time.Microsecond)
+	for start := 0; start < len(docs); start += ix.batchSize {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		chunk := docs[start:min(start+ix.batchSize, len(docs))]
+		type ready struct {
+			index int
+			doc   indexdoc.Prepared
+		}
+		var batch []ready
+		for i, d := range chunk {
+			p, err := indexdoc.Prepare(d, now)
+			if err != nil {
+				res.Rejected = append(res.Rejected, search.Rejection{Index: start + i, URL: d.URL, Reason: err.Error()})
+				continue
+			}
+			if !ix.configs[p.Language] {
+				p.Language = "simple"
+			}
+			batch = append(batch, ready{start + i, p})
+		}
+		if len(batch) == 0 {
+			continue
+		}
+		var reps []search.Replacement
+		err := ix.inTx(ctx, func(tx *sql.Tx) error {
+			reps = reps[:0]
+			langs := make([]string, 0, len(batch))
+			for _, r := range batch {
+				langs = append(langs, r.doc.Language)
+			}
+			if err := ix.register(ctx, tx, langs); err != nil {
+				return err
+			}
+			stmt, err := tx.PrepareContext(ctx, upsertSQL)
+			if err != nil {
+				return err
+			}
+			defer stmt.Close()
+			for _, r := range batch {
+				p := r.doc
+				meta, err := json.Marshal(p.Metadata)
+				if err != nil {
+					return fmt.Errorf("metadata of %s: %w", p.ID, err)
+				}
+				var published any
+				if !p.Published.IsZero() {
+					published = p.Published
+				}
+				prov := search.Provenance{IndexedBy: p.IndexedBy, IndexedAt: now}
+				var prevAt sql.NullTime
+				if err := stmt.QueryRowContext(ctx, p.ID, p.URL, p.Title, p.Headings, p.Text, p.Language, p.Domains,
+					p.Date, published, meta, p.IndexedBy, now).Scan(&prov.Revision, &prov.PreviousIndexedBy, &prevAt); err != nil {
+					return fmt.Errorf("writing %s: %w", p.ID, err)
+				}
+				if prov.Revision > 1 {
+					prov.PreviousIndexedAt = prevAt.Time.UTC()
+					reps = append(reps, search.Replacement{Index: r.index, URL: p.ID, Provenance: prov})
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return res, fmt.Errorf("writing to the local index: %w", err)
+		}
+		res.Indexed += len(batch)
+		res.Replaced += len(reps)
+		res.Replacements = append(res.Replacements, reps...)
+	}
+	return res, nil
+}
+
+// register adds the configurations docs use to search_languages, once per
+// process for each.
+func (ix *Index) register(ctx context.Context, tx *sql.Tx, langs []string) error {
+	ix.mu.Lock()
+	var missing []string
+	for _, l := range langs {
+		if !ix.registered[l] {
+			missing = append(missing, l)
+			ix.registered[l] = true
+		}
+	}
+	ix.mu.Unlock()
+	for _, l := range missing {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO search_languages (cfg) VALUES ($1::regconfig) ON CONFLICT DO NOTHING", l); err != nil {
+			ix.mu.Lock()
+			delete(ix.registered, l)
+			ix.mu.Unlock()
+			return fmt.Errorf("registering text search configuration %s: %w", l, err)
+		}
+	}
+	return nil
+}
+
+// inTx runs fn in a transaction, committed when fn returns nil.
+func (ix *Index) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+			return errors.Join(ctxErr, err)
+		}
+		return err
+	}
+	return tx.Commit()
+}
+
+// Delete removes the documents with the canonical forms of urls and returns
+// how many were present.
+func (ix *Index) Delete(ctx context.Context, urls []string) (int, error) {
+	var ids []string
+	for _, u := range urls {
+		if id, err := search.CanonicalURL(u); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	res, err := ix.db.ExecContext(ctx, "DELETE FROM search_documents WHERE id = ANY($1)", ids)
+	if err != nil {
+		return 0, fmt.Errorf("deleting from the local index: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("deleting from the local index: %w", err)
+	}
+	return int(n), nil
+}
+
+// searchSQL finds the best n documents: the query is parsed once per
+// configuration in search_languages and matched (through the GIN index)
+// against that configuration's documents; the snippet is cut only for the
+// n rows returned.
+const searchSQL = `
+WITH q AS (
+    SELECT l.cfg, websearch_to_tsquery(l.cfg, $1) AS tsq, phraseto_tsquery(l.cfg, $2) AS phrase
+    FROM search_languages l
+), hits AS (
+    SELECT d.id, d.url, d.title, d.body, d.lang, d.published_at, d.metadata,
+           d.indexed_by, d.indexed_at, d.revision, d.previous_indexed_by, d.previous_indexed_at,
+           q.tsq,
+           ts_rank(d.tsv, q.tsq, 1)
+             + CASE WHEN $3 AND numnode(q.phrase) > 0 AND d.tsv @@ q.phrase THEN ts_rank(d.tsv, q.phrase, 1) ELSE 0 END AS rank
+    FROM q JOIN search_documents d ON d.lang = q.cfg AND d.tsv @@ q.tsq
+    WHERE (cardinality($4::text[]) = 0 OR d.domains && $4::text[])
+      AND NOT (d.domains && $5::text[])
+      AND ($6::timestamptz IS NULL OR d.date_at >= $6::timestamptz)
+    ORDER BY rank DESC, d.id
+    LIMIT $7
+)
+SELECT id, url, title, published_at, metadata, indexed_by, indexed_at, revision,
+       COALESCE(previous_indexed_by, ''), previous_indexed_at, rank,
+       ts_headline(lang, left(body, ` + headlineInput + `), tsq,
+           'MaxWords=24, MinWords=10, ShortWord=2, MaxFragments=2, FragmentDelimiter=" … ", StartSel="", StopSel=""'),
+       left(body, 600)
+FROM hits
+ORDER BY rank DESC, id`
+
+// Search runs q. Domain and recency filters are applied in the database,
+// so q.MaxResults hits are returned when that many match. Recency uses the
+// publication date, or the indexing time for documents without one.
+func (ix *Index) Search(ctx context.Context, q search.Query) ([]search.Result, error) {
+	n := q.MaxResults
+	if n <= 0 {
+		return nil, nil
+	}
+	terms := anyWord(q.Text)
+	if terms == "" {
+		return nil, nil
+	}
+	var since any
+	if q.MaxAge > 0 {
+		since = ix.now().Add(-q.MaxAge).UTC()
+	}
+	allowed, blocked := q.AllowedDomains, q.BlockedDomains
+	if allowed == nil {
+		allowed = []string{}
+	}
+	if blocked == nil {
+		blocked = []string{}
+	}
+	multiWord := len(strings.Fields(q.Text)) > 1
+	rows, err := ix.db.QueryContext(ctx, searchSQL, terms, q.Text, multiWord, allowed, blocked, since, n)
+	if err != nil {
+		return nil, fmt.Errorf("local index search: %w", err)
+	}
+	defer rows.Close()
+	var out []search.Result
+	for rows.Next() {
+		var (
+			r                   search.Result
+			id, headline, start string
+			published, prevAt   sql.NullTime
+			meta                []byte
+			prov                search.Provenance
+			rank                float64
+		)
+		if err := rows.Scan(&id, &r.URL, &r.Title, &published, &meta, &prov.IndexedBy, &prov.IndexedAt, &prov.Revision,
+			&prov.PreviousIndexedBy, &prevAt, &rank, &headline, &start); err != nil {
+			return nil, fmt.Errorf("local index search: %w", err)
+		}
+		r.Score = rank / (1 + rank)
+		r.Snippet = snippet(headline, start)
+		r.SourceDomain, _ = search.Domain(r.URL)
+		if published.Valid {
+			r.PublishedAt = published.Time.UTC()
+		}
+		prov.IndexedAt = prov.IndexedAt.UTC()
+		if prevAt.Valid {
+			prov.PreviousIndexedAt = prevAt.Time.UTC()
+		}
+		r.Provenance = &prov
+		var m map[string]string
+		if json.Unmarshal(meta, &m) == nil {
+			r.MimeType, r.FaviconURL = m[search.MetaMimeType], m[search.MetaFaviconURL]
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("local index search: %w", err)
+	}
+	return out, nil
+}
+
+// snippet makes ts_headline's passage one line of at most MaxSnippetChars
+// characters; when the match was in the title only (no passage), the
+// body's beginning stands in.
+func snippet(headline, start string) string {
+	s := strings.Join(strings.Fields(headline), " ")
+	if s == "" {
+		s = strings.Join(strings.Fields(start), " ")
+	}
+	return search.Truncate(s, MaxSnippetChars)
+}
+
+// anyWord rewrites a query for websearch_to_tsquery so that any of its
+// words matches, as in the bleve index: words are joined with "or",
+// quoted phrases stay phrases, and websearch's own operators ("or", a
+// leading "-") are taken as plain words.
+func anyWord(text string) string {
+	var parts []string
+	rest := text
+	for rest != "" {
+		rest = strings.TrimLeftFunc(rest, unicode.IsSpace)
+		if rest == "" {
+			break
+		}
+		if rest[0] == '"' {
+			end := strings.IndexByte(rest[1:], '"')
+			if end > 0 {
+				if phrase := strings.TrimSpace(rest[1 : end+1]); phrase != "" {
+					parts = append(parts, `"`+phrase+`"`)
+				}
+				rest = rest[end+2:]
+				continue
+			}
+			rest = rest[1:]
+			continue
+		}
+		i := strings.IndexFunc(rest, func(r rune) bool { return unicode.IsSpace(r) || r == '"' })
+		if i < 0 {
+			i = len(rest)
+		}
+		w := strings.TrimLeft(rest[:i], "-")
+		rest = rest[i:]
+		if w == "" || strings.EqualFold(w, "or") || strings.EqualFold(w, "and") {
+			continue
+		}
+		parts = append(parts, w)
+	}
+	return strings.Join(parts, " or ")
+}
