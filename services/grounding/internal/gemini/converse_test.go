@@ -1,8 +1,12 @@
 package gemini_test
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/groundcrew/groundcrew/services/grounding/internal/grounding"
 )
@@ -21,6 +25,9 @@ func TestConverseGolden(t *testing.T) {
 	tests := []struct {
 		name string
 		req  grounding.ConverseRequest
+		// evidence is what the search service finds; without any, the
+		// request asks for Google Search.
+		evidence []grounding.SearchResult
 	}{
 		{
 			name: "private",
@@ -41,7 +48,8 @@ func TestConverseGolden(t *testing.T) {
 			},
 		},
 		{
-			name: "group",
+			name:     "group",
+			evidence: evidence,
 			req: grounding.ConverseRequest{
 				Persona:     "You are Ground Control.",
 				ChatType:    grounding.ChatGroup,
@@ -94,7 +102,7 @@ func TestConverseGolden(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFakeGemini(t, ok("Here is what I know.", ""))
-			svc := service(t, newClient(t, f, &waits{}, nil), nil)
+			svc := service(t, newClient(t, f, &waits{}, nil), tt.evidence)
 			reply, err := svc.Converse(t.Context(), tt.req)
 			if err != nil {
 				t.Fatalf("Converse: %v", err)
@@ -148,4 +156,61 @@ func TestConverseSticker(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestConverseCitesOnlyItsEvidence: the chat agent searches for the
+// message it answers and gives the evidence to Gemini; a marker Gemini
+// invents (a source it was not given) is removed, and the reply lists
+// exactly the sources it cites. Without evidence, markers name nothing
+// and are removed.
+func TestConverseCitesOnlyItsEvidence(t *testing.T) {
+	msg := []grounding.ChatMsg{{ID: "1", Speaker: "Ana", SendTime: at(1), Parts: []grounding.ChatPart{text("Postgres says too many clients already, what now?")}}}
+	t.Run("evidence", func(t *testing.T) {
+		f := newFakeGemini(t, ok("Postgres refuses clients past max_connections [1][3]. Restart the cluster [4]. A pooler such as PgBouncer helps [2].", ""))
+		svc := service(t, newClient(t, f, &waits{}, nil), evidence)
+		reply, err := svc.Converse(t.Context(), grounding.ConverseRequest{History: msg, TargetID: "1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "Postgres refuses clients past max_connections [1]. Restart the cluster. A pooler such as PgBouncer helps [2]." +
+			"\n\nSources:\n[1] max_connections — " + evidence[0].URL + "\n[2] PgBouncer — " + evidence[1].URL
+		if reply.Text != want {
+			t.Errorf("reply\n%s\nwant\n%s", reply.Text, want)
+		}
+		var urls []string
+		for _, c := range reply.Citations {
+			urls = append(urls, c.URL)
+			if span := string([]rune(reply.Text)[c.StartIndex:c.EndIndex]); !strings.Contains(span, "Postgres") && !strings.Contains(span, "PgBouncer") {
+				t.Errorf("citation of %s spans %q", c.URL, span)
+			}
+		}
+		if diff := cmp.Diff([]string{evidence[0].URL, evidence[1].URL}, urls); diff != "" {
+			t.Errorf("citations (-want +got):\n%s", diff)
+		}
+		var req struct {
+			SystemInstruction struct{ Parts []struct{ Text string } }
+			Tools             []map[string]any
+		}
+		if err := json.Unmarshal(f.requests()[0], &req); err != nil {
+			t.Fatal(err)
+		}
+		sys := req.SystemInstruction.Parts[0].Text
+		if !strings.Contains(sys, "<<<BEGIN "+testNonce+" SOURCE [2]>>>\nPgBouncer") || len(req.Tools) != 0 {
+			t.Errorf("the evidence is not in the system instruction, or Google Search was asked for:\n%s\ntools %v", sys, req.Tools)
+		}
+	})
+	t.Run("no evidence", func(t *testing.T) {
+		f := newFakeGemini(t, ok("Raise max_connections [1]. Or add a pooler [2].", ""))
+		svc := service(t, newClient(t, f, &waits{}, nil), nil)
+		reply, err := svc.Converse(t.Context(), grounding.ConverseRequest{History: msg, TargetID: "1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if reply.Text != "Raise max_connections. Or add a pooler." || len(reply.Citations) != 0 {
+			t.Errorf("reply %q with %d citations; want no marker and no citation", reply.Text, len(reply.Citations))
+		}
+		if !strings.Contains(string(f.requests()[0]), `"googleSearch"`) {
+			t.Error("without evidence the request does not ask for Google Search")
+		}
+	})
 }
