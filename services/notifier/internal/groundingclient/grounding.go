@@ -35,9 +35,10 @@ type Client struct {
 }
 
 var (
-	_ pipeline.Enricher   = (*Client)(nil)
-	_ chat.Converser      = (*Client)(nil)
-	_ chat.ReplyConverser = (*Client)(nil)
+	_ pipeline.Enricher       = (*Client)(nil)
+	_ pipeline.LinkedEnricher = (*Client)(nil)
+	_ chat.Converser          = (*Client)(nil)
+	_ chat.ReplyConverser     = (*Client)(nil)
 )
 
 // New returns a Client over api. maxSources bounds the sources Ground keeps
@@ -125,13 +126,21 @@ func wrap(step string, err error) error {
 // Enrich derives a search query from the alert text and grounds the text
 // with it.
 func (c *Client) Enrich(ctx context.Context, text string) (pipeline.Enrichment, error) {
+	return c.EnrichLinked(ctx, text, nil)
+}
+
+// EnrichLinked is Enrich for an alert with its own links (its runbook
+// first): they go to Ground as evidence_urls, so that an indexed runbook
+// is the evidence grounding starts from.
+func (c *Client) EnrichLinked(ctx context.Context, text string, evidenceURLs []string) (pipeline.Enrichment, error) {
 	q, err := c.api.DeriveQuery(ctx, &groundingv1.DeriveQueryRequest{Text: text})
 	if err != nil {
 		return pipeline.Enrichment{}, wrap(stepQuery, err)
 	}
 	req := &groundingv1.GroundRequest{
 		Text: text, Query: q.GetQuery(), CreatedBy: CreatedBy,
-		RoundConfig: &groundingv1.RoundConfig{Engine: c.engine},
+		RoundConfig:  &groundingv1.RoundConfig{Engine: c.engine},
+		EvidenceUrls: evidenceURLs[:min(len(evidenceURLs), maxEvidenceURLs)],
 	}
 	if c.maxSources > 0 {
 		req.MaxSources = &c.maxSources
@@ -152,6 +161,9 @@ func (c *Client) Enrich(ctx context.Context, text string) (pipeline.Enrichment, 
 	}
 	return toEnrichment(m), nil
 }
+
+// maxEvidenceURLs is how many evidence_urls GroundRequest takes.
+const maxEvidenceURLs = 8
 
 // toEnrichment keeps the citations that resolve to a source: one of the
 // search results the answer was grounded on (any http(s) citation when

@@ -3,6 +3,7 @@ package groundingclient
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -277,5 +278,21 @@ func TestEnrichSendsEngine(t *testing.T) {
 	_, _ = c.Enrich(t.Context(), "Disk almost full")
 	if got := f.ground.GetRoundConfig().GetEngine(); got != groundingv1.RoundConfig_NATIVE {
 		t.Errorf("round config engine %v, want NATIVE", got)
+	}
+}
+
+// TestEnrichLinkedSendsEvidenceURLs: an alert's own links (its runbook
+// first) go to Ground as evidence_urls, at most as many as it takes.
+func TestEnrichLinkedSendsEvidenceURLs(t *testing.T) {
+	f := &fakeGrounding{msg: &groundingv1.AnnotatedMessage{Id: "m1", Status: groundingv1.AnnotatedMessage_PROCESSED}}
+	urls := []string{"https://runbooks.example.com/checkout"}
+	for i := range 10 {
+		urls = append(urls, "https://grafana.example.com/d/"+strconv.Itoa(i))
+	}
+	if _, err := newClient(t, f).EnrichLinked(t.Context(), "High error rate on checkout-api", urls); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(urls[:maxEvidenceURLs], f.ground.GetEvidenceUrls()); diff != "" {
+		t.Errorf("evidence_urls (-want +got):\n%s", diff)
 	}
 }

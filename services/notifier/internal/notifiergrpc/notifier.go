@@ -89,14 +89,21 @@ func NewNotifierService(logger *slog.Logger, deps Deps) *NotifierService {
 }
 
 // FormatMessage renders the Telegram message for an alert and enrichment
-// (the message contract) without sending it; max_sources, when set,
+// (the message contract) with the alert's own links from its metadata,
+// without sending it; max_sources, when set,
 // overrides the configured number of sources shown.
 func (s *NotifierService) FormatMessage(ctx context.Context, req *notifierv1.FormatMessageRequest) (*notifierv1.FormatMessageResponse, error) {
 	opt := s.format
 	if req.MaxSources != nil {
 		opt.MaxSources = int(req.GetMaxSources())
 	}
-	res := format.Format(req.GetAlert().GetText(), toEnrichment(req.GetEnrichment()), opt)
+	in := format.Input{Text: req.GetAlert().GetText()}
+	// The alert's own links (runbook_url, dashboard_url, generatorURL, …)
+	// in its metadata, shown as the pipeline shows them.
+	for _, l := range alert.Links(&alert.Alert{Metadata: req.GetAlert().GetMetadata().AsMap()}) {
+		in.Links = append(in.Links, format.Link{Label: l.Label, URL: l.URL})
+	}
+	res := format.FormatAlert(in, toEnrichment(req.GetEnrichment()), opt)
 	if len(res.Cuts) > 0 {
 		// Cuts never contain user text, so they are safe to log.
 		s.logger.InfoContext(ctx, "message cut to fit Telegram's limits", "cuts", res.Cuts, "dropped_sources", res.DroppedSources)

@@ -356,7 +356,7 @@ func (p *Pipeline) enrichGroup(ctx context.Context, g *alert.Group, alerts []*al
 		// A group of one alert reads as that alert, as before groups.
 		query = alerts[0].Text
 	}
-	e, err := p.enrich(ctx, query)
+	e, err := p.enrich(ctx, query, alert.EvidenceURLs(alert.GroupLinks(alerts, maxGroupLinks)))
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("enriching alert group %s: %w", g.ID, err)
@@ -427,11 +427,16 @@ func GroupState(g *alert.Group) []string {
 	return out
 }
 
-// renderRoot renders a group's root message as it stands. A group of one
+// maxGroupLinks is how many of its alerts' own links a group's root shows.
+const maxGroupLinks = 4
+
+// renderRoot renders a group's root message as it stands, with its
+// alerts' own links (runbook first) under the text. A group of one
 // alert keeps the single-alert layout (its title and state lines first when
 // it has any).
 func (p *Pipeline) renderRoot(ctx context.Context, g *alert.Group, alerts []*alert.Alert) alert.Message {
 	var text string
+	links := formatLinks(alert.GroupLinks(alerts, maxGroupLinks))
 	if len(alerts) == 1 {
 		text = alerts[0].Text
 		if st := GroupState(g); len(st) > 0 {
@@ -447,11 +452,11 @@ func (p *Pipeline) renderRoot(ctx context.Context, g *alert.Group, alerts []*ale
 	var res format.Result
 	switch e := groupEnrichment(g); {
 	case g.EnrichmentError != "" && (e == nil || e.Unavailable != ""):
-		res = format.FormatFailed(text, g.EnrichmentError, p.cfg.Format)
+		res = format.FormatAlertFailed(format.Input{Text: text, Links: links}, g.EnrichmentError, p.cfg.Format)
 	case e != nil:
-		res = format.Format(text, &e.Enrichment, p.cfg.Format)
+		res = format.FormatAlert(format.Input{Text: text, Links: links}, &e.Enrichment, p.cfg.Format)
 	default:
-		res = format.Format(text, nil, p.cfg.Format)
+		res = format.FormatAlert(format.Input{Text: text, Links: links}, nil, p.cfg.Format)
 	}
 	if len(res.Cuts) > 0 {
 		p.logger.InfoContext(ctx, "group message cut to fit Telegram's limits", "group_id", g.ID, "cuts", res.Cuts, "dropped_sources", res.DroppedSources)

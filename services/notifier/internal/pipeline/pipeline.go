@@ -54,6 +54,22 @@ type Enricher interface {
 	Enrich(ctx context.Context, text string) (Enrichment, error)
 }
 
+// LinkedEnricher is an Enricher that also takes the alert's own links
+// (alert.EvidenceURLs: its runbook first): when one is a document in the
+// search index, the enrichment starts from it.
+type LinkedEnricher interface {
+	EnrichLinked(ctx context.Context, text string, evidenceURLs []string) (Enrichment, error)
+}
+
+// formatLinks are an alert's own links as the formatter shows them.
+func formatLinks(links []alert.Link) []format.Link {
+	out := make([]format.Link, len(links))
+	for i, l := range links {
+		out[i] = format.Link{Label: l.Label, URL: l.URL}
+	}
+	return out
+}
+
 // Receipt says where an alert was delivered.
 type Receipt struct {
 	Destination string   // a Telegram chat id, or "log"

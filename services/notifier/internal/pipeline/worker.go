@@ -128,15 +128,17 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[deliverArgs]) e
 // saves the message.
 func (p *Pipeline) render(ctx context.Context, a *alert.Alert) error {
 	var res format.Result
+	links := alert.Links(a)
+	in := format.Input{Text: a.Text, Links: formatLinks(links)}
 	if a.Resolved() {
-		res = format.Format(a.Text, nil, p.cfg.Format)
+		res = format.FormatAlert(in, nil, p.cfg.Format)
 	} else {
 		a.Status = alert.StatusEnriching
 		a.UpdatedAt = p.now().UTC()
 		if err := p.store.SaveProgress(ctx, a); err != nil {
 			return err
 		}
-		e, err := p.enrich(ctx, a.Text)
+		e, err := p.enrich(ctx, a.Text, alert.EvidenceURLs(links))
 		if err != nil {
 			if ctx.Err() != nil {
 				// The job itself is ending (shutdown): retry it rather than
@@ -145,17 +147,17 @@ func (p *Pipeline) render(ctx context.Context, a *alert.Alert) error {
 			}
 			a.EnrichmentError = p.enrichReason(err)
 			p.logger.WarnContext(ctx, "enrichment failed; delivering the alert without it", "alert_id", a.ID, "error", err)
-			res = format.FormatFailed(a.Text, a.EnrichmentError, p.cfg.Format)
+			res = format.FormatAlertFailed(in, a.EnrichmentError, p.cfg.Format)
 		} else {
 			a.GroundingMessageID = e.MessageID
-			res = format.Format(a.Text, &e.Enrichment, p.cfg.Format)
+			res = format.FormatAlert(in, &e.Enrichment, p.cfg.Format)
 			if res.Unavailable != "" {
 				// No source to show: the message carries the note, in the
 				// enricher's words when it knows why.
 				a.EnrichmentError = res.Unavailable
 				if e.Unavailable != "" {
 					a.EnrichmentError = e.Unavailable
-					res = format.FormatFailed(a.Text, a.EnrichmentError, p.cfg.Format)
+					res = format.FormatAlertFailed(in, a.EnrichmentError, p.cfg.Format)
 				}
 				p.logger.InfoContext(ctx, "enrichment has no source to show; delivering the alert with a note", "alert_id", a.ID, "reason", a.EnrichmentError)
 			}
@@ -176,14 +178,24 @@ func (p *Pipeline) render(ctx context.Context, a *alert.Alert) error {
 	return p.store.SaveProgress(ctx, a)
 }
 
-func (p *Pipeline) enrich(ctx context.Context, text string) (Enrichment, error) {
+// enrich asks the Enricher about text, starting from evidenceURLs when it
+// takes them.
+func (p *Pipeline) enrich(ctx context.Context, text string, evidenceURLs []string) (Enrichment, error) {
 	if p.enricher == nil {
 		return Enrichment{}, errNoEnricher
 	}
 	ectx, cancel := context.WithTimeout(ctx, p.cfg.EnrichTimeout)
 	defer cancel()
 	start := p.now()
-	e, err := p.enricher.Enrich(ectx, text)
+	var (
+		e   Enrichment
+		err error
+	)
+	if le, ok := p.enricher.(LinkedEnricher); ok && len(evidenceURLs) > 0 {
+		e, err = le.EnrichLinked(ectx, text, evidenceURLs)
+	} else {
+		e, err = p.enricher.Enrich(ectx, text)
+	}
 	outcome := "ok"
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || (err != nil && ectx.Err() != nil):
