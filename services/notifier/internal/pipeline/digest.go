@@ -14,6 +14,7 @@ import (
 
 	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/format"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/markdownv2"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/outbound"
 )
 
@@ -71,54 +72,83 @@ func (p *Pipeline) maybeDigest(ctx context.Context, chat string) error {
 	return nil
 }
 
-// Work sends the digest and marks its alerts DELIVERED with its id.
+// Work sends the digest, as many messages as its alerts need, and marks
+// each message's alerts DELIVERED once that message went out: an alert is
+// DELIVERED only when its own line was sent. A run after a failure or a
+// crash sends only the pages whose alerts are not DELIVERED yet.
 func (w *digestWorker) Work(ctx context.Context, job *river.Job[digestArgs]) error {
 	p := w.p
 	alerts, err := p.store.DigestAlerts(ctx, job.Args.DigestID)
 	if err != nil {
 		return err
 	}
-	var pending []*alert.Alert
-	for _, a := range alerts {
-		if a.Status != alert.StatusDelivered && a.Status != alert.StatusFailed {
-			pending = append(pending, a)
-		}
-	}
-	if len(pending) == 0 {
-		return nil
-	}
-	msg := toMessage(format.Format(DigestText(pending), nil, p.cfg.Format))
-	d := &alert.Alert{ID: job.Args.DigestID, Source: "digest", Labels: pending[0].Labels, Message: &msg}
-	receipt, err := p.deliverer.Deliver(ctx, d)
-	now := p.now().UTC()
-	if err != nil {
-		p.metrics.deliveryErrors.WithLabelValues(errorCode(err)).Inc()
-		var ra interface{ RetryAfter() time.Duration }
-		if errors.As(err, &ra) {
-			return river.JobSnooze(ra.RetryAfter())
-		}
-		var perm interface{ Permanent() bool }
-		if (errors.As(err, &perm) && perm.Permanent()) || job.Attempt >= job.MaxAttempts {
-			if serr := p.store.FailDigest(ctx, job.Args.DigestID, outbound.PublicError(err), now); serr != nil {
-				return errors.Join(err, serr)
+	// Pages are cut from every alert of the digest, in a fixed order, so a
+	// later run cuts the same pages.
+	pages := DigestPages(alerts, p.cfg.Format.Limit)
+	for i, page := range pages {
+		var (
+			pending []string
+			sources []string
+		)
+		for _, a := range page.Alerts {
+			if a.Status != alert.StatusDelivered && a.Status != alert.StatusFailed {
+				pending = append(pending, a.ID)
+				sources = append(sources, a.Source)
 			}
-			return river.JobCancel(err)
 		}
-		return err
+		if len(pending) == 0 {
+			continue
+		}
+		res := format.Format(page.Text, nil, p.cfg.Format)
+		if len(res.Cuts) > 0 {
+			// DigestPages measures what Format keeps; a cut is a bug.
+			p.logger.ErrorContext(ctx, "BUG: a storm digest page was cut", "digest_id", job.Args.DigestID, "page", i+1, "cuts", res.Cuts)
+		}
+		msg := toMessage(res)
+		d := &alert.Alert{ID: job.Args.DigestID + "-" + strconv.Itoa(i+1), Source: "digest", Labels: page.Alerts[0].Labels, Message: &msg}
+		receipt, err := p.deliverer.Deliver(ctx, d)
+		now := p.now().UTC()
+		if err != nil {
+			p.metrics.deliveryErrors.WithLabelValues(errorCode(err)).Inc()
+			var ra interface{ RetryAfter() time.Duration }
+			if errors.As(err, &ra) {
+				return river.JobSnooze(ra.RetryAfter())
+			}
+			var perm interface{ Permanent() bool }
+			if (errors.As(err, &perm) && perm.Permanent()) || job.Attempt >= job.MaxAttempts {
+				if serr := p.store.FailDigest(ctx, job.Args.DigestID, outbound.PublicError(err), now); serr != nil {
+					return errors.Join(err, serr)
+				}
+				return river.JobCancel(err)
+			}
+			return err
+		}
+		if err := p.store.DeliverDigestPart(ctx, job.Args.DigestID, pending, receipt.Destination, receipt.MessageIDs, msg, now); err != nil {
+			return err
+		}
+		for _, src := range sources {
+			p.metrics.delivered.WithLabelValues(src, destinationKind(receipt.Destination)).Inc()
+		}
+		p.logger.InfoContext(ctx, "storm digest page delivered", "digest_id", job.Args.DigestID, "page", i+1, "pages", len(pages),
+			"alerts", len(pending), "message_ids", receipt.MessageIDs)
 	}
-	if err := p.store.DeliverDigest(ctx, job.Args.DigestID, receipt.Destination, receipt.MessageIDs, msg, now); err != nil {
-		return err
-	}
-	for _, a := range pending {
-		p.metrics.delivered.WithLabelValues(a.Source, destinationKind(receipt.Destination)).Inc()
-	}
-	p.logger.InfoContext(ctx, "storm digest delivered", "digest_id", job.Args.DigestID, "alerts", len(pending), "message_ids", receipt.MessageIDs)
 	return nil
 }
 
-// DigestText is the plain text of a storm digest: how many alerts it
-// holds, the counts by alertname and severity, then the first line of at
-// most format.MaxGroupLines alerts.
+// DigestPage is one message of a storm digest and the alerts it lists.
+type DigestPage struct {
+	Text   string // plain text, within the limit
+	Alerts []*alert.Alert
+}
+
+// maxDigestLine caps one alert's line in a digest, in characters.
+const maxDigestLine = 200
+
+// DigestPages cuts a storm digest into messages of at most limit UTF-16
+// units (format.DefaultLimit when 0) that together list every alert, one
+// line each, in order. The first opens with how many alerts the digest
+// holds and the counts by alertname and severity, and closes with a few of
+// their links; the others say which alerts they continue with.
 //
 //	[DIGEST] 57 alerts during a storm
 //	HighCPU (critical): 30
@@ -126,10 +156,76 @@ func (w *digestWorker) Work(ctx context.Context, job *river.Job[digestArgs]) err
 //
 //	🔥 [FIRING] HighCPU (critical): CPU 97% on web-1
 //	…
-//	… and 47 more
 //	Links:
 //	- https://runbooks.example.com/high-cpu
-func DigestText(alerts []*alert.Alert) string {
+//
+//	[DIGEST] continued: alerts 41–57 of 57
+//
+//	🔥 [FIRING] DiskFull (warning): disk 93% on db-2
+//	…
+func DigestPages(alerts []*alert.Alert, limit int) []DigestPage {
+	if limit <= 0 {
+		limit = format.DefaultLimit
+	}
+	lines := make([]string, len(alerts))
+	for i, a := range alerts {
+		mark := format.FiringMark
+		if a.Resolved() {
+			mark = format.ResolvedMark
+		}
+		first, _, _ := strings.Cut(a.Text, "\n")
+		if r := []rune(oneLine(first)); len(r) > maxDigestLine {
+			first = string(r[:maxDigestLine-1]) + "…"
+		}
+		lines[i] = mark + " " + oneLine(first)
+	}
+	head := digestHead(alerts)
+	var links string
+	if ls := digestLinks(alerts); len(ls) > 0 {
+		links = "\nLinks:\n- " + strings.Join(ls, "\n- ")
+	}
+	var pages []DigestPage
+	for start := 0; start < len(alerts); {
+		first := len(pages) == 0
+		header := head
+		if !first {
+			// The widest form of the continuation header, so that the
+			// page's real one fits too.
+			header = continuation(len(alerts), len(alerts), len(alerts))
+		}
+		n := markdownv2.UTF16Len(header) + len("\n")
+		if first {
+			n += markdownv2.UTF16Len(links)
+		}
+		end := start
+		for end < len(alerts) {
+			add := len("\n") + markdownv2.UTF16Len(lines[end])
+			if n+add > limit && end > start {
+				break
+			}
+			n += add
+			end++
+		}
+		if !first {
+			header = continuation(start+1, end, len(alerts))
+		}
+		text := header + "\n\n" + strings.Join(lines[start:end], "\n")
+		if first {
+			text += links
+		}
+		pages = append(pages, DigestPage{Text: text, Alerts: alerts[start:end]})
+		start = end
+	}
+	return pages
+}
+
+func continuation(from, to, total int) string {
+	return "[DIGEST] continued: alerts " + strconv.Itoa(from) + "–" + strconv.Itoa(to) + " of " + strconv.Itoa(total)
+}
+
+// digestHead is the first page's header: the count, and the counts by
+// alertname and severity (at most format.MaxGroupLines kinds).
+func digestHead(alerts []*alert.Alert) string {
 	type key struct{ name, severity string }
 	counts := map[key]int{}
 	for _, a := range alerts {
@@ -157,32 +253,13 @@ func DigestText(alerts []*alert.Alert) string {
 			break
 		}
 		line := oneLine(k.name)
+		if r := []rune(line); len(r) > maxDigestLine {
+			line = string(r[:maxDigestLine-1]) + "…"
+		}
 		if k.severity != "" {
 			line += " (" + oneLine(k.severity) + ")"
 		}
 		b.WriteString("\n" + line + ": " + strconv.Itoa(counts[k]))
-	}
-	b.WriteString("\n")
-	for i, a := range alerts {
-		if i == format.MaxGroupLines {
-			b.WriteString("\n… and " + strconv.Itoa(len(alerts)-i) + " more")
-			break
-		}
-		mark := format.FiringMark
-		if a.Resolved() {
-			mark = format.ResolvedMark
-		}
-		first, _, _ := strings.Cut(a.Text, "\n")
-		if r := []rune(first); len(r) > 200 {
-			first = string(r[:199]) + "…"
-		}
-		b.WriteString("\n" + mark + " " + oneLine(first))
-	}
-	if links := digestLinks(alerts); len(links) > 0 {
-		b.WriteString("\nLinks:")
-		for _, l := range links {
-			b.WriteString("\n- " + l)
-		}
 	}
 	return b.String()
 }

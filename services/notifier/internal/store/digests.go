@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
@@ -78,20 +80,29 @@ func (s *Store) DigestAlerts(ctx context.Context, digestID string) ([]*alert.Ale
 	return out, rows.Err()
 }
 
-// DeliverDigest marks the digest's alerts not yet DELIVERED as DELIVERED
-// to destination with the digest message's ids and message.
-func (s *Store) DeliverDigest(ctx context.Context, digestID, destination string, deliveryIDs []string, m alert.Message, at time.Time) error {
-	ids, err := json.Marshal(nonNilSlice(deliveryIDs))
+// DeliverDigestPart marks the alerts ids of digest digestID that are not
+// yet DELIVERED as DELIVERED to destination with the ids and text of the
+// digest message that listed them.
+func (s *Store) DeliverDigestPart(ctx context.Context, digestID string, ids []string, destination string, deliveryIDs []string, m alert.Message, at time.Time) error {
+	dids, err := json.Marshal(nonNilSlice(deliveryIDs))
 	if err != nil {
 		return err
 	}
-	_, err = s.db.ExecContext(ctx, `UPDATE notifier_alerts SET status = $2, destination = $3, delivery_ids = $4,
-		delivered_at = $5, updated_at = $5, attempts = attempts + 1, error = '',
-		message_text = $6, message_plain = $7, message_parse_mode = $8, message_disable_preview = $9
-		WHERE digest_id = $1 AND status <> $2`,
-		digestID, string(alert.StatusDelivered), destination, string(ids), sqlstore.Micros(at), m.Text, m.Plain, m.ParseMode, m.DisableWebPagePreview)
-	if err != nil {
-		return fmt.Errorf("recording delivery of digest %s: %w", digestID, err)
+	const chunk = 500
+	for start := 0; start < len(ids); start += chunk {
+		part := ids[start:min(start+chunk, len(ids))]
+		args := []any{digestID, string(alert.StatusDelivered), destination, string(dids), sqlstore.Micros(at), m.Text, m.Plain, m.ParseMode, m.DisableWebPagePreview}
+		ph := make([]string, len(part))
+		for i, id := range part {
+			args = append(args, id)
+			ph[i] = "$" + strconv.Itoa(len(args))
+		}
+		if _, err := s.db.ExecContext(ctx, `UPDATE notifier_alerts SET status = $2, destination = $3, delivery_ids = $4,
+			delivered_at = $5, updated_at = $5, attempts = attempts + 1, error = '',
+			message_text = $6, message_plain = $7, message_parse_mode = $8, message_disable_preview = $9
+			WHERE digest_id = $1 AND status <> $2 AND id IN (`+strings.Join(ph, ", ")+`)`, args...); err != nil {
+			return fmt.Errorf("recording delivery of digest %s: %w", digestID, err)
+		}
 	}
 	s.alertsChanged()
 	return nil
