@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,11 +18,13 @@ import (
 	"github.com/groundcrew/groundcrew/platform/entrypoint"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
 	"github.com/groundcrew/groundcrew/platform/httpretry"
+	"github.com/groundcrew/groundcrew/platform/sqlstore"
 	"github.com/groundcrew/groundcrew/platform/telemetry"
 	"github.com/groundcrew/groundcrew/services/search/internal/brave"
 	"github.com/groundcrew/groundcrew/services/search/internal/enginehttp"
 	"github.com/groundcrew/groundcrew/services/search/internal/exa"
 	"github.com/groundcrew/groundcrew/services/search/internal/localindex"
+	"github.com/groundcrew/groundcrew/services/search/internal/pgindex"
 	"github.com/groundcrew/groundcrew/services/search/internal/search"
 	"github.com/groundcrew/groundcrew/services/search/internal/searchgrpc"
 	"github.com/groundcrew/groundcrew/services/search/internal/searxng"
@@ -58,6 +61,12 @@ type Config struct {
 	// Timeout bounds a whole search, fallbacks included, when the caller
 	// set no earlier deadline.
 	Timeout time.Duration `env:"SEARCH_TIMEOUT" envDefault:"20s"`
+	// SearchDatabaseURL keeps the local index in PostgreSQL
+	// (postgres://…) instead of bleve under DATA_DIR, so that any number of
+	// replicas share it; DatabaseURL is used when it is empty.
+	SearchDatabaseURL string `env:"SEARCH_DATABASE_URL" secret:"true"`
+	DatabaseURL       string `env:"DATABASE_URL" secret:"true"`
+
 	// CacheTTL and CacheSize bound the result cache (0 TTL: default,
 	// negative: off).
 	CacheTTL  time.Duration `env:"SEARCH_CACHE_TTL" envDefault:"60s"`
@@ -86,19 +95,70 @@ func (c Config) GRPCListenAddr() string {
 	return c.Addr
 }
 
+// IndexDatabaseURL is the database the local index lives in:
+// SEARCH_DATABASE_URL, else DATABASE_URL; empty for the bleve index.
+func (c Config) IndexDatabaseURL() (url, variable string) {
+	if c.SearchDatabaseURL != "" {
+		return c.SearchDatabaseURL, "SEARCH_DATABASE_URL"
+	}
+	if c.DatabaseURL != "" {
+		return c.DatabaseURL, "DATABASE_URL"
+	}
+	return "", ""
+}
+
+// localIndex is what the service needs of its local index, bleve or
+// PostgreSQL.
+type localIndex interface {
+	search.Engine
+	search.DocumentIndexer
+	searchgrpc.Counter
+}
+
+// openIndex opens the local index: in PostgreSQL when a database is
+// configured, else the bleve index under DATA_DIR. close releases it.
+func openIndex(ctx context.Context, cfg Config, logger *slog.Logger) (localIndex, func(), error) {
+	if dbURL, variable := cfg.IndexDatabaseURL(); dbURL != "" {
+		if !strings.HasPrefix(dbURL, "postgres://") && !strings.HasPrefix(dbURL, "postgresql://") {
+			return nil, nil, fmt.Errorf("%s: the local index needs PostgreSQL (postgres://…); unset it for the embedded index under DATA_DIR", variable)
+		}
+		db, err := sqlstore.Open(ctx, dbURL, "", "search", logger)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", variable, err)
+		}
+		ix, err := pgindex.Open(ctx, db, pgindex.Options{})
+		if err != nil {
+			_ = db.Close()
+			return nil, nil, fmt.Errorf("%s: opening the local index: %w", variable, err)
+		}
+		logger.Info("local index on PostgreSQL: replicas on this database share it", "from", variable)
+		return ix, func() {
+			if err := db.Close(); err != nil {
+				logger.Error("closing the local index database", "error", err)
+			}
+		}, nil
+	}
+	indexDir := filepath.Join(cfg.DataDir, "search-index")
+	ix, err := localindex.Open(indexDir, localindex.Options{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening the local index in %s: %w", indexDir, err)
+	}
+	logger.Info("local index in DATA_DIR (bleve): one replica; set SEARCH_DATABASE_URL to share it between replicas", "dir", indexDir)
+	return ix, func() {
+		if err := ix.Close(); err != nil {
+			logger.Error("closing the local index", "error", err)
+		}
+	}, nil
+}
+
 // Run serves the search service until ctx is done.
 func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	logger.Info("starting", "config", config.LogValue(cfg))
-	indexDir := filepath.Join(cfg.DataDir, "search-index")
-	index, err := localindex.Open(indexDir, localindex.Options{})
+	index, closeIndex, err := openIndex(ctx, cfg, logger)
 	if err != nil {
-		return fmt.Errorf("opening the local index in %s: %w", indexDir, err)
+		return err
 	}
-	defer func() {
-		if err := index.Close(); err != nil {
-			logger.Error("closing the local index", "error", err)
-		}
-	}()
+	defer closeIndex()
 	srv, tp, cleanup, err := entrypoint.NewServer(ctx, "search", cfg.Common,
 		grpcserver.Config{GRPCAddr: cfg.GRPCListenAddr(), AdminAddr: cfg.AdminAddr}, logger)
 	if err != nil {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -131,5 +132,27 @@ func TestWebEnginesDoNotFollowRedirectsToAnotherHost(t *testing.T) {
 	defer mu.Unlock()
 	if len(leaked) != 0 {
 		t.Errorf("requests reached the other host: %q", leaked)
+	}
+}
+
+func TestIndexDatabaseURL(t *testing.T) {
+	for _, tt := range []struct {
+		cfg           Config
+		url, variable string
+	}{
+		{Config{}, "", ""},
+		{Config{DatabaseURL: "postgres://shared/db"}, "postgres://shared/db", "DATABASE_URL"},
+		{Config{DatabaseURL: "postgres://shared/db", SearchDatabaseURL: "postgres://search/db"}, "postgres://search/db", "SEARCH_DATABASE_URL"},
+	} {
+		if url, variable := tt.cfg.IndexDatabaseURL(); url != tt.url || variable != tt.variable {
+			t.Errorf("IndexDatabaseURL() = %q, %q; want %q, %q", url, variable, tt.url, tt.variable)
+		}
+	}
+}
+
+func TestOpenIndexRefusesOtherDatabases(t *testing.T) {
+	_, _, err := openIndex(t.Context(), Config{SearchDatabaseURL: "sqlite:///tmp/x.db"}, slog.New(slog.DiscardHandler))
+	if err == nil || !strings.Contains(err.Error(), "SEARCH_DATABASE_URL") || !strings.Contains(err.Error(), "PostgreSQL") {
+		t.Errorf("openIndex() error = %v, want one naming SEARCH_DATABASE_URL and PostgreSQL", err)
 	}
 }
