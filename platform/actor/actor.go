@@ -63,3 +63,21 @@ func Or(ctx context.Context, fallback string) string {
 	}
 	return fallback
 }
+
+// SelfDeclared follows a name the caller gave about itself, unchecked.
+const SelfDeclared = " (self-declared)"
+
+// Resolve is who acted, by the one rule every service follows: the
+// authenticated caller's name when the call carries one, else the name the
+// caller declared (a request's by or decided_by) followed by SelfDeclared,
+// else "". selfDeclared reports the second case.
+func Resolve(ctx context.Context, declared string) (name string, selfDeclared bool) {
+	if a := FromContext(ctx); a != "" {
+		return a, false
+	}
+	declared = strings.Join(strings.Fields(declared), " ")
+	if declared == "" || len(declared) > maxLen || strings.ContainsFunc(declared, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return "", false
+	}
+	return declared + SelfDeclared, true
+}

@@ -58,3 +58,26 @@ func TestOr(t *testing.T) {
 		t.Errorf("Or without actor = %q", got)
 	}
 }
+
+func TestResolve(t *testing.T) {
+	withKey := metadata.NewIncomingContext(context.Background(), metadata.Pairs(MetadataKey, "ci"))
+	tests := []struct {
+		name     string
+		ctx      context.Context
+		declared string
+		want     string
+		self     bool
+	}{
+		{"key name wins", withKey, "ann", "ci", false},
+		{"no key: the declared name, marked", context.Background(), " ann ", "ann" + SelfDeclared, true},
+		{"neither", context.Background(), "  ", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, self := Resolve(tt.ctx, tt.declared)
+			if got != tt.want || self != tt.self {
+				t.Errorf("Resolve() = %q, %v; want %q, %v", got, self, tt.want, tt.self)
+			}
+		})
+	}
+}
