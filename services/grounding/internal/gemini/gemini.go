@@ -19,6 +19,7 @@ package gemini
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -172,7 +173,7 @@ func toRequest(p grounding.Prompt) ([]*genai.Content, *genai.GenerateContentConf
 
 // fromResponse maps the first candidate and its grounding metadata.
 func fromResponse(resp *genai.GenerateContentResponse) (*grounding.Generation, error) {
-	if len(resp.Candidates) == 0 || resp.Candidates[0].Content == nil {
+	if len(resp.Candidates) == 0 || resp.Candidates[0] == nil {
 		reason := "no candidates"
 		if resp.PromptFeedback != nil && resp.PromptFeedback.BlockReason != "" {
 			reason = "prompt blocked: " + string(resp.PromptFeedback.BlockReason)
@@ -180,6 +181,11 @@ func fromResponse(resp *genai.GenerateContentResponse) (*grounding.Generation, e
 		return nil, fmt.Errorf("%w (%s)", grounding.ErrNoAnswer, reason)
 	}
 	cand := resp.Candidates[0]
+	if stopped[cand.FinishReason] || cand.Content == nil {
+		// The provider withheld or cut the answer for its content; what
+		// text there is must not be shown.
+		return nil, fmt.Errorf("%w (finish reason %s)", grounding.ErrNoAnswer, cmp.Or(string(cand.FinishReason), "none"))
+	}
 	var text strings.Builder
 	base := make([]int, len(cand.Content.Parts)) // byte offset of each part in text
 	for i, part := range cand.Content.Parts {
@@ -189,7 +195,7 @@ func fromResponse(resp *genai.GenerateContentResponse) (*grounding.Generation, e
 		}
 		text.WriteString(part.Text)
 	}
-	gen := &grounding.Generation{Text: text.String()}
+	gen := &grounding.Generation{Text: text.String(), FinishReason: string(cand.FinishReason)}
 	if strings.TrimSpace(gen.Text) == "" {
 		return nil, fmt.Errorf("%w (finish reason %s)", grounding.ErrNoAnswer, cand.FinishReason)
 	}
@@ -230,6 +236,14 @@ func fromResponse(resp *genai.GenerateContentResponse) (*grounding.Generation, e
 		gen.Supports = append(gen.Supports, sup)
 	}
 	return gen, nil
+}
+
+// stopped are the finish reasons for which Gemini withholds an answer or
+// stops it for its content (a candidate may still carry the text so far).
+var stopped = map[genai.FinishReason]bool{
+	genai.FinishReasonSafety: true, genai.FinishReasonRecitation: true, genai.FinishReasonBlocklist: true,
+	genai.FinishReasonProhibitedContent: true, genai.FinishReasonSPII: true, genai.FinishReasonImageSafety: true,
+	genai.FinishReasonLanguage: true,
 }
 
 // queryResponse is the structured output of DeriveQuery.

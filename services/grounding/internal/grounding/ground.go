@@ -343,6 +343,7 @@ func (s *Service) groundWithModel(ctx context.Context, m *Message, text string, 
 		if search {
 			m.Status, m.Error = StatusNeedsReview, note
 		}
+		cutShort(m, gen)
 		return gen.Raw, nil
 	}
 	ans := citeMarkers(gen.Text, evidence, m.Context.Timestamp)
@@ -352,6 +353,7 @@ func (s *Service) groundWithModel(ctx context.Context, m *Message, text string, 
 	m.Confidence = ans.confidence
 	m.Status = judge(ans)
 	m.Error = reviewReason(ans)
+	cutShort(m, gen)
 	return gen.Raw, nil
 }
 
@@ -399,7 +401,18 @@ func (s *Service) groundNative(ctx context.Context, req GroundRequest, m *Messag
 	m.Confidence = ans.confidence
 	m.Status = judge(ans)
 	m.Error = reviewReason(ans)
+	cutShort(m, gen)
 	return gen.Raw, nil
+}
+
+// cutShort sends an answer the provider cut at its output limit to
+// review: its last sentence is unfinished.
+func cutShort(m *Message, gen *Generation) {
+	if gen.FinishReason != FinishMaxTokens {
+		return
+	}
+	m.Status = StatusNeedsReview
+	m.Error = strings.TrimPrefix(m.Error+"; answer cut at the output limit", "; ")
 }
 
 // judge decides a generated answer's status.

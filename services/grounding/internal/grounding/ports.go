@@ -85,7 +85,14 @@ type Generation struct {
 	Raw []byte
 	// PromptTokens and OutputTokens are the provider's usage counts.
 	PromptTokens, OutputTokens int
+	// FinishReason is why the provider stopped, e.g. "STOP" or
+	// FinishMaxTokens (the text is cut short).
+	FinishReason string
 }
+
+// FinishMaxTokens is the finish reason of an answer cut at the output
+// limit.
+const FinishMaxTokens = "MAX_TOKENS"
 
 // WebChunk is a web source of native grounding.
 type WebChunk struct {
