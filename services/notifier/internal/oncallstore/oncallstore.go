@@ -415,3 +415,17 @@ func appendEvents(ctx context.Context, q execer, groupID string, evs ...oncall.E
 	}
 	return nil
 }
+
+// GroupByRoot returns the id of the alert group whose root message is
+// messageID in chat, or oncall.ErrNotFound.
+func (s *Store) GroupByRoot(ctx context.Context, chat, messageID string) (string, error) {
+	var id string
+	err := s.db.QueryRowContext(ctx, `SELECT id FROM notifier_alert_groups WHERE destination = $1 AND root_message_id = $2`, chat, messageID).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", oncall.ErrNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("finding the alert group of message %s: %w", messageID, err)
+	}
+	return id, nil
+}
