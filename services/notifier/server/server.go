@@ -361,6 +361,12 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	if td, ok := deliverer.(*telegram.Deliverer); ok {
+		// Groups that became supergroups are followed from the store, on
+		// every instance and across restarts.
+		td.Migrations = st
+		td.WarnMigrated(ctx)
+	}
 
 	// Approval buttons are decided, and the chat agent's research tasks
 	// started, through grounding's ResearchService, on the connection
@@ -438,7 +444,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		BotID: telegram.BotID(cfg.TelegramBotToken), BotUsername: botUsername,
 		Persona: cfg.Persona, HistorySize: cfg.HistorySize,
 		AllowedChats: allowed, ChatRate: chatRate, Refusals: refusals,
-		Stickers: stickers,
+		Stickers: stickers, Updates: chat.NewUpdateMetrics(srv.Registry()),
 	}, st, ground, replier, logger)
 	agent.HandleCallbacks(chat.CallbackChain{
 		approval.New(research, responder, st, approval.Config{Approvers: approvers, Refusals: refusals}, logger),
@@ -452,6 +458,15 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		logger.Info("telegram webhook: no bot token; updates are answered through the delivery log")
 	}
 	logger.Info("telegram chat agent", "allowed_chats", allowed, "approvers_restricted", approvers.Restricted(), "chat_rate", chatRate.String(), "stickers", len(stickers))
+	for _, l := range []struct {
+		name  string
+		users approval.Approvers
+	}{{"TELEGRAM_APPROVERS", approvers}, {"NOTIFIER_ACTION_USERS", actionUsers}} {
+		if names := l.users.Usernames(); len(names) > 0 {
+			logger.Warn(l.name+" names users by username; a username can be given up and claimed by another account, so prefer numeric Telegram user ids",
+				"usernames", names)
+		}
+	}
 	notifierv1.RegisterNotifierServiceServer(srv, notifiergrpc.NewNotifierService(logger, notifiergrpc.Deps{
 		Alerts: p, Groups: p, Updates: agent, Messages: outbound.New(st, deliverer, logger),
 		WebhookSecret: cfg.TelegramWebhookSecret, WebhookDisabled: cfg.TelegramWebhookDisabled,

@@ -163,7 +163,8 @@ func TestConfigValidation(t *testing.T) {
 		{"allowed chats", map[string]string{"TELEGRAM_ALLOWED_CHATS": "-100123, 84211"}, ""},
 		{"bad allowed chat", map[string]string{"TELEGRAM_ALLOWED_CHATS": "-100123,@channel"}, "TELEGRAM_ALLOWED_CHATS"},
 		{"approvers", map[string]string{"TELEGRAM_APPROVERS": "84211,@anasilva,bo_li_ops"}, ""},
-		{"bad approver", map[string]string{"TELEGRAM_APPROVERS": "@a"}, "TELEGRAM_APPROVERS"},
+		{"bad approver", map[string]string{"TELEGRAM_APPROVERS": "@ana-silva"}, "TELEGRAM_APPROVERS"},
+		{"readme approvers", map[string]string{"TELEGRAM_APPROVERS": "84211,@ana", "NOTIFIER_ACTION_USERS": "84211,@ann"}, ""},
 		{"chat rate off", map[string]string{"NOTIFIER_CHAT_RATE": "off"}, ""},
 		{"bad chat rate", map[string]string{"NOTIFIER_CHAT_RATE": "20 per hour"}, "NOTIFIER_CHAT_RATE"},
 	}

@@ -32,6 +32,7 @@ type Sent struct {
 	LinkPreviewOptions map[string]any // decoded link_preview_options
 	ReplyParameters    map[string]any // decoded reply_parameters
 	ReplyMarkup        string         // reply_markup as sent (JSON)
+	MessageThreadID    string         // message_thread_id as sent ("" for none)
 	MessageID          int64          // the id answered; 0 when refused
 }
 
@@ -255,11 +256,15 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request, token strin
 		return
 	}
 	m := Sent{
-		Token:       token,
-		ChatID:      r.FormValue("chat_id"),
-		Text:        r.FormValue("text"),
-		ParseMode:   r.FormValue("parse_mode"),
-		ReplyMarkup: r.FormValue("reply_markup"),
+		Token:           token,
+		ChatID:          r.FormValue("chat_id"),
+		Text:            r.FormValue("text"),
+		ParseMode:       r.FormValue("parse_mode"),
+		ReplyMarkup:     r.FormValue("reply_markup"),
+		MessageThreadID: r.FormValue("message_thread_id"),
+	}
+	if m.MessageThreadID == "0" {
+		m.MessageThreadID = "" // no thread
 	}
 	if v := r.FormValue("link_preview_options"); v != "" {
 		_ = json.Unmarshal([]byte(v), &m.LinkPreviewOptions)

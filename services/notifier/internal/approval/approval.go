@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -99,8 +100,11 @@ type Approvers struct {
 	usernames map[string]bool // lower case, without '@'
 }
 
-// ParseApprovers reads TELEGRAM_APPROVERS: comma-separated Telegram user
-// ids and usernames (with or without '@'). Empty means anyone.
+// ParseApprovers reads TELEGRAM_APPROVERS (and NOTIFIER_ACTION_USERS, the
+// same shape): comma-separated Telegram user ids and usernames, with or
+// without '@', e.g. "84211,@ana". Empty means anyone. A username is
+// matched case-insensitively; it can be given up and claimed by someone
+// else, so ids are the safer choice (Usernames lists them for a warning).
 func ParseApprovers(spec string) (Approvers, error) {
 	var a Approvers
 	for _, f := range strings.Split(spec, ",") {
@@ -120,7 +124,7 @@ func ParseApprovers(spec string) (Approvers, error) {
 		}
 		name := strings.TrimPrefix(f, "@")
 		if !validUsername(name) {
-			return Approvers{}, fmt.Errorf("%q: want a user id or a username (5-32 letters, digits or _)", f)
+			return Approvers{}, fmt.Errorf("%q: want a user id (84211) or a username (@ana: a letter, then letters, digits or _, at most 32)", f)
 		}
 		if a.usernames == nil {
 			a.usernames = map[string]bool{}
@@ -130,16 +134,36 @@ func ParseApprovers(spec string) (Approvers, error) {
 	return a, nil
 }
 
+// validUsername reports whether s can be a Telegram username: a letter,
+// then letters, digits or underscores, at most 32 in all. Telegram asks
+// for at least 5 when one is chosen (4 for collectible ones), but shorter
+// examples are common in documentation and match nobody by accident, so
+// the length is not checked below 32.
 func validUsername(s string) bool {
-	if len(s) < 5 || len(s) > 32 {
+	if len(s) < 1 || len(s) > 32 {
 		return false
 	}
-	for _, r := range s {
-		if !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+	for i, r := range s {
+		letter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		if i == 0 && !letter {
+			return false
+		}
+		if !(letter || r == '_' || r >= '0' && r <= '9') {
 			return false
 		}
 	}
 	return true
+}
+
+// Usernames are the usernames in the list (lower case, without '@'),
+// sorted: each can be given up and re-claimed by another account.
+func (a Approvers) Usernames() []string {
+	out := make([]string, 0, len(a.usernames))
+	for n := range a.usernames {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Restricted reports whether a list was given.

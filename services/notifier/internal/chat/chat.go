@@ -102,6 +102,9 @@ type Config struct {
 	// Stickers are the curated stickers offered to the model in every
 	// ConverseRequest (TELEGRAM_STICKERS); none means none.
 	Stickers []Sticker
+	// Updates counts handled updates by kind and outcome; nil counts
+	// nothing.
+	Updates UpdateCounter
 }
 
 // TaskRequest is a task block of the agent's reply, to be scheduled as a
@@ -151,6 +154,9 @@ func New(cfg Config, store Store, converser Converser, replier Replier, logger *
 	if cfg.Refusals == nil {
 		cfg.Refusals = NopRefusals{}
 	}
+	if cfg.Updates == nil {
+		cfg.Updates = NopUpdateCounter{}
+	}
 	s := &Service{cfg: cfg, store: store, converser: converser, replier: replier, logger: logger, now: time.Now, allowed: map[int64]bool{}}
 	for _, id := range cfg.AllowedChats {
 		s.allowed[id] = true
@@ -193,15 +199,30 @@ type Incoming struct {
 	CaptionEntities []Entity
 	Media           []Media
 	ReplyTo         *Incoming
+	// ThreadID is the forum topic (or reply thread) it belongs to, and
+	// InTopic says it was sent in a forum topic.
+	ThreadID int64
+	InTopic  bool
+	// Quote is the part of ReplyTo it quotes ("" for none).
+	Quote string
+	// Forward is where a forwarded message came from (nil: not forwarded).
+	Forward *Origin
+	// External is the replied-to message when it is in another chat or
+	// topic (nil for none).
+	External *ExternalReply
 }
 
 // Update is a Telegram update.
 type Update struct {
-	ID       int64
+	ID int64
+	// Kind is the update's kind (KindMessage, …, KindUnknown).
+	Kind     string
 	Message  *Incoming
-	Edited   bool      // Message is an edited_message
-	Channel  bool      // Message is a channel_post
+	Edited   bool      // Message is an edited_message or edited_channel_post
+	Channel  bool      // Message is a channel_post or edited_channel_post
 	Callback *Callback // a callback_query (an inline button press)
+	// Membership is a change of the bot's own membership (my_chat_member).
+	Membership *Membership
 }
 
 // Callback is an inline keyboard button press.
@@ -247,9 +268,25 @@ func (s *Service) ScheduleTasks(sc Scheduler) { s.scheduler = sc }
 // ErrInvalid is returned for an update that cannot be handled as given.
 var ErrInvalid = errors.New("invalid update")
 
-// Handle handles one update and says what was done. Handling is idempotent
-// by bot, chat and update id: an update handled before returns Duplicate.
+// Handle handles one update and says what was done, and counts it by kind
+// and outcome. Handling is idempotent by bot, chat and update id: an
+// update handled before returns Duplicate. Kinds the agent does not act on
+// are Ignored (and recorded, so a repeat is a Duplicate).
 func (s *Service) Handle(ctx context.Context, u Update) (string, error) {
+	outcome, err := s.handleOnce(ctx, u)
+	kind := u.Kind
+	if kind == "" {
+		kind = KindUnknown
+	}
+	if err != nil {
+		s.cfg.Updates.Count(kind, OutcomeError)
+	} else {
+		s.cfg.Updates.Count(kind, outcome)
+	}
+	return outcome, err
+}
+
+func (s *Service) handleOnce(ctx context.Context, u Update) (string, error) {
 	if u.ID <= 0 {
 		return "", fmt.Errorf("%w: update_id must be positive", ErrInvalid)
 	}
@@ -282,6 +319,8 @@ func (u Update) chatID() int64 {
 		return u.Message.Chat.ID
 	case u.Callback != nil && u.Callback.Message != nil:
 		return u.Callback.Message.Chat.ID
+	case u.Membership != nil:
+		return u.Membership.Chat.ID
 	}
 	return 0
 }
@@ -293,6 +332,9 @@ const (
 )
 
 func (s *Service) handle(ctx context.Context, u Update) (string, error) {
+	if u.Membership != nil {
+		return s.noteMembership(ctx, u.Membership), nil
+	}
 	if u.Callback != nil {
 		if s.callbacks == nil {
 			return Ignored, nil
@@ -344,7 +386,7 @@ func (s *Service) handle(ctx context.Context, u Update) (string, error) {
 	if ok, tell := s.budgets.take(in.Chat.ID); !ok {
 		s.refused(ctx, ReasonRateLimited, "chat_id", in.Chat.ID, "update_id", u.ID, "chat_rate", s.cfg.ChatRate.String())
 		if tell {
-			if _, err := s.replier.Reply(ctx, in.Chat.ID, in.MessageID, textRateLimited); err != nil {
+			if _, err := s.reply(ctx, in, in.MessageID, textRateLimited); err != nil {
 				s.logger.WarnContext(ctx, "could not tell the chat its reply budget is spent", "chat_id", in.Chat.ID, "error", err)
 			}
 		}
@@ -390,7 +432,7 @@ func (s *Service) handle(ctx context.Context, u Update) (string, error) {
 	if text != "" {
 		// Text first, then the sticker.
 		text = cutUTF16(text, 4096)
-		id, err := s.replier.Reply(ctx, in.Chat.ID, target, text)
+		id, err := s.reply(ctx, in, target, text)
 		if err != nil {
 			return "", fmt.Errorf("sending a reply in chat %d: %w", in.Chat.ID, err)
 		}
@@ -399,7 +441,7 @@ func (s *Service) handle(ctx context.Context, u Update) (string, error) {
 		}
 	}
 	if hasSticker {
-		if err := s.sendSticker(ctx, in.Chat, target, sticker); err != nil {
+		if err := s.sendSticker(ctx, in, target, sticker); err != nil {
 			if text == "" {
 				return "", err
 			}
@@ -423,13 +465,20 @@ func (s *Service) converse(ctx context.Context, req ConverseRequest) (Reply, err
 
 // sendSticker sends the reply's sticker (sendSticker) and keeps it in the
 // history.
-func (s *Service) sendSticker(ctx context.Context, c Chat, target int64, st Sticker) error {
-	ss, ok := s.replier.(StickerSender)
-	if !ok {
+func (s *Service) sendSticker(ctx context.Context, in *Incoming, target int64, st Sticker) error {
+	c := in.Chat
+	var (
+		id  int64
+		err error
+	)
+	if tr, ok := s.replier.(TopicReplier); ok && in.TopicID() != 0 {
+		id, err = tr.SendStickerInTopic(ctx, c.ID, in.TopicID(), target, st.FileID)
+	} else if ss, ok := s.replier.(StickerSender); ok {
+		id, err = ss.SendSticker(ctx, c.ID, target, st.FileID)
+	} else {
 		s.logger.WarnContext(ctx, "the agent chose a sticker but this delivery cannot send stickers; dropped", "chat_id", c.ID, "file_id", st.FileID)
 		return nil
 	}
-	id, err := ss.SendSticker(ctx, c.ID, target, st.FileID)
 	if err != nil {
 		return fmt.Errorf("sending a sticker in chat %d: %w", c.ID, err)
 	}
@@ -579,6 +628,16 @@ func (s *Service) toMessage(in *Incoming, c Chat) Message {
 	if in.ReplyTo != nil {
 		m.ReplyToID = in.ReplyTo.MessageID
 	}
+	// Where it came from and what it answers come before what it says.
+	if in.Forward != nil {
+		m.Parts = append(m.Parts, Part{MediaKind: "forward", Text: forwardText(in.Forward)})
+	}
+	if in.External != nil {
+		m.Parts = append(m.Parts, Part{MediaKind: "external_reply", Text: externalText(in.External)})
+	}
+	if strings.TrimSpace(in.Quote) != "" {
+		m.Parts = append(m.Parts, Part{MediaKind: "quote", Text: quoteText(in.Quote)})
+	}
 	for _, md := range in.Media {
 		m.Parts = append(m.Parts, Part{MediaKind: md.kind(), Text: Render(md), UniqueID: md.UniqueID})
 	}
@@ -587,10 +646,10 @@ func (s *Service) toMessage(in *Incoming, c Chat) Message {
 			m.Parts = append(m.Parts, Part{Text: cutRunes(t, 20000)})
 		}
 	}
-	if len(m.Parts) == 0 {
+	if !hasContent(m.Parts) {
 		// A kind of message this agent does not know (a service message,
 		// a new media type): kept as a placeholder.
-		m.Parts = []Part{{MediaKind: "unknown", Text: "[a message of a kind not shown here]"}}
+		m.Parts = append(m.Parts, Part{MediaKind: "unknown", Text: "[a message of a kind not shown here]"})
 	}
 	return m
 }

@@ -335,7 +335,8 @@ func TestTelegramWebhookSecret(t *testing.T) {
 func TestToUpdate(t *testing.T) {
 	got := toUpdate(readUpdate(t, "group_photo_reply.json"))
 	want := chat.Update{
-		ID: 824416790,
+		ID:   824416790,
+		Kind: chat.KindMessage,
 		Message: &chat.Incoming{
 			MessageID:       5121,
 			From:            &chat.User{ID: 84211, FirstName: "Ana", LastName: "Silva", Username: "anasilva"},

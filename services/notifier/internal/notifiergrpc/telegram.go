@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -61,20 +62,78 @@ func (s *NotifierService) checkSecret(ctx context.Context) error {
 	return nil
 }
 
+// toUpdate converts an update. Every Bot API update kind is recognised;
+// the ones the agent does not act on carry only their kind, so that they
+// are counted and answered 2xx.
 func toUpdate(u *notifierv1.TelegramUpdate) chat.Update {
-	out := chat.Update{ID: u.GetUpdateId()}
-	switch {
-	case u.GetMessage() != nil:
+	out := chat.Update{ID: u.GetUpdateId(), Kind: updateKind(u)}
+	switch out.Kind {
+	case chat.KindMessage:
 		out.Message = toIncoming(u.GetMessage())
-	case u.GetEditedMessage() != nil:
+	case chat.KindEditedMessage:
 		out.Message, out.Edited = toIncoming(u.GetEditedMessage()), true
-	case u.GetChannelPost() != nil:
+	case chat.KindChannelPost:
 		out.Message, out.Channel = toIncoming(u.GetChannelPost()), true
-	case u.GetCallbackQuery() != nil:
+	case chat.KindEditedChannelPost:
+		out.Message, out.Channel, out.Edited = toIncoming(u.GetEditedChannelPost()), true, true
+	case chat.KindCallbackQuery:
 		q := u.GetCallbackQuery()
 		out.Callback = &chat.Callback{ID: q.GetId(), From: toUser(q.GetFrom()), Message: toIncoming(q.GetMessage()), Data: q.GetData()}
+	case chat.KindMyChatMember:
+		m := u.GetMyChatMember()
+		out.Membership = &chat.Membership{
+			Chat: toChat(m.GetChat()), From: toUser(m.GetFrom()), Member: toUser(m.GetNewChatMember().GetUser()),
+			Old: m.GetOldChatMember().GetStatus(), New: m.GetNewChatMember().GetStatus(), Date: unixTime(m.GetDate()),
+		}
 	}
 	return out
+}
+
+// updateKind names the kind of update u carries (at most one, says the Bot
+// API); KindUnknown when none that this proto declares.
+func updateKind(u *notifierv1.TelegramUpdate) string {
+	kinds := []struct {
+		name string
+		set  bool
+	}{
+		{chat.KindMessage, u.GetMessage() != nil},
+		{chat.KindEditedMessage, u.GetEditedMessage() != nil},
+		{chat.KindChannelPost, u.GetChannelPost() != nil},
+		{chat.KindEditedChannelPost, u.GetEditedChannelPost() != nil},
+		{chat.KindBusinessConnection, u.GetBusinessConnection() != nil},
+		{chat.KindBusinessMessage, u.GetBusinessMessage() != nil},
+		{chat.KindEditedBusinessMessage, u.GetEditedBusinessMessage() != nil},
+		{chat.KindDeletedBusinessMessages, u.GetDeletedBusinessMessages() != nil},
+		{chat.KindMessageReaction, u.GetMessageReaction() != nil},
+		{chat.KindMessageReactionCount, u.GetMessageReactionCount() != nil},
+		{chat.KindInlineQuery, u.GetInlineQuery() != nil},
+		{chat.KindChosenInlineResult, u.GetChosenInlineResult() != nil},
+		{chat.KindCallbackQuery, u.GetCallbackQuery() != nil},
+		{chat.KindShippingQuery, u.GetShippingQuery() != nil},
+		{chat.KindPreCheckoutQuery, u.GetPreCheckoutQuery() != nil},
+		{chat.KindPurchasedPaidMedia, u.GetPurchasedPaidMedia() != nil},
+		{chat.KindPoll, u.GetPoll() != nil},
+		{chat.KindPollAnswer, u.GetPollAnswer() != nil},
+		{chat.KindMyChatMember, u.GetMyChatMember() != nil},
+		{chat.KindChatMember, u.GetChatMember() != nil},
+		{chat.KindChatJoinRequest, u.GetChatJoinRequest() != nil},
+		{chat.KindChatBoost, u.GetChatBoost() != nil},
+		{chat.KindRemovedChatBoost, u.GetRemovedChatBoost() != nil},
+		{chat.KindManagedBot, u.GetManagedBot() != nil},
+	}
+	for _, k := range kinds {
+		if k.set {
+			return k.name
+		}
+	}
+	return chat.KindUnknown
+}
+
+func unixTime(sec int64) time.Time {
+	if sec <= 0 {
+		return time.Time{}
+	}
+	return time.Unix(sec, 0).UTC()
 }
 
 func toIncoming(m *notifierv1.TelegramChatMessage) *chat.Incoming {
@@ -91,6 +150,11 @@ func toIncoming(m *notifierv1.TelegramChatMessage) *chat.Incoming {
 		CaptionEntities: toEntities(m.GetCaptionEntities()),
 		ReplyTo:         toIncoming(m.GetReplyToMessage()),
 		Media:           toMedia(m),
+		ThreadID:        m.GetMessageThreadId(),
+		InTopic:         m.GetIsTopicMessage(),
+		Quote:           m.GetQuote().GetText(),
+		Forward:         toOrigin(m.GetForwardOrigin()),
+		External:        toExternal(m.GetExternalReply()),
 	}
 	if m.GetDate() > 0 {
 		in.Date = time.Unix(m.GetDate(), 0).UTC()
@@ -178,4 +242,57 @@ func toMedia(m *notifierv1.TelegramChatMessage) []chat.Media {
 		out = append(out, chat.Media{Kind: "dice", Emoji: d.GetEmoji(), Value: int(d.GetValue())})
 	}
 	return out
+}
+
+// toOrigin converts where a forwarded message came from; nil for none.
+func toOrigin(o *notifierv1.TelegramMessageOrigin) *chat.Origin {
+	if o == nil {
+		return nil
+	}
+	out := &chat.Origin{Type: o.GetType(), Date: unixTime(o.GetDate())}
+	switch o.GetType() {
+	case "user":
+		if u := toUser(o.GetSenderUser()); u != nil {
+			out.Name = displayName(u)
+		}
+	case "hidden_user":
+		out.Name = o.GetSenderUserName()
+	case "chat":
+		out.Name = toChat(o.GetSenderChat()).Title
+	case "channel":
+		out.Name = toChat(o.GetChat()).Title
+	}
+	if sig := o.GetAuthorSignature(); sig != "" && out.Name != "" {
+		out.Name += " (" + sig + ")"
+	}
+	return out
+}
+
+// toExternal converts a replied-to message from another chat or topic;
+// nil for none.
+func toExternal(e *notifierv1.TelegramExternalReplyInfo) *chat.ExternalReply {
+	if e == nil {
+		return nil
+	}
+	out := &chat.ExternalReply{Origin: toOrigin(e.GetOrigin())}
+	if e.GetChat() != nil {
+		out.ChatTitle = toChat(e.GetChat()).Title
+	}
+	// The media of an external reply are the same fields as a message's.
+	out.Media = toMedia(&notifierv1.TelegramChatMessage{
+		Photo: e.GetPhoto(), Sticker: e.GetSticker(), Voice: e.GetVoice(), Audio: e.GetAudio(), Video: e.GetVideo(),
+		VideoNote: e.GetVideoNote(), Animation: e.GetAnimation(), Document: e.GetDocument(), Location: e.GetLocation(),
+		Venue: e.GetVenue(), Contact: e.GetContact(), Poll: e.GetPoll(), Dice: e.GetDice(),
+	})
+	return out
+}
+
+// displayName is how a user is named to the model: first and last name,
+// else @username.
+func displayName(u *chat.User) string {
+	name := strings.TrimSpace(u.FirstName + " " + u.LastName)
+	if name == "" && u.Username != "" {
+		name = "@" + u.Username
+	}
+	return name
 }

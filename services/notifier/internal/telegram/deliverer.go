@@ -92,10 +92,17 @@ func (d *Deliverer) migrate(ctx context.Context, from, to string) {
 	}
 }
 
-// WarnMigrated warns at start for each configured chat that is known to
-// have moved to a supergroup.
-func (d *Deliverer) WarnMigrated(ctx context.Context, chats []string) {
+// WarnMigrated warns, at start, for each chat of the Router (the default
+// chat and the routes' chats) that is known to have moved to a supergroup.
+func (d *Deliverer) WarnMigrated(ctx context.Context) {
+	chats := []string{d.Router.Default}
+	for _, r := range d.Router.Routes {
+		chats = append(chats, r.ChatID)
+	}
 	for _, c := range chats {
+		if c == "" {
+			continue
+		}
 		if to := d.chat(ctx, c); to != c {
 			d.Logger.WarnContext(ctx, "telegram: the configuration names a group that became a supergroup; messages go to the new chat id. Replace the old id in the configuration",
 				"old_chat_id", c, "new_chat_id", to)

@@ -1,0 +1,237 @@
+package chat
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Update kinds: the Bot API's names of an Update's optional fields (Bot API
+// 9.6), and the kind label of notifier_telegram_updates_total. The agent
+// acts on messages, channel posts (stored), button presses and its own
+// membership; every other kind is answered, counted and dropped.
+const (
+	KindMessage                 = "message"
+	KindEditedMessage           = "edited_message"
+	KindChannelPost             = "channel_post"
+	KindEditedChannelPost       = "edited_channel_post"
+	KindBusinessConnection      = "business_connection"
+	KindBusinessMessage         = "business_message"
+	KindEditedBusinessMessage   = "edited_business_message"
+	KindDeletedBusinessMessages = "deleted_business_messages"
+	KindMessageReaction         = "message_reaction"
+	KindMessageReactionCount    = "message_reaction_count"
+	KindInlineQuery             = "inline_query"
+	KindChosenInlineResult      = "chosen_inline_result"
+	KindCallbackQuery           = "callback_query"
+	KindShippingQuery           = "shipping_query"
+	KindPreCheckoutQuery        = "pre_checkout_query"
+	KindPurchasedPaidMedia      = "purchased_paid_media"
+	KindPoll                    = "poll"
+	KindPollAnswer              = "poll_answer"
+	KindMyChatMember            = "my_chat_member"
+	KindChatMember              = "chat_member"
+	KindChatJoinRequest         = "chat_join_request"
+	KindChatBoost               = "chat_boost"
+	KindRemovedChatBoost        = "removed_chat_boost"
+	KindManagedBot              = "managed_bot"
+	// KindUnknown is an update carrying none of the kinds above: one from a
+	// Bot API newer than this code, whose field the gateway dropped.
+	KindUnknown = "unknown"
+)
+
+// UpdateKinds are all the kinds, in the Bot API's order.
+var UpdateKinds = []string{
+	KindMessage, KindEditedMessage, KindChannelPost, KindEditedChannelPost,
+	KindBusinessConnection, KindBusinessMessage, KindEditedBusinessMessage, KindDeletedBusinessMessages,
+	KindMessageReaction, KindMessageReactionCount, KindInlineQuery, KindChosenInlineResult,
+	KindCallbackQuery, KindShippingQuery, KindPreCheckoutQuery, KindPurchasedPaidMedia,
+	KindPoll, KindPollAnswer, KindMyChatMember, KindChatMember, KindChatJoinRequest,
+	KindChatBoost, KindRemovedChatBoost, KindManagedBot, KindUnknown,
+}
+
+// Noted is the outcome of a change of the bot's own membership: logged,
+// nothing stored or sent.
+const Noted = "noted"
+
+// OutcomeError labels an update whose handling failed (Telegram sends it
+// again).
+const OutcomeError = "error"
+
+// UpdateCounter counts handled updates by kind and outcome.
+type UpdateCounter interface {
+	Count(kind, outcome string)
+}
+
+// NopUpdateCounter counts nothing.
+type NopUpdateCounter struct{}
+
+// Count does nothing.
+func (NopUpdateCounter) Count(string, string) {}
+
+// UpdateMetrics counts updates as the Prometheus counter
+// notifier_telegram_updates_total{kind,outcome}.
+type UpdateMetrics struct {
+	c *prometheus.CounterVec
+}
+
+var _ UpdateCounter = (*UpdateMetrics)(nil)
+
+// NewUpdateMetrics registers the counter with reg (nil: not registered)
+// and starts every kind at zero as ignored, so that dashboards see the
+// series.
+func NewUpdateMetrics(reg prometheus.Registerer) *UpdateMetrics {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "notifier_telegram_updates_total",
+		Help: "Telegram updates the webhook took, by update kind and what was done (replied, stored, ignored, noted, refused, decided, duplicate, error).",
+	}, []string{"kind", "outcome"})
+	if reg != nil {
+		reg.MustRegister(c)
+	}
+	for _, k := range UpdateKinds {
+		c.WithLabelValues(k, Ignored)
+	}
+	return &UpdateMetrics{c: c}
+}
+
+// Count counts one update.
+func (m *UpdateMetrics) Count(kind, outcome string) { m.c.WithLabelValues(kind, outcome).Inc() }
+
+// Membership is a change of a chat member's status (my_chat_member for the
+// bot itself).
+type Membership struct {
+	Chat     Chat
+	From     *User // who made the change
+	Member   *User // whose status changed
+	Old, New string
+	Date     time.Time
+}
+
+// member reports whether a status is one of a chat's members.
+func member(status string) bool {
+	switch status {
+	case "creator", "administrator", "member", "restricted":
+		return true
+	}
+	return false
+}
+
+// noteMembership logs the bot being added to or removed from a chat (or its
+// rights changing), and warns when it was added to a chat it will not work
+// in.
+func (s *Service) noteMembership(ctx context.Context, m *Membership) string {
+	attrs := []any{"chat_id", m.Chat.ID, "chat_type", m.Chat.Type, "chat_title", m.Chat.Title,
+		"old_status", m.Old, "new_status", m.New}
+	if m.From != nil {
+		attrs = append(attrs, "by_user_id", m.From.ID, "by", displayName(m.From))
+	}
+	switch was, is := member(m.Old), member(m.New); {
+	case !was && is:
+		s.logger.InfoContext(ctx, "telegram: the bot was added to a chat", attrs...)
+		if !s.allowed[m.Chat.ID] {
+			s.logger.WarnContext(ctx, "telegram: the bot was added to a chat it does not answer in; add its id to TELEGRAM_ALLOWED_CHATS (or route alerts to it) to use it",
+				"chat_id", m.Chat.ID, "chat_title", m.Chat.Title)
+		}
+	case was && !is:
+		s.logger.WarnContext(ctx, "telegram: the bot was removed from a chat", attrs...)
+	default:
+		s.logger.InfoContext(ctx, "telegram: the bot's status in a chat changed", attrs...)
+	}
+	return Noted
+}
+
+// Origin is where a forwarded message came from (a Bot API MessageOrigin).
+type Origin struct {
+	Type string // user, hidden_user, chat or channel
+	Name string // the sender's or chat's display name
+	Date time.Time
+}
+
+// ExternalReply is a replied-to message in another chat or forum topic.
+type ExternalReply struct {
+	Origin    *Origin
+	ChatTitle string
+	Media     []Media
+}
+
+// forwardText describes where a forwarded message came from, for the
+// model: "[forwarded from Jonas Berg, sent 2026-11-25 21:05 UTC]".
+func forwardText(o *Origin) string {
+	var b strings.Builder
+	b.WriteString("[forwarded from ")
+	switch o.Type {
+	case "channel":
+		b.WriteString("channel ")
+	case "chat":
+		b.WriteString("chat ")
+	}
+	if o.Name == "" {
+		b.WriteString("someone")
+	} else {
+		b.WriteString(o.Name)
+	}
+	if !o.Date.IsZero() {
+		b.WriteString(", sent " + o.Date.UTC().Format("2006-01-02 15:04 MST"))
+	}
+	return b.String() + "]"
+}
+
+// quoteText shows the quoted part of the replied-to message.
+func quoteText(q string) string {
+	return "[quoting the replied message: «" + cutRunes(q, 1000) + "»]"
+}
+
+// externalText describes a replied-to message from another chat or topic.
+func externalText(e *ExternalReply) string {
+	s := "[replying to a message"
+	switch {
+	case e.ChatTitle != "":
+		s += " in " + e.ChatTitle
+	case e.Origin != nil && e.Origin.Name != "":
+		s += " from " + e.Origin.Name
+	}
+	for _, m := range e.Media {
+		s += " " + Render(m)
+	}
+	return s + "]"
+}
+
+// TopicReplier is a Replier that can reply inside a forum topic; with one,
+// the agent answers in the topic it was asked in.
+type TopicReplier interface {
+	ReplyInTopic(ctx context.Context, chatID, threadID, replyTo int64, text string) (int64, error)
+	SendStickerInTopic(ctx context.Context, chatID, threadID, replyTo int64, fileID string) (int64, error)
+}
+
+// reply sends text in reply to message target of in's chat, in in's forum
+// topic when it was sent in one.
+func (s *Service) reply(ctx context.Context, in *Incoming, target int64, text string) (int64, error) {
+	if tr, ok := s.replier.(TopicReplier); ok && in.TopicID() != 0 {
+		return tr.ReplyInTopic(ctx, in.Chat.ID, in.TopicID(), target, text)
+	}
+	return s.replier.Reply(ctx, in.Chat.ID, target, text)
+}
+
+// TopicID is the forum topic the message was sent in; 0 outside topics
+// (including a forum's General topic, which takes no thread id).
+func (in *Incoming) TopicID() int64 {
+	if !in.InTopic {
+		return 0
+	}
+	return in.ThreadID
+}
+
+// hasContent reports whether parts hold more than the context parts
+// (forward, external reply, quote) that toMessage puts first.
+func hasContent(parts []Part) bool {
+	for _, p := range parts {
+		switch p.MediaKind {
+		case "forward", "external_reply", "quote":
+		default:
+			return true
+		}
+	}
+	return false
+}
