@@ -17,9 +17,10 @@ GOTEST_FLAGS ?= -count=1
 # Postgres-only tests run, and these modules' tests run a second time with
 # DATABASE_URL set to it: every store, queue, RPC and whole-service test
 # that opens its database through sqlstoretest.URL then runs on PostgreSQL,
-# each test in a schema of its own. (search, rag and the gateway keep no
-# SQL database; e2e runs each scenario on both already.)
-DB_MODULES := platform services/grounding services/notifier
+# each test in a schema of its own. (rag and the gateway keep no
+# SQL database; e2e runs each scenario on both already; search runs its
+# index contract, replica and kill tests there.)
+DB_MODULES := platform services/grounding services/notifier services/search
 # Compare protos against this for breaking changes (a buf input).
 BREAKING_AGAINST ?= .git\#branch=main,subdir=proto
 
@@ -69,10 +70,14 @@ deploy-check: $(HELM) ## helm lint and render the chart; promtool check and test
 		$(HELM) lint --strict --quiet $(CHART) $${f:+-f "$$f"} >/dev/null || { $(HELM) lint --strict $(CHART) $${f:+-f "$$f"}; exit 1; }; \
 		$(HELM) template gc $(CHART) $${f:+-f "$$f"} >/dev/null; \
 	done
-	@echo "helm template $(CHART) --set search.replicas=2 must fail, saying why"; \
+	@echo "helm template $(CHART) --set search.replicas=2 must fail without search.database, saying why"; \
 	if out=$$($(HELM) template gc $(CHART) --set search.replicas=2 2>&1); then \
 		echo "the chart rendered two replicas of search's embedded index"; exit 1; \
-	fi; grep -q "runs one replica" <<<"$$out" || { echo "$$out"; exit 1; }
+	fi; grep -q "runs one replica.*search.database.existingSecret" <<<"$$out" || { echo "$$out"; exit 1; }
+	@echo "helm template $(CHART) with search.database and search.replicas=3 must render three replicas"; \
+	$(HELM) template gc $(CHART) --set search.replicas=3 --set search.database.existingSecret=groundcrew-postgres \
+		| grep -A12 '^kind: Deployment' | grep -A10 'name: gc-groundcrew-search$$' | grep -q 'replicas: 3' \
+		|| { echo "search did not render three replicas with a database"; exit 1; }
 	@if ! command -v $(PROMTOOL) >/dev/null 2>&1; then \
 		if [ -n "$${GROUNDCREW_CI:-}" ]; then echo "promtool is missing (Debian package prometheus); .ci/run installs it" >&2; exit 1; fi; \
 		echo "== promtool not found: rules not checked (apt-get install prometheus; CI fails instead)"; exit 0; \

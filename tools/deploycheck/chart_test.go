@@ -212,7 +212,7 @@ func decode(t *testing.T, manifest string) *rendered {
 }
 
 func TestChartLints(t *testing.T) {
-	for _, file := range []string{"", "notifier-only-values.yaml", "scaled-out-values.yaml"} {
+	for _, file := range []string{"", "notifier-only-values.yaml", "scaled-out-values.yaml", "search-replicas-values.yaml"} {
 		lint := action.NewLint()
 		lint.Strict, lint.Namespace = true, "groundcrew"
 		res := lint.Run([]string{chartDir}, values(t, file))
@@ -300,6 +300,34 @@ func TestChartRenders(t *testing.T) {
 			},
 		},
 		{
+			name: "search on PostgreSQL, three replicas",
+			file: "search-replicas-values.yaml",
+			want: parts,
+			check: func(t *testing.T, r *rendered) {
+				d := r.deployments["gc-groundcrew-search"]
+				if *d.Spec.Replicas != 3 || d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType {
+					t.Errorf("search: %d replicas, strategy %s; want 3, RollingUpdate", *d.Spec.Replicas, d.Spec.Strategy.Type)
+				}
+				if _, ok := r.claims["gc-groundcrew-search"]; ok {
+					t.Errorf("search scales out but still claims a ReadWriteOnce volume")
+				}
+				if b, ok := r.budgets["gc-groundcrew-search"]; !ok || b.Spec.MaxUnavailable == nil || b.Spec.MaxUnavailable.IntValue() != 1 {
+					t.Errorf("search runs 3 replicas without a PodDisruptionBudget allowing one down")
+				}
+				c := container(r, "search")
+				if ref := secretRef(c, "SEARCH_DATABASE_URL"); ref == nil || ref.Name != "groundcrew-postgres" || ref.Key != "SEARCH_DATABASE_URL" {
+					t.Errorf("search SEARCH_DATABASE_URL secret ref = %+v", ref)
+				}
+				if ref := secretRef(c, "DATABASE_URL"); ref != nil || env(c, "DATABASE_URL") != "" {
+					t.Errorf("search also gets DATABASE_URL")
+				}
+				// The others keep their embedded stores and one replica.
+				if d := r.deployments["gc-groundcrew-notifier"]; *d.Spec.Replicas != 1 {
+					t.Errorf("notifier: %d replicas, want 1", *d.Spec.Replicas)
+				}
+			},
+		},
+		{
 			name: "Postgres and Qdrant scaled out",
 			file: "scaled-out-values.yaml",
 			want: parts,
@@ -354,7 +382,7 @@ func TestChartRenders(t *testing.T) {
 					}
 				}
 				if _, ok := r.claims["gc-groundcrew-search"]; !ok {
-					t.Errorf("search lost its claim: its local index is embedded whatever else scales")
+					t.Errorf("search lost its claim: without search.database its local index is embedded whatever else scales")
 				}
 				if len(r.serviceMonitors) != len(parts) {
 					t.Errorf("%d ServiceMonitors, want one per part", len(r.serviceMonitors))
@@ -574,7 +602,9 @@ func TestChartRefusesWhatCannotWork(t *testing.T) {
 		set  []string
 		want []string // all in the error message
 	}{
-		{[]string{"search.replicas=2"}, []string{"search.replicas=2", "local search index", "one replica"}},
+		{[]string{"search.replicas=2"}, []string{"search.replicas=2", "local search index", "one replica", "search.database.existingSecret"}},
+		{[]string{"search.autoscaling.enabled=true"}, []string{"search.autoscaling.enabled=true", "search.database.existingSecret"}},
+		{[]string{"search.env.SEARCH_DATABASE_URL=postgres://u:p@db/x"}, []string{"search.env.SEARCH_DATABASE_URL", "existingSecret"}},
 		{[]string{"notifier.replicas=2"}, []string{"notifier.replicas=2", "SQLite", "notifier.database.existingSecret"}},
 		{[]string{"grounding.autoscaling.enabled=true"}, []string{"grounding.autoscaling.enabled=true", "grounding.database.existingSecret"}},
 		{[]string{"rag.replicas=3"}, []string{"rag.replicas=3", "embedded vector index", "rag.qdrant.url"}},

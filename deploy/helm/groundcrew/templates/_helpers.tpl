@@ -10,7 +10,7 @@ search:
   adminPort: 9091
   calls: []
   store: the local search index (bleve) under DATA_DIR
-  scaleWith: ""
+  scaleWith: search.database.existingSecret (SEARCH_DATABASE_URL, PostgreSQL, where every replica sees every indexed document)
 grounding:
   prefix: GROUNDING
   grpcPort: 50052
@@ -95,7 +95,7 @@ app.kubernetes.io/part-of: groundcrew
 {{- define "groundcrew.external" -}}
 {{- $v := index .root.Values .part -}}
 {{- if eq .part "gateway" }}true
-{{- else if or (eq .part "grounding") (eq .part "notifier") }}{{ if $v.database.existingSecret }}true{{ end }}
+{{- else if or (eq .part "search") (eq .part "grounding") (eq .part "notifier") }}{{ if $v.database.existingSecret }}true{{ end }}
 {{- else if eq .part "rag" }}{{ if $v.qdrant.url }}true{{ end }}
 {{- end }}
 {{- end }}
@@ -130,7 +130,7 @@ autoscaler, and a gateway without API keys.
 {{- if regexMatch "^[A-Z_][A-Z0-9_]*$" $name | not }}
 {{- fail (printf "%s.env: %q is not an environment variable name" $part $name) }}
 {{- end }}
-{{- if has $name (list "DATA_DIR" "DATABASE_URL" "QDRANT_URL" "QDRANT_API_KEY" "GATEWAY_API_KEYS" "GRPC_SHARED_TOKEN" "GRACE_PERIOD") }}
+{{- if has $name (list "DATA_DIR" "DATABASE_URL" "SEARCH_DATABASE_URL" "QDRANT_URL" "QDRANT_API_KEY" "GATEWAY_API_KEYS" "GRPC_SHARED_TOKEN" "GRACE_PERIOD") }}
 {{- fail (printf "%s.env.%s: the chart sets %s itself; use the values named in values.yaml (secrets by existingSecret)" $part $name $name) }}
 {{- end }}
 {{- end }}
