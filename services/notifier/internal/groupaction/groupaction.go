@@ -136,6 +136,9 @@ func (h *Handler) HandleCallback(ctx context.Context, c chat.Callback) (string, 
 	case err == nil:
 	case errors.Is(err, pipeline.ErrSilenceUnavailable):
 		answer = textNoSilencing
+		if r, ok := errors.AsType[*pipeline.SilenceRefusal](err); ok {
+			answer = "Cannot silence: " + r.Reason
+		}
 	case errors.Is(err, pipeline.ErrNoSilence):
 		answer = textNoSilence
 	case errors.As(err, &pub):

@@ -3,6 +3,7 @@ package notifiergrpc
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -23,13 +24,20 @@ type Groups interface {
 	ListGroups(ctx context.Context, q store.GroupListQuery) (store.Page[*alert.Group], error)
 	Ack(ctx context.Context, id, actor, by string) (*alert.Group, error)
 	Silence(ctx context.Context, id, actor, by string, d time.Duration) (*alert.Group, error)
+	AllowedActions(g *alert.Group) []alert.GroupAction
 }
 
 var _ Groups = (*pipeline.Pipeline)(nil)
 
-// restActor is who a REST or gRPC caller is: the gateway's key name, else
-// "api".
-func restActor(ctx context.Context) string { return actor.Or(ctx, "api") }
+// restActor is who a REST or gRPC caller is, by actor.Resolve's rule: the
+// gateway's key name, else the by the caller gave marked self-declared,
+// else "api".
+func restActor(ctx context.Context, by string) string {
+	if name, _ := actor.Resolve(ctx, by); name != "" {
+		return name
+	}
+	return "api"
+}
 
 // ingestUpstream stores a payload's alerts as a group notification when
 // groups are on and the payload names its group, else one by one.
@@ -58,7 +66,7 @@ func (s *NotifierService) ListAlertGroups(ctx context.Context, req *notifierv1.L
 	}
 	out := &notifierv1.ListAlertGroupsResponse{NextPageToken: page.Next, SizeLimited: page.SizeLimited}
 	for _, g := range page.Items {
-		out.AlertGroups = append(out.AlertGroups, fromGroup(g, nil))
+		out.AlertGroups = append(out.AlertGroups, s.fromGroup(g, nil))
 	}
 	return out, nil
 }
@@ -72,7 +80,7 @@ func (s *NotifierService) GetAlertGroup(ctx context.Context, req *notifierv1.Get
 	if err != nil {
 		return nil, s.groupError(ctx, err, "reading alert group")
 	}
-	return &notifierv1.GetAlertGroupResponse{AlertGroup: fromGroup(g, as)}, nil
+	return &notifierv1.GetAlertGroupResponse{AlertGroup: s.fromGroup(g, as)}, nil
 }
 
 // SilenceAlertGroup silences a group in Alertmanager in the caller's name.
@@ -80,11 +88,11 @@ func (s *NotifierService) SilenceAlertGroup(ctx context.Context, req *notifierv1
 	if s.groups == nil {
 		return nil, status.Error(codes.Unimplemented, "alert groups are not configured")
 	}
-	g, err := s.groups.Silence(ctx, req.GetId(), restActor(ctx), req.GetBy(), req.GetDuration().AsDuration())
+	g, err := s.groups.Silence(ctx, req.GetId(), restActor(ctx, req.GetBy()), req.GetBy(), req.GetDuration().AsDuration())
 	if err != nil {
 		return nil, s.groupError(ctx, err, "silencing alert group")
 	}
-	return &notifierv1.SilenceAlertGroupResponse{AlertGroup: fromGroup(g, nil)}, nil
+	return &notifierv1.SilenceAlertGroupResponse{AlertGroup: s.fromGroup(g, nil)}, nil
 }
 
 // AckAlertGroup records the caller's acknowledgement of a group.
@@ -92,11 +100,11 @@ func (s *NotifierService) AckAlertGroup(ctx context.Context, req *notifierv1.Ack
 	if s.groups == nil {
 		return nil, status.Error(codes.Unimplemented, "alert groups are not configured")
 	}
-	g, err := s.groups.Ack(ctx, req.GetId(), restActor(ctx), req.GetBy())
+	g, err := s.groups.Ack(ctx, req.GetId(), restActor(ctx, req.GetBy()), req.GetBy())
 	if err != nil {
 		return nil, s.groupError(ctx, err, "acknowledging alert group")
 	}
-	return &notifierv1.AckAlertGroupResponse{AlertGroup: fromGroup(g, nil)}, nil
+	return &notifierv1.AckAlertGroupResponse{AlertGroup: s.fromGroup(g, nil)}, nil
 }
 
 // groupError maps the group domain's errors to gRPC codes.
@@ -108,7 +116,13 @@ func (s *NotifierService) groupError(ctx context.Context, err error, doing strin
 	case errors.Is(err, store.ErrBadPageToken):
 		return s.alertError(ctx, err, doing)
 	case errors.Is(err, pipeline.ErrSilenceUnavailable):
-		return status.Error(codes.FailedPrecondition, "silencing needs ALERTMANAGER_URL and a group that came from Alertmanager")
+		// The server's configuration or the group's state, in words: not
+		// the caller's request to correct.
+		reason := pipeline.SilenceNotConfigured
+		if r, ok := errors.AsType[*pipeline.SilenceRefusal](err); ok {
+			reason = r.Reason
+		}
+		return status.Error(codes.FailedPrecondition, reason)
 	case errors.As(err, &pub):
 		// Alertmanager unreachable or refusing: said in its own safe words.
 		s.logger.WarnContext(ctx, doing+" failed", "error", err)
@@ -117,7 +131,9 @@ func (s *NotifierService) groupError(ctx context.Context, err error, doing strin
 	return s.alertError(ctx, err, doing)
 }
 
-func fromGroup(g *alert.Group, as []*alert.Alert) *notifierv1.AlertGroup {
+// fromGroup converts g, with its alerts (nil: none) and what may be done
+// to it now.
+func (s *NotifierService) fromGroup(g *alert.Group, as []*alert.Alert) *notifierv1.AlertGroup {
 	out := &notifierv1.AlertGroup{
 		Id: g.ID, GroupKey: g.GroupKey, Source: g.Source, Destination: g.Destination,
 		RootMessageId: g.RootMessageID, FiringCount: int32(g.Firing), ResolvedCount: int32(g.Resolved),
@@ -126,17 +142,46 @@ func fromGroup(g *alert.Group, as []*alert.Alert) *notifierv1.AlertGroup {
 		CreateTime: fromTime(g.CreatedAt), UpdateTime: fromTime(g.UpdatedAt),
 		Status: notifierv1.AlertGroup_Status(notifierv1.AlertGroup_Status_value[string(g.Status)]),
 	}
-	if s := g.Silence; s != nil {
+	if sil := g.Silence; sil != nil {
 		out.Silence = &notifierv1.AlertGroupSilence{
-			SilenceId: s.ID, Actor: s.Actor, By: s.By, EndTime: fromTime(s.EndsAt), CreateTime: fromTime(s.CreatedAt), Expired: s.Expired,
+			SilenceId: sil.ID, Actor: sil.Actor, By: sil.By, EndTime: fromTime(sil.EndsAt), CreateTime: fromTime(sil.CreatedAt), Expired: sil.Expired,
+			SelfDeclared: strings.HasSuffix(sil.Actor, actor.SelfDeclared),
 		}
 	}
 	if a := g.Ack; a != nil {
-		out.Ack = &notifierv1.AlertGroupAck{Actor: a.Actor, By: a.By, AckTime: fromTime(a.At)}
+		out.Ack = &notifierv1.AlertGroupAck{Actor: a.Actor, By: a.By, AckTime: fromTime(a.At), SelfDeclared: strings.HasSuffix(a.Actor, actor.SelfDeclared)}
+	}
+	if s.groups != nil {
+		out.AllowedActions = fromActions(s.groups.AllowedActions(g))
 	}
 	// Latest first, as the contract says.
 	for i := len(as) - 1; i >= 0; i-- {
 		out.Alerts = append(out.Alerts, fromAlert(as[i]))
+	}
+	return out
+}
+
+// fromActions lists the group actions as the API names them: the two
+// silence durations are one SILENCE.
+func fromActions(as []alert.GroupAction) []notifierv1.AlertGroup_Action {
+	var out []notifierv1.AlertGroup_Action
+	seen := map[notifierv1.AlertGroup_Action]bool{}
+	for _, a := range as {
+		var v notifierv1.AlertGroup_Action
+		switch a {
+		case alert.ActionSilence1h, alert.ActionSilence1d:
+			v = notifierv1.AlertGroup_SILENCE
+		case alert.ActionExpire:
+			v = notifierv1.AlertGroup_EXPIRE_SILENCE
+		case alert.ActionAck:
+			v = notifierv1.AlertGroup_ACK
+		default:
+			continue
+		}
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
 	}
 	return out
 }

@@ -22,12 +22,70 @@ type Silencer interface {
 
 // Errors of the group actions.
 var (
-	// ErrSilenceUnavailable: no ALERTMANAGER_URL, or the group did not
-	// come from Alertmanager.
-	ErrSilenceUnavailable = errors.New("silencing needs ALERTMANAGER_URL and a group from Alertmanager")
+	// ErrSilenceUnavailable: the group cannot be silenced from here; the
+	// error is a *SilenceRefusal that says why.
+	ErrSilenceUnavailable = errors.New("silencing is not available for this group")
 	// ErrNoSilence: there is no active silence to expire.
 	ErrNoSilence = errors.New("the group has no active silence")
 )
+
+// Why a group cannot be silenced, in words for the person who asked.
+const (
+	SilenceNotConfigured = "not configured on this server: set ALERTMANAGER_URL"
+	SilenceNotFromAM     = "this group did not come from Alertmanager"
+	SilenceNoLabels      = "the group has no common labels to match"
+	SilenceResolved      = "the group has resolved: nothing fires"
+)
+
+// SilenceRefusal says why a group cannot be silenced; it is
+// ErrSilenceUnavailable.
+type SilenceRefusal struct{ Reason string }
+
+// Error is the reason.
+func (e *SilenceRefusal) Error() string { return "cannot silence: " + e.Reason }
+
+// Is makes errors.Is(err, ErrSilenceUnavailable) true.
+func (e *SilenceRefusal) Is(target error) bool { return target == ErrSilenceUnavailable }
+
+// Public is the reason, safe to show.
+func (e *SilenceRefusal) Public() string { return e.Reason }
+
+// SilenceBlocker is why g cannot be silenced from here, or nil when it
+// can: the server has ALERTMANAGER_URL, the group came from Alertmanager
+// with common labels to match, and it fires.
+func (p *Pipeline) SilenceBlocker(g *alert.Group) *SilenceRefusal {
+	switch {
+	case p.silencer == nil:
+		return &SilenceRefusal{SilenceNotConfigured}
+	case g.Source != alert.SourceAlertmanager:
+		return &SilenceRefusal{SilenceNotFromAM}
+	case len(g.CommonLabels) == 0:
+		return &SilenceRefusal{SilenceNoLabels}
+	case g.Status == alert.GroupResolved:
+		return &SilenceRefusal{SilenceResolved}
+	}
+	return nil
+}
+
+// AllowedActions are what may be done to g now, as its root's buttons
+// offer them: Expire silence while a silence lasts, else Silence where it
+// can act; Ack until someone acknowledged it; nothing once it resolved.
+func (p *Pipeline) AllowedActions(g *alert.Group) []alert.GroupAction {
+	if g.Status == alert.GroupResolved {
+		return nil
+	}
+	var out []alert.GroupAction
+	switch {
+	case p.ActiveSilence(g) != nil && p.silencer != nil:
+		out = append(out, alert.ActionExpire)
+	case p.CanSilence(g):
+		out = append(out, alert.ActionSilence1h, alert.ActionSilence1d)
+	}
+	if g.Ack == nil {
+		out = append(out, alert.ActionAck)
+	}
+	return out
+}
 
 // editArgs is the job that edits a group's root message to show its
 // current state.
@@ -56,7 +114,7 @@ func (w *editWorker) Work(ctx context.Context, job *river.Job[editArgs]) error {
 
 // CanSilence reports whether g can be silenced from here.
 func (p *Pipeline) CanSilence(g *alert.Group) bool {
-	return p.silencer != nil && g.Source == alert.SourceAlertmanager && len(g.CommonLabels) > 0
+	return p.SilenceBlocker(g) == nil
 }
 
 // ActiveSilence is g's silence while it lasts, or nil.
@@ -106,15 +164,15 @@ func (p *Pipeline) Silence(ctx context.Context, id, actor, by string, d time.Dur
 	if err != nil {
 		return nil, err
 	}
-	if !p.CanSilence(g) {
-		return nil, ErrSilenceUnavailable
+	if r := p.SilenceBlocker(g); r != nil {
+		return nil, r
 	}
 	if p.ActiveSilence(g) != nil {
 		return g, nil
 	}
 	now := p.now().UTC().Truncate(time.Microsecond)
 	who := actor
-	if by != "" && by != actor {
+	if by != "" && !strings.HasPrefix(actor, by) {
 		who += " (" + by + ")"
 	}
 	sid, err := p.silencer.CreateSilence(ctx, alertmanager.Silence{
@@ -145,7 +203,7 @@ func (p *Pipeline) ExpireSilence(ctx context.Context, id, actor string) (*alert.
 		return nil, err
 	}
 	if p.silencer == nil {
-		return nil, ErrSilenceUnavailable
+		return nil, &SilenceRefusal{SilenceNotConfigured}
 	}
 	sil := p.ActiveSilence(g)
 	if sil == nil {
