@@ -2,7 +2,10 @@ package telegram
 
 import (
 	"context"
+	"log/slog"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -170,4 +173,54 @@ func firstGroup(p store.Page[*alert.Group]) *alert.Group {
 		return nil
 	}
 	return p.Items[0]
+}
+
+// TestTokenNeverLeaks: when the Bot API or a proxy before it echoes the
+// request path (which holds the bot token) in an error, neither the
+// alert's stored error nor any log line carries the token.
+func TestTokenNeverLeaks(t *testing.T) {
+	for _, file := range []string{"400_proxy_echoes_path.json", "502_proxy_echoes_path.html"} {
+		t.Run(file, func(t *testing.T) {
+			srv := telegramtest.NewServer(t.Cleanup)
+			body := errorBody(t, file)
+			calls := 0
+			srv.Handle(func(telegramtest.Sent) telegramtest.Reply {
+				// Fail twice, so that a transient error is retried and logged.
+				if calls++; calls <= 2 {
+					return telegramtest.Reply{Body: body}
+				}
+				return telegramtest.Reply{}
+			})
+			logs := &syncLog{}
+			e := newPipelineLogged(t, srv, "-100123", slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+			a := e.deliver(t, "DiskFull")
+			if strings.Contains(a.Error, token) {
+				t.Errorf("stored error leaks the token: %q", a.Error)
+			}
+			if !strings.Contains(logs.String(), "[REDACTED]") {
+				t.Fatalf("the failure, with the echoed path, was not logged:\n%s", logs.String())
+			}
+			if strings.Contains(logs.String(), token) || strings.Contains(logs.String(), "TEST-token") {
+				t.Errorf("a log line leaks the token:\n%s", logs.String())
+			}
+		})
+	}
+}
+
+// syncLog is a log sink safe for the pipeline's goroutines.
+type syncLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncLog) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncLog) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -2,6 +2,7 @@ package telegram
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -30,6 +31,12 @@ type pipelineEnv struct {
 // and keeps chat migrations in the store.
 func newPipeline(t *testing.T, srv *telegramtest.Server, chat string) pipelineEnv {
 	t.Helper()
+	return newPipelineLogged(t, srv, chat, discard())
+}
+
+// newPipelineLogged is newPipeline logging to logger.
+func newPipelineLogged(t *testing.T, srv *telegramtest.Server, chat string, logger *slog.Logger) pipelineEnv {
+	t.Helper()
 	ctx := context.Background()
 	db, err := sqlstore.Open(ctx, sqlstoretest.URL(t, "telegram"), t.TempDir(), "notifier", discard())
 	if err != nil {
@@ -39,8 +46,8 @@ func newPipeline(t *testing.T, srv *telegramtest.Server, chat string) pipelineEn
 		t.Fatal(err)
 	}
 	st := store.New(db)
-	d := &Deliverer{Client: newClient(t, srv, 1000), Router: Router{Default: chat}, Logger: discard(), Migrations: st}
-	p, err := pipeline.New(ctx, pipeline.Deps{Store: st, Deliverer: d, Logger: discard()},
+	d := &Deliverer{Client: newClient(t, srv, 1000), Router: Router{Default: chat}, Logger: logger, Migrations: st}
+	p, err := pipeline.New(ctx, pipeline.Deps{Store: st, Deliverer: d, Logger: logger},
 		pipeline.Config{RetryPolicy: immediateRetry{}, PollInterval: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
