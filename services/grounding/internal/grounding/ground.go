@@ -168,13 +168,18 @@ func (s *Service) round(ctx context.Context, req GroundRequest, m *Message) ([]b
 		case len(resp.Results) == 0:
 			note = "search found no evidence"
 		default:
-			evidence = resp.Results[:min(len(resp.Results), maxSources)]
+			// Only sources about the text are evidence, with a model or
+			// without; none means no citation, not the nearest runbook.
+			evidence = relevantEvidence(req.Text, resp.Results, maxSources)
+			if len(evidence) == 0 {
+				note = NoRelevantSource
+			}
 			if engine == EngineAuto {
 				m.Engine = resp.Engine
 			}
 		}
 	}
-	if search && len(evidence) == 0 && engine == EngineAuto && s.model != nil {
+	if search && len(evidence) == 0 && note != NoRelevantSource && engine == EngineAuto && s.model != nil {
 		// The team's own evidence comes first; the model's web search only
 		// when the search service has none.
 		s.logger.InfoContext(ctx, "no evidence from the search service; grounding with the model's own search", "note", note)

@@ -94,10 +94,10 @@ func (f *fakeModel) DeriveQuery(ctx context.Context, _ string) (grounding.Derive
 var evidence = []grounding.SearchResult{
 	{Title: "PostgreSQL: max_connections", URL: "https://www.postgresql.org/docs/current/runtime-config-connection.html", SourceDomain: "postgresql.org",
 		Snippet: "max_connections determines the maximum number of concurrent connections to the database server. The default is typically 100 connections. When the limit is reached, new clients get the error too many clients already."},
-	{Title: "PgBouncer", URL: "https://www.pgbouncer.org/", SourceDomain: "pgbouncer.org",
-		Snippet: "PgBouncer is a lightweight connection pooler for PostgreSQL. Pooling lets many application clients share a small number of server connections."},
-	{Title: "Connection storms", URL: "https://blog.example.com/storms", SourceDomain: "blog.example.com",
-		Snippet: "A connection storm happens when many clients reconnect at once after a failover, exhausting max_connections within seconds."},
+	{Title: "Too many Postgres connections: pool them", URL: "https://www.pgbouncer.org/", SourceDomain: "pgbouncer.org",
+		Snippet: "PgBouncer is a lightweight connection pooler for PostgreSQL. Pooling lets many application clients share a small number of server connections, so max_connections is not reached and clients stop getting FATAL: sorry, too many clients already."},
+	{Title: "Connection storms: too many clients", URL: "https://blog.example.com/storms", SourceDomain: "blog.example.com",
+		Snippet: "A connection storm happens when many clients reconnect to Postgres at once after a failover, exhausting max_connections within seconds."},
 	{Title: "Unrelated", URL: "https://other.example.com/", SourceDomain: "other.example.com", Snippet: "Bananas are rich in potassium and grow in tropical regions."},
 }
 
@@ -380,8 +380,8 @@ func TestGroundBudgets(t *testing.T) {
 	}
 	long := strings.Repeat("Connection limits protect the server from overload. ", 100)
 	ev := []grounding.SearchResult{
-		{Title: "A", URL: "https://a.example/", Snippet: long},
-		{Title: "B", URL: "https://b.example/", Snippet: long},
+		{Title: "Connection limits A", URL: "https://a.example/", Snippet: long},
+		{Title: "Connection limits B", URL: "https://b.example/", Snippet: long},
 	}
 	tests := []struct {
 		name        string

@@ -1,0 +1,345 @@
+// Package relevance decides whether a source is about an alert or a
+// question, so that grounding cites only what is: a runbook that merely
+// shares a word or two with an alert (PgBouncer advice for a Redis memory
+// alert) is not evidence for it, and an alert nothing is about gets no
+// citation at all.
+//
+// # The score
+//
+// An alert's text (as the notifier renders it: "[FIRING] <alertname>
+// (<severity>): <summary>", the description, the key labels as
+// name=value) is parsed into its alert name, split into words (camelCase
+// and snake_case), and weighted terms: the alert name's words weigh most,
+// then the summary's, then the description's and the labels'. Free text
+// (a question, a generic alert) is all summary. Words are lower-cased,
+// stemmed and mapped to one term per synonym group (PostgreSQL and pg are
+// postgres, filesystem is disk, x509 is certificate); words that say that
+// something is wrong or where, but not what ("high", "error", "node",
+// "service"), weigh a third.
+//
+// A source (its title and text, a runbook) scores in [0, 1]:
+//
+//   - 1 when it names the alert itself (the alert name as one of the
+//     identifiers it lists: "Alert: `KubePodCrashLooping` fires when…");
+//   - otherwise titleWeight × the weighted share of the title's terms the
+//     alert mentions (what the runbook is about, said by the alert; or
+//     the share of the alert's terms the title holds, when higher, for a
+//     short question) +
+//     nameWeight × the best share of one of its listed alert names' words
+//     the alert's own name or text holds + textWeight × the weighted share
+//     of the alert's terms the source holds (what the alert says, found in
+//     the runbook), + phraseWeight when two adjacent words of the alert
+//     appear adjacent in the title.
+//
+// A source is relevant when its score reaches [Bar]. The weights and the
+// bar were calibrated on the tuning part of the labelled evaluation set
+// (eval/enrichment-tuning.json; docs/evaluation.md) and checked once on
+// its held-out part.
+package relevance
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// Calibrated weights and bar (docs/evaluation.md).
+const (
+	// Bar is the score a source needs to be cited.
+	Bar = 0.5
+	// TextBar is the share of the alert's terms a source must hold for
+	// its score to count in full; below it the score shrinks in
+	// proportion.
+	TextBar = 0.45
+	// NearBest is the score another source needs to be cited beside one
+	// that names the alert itself: a runbook on a near topic (replica
+	// lag beside WAL growth) is not cited when one is plainly about the
+	// alert.
+	NearBest = 0.75
+
+	titleWeight  = 0.5
+	nameWeight   = 0.25
+	textWeight   = 0.25
+	phraseWeight = 0.1
+
+	// genericWeight is the weight of a generic word ("high", "node").
+	genericWeight = 1.0 / 3
+	// Weights of an alert's parts.
+	alertNameWeight   = 1.5
+	summaryWeight     = 1.0
+	descriptionWeight = 0.7
+	labelWeight       = 0.5
+)
+
+// Subject is what an alert or question is about.
+type Subject struct {
+	// AlertName is the alert's name ("" for free text).
+	AlertName string
+	// Labels are the alert's name=value labels.
+	Labels map[string]string
+	// weights are the subject's terms and their weights.
+	weights map[string]float64
+	// nameTerms are the alert name's terms.
+	nameTerms map[string]bool
+	// pairs are adjacent term pairs of the alert name and summary.
+	pairs map[[2]string]bool
+}
+
+var (
+	statusPrefix = regexp.MustCompile(`^\[(?:FIRING|RESOLVED)(?::\d+)?\]\s*`)
+	labelPair    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=\S+$`)
+	identifier   = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_:.-]*$`)
+)
+
+// Parse reads an alert as the notifier renders it, or any other text.
+func Parse(text string) Subject {
+	s := Subject{Labels: map[string]string{}, weights: map[string]float64{}, nameTerms: map[string]bool{}, pairs: map[[2]string]bool{}}
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	first := strings.TrimSpace(lines[0])
+	summary := first
+	if statusPrefix.MatchString(first) {
+		rest := statusPrefix.ReplaceAllString(first, "")
+		name, tail := rest, ""
+		if i := strings.Index(rest, ": "); i >= 0 {
+			name, tail = rest[:i], rest[i+2:]
+		}
+		if i := strings.LastIndex(name, " ("); i >= 0 && strings.HasSuffix(name, ")") {
+			name = name[:i]
+		}
+		s.AlertName = strings.TrimSpace(name)
+		summary = tail
+	}
+	add := func(text string, w float64) {
+		ts := terms(text)
+		for i, t := range ts {
+			s.weights[t] = max(s.weights[t], w*weightOf(t))
+			if i > 0 && w >= summaryWeight {
+				s.pairs[[2]string{ts[i-1], t}] = true
+			}
+		}
+	}
+	if s.AlertName != "" {
+		for _, t := range terms(s.AlertName) {
+			s.nameTerms[t] = true
+		}
+		add(s.AlertName, alertNameWeight)
+	}
+	add(summary, summaryWeight)
+	for _, line := range lines[1:] {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "":
+		case strings.HasPrefix(line, "Runbook: "), strings.HasPrefix(line, "Value: "):
+		case isLabelLine(line):
+			for f := range strings.FieldsSeq(line) {
+				k, v, _ := strings.Cut(f, "=")
+				s.Labels[k] = v
+				add(v, labelWeight)
+			}
+		default:
+			add(line, descriptionWeight)
+		}
+	}
+	return s
+}
+
+func isLabelLine(line string) bool {
+	for f := range strings.FieldsSeq(line) {
+		if !labelPair.MatchString(f) {
+			return false
+		}
+	}
+	return true
+}
+
+// Empty reports whether the subject has no terms to judge by.
+func (s Subject) Empty() bool { return len(s.weights) == 0 }
+
+// Source is a piece of evidence to judge.
+type Source struct {
+	Title, Text string
+}
+
+// Score is a source's relevance and how it came about.
+type Score struct {
+	// Value is in [0, 1].
+	Value float64
+	// Named: the source names the alert itself.
+	Named bool
+	// Title, Name, Text and Phrase are the components (before weighting).
+	Title, Name, Text, Phrase float64
+}
+
+// Relevant reports whether the score reaches the bar.
+func (sc Score) Relevant() bool { return sc.Value >= Bar }
+
+// Score judges how much src is about the subject.
+func (s Subject) Score(src Source) Score {
+	var sc Score
+	if s.Empty() {
+		return sc
+	}
+	names := ownNames(src.Title, src.Text)
+	if s.AlertName != "" {
+		// "[FIRING:1] PostgresTooManyConnections db-prod-1: …" names the
+		// alert with its first word.
+		first, _, _ := strings.Cut(s.AlertName, " ")
+		for _, n := range names {
+			if strings.EqualFold(n, s.AlertName) || strings.EqualFold(n, first) {
+				sc.Named, sc.Value = true, 1
+				return sc
+			}
+		}
+	}
+
+	title := terms(src.Title)
+	var num, den float64
+	seen := map[string]bool{}
+	for _, t := range title {
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		w := weightOf(t)
+		den += w
+		if s.weights[t] > 0 {
+			num += w
+		}
+	}
+	if den > 0 {
+		sc.Title = num / den
+	}
+	// The other way round: how much of what a short question or alert
+	// says the title says ("connection limits" and "PostgreSQL:
+	// max_connections").
+	var said, all float64
+	for t, w := range s.weights {
+		all += w
+		if seen[t] {
+			said += w
+		}
+	}
+	if all > 0 {
+		sc.Title = max(sc.Title, said/all)
+	}
+
+	for _, n := range names {
+		nt := terms(n)
+		if len(nt) < 2 {
+			continue
+		}
+		var hit, all float64
+		for _, t := range unique(nt) {
+			w := weightOf(t)
+			all += w
+			if s.nameTerms[t] || s.weights[t] > 0 {
+				hit += w
+			}
+		}
+		sc.Name = max(sc.Name, hit/all)
+	}
+
+	body := map[string]bool{}
+	for _, t := range title {
+		body[t] = true
+	}
+	for _, t := range terms(src.Text) {
+		body[t] = true
+	}
+	var have, want float64
+	for t, w := range s.weights {
+		want += w
+		if body[t] {
+			have += w
+		}
+	}
+	if want > 0 {
+		sc.Text = have / want
+	}
+
+	for i := 1; i < len(title); i++ {
+		if s.pairs[[2]string{title[i-1], title[i]}] && !generic[title[i-1]] || s.pairs[[2]string{title[i-1], title[i]}] && !generic[title[i]] {
+			sc.Phrase = 1
+			break
+		}
+	}
+	v := titleWeight*sc.Title + nameWeight*sc.Name + textWeight*sc.Text + phraseWeight*sc.Phrase
+	if sc.Text < TextBar {
+		// A source holding little of what the alert says is about
+		// something else that shares the alert's kind of words (a
+		// Postgres replica runbook for a MongoDB replica alert).
+		v *= sc.Text / TextBar
+	}
+	sc.Value = math.Round(min(v, 1)*1000) / 1000
+	return sc
+}
+
+// ownNames are the alert names a source is for: the identifiers in its
+// title and in its sentences that say an alert fires or list alerts
+// ("Alert: `KubePodCrashLooping` fires when…", "Alerts: …"), not the ones
+// it merely mentions.
+func ownNames(title, text string) []string {
+	names := listedNames(title)
+	for _, sentence := range sentenceEnd.Split(text, -1) {
+		if firesRe.MatchString(sentence) {
+			names = append(names, listedNames(sentence)...)
+		}
+	}
+	return names
+}
+
+var (
+	sentenceEnd = regexp.MustCompile(`[.!?]\s+|\n+`)
+	firesRe     = regexp.MustCompile(`(?i)\bfires?\b|^\s*alerts?\s*:`)
+)
+
+// listedNames are the identifiers in text that look like alert names:
+// words of letters and digits with at least three capitalised parts
+// (KubePodCrashLooping, etcdNoLeader), or snake_case names with three parts
+// or more.
+func listedNames(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range strings.FieldsFunc(text, func(r rune) bool {
+		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_')
+	}) {
+		if seen[f] || !identifier.MatchString(f) {
+			continue
+		}
+		if len(splitCamel([]rune(f))) >= 3 || strings.Count(f, "_") >= 2 {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func unique(ts []string) []string {
+	seen := map[string]bool{}
+	out := ts[:0:0]
+	for _, t := range ts {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Select returns the indexes of the relevant scores, best first (in their
+// order on a tie); when a source names the alert itself, others need
+// NearBest.
+func Select(scores []Score) []int {
+	named := slices.ContainsFunc(scores, func(sc Score) bool { return sc.Named })
+	var out []int
+	for i, sc := range scores {
+		if sc.Relevant() && (!named || sc.Value >= NearBest) {
+			out = append(out, i)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b int) int { return cmp.Compare(scores[b].Value, scores[a].Value) })
+	return out
+}

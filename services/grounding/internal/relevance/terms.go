@@ -1,0 +1,204 @@
+package relevance
+
+import (
+	"strings"
+	"unicode"
+)
+
+// stopWords carry no topic.
+var stopWords = set(
+	"a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as", "at",
+	"be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could",
+	"did", "do", "does", "doing", "done", "during", "each", "either", "etc", "for", "from", "further",
+	"had", "has", "have", "having", "here", "how", "however", "if", "in", "into", "is", "it", "its",
+	"just", "last", "may", "me", "might", "more", "most", "must", "my", "no", "not", "now", "of", "off",
+	"on", "once", "one", "only", "or", "other", "our", "out", "over", "own", "per", "same", "should",
+	"since", "so", "some", "such", "than", "that", "the", "their", "them", "then", "there", "these",
+	"they", "this", "those", "through", "to", "too", "under", "until", "up", "us", "use", "used",
+	"using", "very", "via", "was", "we", "were", "what", "when", "where", "whether", "which", "while",
+	"who", "why", "will", "with", "within", "would", "yet", "you", "your", "get", "got", "let",
+	"firing", "resolved", "alert", "alerts", "fire", "fires", "fired", "warning", "critical", "info",
+	"severity", "page", "value", "runbook", "minute", "minutes", "hour", "hours", "second", "seconds",
+	"day", "days", "ago", "utc", "now", "yet", "still", "currently", "instance", "job", "http", "https",
+	"www", "com", "example", "internal", "svc", "local", "prod", "production", "staging", "eu", "us",
+	"west", "east", "ip", "id", "tell", "prevent", "explain", "compare", "compared", "versus", "vs",
+)
+
+// generic words say that something is wrong, or where, but not what: they
+// count a third of a specific word on either side.
+var generic = set(
+	"high", "low", "rate", "error", "fail", "failure", "too", "many", "much", "detect", "grow",
+	"increase", "large", "near", "almost", "over", "above", "spike", "abnormal", "unhealthy", "issue",
+	"problem", "slow", "down", "up", "state", "status", "health", "check", "service", "server", "host",
+	"system", "cluster", "namespace", "container", "node", "pod", "kubernetes", "app", "application",
+	"api", "request", "response", "time", "total", "count", "level", "limit", "usage", "use", "percent",
+	"ratio", "long", "new", "old", "run", "start", "stop", "expect", "predict", "left", "free", "full",
+	"reach", "exceed", "more", "less", "than", "ready", "not", "stuck", "keep", "lost", "loss", "miss",
+	"missing", "fast", "budget",
+)
+
+// synonyms map the words operators use for one thing to one term.
+var synonyms = map[string]string{
+	"postgresql": "postgres", "pg": "postgres", "psql": "postgres", "pgbouncer": "pgbouncer",
+	"k8s": "kubernetes", "kube": "kubernetes", "kubelet": "kubelet",
+	"filesystem": "disk", "fs": "disk", "filesystems": "disk", "disks": "disk", "storage": "disk",
+	"certificate": "certificate", "cert": "certificate", "certs": "certificate", "x509": "certificate",
+	"ssl": "tls", "mtls": "tls", "https": "tls",
+	"oomkilled": "oom", "outofmemory": "oom", "outofmemoryerror": "oom", "oomkill": "oom",
+	"mem": "memory", "ram": "memory",
+	"500": "5xx", "502": "5xx", "503": "5xx", "504": "5xx", "5xx": "5xx",
+	"latency": "latency", "latencies": "latency", "p99": "latency", "p95": "latency", "slowness": "latency",
+	"replica": "replica", "replicas": "replica", "replication": "replica", "replicate": "replica",
+	"replicat": "replica", "secondary": "replica", "standby": "replica",
+	"db": "database", "databases": "database",
+	"lookup": "dns", "lookups": "dns", "resolv": "dns", "resolve": "dns", "resolution": "dns", "coredns": "dns", "nxdomain": "dns", "servfail": "dns",
+	"evict": "evict", "eviction": "evict", "evictions": "evict", "evicted": "evict", "evicting": "evict",
+	"conn": "connection", "conns": "connection", "connections": "connection",
+	"lagging": "lag", "lags": "lag", "behind": "lag",
+	"expire": "expir", "expiry": "expir", "expiration": "expir", "expires": "expir", "expiring": "expir", "expired": "expir",
+	"throttle": "throttl", "throttling": "throttl", "throttled": "throttl",
+	"saturation": "saturat", "saturated": "saturat",
+	"inodes": "inode",
+	"hpa": "autoscaler", "horizontalpodautoscaler": "autoscaler", "autoscaling": "autoscaler",
+	"pvc": "volume", "persistentvolumeclaim": "volume", "persistentvolume": "volume", "pv": "volume", "volumes": "volume",
+	"restarting": "restart", "restarts": "restart", "restarted": "restart",
+	"crashloopbackoff": "crashloop", "crashlooping": "crashloop",
+	"consumergroup": "consumer", "consumergroups": "consumer",
+	"gc": "garbage", "jvm": "jvm", "java": "jvm", "heap": "heap",
+	"ntp": "clock", "chrony": "clock", "time": "time", "skew": "skew", "skewed": "skew",
+	"cron": "cronjob", "cronjobs": "cronjob",
+	"deploy": "deployment", "deployments": "deployment", "rollout": "rollout", "rollouts": "rollout",
+	"ingress": "ingress", "nginx": "ingress",
+	"fds": "descriptor", "fd": "descriptor", "descriptors": "descriptor",
+}
+
+// canonical are the synonym groups' own terms, which are not stemmed
+// ("postgres", "kubernetes").
+var canonical = func() map[string]bool {
+	m := map[string]bool{}
+	for _, v := range synonyms {
+		m[v] = true
+	}
+	return m
+}()
+
+func set(words ...string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
+
+// words splits text into lower-case words of letters and digits, splitting
+// snake_case and kebab-case, and adds a camelCase word's parts after it:
+// "KubePodCrashLooping" gives "kubepodcrashlooping", "kube", "pod",
+// "crash", "looping".
+func words(s string) []string {
+	var out []string
+	for _, tok := range strings.FieldsFunc(s, func(r rune) bool {
+		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-' || r == '.')
+	}) {
+		tok = strings.Trim(tok, "._-")
+		if tok == "" {
+			continue
+		}
+		for _, p := range strings.FieldsFunc(tok, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
+			rs := []rune(p)
+			out = append(out, strings.ToLower(p))
+			camel := splitCamel(rs)
+			if len(camel) > 1 {
+				out = append(out, camel...)
+			}
+		}
+	}
+	return out
+}
+
+// splitCamel splits at each lower-to-upper change and before the last
+// capital of an upper-case run followed by lower case ("OOMKilled" →
+// "oom", "killed"), lower-cased.
+func splitCamel(w []rune) []string {
+	var out []string
+	start := 0
+	for i := 1; i < len(w); i++ {
+		lowerToUpper := (unicode.IsLower(w[i-1]) || unicode.IsDigit(w[i-1])) && unicode.IsUpper(w[i])
+		acronymEnd := i+1 < len(w) && unicode.IsUpper(w[i-1]) && unicode.IsUpper(w[i]) && unicode.IsLower(w[i+1])
+		if lowerToUpper || acronymEnd {
+			out = append(out, strings.ToLower(string(w[start:i])))
+			start = i
+		}
+	}
+	return append(out, strings.ToLower(string(w[start:])))
+}
+
+// term is a word's index form ("" for a word that carries no topic): a
+// synonym's canonical word, or the word stemmed.
+func term(w string) string {
+	if s, ok := synonyms[w]; ok {
+		return s
+	}
+	if canonical[w] {
+		return w
+	}
+	if stopWords[w] || len([]rune(w)) < 2 || isNumber(w) {
+		return ""
+	}
+	st := stem(w)
+	if s, ok := synonyms[st]; ok {
+		return s
+	}
+	if stopWords[st] {
+		return ""
+	}
+	return st
+}
+
+// terms are the index forms of the words of s, in order, without empties.
+func terms(s string) []string {
+	var out []string
+	for _, w := range words(s) {
+		if t := term(w); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func isNumber(w string) bool {
+	digits := 0
+	for _, r := range w {
+		if unicode.IsDigit(r) {
+			digits++
+		}
+	}
+	// "95", "10s", "1.2m", "v2": mostly digits.
+	return digits > 0 && digits*2 >= len(w)
+}
+
+// stem strips the commonest English inflections, conservatively.
+func stem(w string) string {
+	n := len(w)
+	switch {
+	case n > 4 && strings.HasSuffix(w, "ies"):
+		return w[:n-3] + "y"
+	case n > 4 && strings.HasSuffix(w, "sses"):
+		return w[:n-2]
+	case n > 5 && strings.HasSuffix(w, "ing"):
+		return w[:n-3]
+	case n > 4 && strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "eed"):
+		return w[:n-2]
+	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") &&
+		!strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
+		return w[:n-1]
+	}
+	return w
+}
+
+// weightOf is a term's weight: generic terms a third.
+func weightOf(t string) float64 {
+	if generic[t] {
+		return genericWeight
+	}
+	return 1
+}

@@ -1,0 +1,172 @@
+package relevance
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// evalAlert is an alert of the labelled evaluation set (eval/, see
+// docs/evaluation.md).
+type evalAlert struct {
+	ID          string            `json:"id"`
+	Format      string            `json:"format"`
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
+	Value       string            `json:"value"`
+	Text        string            `json:"text"`
+	Runbooks    []string          `json:"runbooks"`
+	Acceptable  []string          `json:"acceptable"`
+}
+
+// rendered is the alert's text as the notifier builds it.
+func (a evalAlert) rendered() string {
+	if a.Format == "text" {
+		return a.Text
+	}
+	name := a.Labels["alertname"]
+	if name == "" {
+		name = a.Labels["rulename"]
+	}
+	var b strings.Builder
+	b.WriteString("[FIRING] " + name)
+	if s := a.Labels["severity"]; s != "" {
+		b.WriteString(" (" + s + ")")
+	}
+	if s := a.Annotations["summary"]; s != "" {
+		b.WriteString(": " + s)
+	}
+	if d := a.Annotations["description"]; d != "" && d != a.Annotations["summary"] {
+		b.WriteString("\n" + d)
+	}
+	var kv []string
+	for _, k := range []string{"instance", "job", "namespace", "pod", "container", "service", "deployment", "cluster", "node", "env", "environment", "region", "team"} {
+		if v := a.Labels[k]; v != "" {
+			kv = append(kv, k+"="+v)
+		}
+	}
+	if len(kv) > 0 {
+		b.WriteString("\n" + strings.Join(kv, " "))
+	}
+	if a.Value != "" {
+		b.WriteString("\nValue: " + a.Value)
+	}
+	return b.String()
+}
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "..")
+}
+
+type runbook struct {
+	name string
+	src  Source
+}
+
+func loadRunbooks(t *testing.T) []runbook {
+	t.Helper()
+	var out []runbook
+	for _, dir := range []string{"examples/runbooks", "docs/runbooks"} {
+		files, err := filepath.Glob(filepath.Join(repoRoot(), dir, "*.md"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("runbooks in %s: %v", dir, err)
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			head, body, _ := strings.Cut(strings.TrimPrefix(string(b), "---\n"), "\n---\n")
+			var title string
+			for line := range strings.SplitSeq(head, "\n") {
+				if v, ok := strings.CutPrefix(line, "title:"); ok {
+					title = strings.TrimSpace(v)
+				}
+			}
+			text := strings.NewReplacer("`", "", "#", "", "**", "").Replace(body)
+			out = append(out, runbook{strings.TrimSuffix(filepath.Base(f), ".md"), Source{Title: title, Text: text}})
+		}
+	}
+	return out
+}
+
+func loadAlerts(t *testing.T, part string) []evalAlert {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot(), "eval", "enrichment-"+part+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set struct{ Alerts []evalAlert }
+	if err := json.Unmarshal(b, &set); err != nil {
+		t.Fatal(err)
+	}
+	return set.Alerts
+}
+
+// TestTuningSet scores every tuning alert against every runbook, as if
+// the search service returned the whole corpus, and holds the figures the
+// bar was calibrated for: of the runbooks scoring at or above the bar
+// (at most three per alert, best first), precision at least 0.95; every
+// required runbook among them for at least 0.9 of the pairs; and no
+// runbook at all for at least 0.9 of the alerts nothing is about.
+func TestTuningSet(t *testing.T) {
+	books := loadRunbooks(t)
+	var cited, relevant, wanted, found, uncovered, abstained int
+	for _, a := range loadAlerts(t, "tuning") {
+		s := Parse(a.rendered())
+		type scored struct {
+			name string
+			sc   Score
+		}
+		var all []scored
+		for _, rb := range books {
+			all = append(all, scored{rb.name, s.Score(rb.src)})
+		}
+		sort.SliceStable(all, func(i, j int) bool { return all[i].sc.Value > all[j].sc.Value })
+		var got []string
+		scores := make([]Score, 0, 5)
+		for _, x := range all[:5] {
+			scores = append(scores, x.sc)
+		}
+		for _, i := range Select(scores)[:min(3, len(Select(scores)))] {
+			got = append(got, all[i].name)
+		}
+		t.Logf("%s %v got %v; top %s %.3f %+v, %s %.3f, %s %.3f", a.ID, a.Runbooks, got,
+			all[0].name, all[0].sc.Value, all[0].sc, all[1].name, all[1].sc.Value, all[2].name, all[2].sc.Value)
+		if len(a.Runbooks) == 0 {
+			uncovered++
+			if len(got) == 0 {
+				abstained++
+			} else {
+				t.Logf("  MISS %s: nothing is about it, got %v", a.ID, got)
+			}
+		}
+		for _, r := range a.Runbooks {
+			wanted++
+			if slices.Contains(got, r) {
+				found++
+			} else {
+				t.Logf("  MISS %s: %s not relevant", a.ID, r)
+			}
+		}
+		for _, g := range got {
+			cited++
+			if slices.Contains(a.Runbooks, g) || slices.Contains(a.Acceptable, g) {
+				relevant++
+			} else {
+				t.Logf("  MISS %s: %s cited", a.ID, g)
+			}
+		}
+	}
+	p, r, ab := float64(relevant)/float64(cited), float64(found)/float64(wanted), float64(abstained)/float64(uncovered)
+	t.Logf("precision %.3f (%d/%d) recall %.3f (%d/%d) abstention %.3f (%d/%d)", p, relevant, cited, r, found, wanted, ab, abstained, uncovered)
+	if p < 0.95 || r < 0.9 || ab < 0.9 {
+		t.Errorf("precision %.3f, recall %.3f, abstention %.3f; want at least 0.95, 0.9, 0.9", p, r, ab)
+	}
+}
