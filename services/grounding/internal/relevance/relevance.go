@@ -40,8 +40,8 @@ package relevance
 import (
 	"cmp"
 	"math"
-	"slices"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 )

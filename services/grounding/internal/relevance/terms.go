@@ -59,7 +59,7 @@ var synonyms = map[string]string{
 	"throttle": "throttl", "throttling": "throttl", "throttled": "throttl",
 	"saturation": "saturat", "saturated": "saturat",
 	"inodes": "inode",
-	"hpa": "autoscaler", "horizontalpodautoscaler": "autoscaler", "autoscaling": "autoscaler",
+	"hpa":    "autoscaler", "horizontalpodautoscaler": "autoscaler", "autoscaling": "autoscaler",
 	"pvc": "volume", "persistentvolumeclaim": "volume", "persistentvolume": "volume", "pv": "volume", "volumes": "volume",
 	"restarting": "restart", "restarts": "restart", "restarted": "restart",
 	"crashloopbackoff": "crashloop", "crashlooping": "crashloop",
