@@ -89,6 +89,9 @@ const (
 	ReasonSearchUnavailable = "search unavailable"
 	// ReasonNoSources: grounding answered without a source to cite.
 	ReasonNoSources = format.NoSources
+	// ReasonNoRelevant: search found sources, but none is about the
+	// alert (grounding's NEEDS_REVIEW error, word for word).
+	ReasonNoRelevant = "no relevant runbook found"
 	// ReasonFailed: anything else.
 	ReasonFailed = "grounding failed"
 )
@@ -192,9 +195,14 @@ func toEnrichment(m *groundingv1.AnnotatedMessage) pipeline.Enrichment {
 	}
 	if len(e.Citations) == 0 {
 		e.Unavailable = ReasonNoSources
-		if len(results) == 0 && strings.HasPrefix(m.GetError(), "search failed") {
+		switch {
+		case len(results) == 0 && strings.HasPrefix(m.GetError(), "search failed"):
 			// Grounding's note when its search service failed.
 			e.Unavailable = ReasonSearchUnavailable
+		case m.GetError() == ReasonNoRelevant:
+			// Grounding's note when search found sources, none of them
+			// about the alert.
+			e.Unavailable = ReasonNoRelevant
 		}
 	}
 	return e

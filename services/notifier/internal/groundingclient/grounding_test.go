@@ -144,6 +144,12 @@ func TestEnrichUnavailable(t *testing.T) {
 			wantReason: "no sources found",
 		},
 		{
+			name: "no relevant source",
+			msg: &groundingv1.AnnotatedMessage{Id: "m", Status: groundingv1.AnnotatedMessage_NEEDS_REVIEW,
+				Error: "no relevant runbook found", GroundedContext: &groundingv1.GroundedContext{Query: "disk"}},
+			wantReason: "no relevant runbook found",
+		},
+		{
 			name: "uncited summary",
 			msg: &groundingv1.AnnotatedMessage{Id: "m", Summary: "Disks fill up.", Status: groundingv1.AnnotatedMessage_NEEDS_REVIEW,
 				Error: "no evidence matched the query", GroundedContext: &groundingv1.GroundedContext{Query: "disk", Results: results}},
