@@ -107,15 +107,19 @@ func (s *ResearchService) ListApprovals(ctx context.Context, req *groundingv1.Li
 // DecideApproval approves (the action runs) or rejects (it is skipped) a
 // pending approval; a decided one, or a decision at or after timeout_at
 // (which escalates the approval), gives FailedPrecondition. The
-// authenticated actor is recorded as the decider, decided_by as a note.
+// authenticated actor is recorded as the decider; without one, decided_by
+// marked "(self-declared)" (actor.Resolve), decided_by kept as a note.
 func (s *ResearchService) DecideApproval(ctx context.Context, req *groundingv1.DecideApprovalRequest) (*groundingv1.DecideApprovalResponse, error) {
 	if req.GetDecision() == groundingv1.DecideApprovalRequest_DECISION_UNSPECIFIED {
 		return nil, grpcserver.FieldViolations(grpcserver.FieldViolation{Field: "decision", Description: "must be APPROVE or REJECT"})
 	}
+	// Who decided, by the one rule every service follows: the key's name,
+	// else decided_by marked "(self-declared)".
+	who, _ := actor.Resolve(ctx, req.GetDecidedBy())
 	a, err := s.svc.Decide(ctx, research.DecideParams{
 		ApprovalID: req.GetId(),
 		Approve:    req.GetDecision() == groundingv1.DecideApprovalRequest_APPROVE,
-		Actor:      actor.FromContext(ctx),
+		Actor:      who,
 		DecidedBy:  req.GetDecidedBy(),
 		Comment:    req.GetComment(),
 	})
