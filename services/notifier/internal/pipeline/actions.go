@@ -105,11 +105,20 @@ type editWorker struct {
 // Work edits the root; it is retried when Telegram fails.
 func (w *editWorker) Work(ctx context.Context, job *river.Job[editArgs]) error {
 	err := w.p.EditRoot(ctx, job.Args.GroupID)
-	var ra interface{ RetryAfter() time.Duration }
-	if errors.As(err, &ra) {
-		return river.JobSnooze(ra.RetryAfter())
+	if err == nil {
+		return nil
 	}
-	return err
+	switch v := Classify(err); v.Action {
+	case RetryAfter:
+		return river.JobSnooze(v.Wait)
+	case Retry:
+		return err
+	default:
+		// The same edit would be refused again (a root that is gone was
+		// already replaced by EditRoot).
+		w.p.logger.WarnContext(ctx, "editing the group's root message failed for good", "group_id", job.Args.GroupID, "action", v.Action.String(), "error", err)
+		return river.JobCancel(err)
+	}
 }
 
 // CanSilence reports whether g can be silenced from here.

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
@@ -110,12 +109,11 @@ func (w *digestWorker) Work(ctx context.Context, job *river.Job[digestArgs]) err
 		now := p.now().UTC()
 		if err != nil {
 			p.metrics.deliveryErrors.WithLabelValues(errorCode(err)).Inc()
-			var ra interface{ RetryAfter() time.Duration }
-			if errors.As(err, &ra) {
-				return river.JobSnooze(ra.RetryAfter())
+			v := Classify(err)
+			if v.Action == RetryAfter {
+				return river.JobSnooze(v.Wait)
 			}
-			var perm interface{ Permanent() bool }
-			if (errors.As(err, &perm) && perm.Permanent()) || job.Attempt >= job.MaxAttempts {
+			if v.Action != Retry || job.Attempt >= job.MaxAttempts {
 				if serr := p.store.FailDigest(ctx, job.Args.DigestID, outbound.PublicError(err), now); serr != nil {
 					return errors.Join(err, serr)
 				}
