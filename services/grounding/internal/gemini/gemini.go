@@ -14,7 +14,10 @@
 // failures are retried with exponential backoff and jitter, honouring the
 // RetryInfo delay Gemini sends with a 429, but never past the context's
 // deadline: a wait that would end after it ends the attempts at once. The
-// final failure is a *grounding.ProviderError.
+// final failure is a *grounding.ProviderError, scrubbed of the API key
+// (its error chain and the body kept for the artifact), since a proxy or
+// the provider may echo the request's headers. Redirects are followed only
+// within the base URL's origin, so the key never goes to another host.
 package gemini
 
 import (
@@ -27,12 +30,14 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 
 	"google.golang.org/genai"
 
 	"github.com/groundcrew/groundcrew/platform/httpretry"
+	"github.com/groundcrew/groundcrew/platform/redact"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/grounding"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/textoffset"
 )
@@ -114,6 +119,9 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		base = http.DefaultTransport
 	}
 	hc.Transport = captureTransport{base: base}
+	// The key travels in x-goog-api-key, which net/http would forward to
+	// any host a redirect names.
+	hc = httpretry.SameOrigin(hc)
 	gc, err := genai.NewClient(ctx, &genai.ClientConfig{
 		APIKey:      cfg.APIKey,
 		Backend:     genai.BackendGeminiAPI,
@@ -138,7 +146,7 @@ func (c *Client) Generate(ctx context.Context, p grounding.Prompt) (*grounding.G
 	}
 	gen, err := fromResponse(resp)
 	if err != nil {
-		return nil, &grounding.ProviderError{Attempts: 1, Raw: raw, Err: err}
+		return nil, &grounding.ProviderError{Attempts: 1, Raw: c.scrub(raw), Err: err}
 	}
 	gen.Raw = raw
 	return gen, nil
@@ -335,8 +343,10 @@ func (c *Client) generate(ctx context.Context, contents []*genai.Content, cfg *g
 			c.cfg.OnAttemptError(code, timedOut)
 		}
 		fail := func(cause error) error {
-			pe := &grounding.ProviderError{Code: code, Attempts: attempt, Raw: rec.body, Err: cause}
-			if isAPI {
+			// What the provider (or anything in between) sent back may echo
+			// the request's headers: the key never leaves in an error.
+			pe := &grounding.ProviderError{Code: code, Attempts: attempt, Raw: c.scrub(rec.body), Err: c.scrubErr(ctx, cause)}
+			if isAPI && statusNameRE.MatchString(apiErr.Status) {
 				pe.Status = apiErr.Status
 			}
 			return pe
@@ -362,6 +372,35 @@ func (c *Client) generate(ctx context.Context, contents []*genai.Content, cfg *g
 			return nil, nil, fail(errors.Join(serr, err))
 		}
 	}
+}
+
+// statusNameRE matches a google.rpc status name such as
+// RESOURCE_EXHAUSTED; anything else in an error's status (an HTTP status
+// line, text echoed by a proxy) is not reported.
+var statusNameRE = regexp.MustCompile(`^[A-Z][A-Z_]{1,39}$`)
+
+// scrub removes the API key from a body kept for the audit artifact.
+func (c *Client) scrub(body []byte) []byte {
+	if body == nil {
+		return nil
+	}
+	return []byte(redact.String(string(body), c.cfg.APIKey))
+}
+
+// scrubErr is err without the API key. When err's text held the key, its
+// chain is not kept either (a genai.APIError in it would still hold the
+// echoed text): only the scrubbed text remains, joined with the context's
+// error so that a timeout is still recognised.
+func (c *Client) scrubErr(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	clean := redact.String(msg, c.cfg.APIKey)
+	if clean == msg {
+		return err
+	}
+	return errors.Join(ctx.Err(), errors.New(clean))
 }
 
 // backoff is BaseDelay·2^(attempt-1) capped at MaxDelay, jittered into
