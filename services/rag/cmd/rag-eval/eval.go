@@ -28,6 +28,9 @@ type questionSet struct {
 	InScope []struct {
 		Question string   `json:"question"`
 		Expected []string `json:"expected"`
+		// Facts are phrases of the document that answer the question;
+		// an answer is right when it contains one of them.
+		Facts []string `json:"facts"`
 	} `json:"in_scope"`
 	OutOfScope []string `json:"out_of_scope"`
 	// SharedWord questions are unrelated too but share a word with the
@@ -49,6 +52,11 @@ type report struct {
 	// Answered is the share of in-scope questions answered, Flagged the
 	// share of unrelated ones (including shared-word ones) flagged.
 	Answered, Flagged float64
+	// Facts counts the in-scope questions labelled with answer facts;
+	// Correct the share of them whose answer contains one, Repeats the
+	// share of answers stating a sentence twice (near-duplicates).
+	Facts            int
+	Correct, Repeats float64
 }
 
 func run(ctx context.Context, cfg config, stdout, stderr io.Writer) int {
@@ -64,7 +72,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) int {
 
 // errTargets reports that the scope check missed its targets; the report
 // has been printed.
-var errTargets = errors.New("scope targets missed")
+var errTargets = errors.New("targets missed")
 
 func evaluate(ctx context.Context, cfg config, out io.Writer) (report, error) {
 	rep := report{Hit1: map[string]float64{}, Hit5: map[string]float64{}, MRR: map[string]float64{}}
@@ -177,16 +185,29 @@ func evaluateInto(ctx context.Context, cfg config, out io.Writer, rep *report) e
 
 	// Scope check and answers.
 	asker := answer.NewAsker(store, answer.Options{})
-	answered, primaryRight := 0, 0
-	var wrong []string
+	answered, primaryRight, correct, repeats := 0, 0, 0, 0
+	var wrong, wrongFacts []string
 	for _, q := range qs.InScope {
 		r, err := asker.Ask(ctx, answer.Request{Collection: collection, Question: q.Question})
 		if err != nil {
 			return err
 		}
+		if len(q.Facts) > 0 {
+			rep.Facts++
+			switch {
+			case !r.IsOutOfScope && containsFact(r.Answer, q.Facts):
+				correct++
+			default:
+				wrongFacts = append(wrongFacts, fmt.Sprintf("  %q want one of %q (in matched chunks %v)\n    got %q", q.Question, q.Facts, factRanks(r.MatchedChunks, q.Facts), r.Answer))
+			}
+		}
 		if r.IsOutOfScope {
 			wrong = append(wrong, fmt.Sprintf("  rejected in-scope %q: %s", q.Question, r.OutOfScopeReason))
 			continue
+		}
+		if answer.HasRepeats(r.Answer) {
+			repeats++
+			wrong = append(wrong, fmt.Sprintf("  repeats itself %q: %q", q.Question, r.Answer))
 		}
 		answered++
 		if firstMatch(primaryChunk(r), q.Expected) == 1 {
@@ -234,6 +255,19 @@ func evaluateInto(ctx context.Context, cfg config, out io.Writer, rep *report) e
 		fmt.Fprintf(out, "  near-scope flagged       %3d/%-3d %5.1f %%  (programming, not Go; no target)\n", near, len(qs.NearScope), 100*float64(near)/float64(len(qs.NearScope)))
 	}
 	fmt.Fprintf(out, "  primary source in an expected section: %d/%d answered\n", primaryRight, answered)
+	if answered > 0 {
+		rep.Repeats = float64(repeats) / float64(answered)
+	}
+	if rep.Facts > 0 {
+		rep.Correct = float64(correct) / float64(rep.Facts)
+		fmt.Fprintf(out, "\nanswers (extractive):\n")
+		fmt.Fprintf(out, "  containing the labelled fact %3d/%-3d %5.1f %%  (target >= %.0f %%)\n", correct, rep.Facts, 100*rep.Correct, 100*cfg.minCorrect)
+		fmt.Fprintf(out, "  stating a sentence twice     %3d/%-3d %5.1f %%\n", repeats, answered, 100*rep.Repeats)
+		if cfg.verbose && len(wrongFacts) > 0 {
+			fmt.Fprintln(out, "  answers without their fact:")
+			fmt.Fprintln(out, strings.Join(wrongFacts, "\n"))
+		}
+	}
 	if cfg.verbose && len(wrong) > 0 {
 		fmt.Fprintln(out, strings.Join(wrong, "\n"))
 	}
@@ -256,7 +290,36 @@ func evaluateInto(ctx context.Context, cfg config, out io.Writer, rep *report) e
 		fmt.Fprintln(out, "\nFAIL: scope targets missed")
 		return errTargets
 	}
+	if rep.Facts > 0 && rep.Correct < cfg.minCorrect {
+		fmt.Fprintln(out, "\nFAIL: answer accuracy target missed")
+		return errTargets
+	}
 	return nil
+}
+
+// factRanks lists the 1-based ranks of the matched chunks holding a
+// fact, to tell retrieval misses from answer-writing ones.
+func factRanks(hits []rag.Hit, facts []string) []int {
+	var out []int
+	for i, h := range hits {
+		if containsFact(h.Text, facts) {
+			out = append(out, i+1)
+		}
+	}
+	return out
+}
+
+// containsFact says whether an answer states one of the facts: it
+// contains the phrase, letter case and white space aside.
+func containsFact(answer string, facts []string) bool {
+	norm := func(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
+	a := norm(answer)
+	for _, f := range facts {
+		if strings.Contains(a, norm(f)) {
+			return true
+		}
+	}
+	return false
 }
 
 // firstMatch returns the 1-based rank of the first hit whose deepest

@@ -28,24 +28,32 @@ func TestEvalSets(t *testing.T) {
 		answered, flagged float64
 		// embedder, bm25, hybrid
 		dense, bm25, hybrid figures
+		// correct is the share of answers containing their labelled
+		// fact (sets with facts only).
+		correct float64
 	}{
 		// Tuning sets: 67/67 answered, 44/45 flagged; 40/40, 42/42;
 		// 40/40, 45/45.
 		{"../../testdata/gospec_questions.json", 67.0 / 67, 44.0 / 45,
-			figures{0.552, 0.851, 0.679}, figures{0.522, 0.896, 0.680}, figures{0.672, 0.896, 0.764}},
+			figures{0.552, 0.851, 0.679}, figures{0.522, 0.896, 0.680}, figures{0.672, 0.896, 0.764}, 48.0 / 67},
 		{"../../testdata/gospec_heldout.json", 40.0 / 40, 42.0 / 42,
-			figures{0.625, 0.950, 0.755}, figures{0.675, 1.000, 0.797}, figures{0.700, 1.000, 0.828}},
+			figures{0.625, 0.950, 0.755}, figures{0.675, 1.000, 0.797}, figures{0.700, 1.000, 0.828}, 0},
 		{"../../testdata/gospec_heldout2.json", 40.0 / 40, 45.0 / 45,
-			figures{0.675, 0.925, 0.789}, figures{0.725, 0.950, 0.811}, figures{0.750, 0.975, 0.843}},
+			figures{0.675, 0.925, 0.789}, figures{0.725, 0.950, 0.811}, figures{0.750, 0.975, 0.843}, 0},
 		// Held out (round 3): 44/44 answered, 52/54 flagged (96.3 %).
 		// Hybrid ties BM25 at hit@5 but trails it at hit@1 and MRR.
 		{"../../testdata/gospec_heldout3.json", 44.0 / 44, 52.0 / 54,
-			figures{0.614, 0.909, 0.738}, figures{0.750, 0.955, 0.856}, figures{0.705, 0.955, 0.820}},
+			figures{0.614, 0.909, 0.738}, figures{0.750, 0.955, 0.856}, figures{0.705, 0.955, 0.820},
+			// Answer facts (round 4): 31/44, below the 0.8 target; see
+			// BENCHMARKS.md.
+			31.0 / 44},
 	}
 	near := func(got, want float64) bool { return math.Abs(got-want) < 0.0005 }
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.questions), func(t *testing.T) {
-			cfg := config{specPath: spec, questionsPath: tt.questions, dir: t.TempDir(), minAnswered: 0.95, minFlagged: 0.95}
+			// The answer target is not met yet (BENCHMARKS.md); the
+			// figure itself is held below.
+			cfg := config{specPath: spec, questionsPath: tt.questions, dir: t.TempDir(), minAnswered: 0.95, minFlagged: 0.95, minCorrect: 0}
 			rep, err := evaluate(t.Context(), cfg, io.Discard)
 			if err != nil && !errors.Is(err, errTargets) {
 				t.Fatal(err)
@@ -61,6 +69,15 @@ func TestEvalSets(t *testing.T) {
 				if !near(got.hit1, want.hit1) || !near(got.hit5, want.hit5) || !near(got.mrr, want.mrr) {
 					t.Errorf("%s: hit@1 %.3f, hit@5 %.3f, MRR %.3f; measured %.3f, %.3f, %.3f", mode, got.hit1, got.hit5, got.mrr, want.hit1, want.hit5, want.mrr)
 				}
+			}
+			if !near(rep.Correct, tt.correct) {
+				t.Errorf("answers with their fact %.3f; measured %.3f", rep.Correct, tt.correct)
+			}
+			// The extractive writer never quotes near-duplicates; what
+			// the measure still finds are sentences the splitter joins
+			// differently once quoted (a sentence ending in a colon).
+			if rep.Repeats > 0.05 {
+				t.Errorf("%.3f of answers state a sentence twice", rep.Repeats)
 			}
 			if rep.Hit5["hybrid"] < rep.Hit5["bm25"] {
 				t.Errorf("hybrid hit@5 %.3f < bm25 hit@5 %.3f", rep.Hit5["hybrid"], rep.Hit5["bm25"])

@@ -13,8 +13,15 @@
 // scope check; testdata/gospec_heldout3.json was written afterwards and is
 // the held-out measure (BENCHMARKS.md).
 //
-// It exits 2 when the scope check misses its targets (at least 95 % of
-// in-scope questions answered, at least 95 % of unrelated ones flagged).
+// Question sets whose in-scope questions carry "facts" (phrases of the
+// document that answer them) also measure the answers: the share
+// containing their fact, and the share stating a sentence twice.
+// gospec_questions.json tunes the extractive answerer; gospec_heldout3.json's
+// facts were written before it was tuned and are the held-out measure.
+//
+// It exits 2 when a target is missed: at least 95 % of in-scope
+// questions answered, at least 95 % of unrelated ones flagged, and (sets
+// with facts) at least 80 % of answers containing their fact.
 package main
 
 import (
@@ -37,6 +44,7 @@ type config struct {
 	verbose       bool
 	minAnswered   float64
 	minFlagged    float64
+	minCorrect    float64
 }
 
 func main() {
@@ -61,6 +69,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.verbose, "v", false, "print every question that misses")
 	fs.Float64Var(&cfg.minAnswered, "min-answered", 0.95, "share of in-scope questions that must be answered")
 	fs.Float64Var(&cfg.minFlagged, "min-flagged", 0.95, "share of unrelated questions that must be flagged out of scope")
+	fs.Float64Var(&cfg.minCorrect, "min-correct", 0.8, "share of answers (of questions labelled with facts) that must contain their fact")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
