@@ -2909,8 +2909,9 @@ export interface components {
          * @description Engine picks where evidence comes from.
          *
          *      - ENGINE_UNSPECIFIED: The same as AUTO.
-         *      - AUTO: Native search when the model provider has it, otherwise the configured
-         *     search engines.
+         *      - AUTO: The search service (its local index and configured web engines) with
+         *     the round's query; the model provider's own search (as NATIVE) only
+         *     when that finds nothing and a model with one is configured.
          *      - NATIVE: Gemini's own Google Search grounding.
          *      - EXA: Exa through the search service.
          *      - LOCAL: The search service's local index.

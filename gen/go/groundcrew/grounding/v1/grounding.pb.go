@@ -85,8 +85,9 @@ type RoundConfig_Engine int32
 const (
 	// The same as AUTO.
 	RoundConfig_ENGINE_UNSPECIFIED RoundConfig_Engine = 0
-	// Native search when the model provider has it, otherwise the configured
-	// search engines.
+	// The search service (its local index and configured web engines) with
+	// the round's query; the model provider's own search (as NATIVE) only
+	// when that finds nothing and a model with one is configured.
 	RoundConfig_AUTO RoundConfig_Engine = 1
 	// Gemini's own Google Search grounding.
 	RoundConfig_NATIVE RoundConfig_Engine = 2
