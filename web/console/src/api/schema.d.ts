@@ -1360,8 +1360,17 @@ export interface components {
          */
         v1AlertGroup: {
             ack?: components["schemas"]["v1AlertGroupAck"];
-            /** @description The group's alerts, latest state first; only GetAlertGroup fills it. */
+            /**
+             * @description The group's alerts, latest first; only GetAlertGroup fills it, up to
+             *     the 2 MiB response bound (alerts_truncated then says so, and
+             *     ListAlerts with group_id pages through all of them).
+             */
             alerts?: components["schemas"]["v1Alert"][];
+            /**
+             * @description Whether alerts stops short of the group's alerts to stay within the
+             *     response size bound.
+             */
+            alertsTruncated?: boolean;
             /**
              * @description What a client may do to the group now; the chat shows the same
              *     buttons. A client offers only these.
@@ -4098,6 +4107,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+                /** @description Only the alerts of this alert group (AlertGroup.id). */
+                groupId?: string;
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             /** @description An unexpected error response. */

@@ -1389,6 +1389,8 @@ type ListAlertsRequest struct {
 	PageToken string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	// Only alerts received at or after this time.
 	ReceivedAfter *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=received_after,json=receivedAfter,proto3" json:"received_after,omitempty"`
+	// Only the alerts of this alert group (AlertGroup.id).
+	GroupId       string `protobuf:"bytes,5,opt,name=group_id,json=groupId,proto3" json:"group_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1449,6 +1451,13 @@ func (x *ListAlertsRequest) GetReceivedAfter() *timestamppb.Timestamp {
 		return x.ReceivedAfter
 	}
 	return nil
+}
+
+func (x *ListAlertsRequest) GetGroupId() string {
+	if x != nil {
+		return x.GroupId
+	}
+	return ""
 }
 
 // ListAlertsResponse is one page. A page is bounded in bytes as well as
@@ -2341,7 +2350,9 @@ type AlertGroup struct {
 	Silence *AlertGroupSilence `protobuf:"bytes,14,opt,name=silence,proto3" json:"silence,omitempty"`
 	// The acknowledgement, if any.
 	Ack *AlertGroupAck `protobuf:"bytes,15,opt,name=ack,proto3" json:"ack,omitempty"`
-	// The group's alerts, latest state first; only GetAlertGroup fills it.
+	// The group's alerts, latest first; only GetAlertGroup fills it, up to
+	// the 2 MiB response bound (alerts_truncated then says so, and
+	// ListAlerts with group_id pages through all of them).
 	Alerts []*Alert `protobuf:"bytes,16,rep,name=alerts,proto3" json:"alerts,omitempty"`
 	// When the group was first received.
 	CreateTime *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
@@ -2350,8 +2361,11 @@ type AlertGroup struct {
 	// What a client may do to the group now; the chat shows the same
 	// buttons. A client offers only these.
 	AllowedActions []AlertGroup_Action `protobuf:"varint,19,rep,packed,name=allowed_actions,json=allowedActions,proto3,enum=groundcrew.notifier.v1.AlertGroup_Action" json:"allowed_actions,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Whether alerts stops short of the group's alerts to stay within the
+	// response size bound.
+	AlertsTruncated bool `protobuf:"varint,20,opt,name=alerts_truncated,json=alertsTruncated,proto3" json:"alerts_truncated,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *AlertGroup) Reset() {
@@ -2515,6 +2529,13 @@ func (x *AlertGroup) GetAllowedActions() []AlertGroup_Action {
 		return x.AllowedActions
 	}
 	return nil
+}
+
+func (x *AlertGroup) GetAlertsTruncated() bool {
+	if x != nil {
+		return x.AlertsTruncated
+	}
+	return false
 }
 
 // AlertGroupSilence is an Alertmanager silence created for a group.
@@ -3268,13 +3289,14 @@ const file_groundcrew_notifier_v1_notifier_proto_rawDesc = "" +
 	"\x0fGetAlertRequest\x12\x19\n" +
 	"\x02id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x02id\"G\n" +
 	"\x10GetAlertResponse\x123\n" +
-	"\x05alert\x18\x01 \x01(\v2\x1d.groundcrew.notifier.v1.AlertR\x05alert\"\xe5\x01\n" +
+	"\x05alert\x18\x01 \x01(\v2\x1d.groundcrew.notifier.v1.AlertR\x05alert\"\x89\x02\n" +
 	"\x11ListAlertsRequest\x12F\n" +
 	"\x06status\x18\x01 \x01(\x0e2$.groundcrew.notifier.v1.Alert.StatusB\b\xbaH\x05\x82\x01\x02\x10\x01R\x06status\x12&\n" +
 	"\tpage_size\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\bpageSize\x12\x1d\n" +
 	"\n" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\x12A\n" +
-	"\x0ereceived_after\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\rreceivedAfter\"\x96\x01\n" +
+	"\x0ereceived_after\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\rreceivedAfter\x12\"\n" +
+	"\bgroup_id\x18\x05 \x01(\tB\a\xbaH\x04r\x02\x18@R\agroupId\"\x96\x01\n" +
 	"\x12ListAlertsResponse\x125\n" +
 	"\x06alerts\x18\x01 \x03(\v2\x1d.groundcrew.notifier.v1.AlertR\x06alerts\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12!\n" +
@@ -3345,7 +3367,7 @@ const file_groundcrew_notifier_v1_notifier_proto_rawDesc = "" +
 	"\x1bHandleTelegramUpdateRequest\x12F\n" +
 	"\x06update\x18\x01 \x01(\v2&.groundcrew.notifier.v1.TelegramUpdateB\x06\xbaH\x03\xc8\x01\x01R\x06update\"8\n" +
 	"\x1cHandleTelegramUpdateResponse\x12\x18\n" +
-	"\aoutcome\x18\x01 \x01(\tR\aoutcome\"\xe5\b\n" +
+	"\aoutcome\x18\x01 \x01(\tR\aoutcome\"\x90\t\n" +
 	"\n" +
 	"AlertGroup\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
@@ -3369,7 +3391,8 @@ const file_groundcrew_notifier_v1_notifier_proto_rawDesc = "" +
 	"createTime\x12;\n" +
 	"\vupdate_time\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"updateTime\x12R\n" +
-	"\x0fallowed_actions\x18\x13 \x03(\x0e2).groundcrew.notifier.v1.AlertGroup.ActionR\x0eallowedActions\x1a?\n" +
+	"\x0fallowed_actions\x18\x13 \x03(\x0e2).groundcrew.notifier.v1.AlertGroup.ActionR\x0eallowedActions\x12)\n" +
+	"\x10alerts_truncated\x18\x14 \x01(\bR\x0falertsTruncated\x1a?\n" +
 	"\x11CommonLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\":\n" +
