@@ -2954,6 +2954,19 @@ export interface components {
             /** @description Never results from these domains (and their subdomains). */
             blockedDomains?: string[];
             engine?: components["schemas"]["searchV1Engine"];
+            /**
+             * @description Leave out local documents indexed in these collections (a document's
+             *     metadata "collection", e.g. "groundcrew" for groundcrew's own
+             *     runbooks); documents without a collection are always searched. Other
+             *     engines ignore it.
+             */
+            excludeCollections?: string[];
+            /**
+             * @description Return each local result's whole document text in SearchResult.text,
+             *     for callers that summarise the document rather than the passage
+             *     (grounding). Other engines ignore it.
+             */
+            includeText?: boolean;
             /** @description Only results published within this age, where the engine supports it. */
             maxAge?: string;
             /**
@@ -3014,6 +3027,11 @@ export interface components {
             snippet?: string;
             /** @description Lower-case host of url without "www.". */
             sourceDomain?: string;
+            /**
+             * @description The document's whole text, at most 20,000 characters, when the request
+             *     set include_text and the result is local; empty otherwise.
+             */
+            text?: string;
             /** @description Page title; never empty. */
             title?: string;
             /**
@@ -4089,6 +4107,8 @@ export interface operations {
                 pageToken?: string;
                 /** @description Only alerts received at or after this time. */
                 receivedAfter?: string;
+                /** @description Only the alerts of this alert group (AlertGroup.id). */
+                groupId?: string;
             };
             header?: never;
             path?: never;
@@ -4107,8 +4127,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-                /** @description Only the alerts of this alert group (AlertGroup.id). */
-                groupId?: string;
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             /** @description An unexpected error response. */

@@ -113,7 +113,16 @@ type SearchRequest struct {
 	// Never results from these domains (and their subdomains).
 	BlockedDomains []string `protobuf:"bytes,5,rep,name=blocked_domains,json=blockedDomains,proto3" json:"blocked_domains,omitempty"`
 	// Only results published within this age, where the engine supports it.
-	MaxAge        *durationpb.Duration `protobuf:"bytes,6,opt,name=max_age,json=maxAge,proto3" json:"max_age,omitempty"`
+	MaxAge *durationpb.Duration `protobuf:"bytes,6,opt,name=max_age,json=maxAge,proto3" json:"max_age,omitempty"`
+	// Leave out local documents indexed in these collections (a document's
+	// metadata "collection", e.g. "groundcrew" for groundcrew's own
+	// runbooks); documents without a collection are always searched. Other
+	// engines ignore it.
+	ExcludeCollections []string `protobuf:"bytes,7,rep,name=exclude_collections,json=excludeCollections,proto3" json:"exclude_collections,omitempty"`
+	// Return each local result's whole document text in SearchResult.text,
+	// for callers that summarise the document rather than the passage
+	// (grounding). Other engines ignore it.
+	IncludeText   bool `protobuf:"varint,8,opt,name=include_text,json=includeText,proto3" json:"include_text,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -188,6 +197,20 @@ func (x *SearchRequest) GetMaxAge() *durationpb.Duration {
 		return x.MaxAge
 	}
 	return nil
+}
+
+func (x *SearchRequest) GetExcludeCollections() []string {
+	if x != nil {
+		return x.ExcludeCollections
+	}
+	return nil
+}
+
+func (x *SearchRequest) GetIncludeText() bool {
+	if x != nil {
+		return x.IncludeText
+	}
+	return false
 }
 
 // SearchResponse holds the results of one search.
@@ -301,7 +324,10 @@ type SearchResult struct {
 	FaviconUrl string `protobuf:"bytes,9,opt,name=favicon_url,json=faviconUrl,proto3" json:"favicon_url,omitempty"`
 	// Who put this document in the local index, and whom its current version
 	// replaced (engine LOCAL only; unset for web results).
-	Provenance    *DocumentProvenance `protobuf:"bytes,10,opt,name=provenance,proto3" json:"provenance,omitempty"`
+	Provenance *DocumentProvenance `protobuf:"bytes,10,opt,name=provenance,proto3" json:"provenance,omitempty"`
+	// The document's whole text, at most 20,000 characters, when the request
+	// set include_text and the result is local; empty otherwise.
+	Text          string `protobuf:"bytes,11,opt,name=text,proto3" json:"text,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -404,6 +430,13 @@ func (x *SearchResult) GetProvenance() *DocumentProvenance {
 		return x.Provenance
 	}
 	return nil
+}
+
+func (x *SearchResult) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
 }
 
 // DocumentProvenance records who indexed a local document: the audit trail
@@ -1046,7 +1079,7 @@ var File_groundcrew_search_v1_search_proto protoreflect.FileDescriptor
 
 const file_groundcrew_search_v1_search_proto_rawDesc = "" +
 	"\n" +
-	"!groundcrew/search/v1/search.proto\x12\x14groundcrew.search.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xea\x05\n" +
+	"!groundcrew/search/v1/search.proto\x12\x14groundcrew.search.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd0\x06\n" +
 	"\rSearchRequest\x12`\n" +
 	"\x05query\x18\x01 \x01(\tBJ\xbaHG\xba\x01?\n" +
 	"\x0fquery.not_blank\x12\x17query must not be blank\x1a\x13this.matches('\\\\S')r\x03\x18\xe8\aR\x05query\x12/\n" +
@@ -1058,14 +1091,17 @@ const file_groundcrew_search_v1_search_proto_rawDesc = "" +
 	"\vdomain.host\x125must be a host name (internationalised names welcome)\x1aYthis.size() <= 253 && this.matches(r'^[\\p{L}\\p{M}\\p{N}_-]+(\\.[\\p{L}\\p{M}\\p{N}_-]+)*\\.?$')R\x0eallowedDomains\x12\xda\x01\n" +
 	"\x0fblocked_domains\x18\x05 \x03(\tB\xb0\x01\xbaH\xac\x01\x92\x01\xa8\x01\x102\"\xa3\x01\xba\x01\x9f\x01\n" +
 	"\vdomain.host\x125must be a host name (internationalised names welcome)\x1aYthis.size() <= 253 && this.matches(r'^[\\p{L}\\p{M}\\p{N}_-]+(\\.[\\p{L}\\p{M}\\p{N}_-]+)*\\.?$')R\x0eblockedDomains\x12<\n" +
-	"\amax_age\x18\x06 \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\x06maxAgeB\x0e\n" +
+	"\amax_age\x18\x06 \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\x06maxAge\x12A\n" +
+	"\x13exclude_collections\x18\a \x03(\tB\x10\xbaH\r\x92\x01\n" +
+	"\x10\x14\"\x06r\x04\x10\x01\x18dR\x12excludeCollections\x12!\n" +
+	"\finclude_text\x18\b \x01(\bR\vincludeTextB\x0e\n" +
 	"\f_max_results\"\x88\x02\n" +
 	"\x0eSearchResponse\x12<\n" +
 	"\aresults\x18\x01 \x03(\v2\".groundcrew.search.v1.SearchResultR\aresults\x124\n" +
 	"\x06engine\x18\x02 \x01(\x0e2\x1c.groundcrew.search.v1.EngineR\x06engine\x12'\n" +
 	"\x0fdropped_results\x18\x03 \x01(\x05R\x0edroppedResults\x12\x16\n" +
 	"\x06cached\x18\x04 \x01(\bR\x06cached\x12A\n" +
-	"\rfallback_from\x18\x05 \x03(\x0e2\x1c.groundcrew.search.v1.EngineR\ffallbackFrom\"\xd3\x06\n" +
+	"\rfallback_from\x18\x05 \x03(\x0e2\x1c.groundcrew.search.v1.EngineR\ffallbackFrom\"\xe7\x06\n" +
 	"\fSearchResult\x12\x1d\n" +
 	"\x05title\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x05title\x12!\n" +
 	"\asnippet\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\asnippet\x12\xdd\x03\n" +
@@ -1083,7 +1119,8 @@ const file_groundcrew_search_v1_search_proto_rawDesc = "" +
 	"\n" +
 	"provenance\x18\n" +
 	" \x01(\v2(.groundcrew.search.v1.DocumentProvenanceR\n" +
-	"provenance\"\x86\x02\n" +
+	"provenance\x12\x12\n" +
+	"\x04text\x18\v \x01(\tR\x04text\"\x86\x02\n" +
 	"\x12DocumentProvenance\x12\x1d\n" +
 	"\n" +
 	"indexed_by\x18\x01 \x01(\tR\tindexedBy\x129\n" +
