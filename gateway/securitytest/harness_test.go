@@ -140,6 +140,14 @@ func (fakeNotifier) IngestAlert(_ context.Context, req *notifierv1.IngestAlertRe
 	return &notifierv1.IngestAlertResponse{Alert: &notifierv1.Alert{Id: "a1", Text: req.GetText()}}, nil
 }
 
+func (fakeNotifier) IngestAlertmanager(context.Context, *notifierv1.IngestAlertmanagerRequest) (*notifierv1.IngestAlertmanagerResponse, error) {
+	return &notifierv1.IngestAlertmanagerResponse{}, nil
+}
+
+func (fakeNotifier) IngestGrafana(context.Context, *notifierv1.IngestGrafanaRequest) (*notifierv1.IngestGrafanaResponse, error) {
+	return &notifierv1.IngestGrafanaResponse{}, nil
+}
+
 func (fakeNotifier) ListAlerts(context.Context, *notifierv1.ListAlertsRequest) (*notifierv1.ListAlertsResponse, error) {
 	return &notifierv1.ListAlertsResponse{}, nil
 }

@@ -34,9 +34,34 @@ type Config struct {
 
 	// APIKeys, when set, are required as `Authorization: Bearer <key>` on
 	// every /v1/ route except the Telegram webhook. Entries are
-	// `name:key[:scopes]` (scopes read, write, admin joined by +) or a bare
-	// key, named key-1, key-2, … with every scope; see edge.ParseKeys.
+	// `name:key[:scopes]` (scopes read, write, admin, alerts joined by +)
+	// or a bare key, named key-1, key-2, … with every scope; see
+	// edge.ParseKeys.
 	APIKeys []string `env:"GATEWAY_API_KEYS" envSeparator:"," secret:"true"`
+	// AlertsScopeStrict ends the deprecation period of write keys posting
+	// alerts: when false (for now the default) a key with write but not
+	// alerts may still call the alerts routes, and the gateway names such
+	// keys at start.
+	AlertsScopeStrict bool `env:"GATEWAY_ALERTS_SCOPE_STRICT" envDefault:"false"`
+	// KeyBudgets are per-key budgets for provider-backed calls and
+	// research runs: `name:calls/unit` (unit s, m, h or d), `*` for every
+	// key not named, e.g. `ci:1000/d,*:10000/d`. Empty: no budgets.
+	KeyBudgets []string `env:"GATEWAY_KEY_BUDGETS" envSeparator:","`
+	// TelegramWebhookSecret, when set (the notifier's
+	// TELEGRAM_WEBHOOK_SECRET, from the same Secret), lets the gateway
+	// refuse a webhook call with a missing or wrong
+	// X-Telegram-Bot-Api-Secret-Token before reading its body.
+	TelegramWebhookSecret string `env:"TELEGRAM_WEBHOOK_SECRET" secret:"true"`
+	// UnauthMaxRequests bounds the requests without a valid key (or
+	// webhook secret) in flight at once; past it they get 503 at once.
+	UnauthMaxRequests int `env:"GATEWAY_UNAUTH_MAX_REQUESTS" envDefault:"256"`
+	// UnauthMaxRequestsPerClient bounds those from one client address
+	// (IPv6: one /64); past it they get 429 at once.
+	UnauthMaxRequestsPerClient int `env:"GATEWAY_UNAUTH_MAX_REQUESTS_PER_CLIENT" envDefault:"64"`
+	// UnauthMaxBuffered bounds the body bytes those requests may have the
+	// gateway buffer between them (declared lengths, or the route's whole
+	// body limit for a chunked body); past it they get 503 at once.
+	UnauthMaxBuffered int64 `env:"GATEWAY_UNAUTH_MAX_BUFFERED" envDefault:"8388608"`
 	// AllowOpen lets the gateway listen on a non-loopback address without
 	// API keys. Even then only loopback hosts and Hosts are served.
 	AllowOpen bool `env:"GATEWAY_ALLOW_OPEN" envDefault:"false"`
@@ -90,10 +115,15 @@ type Config struct {
 	IdleTimeout time.Duration `env:"GATEWAY_IDLE_TIMEOUT" envDefault:"2m"`
 }
 
-// The HTTP server's timeouts when the environment does not set them (the
-// envDefault tags above), also used for a Config built in code and left
-// at zero: to net/http zero means no limit at all.
+// The unauthenticated bounds and the HTTP server's timeouts when the
+// environment does not set them (the envDefault tags above), also used
+// for a Config built in code and left at zero: zero would mean no limit
+// at all, or none admitted.
 const (
+	defaultUnauthMaxRequests          = 256
+	defaultUnauthMaxRequestsPerClient = 64
+	defaultUnauthMaxBuffered          = 8 << 20
+
 	defaultReadHeaderTimeout = 5 * time.Second
 	defaultReadTimeout       = 30 * time.Second
 	defaultWriteTimeout      = 5 * time.Minute
@@ -140,8 +170,31 @@ func (c Config) Validate() error {
 	if c.RateLimit < 0 || (c.RateLimit > 0 && c.RateBurst < 1) {
 		errs = append(errs, errors.New("GATEWAY_RATE_LIMIT must be >= 0 and GATEWAY_RATE_BURST >= 1 when limiting"))
 	}
-	if _, err := edge.ParseKeys(c.APIKeys); err != nil {
+	keys, err := edge.ParseKeys(c.APIKeys)
+	if err != nil {
 		errs = append(errs, err)
+	} else if len(c.KeyBudgets) > 0 {
+		if len(keys) == 0 {
+			errs = append(errs, errors.New("GATEWAY_KEY_BUDGETS: budgets are per API key; set GATEWAY_API_KEYS too"))
+		} else if _, err := edge.ParseBudgets(c.KeyBudgets, keys); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, n := range []struct {
+		name  string
+		value int64
+	}{
+		{"GATEWAY_UNAUTH_MAX_REQUESTS", int64(c.UnauthMaxRequests)},
+		{"GATEWAY_UNAUTH_MAX_REQUESTS_PER_CLIENT", int64(c.UnauthMaxRequestsPerClient)},
+		{"GATEWAY_UNAUTH_MAX_BUFFERED", c.UnauthMaxBuffered},
+	} {
+		if n.value < 0 {
+			errs = append(errs, fmt.Errorf("%s: must be positive (0 takes the default), got %d", n.name, n.value))
+		}
+	}
+	if b := orDefaultN(c.UnauthMaxBuffered, defaultUnauthMaxBuffered); b < c.BodyLimit {
+		errs = append(errs, fmt.Errorf("GATEWAY_UNAUTH_MAX_BUFFERED (%d) is below GATEWAY_BODY_LIMIT (%d): "+
+			"a request without a key could never send a body of the largest size accepted", b, c.BodyLimit))
 	}
 	if len(c.APIKeys) == 0 && !c.AllowOpen && !loopback(c.Addr) {
 		errs = append(errs, fmt.Errorf("GATEWAY_ADDR %s is not a loopback address and GATEWAY_API_KEYS is not set: "+
@@ -177,4 +230,12 @@ func loopback(addr string) bool {
 	}
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.Unmap().IsLoopback()
+}
+
+// orDefaultN is n, or def when n is not positive.
+func orDefaultN[T int | int64](n, def T) T {
+	if n <= 0 {
+		return def
+	}
+	return n
 }

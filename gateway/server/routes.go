@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -21,31 +22,47 @@ type route struct {
 	// untrusted routes answer with stored third-party content (fetched web
 	// pages): a browser must not run it with the gateway's origin.
 	untrusted bool
+	// costly routes call paid providers or models (web search engines,
+	// Gemini, Groq, embeddings) or start work that does (a research run):
+	// each call counts against the key's GATEWAY_KEY_BUDGETS entry.
+	costly bool
+	// bodyLimit, when set, replaces GATEWAY_BODY_LIMIT for the route.
+	bodyLimit int64
+	// webhook is Telegram's route: no key, its own secret header.
+	webhook bool
 }
 
-// routes says, for every /v1/ route, which scope an API key needs (the
-// README's "Security" section prints this table). read: GETs and queries
-// that change nothing; write: ingest, grounding, conversations, research
-// runs; admin: acting for a person (sending to chats, deciding approvals,
-// reviews, silencing and acknowledging alert groups) and raw stored
-// evidence. A route missing here needs admin, the strictest scope, so a
-// new route is closed until someone decides otherwise.
-var routes = []route{
-	{method: "POST", pattern: "/v1/telegram/webhook", open: true}, // Telegram's own secret header
+// webhookBodyLimit bounds a Telegram update: the Bot API's largest (a
+// 4096-character message with its entities, a reply and a keyboard) is a
+// few kilobytes, so 64 KiB is room to spare and all that anyone without
+// a key can make the gateway buffer per request.
+const webhookBodyLimit = 64 << 10
 
-	{method: "POST", pattern: "/v1/search", scope: edge.ScopeRead},
+// routes says, for every /v1/ route, which scope an API key needs
+// (docs/security.md prints this table). read: GETs and queries that change
+// nothing; write: ingest, grounding, conversations, research runs; alerts:
+// the alert webhooks and nothing else; admin: acting for a person (sending
+// to chats, deciding approvals, reviews, silencing and acknowledging alert
+// groups) and raw stored evidence. A route missing here needs admin, the
+// strictest scope, so a new route is closed until someone decides
+// otherwise. Costly routes count against the key's budget.
+var routes = []route{
+	// Telegram's own secret header instead of a key.
+	{method: "POST", pattern: "/v1/telegram/webhook", open: true, webhook: true, bodyLimit: webhookBodyLimit},
+
+	{method: "POST", pattern: "/v1/search", scope: edge.ScopeRead, costly: true},
 	{method: "GET", pattern: "/v1/search/engines", scope: edge.ScopeRead},
 	{method: "POST", pattern: "/v1/search/documents", scope: edge.ScopeWrite},
 
-	{method: "POST", pattern: "/v1/ground", scope: edge.ScopeWrite},
-	{method: "POST", pattern: "/v1/ground:query", scope: edge.ScopeRead},
-	{method: "POST", pattern: "/v1/converse", scope: edge.ScopeWrite},
+	{method: "POST", pattern: "/v1/ground", scope: edge.ScopeWrite, costly: true},
+	{method: "POST", pattern: "/v1/ground:query", scope: edge.ScopeRead, costly: true},
+	{method: "POST", pattern: "/v1/converse", scope: edge.ScopeWrite, costly: true},
 	{method: "GET", pattern: "/v1/messages", scope: edge.ScopeRead},
 	{method: "GET", pattern: "/v1/messages/{id}", scope: edge.ScopeRead},
 	{method: "POST", pattern: "/v1/messages/{id}:review", scope: edge.ScopeAdmin},
 	{method: "GET", pattern: "/v1/messages/{message_id}/citations/{citation_id}/raw-html", scope: edge.ScopeAdmin, untrusted: true},
 
-	{method: "POST", pattern: "/v1/research", scope: edge.ScopeWrite},
+	{method: "POST", pattern: "/v1/research", scope: edge.ScopeWrite, costly: true},
 	{method: "GET", pattern: "/v1/research", scope: edge.ScopeRead},
 	{method: "GET", pattern: "/v1/research/{id}", scope: edge.ScopeRead},
 	{method: "GET", pattern: "/v1/research/{id}/report", scope: edge.ScopeRead},
@@ -58,13 +75,13 @@ var routes = []route{
 	{method: "GET", pattern: "/v1/collections/{collection}", scope: edge.ScopeRead},
 	{method: "DELETE", pattern: "/v1/collections/{collection}", scope: edge.ScopeAdmin},
 	{method: "POST", pattern: "/v1/collections/{collection}/documents", scope: edge.ScopeWrite},
-	{method: "POST", pattern: "/v1/collections/{collection}:retrieve", scope: edge.ScopeRead},
-	{method: "POST", pattern: "/v1/collections/{collection}:ask", scope: edge.ScopeRead},
-	{method: "POST", pattern: "/v1/collections/{collection}:askStream", scope: edge.ScopeRead, stream: true},
+	{method: "POST", pattern: "/v1/collections/{collection}:retrieve", scope: edge.ScopeRead, costly: true},
+	{method: "POST", pattern: "/v1/collections/{collection}:ask", scope: edge.ScopeRead, costly: true},
+	{method: "POST", pattern: "/v1/collections/{collection}:askStream", scope: edge.ScopeRead, stream: true, costly: true},
 
-	{method: "POST", pattern: "/v1/alerts", scope: edge.ScopeWrite},
-	{method: "POST", pattern: "/v1/alerts:alertmanager", scope: edge.ScopeWrite},
-	{method: "POST", pattern: "/v1/alerts:grafana", scope: edge.ScopeWrite},
+	{method: "POST", pattern: "/v1/alerts", scope: edge.ScopeAlerts},
+	{method: "POST", pattern: "/v1/alerts:alertmanager", scope: edge.ScopeAlerts},
+	{method: "POST", pattern: "/v1/alerts:grafana", scope: edge.ScopeAlerts},
 	{method: "GET", pattern: "/v1/alerts", scope: edge.ScopeRead},
 	{method: "GET", pattern: "/v1/alerts:watch", scope: edge.ScopeRead, stream: true},
 	{method: "GET", pattern: "/v1/alerts/{id}", scope: edge.ScopeRead},
@@ -74,17 +91,53 @@ var routes = []route{
 	{method: "POST", pattern: "/v1/alert-groups/{id}:ack", scope: edge.ScopeAdmin},
 	{method: "POST", pattern: "/v1/notifications:format", scope: edge.ScopeRead},
 	{method: "POST", pattern: "/v1/notifications:send", scope: edge.ScopeAdmin},
+
+	// On call (issue 26): read to see, admin to change.
+	{method: "GET", pattern: "/v1/alert-groups/{group_id}/escalation", scope: edge.ScopeRead},
+	{method: "GET", pattern: "/v1/oncall/schedules", scope: edge.ScopeRead},
+	{method: "GET", pattern: "/v1/oncall/schedules/{id}", scope: edge.ScopeRead},
+	{method: "PUT", pattern: "/v1/oncall/schedules/{id}", scope: edge.ScopeAdmin},
+	{method: "DELETE", pattern: "/v1/oncall/schedules/{id}", scope: edge.ScopeAdmin},
+	{method: "GET", pattern: "/v1/oncall/schedules/{id}/oncall", scope: edge.ScopeRead},
+	{method: "GET", pattern: "/v1/oncall/schedules/{id}/shifts", scope: edge.ScopeRead},
+	{method: "GET", pattern: "/v1/oncall/schedules/{id}/calendar.ics", scope: edge.ScopeRead},
+	{method: "GET", pattern: "/v1/oncall/policies", scope: edge.ScopeRead},
+	{method: "PUT", pattern: "/v1/oncall/policies/{id}", scope: edge.ScopeAdmin},
+	{method: "DELETE", pattern: "/v1/oncall/policies/{id}", scope: edge.ScopeAdmin},
 }
 
 // lookupRoute finds r's line in the table; ok is false for a route the
-// table does not know.
+// table does not know. Under [withRoute] it is found once per request.
 func lookupRoute(r *http.Request) (route, bool) {
+	if m, ok := r.Context().Value(routeKey{}).(*routeMatch); ok {
+		return m.rt, m.ok
+	}
+	return findRoute(r)
+}
+
+func findRoute(r *http.Request) (route, bool) {
 	for _, rt := range routes {
 		if rt.method == r.Method && matchPattern(rt.pattern, r.URL.Path) {
 			return rt, true
 		}
 	}
 	return route{}, false
+}
+
+type routeKey struct{}
+
+type routeMatch struct {
+	rt route
+	ok bool
+}
+
+// withRoute looks r's route up once, for every middleware after it that
+// asks (scope, stream, budget, body limit, webhook).
+func withRoute(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rt, ok := findRoute(r)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), routeKey{}, &routeMatch{rt, ok})))
+	})
 }
 
 // routeScope is what [edge.Require] asks: the scope r needs, and whether it
@@ -106,6 +159,29 @@ func routeScope(r *http.Request) (edge.Scope, bool) {
 func isStream(r *http.Request) bool {
 	rt, ok := lookupRoute(r)
 	return ok && rt.stream
+}
+
+// isCostly says whether r counts against its key's budget.
+func isCostly(r *http.Request) bool {
+	rt, ok := lookupRoute(r)
+	return ok && rt.costly
+}
+
+// isWebhook says whether r is Telegram's webhook route.
+func isWebhook(r *http.Request) bool {
+	rt, ok := lookupRoute(r)
+	return ok && rt.webhook
+}
+
+// bodyLimit returns the most body bytes r's route takes: its own limit,
+// else def (GATEWAY_BODY_LIMIT).
+func bodyLimit(def int64) func(*http.Request) int64 {
+	return func(r *http.Request) int64 {
+		if rt, ok := lookupRoute(r); ok && rt.bodyLimit > 0 {
+			return min(rt.bodyLimit, def)
+		}
+		return def
+	}
 }
 
 // matchPattern matches path against an http-rule pattern.

@@ -194,10 +194,13 @@ func NewHandler(ctx context.Context, cfg Config, b Backends, logger *slog.Logger
 		{func(ctx context.Context, m *runtime.ServeMux, c grpc.ClientConnInterface) error {
 			return notifierv1.RegisterNotifierServiceHandlerClient(ctx, m, notifierv1.NewNotifierServiceClient(c))
 		}, "notifier"},
+		{func(ctx context.Context, m *runtime.ServeMux, c grpc.ClientConnInterface) error {
+			return notifierv1.RegisterOnCallServiceHandlerClient(ctx, m, notifierv1.NewOnCallServiceClient(c))
+		}, "oncall"},
 	} {
 		conn := map[string]grpc.ClientConnInterface{
 			"search": b.Search.Conn, "grounding": b.Grounding.Conn, "research": b.Grounding.Conn,
-			"rag": b.Rag.Conn, "notifier": b.Notifier.Conn,
+			"rag": b.Rag.Conn, "notifier": b.Notifier.Conn, "oncall": b.Notifier.Conn,
 		}[reg.name]
 		if err := reg.register(ctx, mux, actorConn{conn}); err != nil {
 			return nil, fmt.Errorf("registering %s routes: %w", reg.name, err)
@@ -207,23 +210,50 @@ func NewHandler(ctx context.Context, cfg Config, b Backends, logger *slog.Logger
 	// The OpenAPI 3 document, complete as tools/openapi3 generates it.
 	openapi := gen.OpenAPI3
 
-	// The API, innermost last: who is calling, counted against its limit,
-	// allowed (key and scope), sending JSON, within the body limit and its
-	// stream cap; then the client's headers are scrubbed and the call gets
-	// its deadline and its actor.
+	budgets, err := edge.ParseBudgets(cfg.KeyBudgets, keys)
+	if err != nil {
+		return nil, err
+	}
+	if names := edge.LegacyAlertKeys(keys); len(names) > 0 {
+		if cfg.AlertsScopeStrict {
+			logger.Warn("these API keys hold write but not alerts, so they can no longer post alerts (GATEWAY_ALERTS_SCOPE_STRICT=true): "+
+				"give the webhook senders' keys the alerts scope", "keys", names)
+		} else {
+			logger.Warn("deprecated: these API keys post alerts only because write still covers the alerts routes; "+
+				"give webhook senders (Alertmanager, Grafana) a key with the alerts scope alone, then set GATEWAY_ALERTS_SCOPE_STRICT=true",
+				"keys", names)
+		}
+	}
+	admission := edge.NewAdmission(
+		orDefaultN(cfg.UnauthMaxRequests, defaultUnauthMaxRequests),
+		orDefaultN(cfg.UnauthMaxRequestsPerClient, defaultUnauthMaxRequestsPerClient),
+		orDefaultN(cfg.UnauthMaxBuffered, defaultUnauthMaxBuffered))
+	limit := bodyLimit(cfg.BodyLimit)
+
+	// The API, innermost last: which route, who is calling, counted
+	// against its limit, allowed (key and scope, or the webhook's secret),
+	// sending JSON, within its key's budget, admitted if it proved no
+	// credential, within the body limit and its stream cap; then the
+	// client's headers are scrubbed and the call gets its deadline and its
+	// actor. Everything up to the admission refuses without reading the
+	// body.
 	var api http.Handler = withTimeout(cfg.BackendTimeout, orDefault(cfg.WriteTimeout, defaultWriteTimeout), mux)
 	api = edge.Scrub(api)
 	if cfg.MaxStreamsPerClient > 0 {
 		api = edge.NewStreamLimiter(cfg.MaxStreamsPerClient).Middleware(isStream, api)
 	}
-	api = edge.BodyLimit(cfg.BodyLimit, api)
+	api = edge.BodyLimit(limit, api)
+	api = admission.Middleware(isStream, limit, api)
+	api = budgets.Middleware(isCostly, api)
 	api = edge.RequireJSON(api)
-	api = edge.Require(len(keys) > 0, routeScope, api)
+	api = edge.WebhookSecret(cfg.TelegramWebhookSecret, isWebhook, api)
+	api = edge.Require(len(keys) > 0, edge.Access{Scope: routeScope, WriteCoversAlerts: !cfg.AlertsScopeStrict}, api)
 	if cfg.RateLimit > 0 {
 		api = edge.NewRateLimiter(cfg.RateLimit, cfg.RateBurst, cfg.RateClients).Middleware(api)
 	}
 	api = edge.Identify(keys, proxies, api)
 	api = secureHeaders(api)
+	api = withRoute(api)
 
 	rd := &readiness{backends: b.all(), timeout: cfg.ReadinessTimeout}
 	root := http.NewServeMux()

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc/codes"
 )
@@ -27,10 +28,14 @@ const (
 	// ScopeAdmin acts for people: sends notifications, decides approvals,
 	// reviews, silences and acknowledges alert groups, reads raw evidence.
 	ScopeAdmin Scope = "admin"
+	// ScopeAlerts posts alerts through the webhook routes and nothing
+	// else: what Alertmanager and Grafana hold, so a leaked webhook key
+	// cannot replace documents or start research.
+	ScopeAlerts Scope = "alerts"
 )
 
 // AllScopes are the scopes a bare key (no name, no scopes) holds.
-var AllScopes = []Scope{ScopeRead, ScopeWrite, ScopeAdmin}
+var AllScopes = []Scope{ScopeRead, ScopeWrite, ScopeAdmin, ScopeAlerts}
 
 // Key is one parsed GATEWAY_API_KEYS entry.
 type Key struct {
@@ -55,7 +60,7 @@ func (k Key) Has(s Scope) bool {
 var keyName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$`)
 
 // ParseKeys reads GATEWAY_API_KEYS entries: `name:key[:scopes]` with scopes
-// read, write, admin joined by `+`, or a bare `key`, which is named key-1,
+// read, write, admin, alerts joined by `+`, or a bare `key`, which is named key-1,
 // key-2, … in order and holds every scope. Errors never quote a key.
 func ParseKeys(entries []string) ([]Key, error) {
 	var keys []Key
@@ -118,9 +123,9 @@ func parseScopes(s string) ([]Scope, error) {
 	for _, p := range strings.Split(s, "+") {
 		sc := Scope(strings.ToLower(strings.TrimSpace(p)))
 		switch sc {
-		case ScopeRead, ScopeWrite, ScopeAdmin:
+		case ScopeRead, ScopeWrite, ScopeAdmin, ScopeAlerts:
 		default:
-			return nil, fmt.Errorf("unknown scope %q: want read, write or admin joined by +", p)
+			return nil, fmt.Errorf("unknown scope %q: want read, write, admin or alerts joined by +", p)
 		}
 		if !seen[sc] {
 			seen[sc] = true
@@ -140,7 +145,15 @@ type Client struct {
 	Key *Key
 	// SentBearer is true when the request carried a bearer token at all.
 	SentBearer bool
+	// Webhook is true when the request proved the Telegram webhook's
+	// secret ([WebhookSecret]): no API key, but Telegram's own credential
+	// for the one route it calls.
+	Webhook bool
 }
+
+// Authenticated reports whether the client proved a credential: an API
+// key, or the webhook secret on the webhook route.
+func (c Client) Authenticated() bool { return c.Key != nil || c.Webhook }
 
 // Bucket is the identity limits are counted under: the key's name for an
 // authenticated client, otherwise its address. Junk tokens therefore share
@@ -198,16 +211,48 @@ func Identify(keys []Key, proxies *Proxies, next http.Handler) http.Handler {
 	})
 }
 
-// Require enforces keys and scopes on the routes for which scope returns
-// ok: with keys configured, no valid key is 401 and a key without the
-// route's scope is 403. With no keys configured (an open gateway, loopback
-// or GATEWAY_ALLOW_OPEN) it lets everything through.
-func Require(enabled bool, scope func(*http.Request) (Scope, bool), next http.Handler) http.Handler {
+// Access is what [Require] enforces.
+type Access struct {
+	// Scope returns the scope r needs, and whether it needs a key at all.
+	Scope func(r *http.Request) (Scope, bool)
+	// WriteCoversAlerts lets a key with write but not alerts call the
+	// alerts routes, as write did before the alerts scope existed. It is
+	// the deprecation period of that rule (GATEWAY_WRITE_COVERS_ALERTS);
+	// [LegacyAlertKeys] names the keys that still rely on it.
+	WriteCoversAlerts bool
+}
+
+// Allows reports whether k may call a route that needs scope need.
+func (a Access) Allows(k Key, need Scope) bool {
+	if k.Has(need) {
+		return true
+	}
+	return need == ScopeAlerts && a.WriteCoversAlerts && k.Has(ScopeWrite)
+}
+
+// LegacyAlertKeys names the keys that can post alerts only because
+// write still covers the alerts routes: they hold write but not alerts.
+func LegacyAlertKeys(keys []Key) []string {
+	var names []string
+	for _, k := range keys {
+		if k.Has(ScopeWrite) && !k.Has(ScopeAlerts) {
+			names = append(names, k.Name)
+		}
+	}
+	return names
+}
+
+// Require enforces keys and scopes on the routes for which access.Scope
+// returns ok: with keys configured, no valid key is 401 and a key without
+// the route's scope is 403, both before the body is read. With no keys
+// configured (an open gateway, loopback or GATEWAY_ALLOW_OPEN) it lets
+// everything through.
+func Require(enabled bool, access Access, next http.Handler) http.Handler {
 	if !enabled {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		need, protected := scope(r)
+		need, protected := access.Scope(r)
 		if !protected || r.Method == http.MethodOptions {
 			next.ServeHTTP(w, r)
 			return
@@ -215,14 +260,60 @@ func Require(enabled bool, scope func(*http.Request) (Scope, bool), next http.Ha
 		c := ClientFrom(r.Context())
 		if c.Key == nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="groundcrew"`)
+			refuseUnread(w, r)
 			WriteError(w, http.StatusUnauthorized, codes.Unauthenticated, "missing or invalid API key: send Authorization: Bearer <key>")
 			return
 		}
-		if !c.Key.Has(need) {
+		if !access.Allows(*c.Key, need) {
 			WriteError(w, http.StatusForbidden, codes.PermissionDenied, "this API key lacks the "+string(need)+" scope for "+r.Method+" "+r.URL.Path)
 			return
 		}
 		next.ServeHTTP(w, r)
+	})
+}
+
+// refuseUnread closes the connection after a refusal that leaves r's
+// body unread, so the server neither reads the rest of it nor keeps a
+// connection whose sender may still be writing. Without the read
+// deadline, net/http would drain up to 256 KiB of a chunked body once the
+// handler returns, waiting as long as the sender holds it open.
+func refuseUnread(w http.ResponseWriter, r *http.Request) {
+	if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	}
+}
+
+// WebhookSecretHeader is the header Telegram sends with every webhook
+// update: the secret_token given to setWebhook.
+const WebhookSecretHeader = "X-Telegram-Bot-Api-Secret-Token"
+
+// WebhookSecret checks [WebhookSecretHeader] against secret on the routes
+// isWebhook picks, in constant time and before anything reads the body:
+// a missing or wrong secret is 401, and the connection is closed rather
+// than drained. A request with the right secret is marked
+// [Client.Webhook]. With no secret (the gateway was not given
+// TELEGRAM_WEBHOOK_SECRET) it checks nothing and the notifier alone
+// checks the header, after the body has arrived.
+func WebhookSecret(secret string, isWebhook func(*http.Request) bool, next http.Handler) http.Handler {
+	if secret == "" {
+		return next
+	}
+	want := sha256.Sum256([]byte(secret))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isWebhook(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		got := sha256.Sum256([]byte(r.Header.Get(WebhookSecretHeader)))
+		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			refuseUnread(w, r)
+			WriteError(w, http.StatusUnauthorized, codes.Unauthenticated, "missing or wrong "+WebhookSecretHeader)
+			return
+		}
+		c := ClientFrom(r.Context())
+		c.Webhook = true
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientKey{}, c)))
 	})
 }
 

@@ -137,22 +137,26 @@ func AccessLog(logger *slog.Logger, next http.Handler) http.Handler {
 	})
 }
 
-// BodyLimit rejects request bodies over limit bytes with 413. Bodies are read
-// here, up to the limit, so the routes never see a partial body and the
-// client gets 413 rather than a decode error. A body that does not arrive
-// before the server's read timeout gets 408.
-func BodyLimit(limit int64, next http.Handler) http.Handler {
+// BodyLimit rejects request bodies over limit(r) bytes with 413: at once,
+// unread, when the body declares a larger length, else as soon as the
+// limit is passed. Bodies are read here, up to the limit, so the routes
+// never see a partial body and the client gets 413 rather than a decode
+// error. A body that does not arrive before the server's read timeout gets
+// 408.
+func BodyLimit(limit func(*http.Request) int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Body == http.NoBody {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if r.ContentLength > limit {
-			tooLarge(w, limit)
+		max := limit(r)
+		if r.ContentLength > max {
+			tooLarge(w, r, max)
 			return
 		}
-		data, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-		_ = r.Body.Close()
+		// The body is not closed here: closing an unread body makes
+		// net/http drain it, waiting for a sender that holds it open.
+		data, err := readBody(r, max)
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			// The server's read timeout passed mid-body: a client too slow
 			// (or stalling on purpose) is told so, and the access log shows
@@ -164,8 +168,8 @@ func BodyLimit(limit int64, next http.Handler) http.Handler {
 			WriteError(w, http.StatusBadRequest, codes.InvalidArgument, "could not read the request body")
 			return
 		}
-		if int64(len(data)) > limit {
-			tooLarge(w, limit)
+		if int64(len(data)) > max {
+			tooLarge(w, r, max)
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(data))
@@ -174,8 +178,22 @@ func BodyLimit(limit int64, next http.Handler) http.Handler {
 	})
 }
 
-func tooLarge(w http.ResponseWriter, limit int64) {
-	w.Header().Set("Connection", "close")
+// readBody reads r's body, at most max+1 bytes of it. A declared length
+// is read into one buffer of that size, so what is held is what
+// [Admission] reserved; a chunked body grows as it arrives.
+func readBody(r *http.Request, max int64) ([]byte, error) {
+	if r.ContentLength > 0 {
+		data := make([]byte, r.ContentLength)
+		if _, err := io.ReadFull(r.Body, data); err != nil {
+			return nil, err
+		}
+		return data, nil
+	}
+	return io.ReadAll(io.LimitReader(r.Body, max+1))
+}
+
+func tooLarge(w http.ResponseWriter, r *http.Request, limit int64) {
+	refuseUnread(w, r)
 	WriteError(w, http.StatusRequestEntityTooLarge, codes.ResourceExhausted,
 		"request body larger than "+strconv.FormatInt(limit, 10)+" bytes")
 }

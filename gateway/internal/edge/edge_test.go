@@ -133,7 +133,7 @@ func TestBodyLimitReadErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			reached := false
-			h := BodyLimit(1024, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached = true }))
+			h := BodyLimit(func(*http.Request) int64 { return 1024 }, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached = true }))
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, httptest.NewRequest("POST", "/", failingBody{tt.err}))
 			if reached {

@@ -21,6 +21,7 @@ func TestParseKeys(t *testing.T) {
 			[]Key{{"key-1", "k1", AllScopes}, {"ops", "k2", []Scope{ScopeAdmin}}, {"key-2", "k3", AllScopes}}, ""},
 		{"named without scopes has every scope", []string{"ci:k1"}, []Key{{"ci", "k1", AllScopes}}, ""},
 		{"scopes joined by +, any case", []string{"ci:k1:Read+WRITE"}, []Key{{"ci", "k1", []Scope{ScopeRead, ScopeWrite}}}, ""},
+		{"the alerts scope", []string{"am:k1:alerts"}, []Key{{"am", "k1", []Scope{ScopeAlerts}}}, ""},
 		{"unknown scope", []string{"ci:k1:read+root"}, nil, `unknown scope "root"`},
 		{"too many parts", []string{"a:b:read:x"}, nil, "want name:key[:scopes]"},
 		{"bad name", []string{"a b:k1"}, nil, "the name must be"},
