@@ -38,13 +38,19 @@ run: build ## Build and start all four services and the gateway on embedded defa
 .PHONY: test
 test: proto-check fmt-check test-console deploy-check vulncheck test-go fuzz ## Run every check and test (what CI runs).
 
+# What `<binary> --version` prints (platform/entrypoint).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+GO_LDFLAGS := -X github.com/groundcrew/groundcrew/platform/entrypoint.Version=$(VERSION) -X github.com/groundcrew/groundcrew/platform/entrypoint.Commit=$(COMMIT)
+GO_BUILD := go build -trimpath -ldflags '$(GO_LDFLAGS)'
+
 .PHONY: build
 build: ## Build every binary into bin/.
 	@mkdir -p $(BIN)
-	@for s in $(SERVICES); do echo "build $$s"; (cd services/$$s && go build -trimpath -o $(BIN)/$$s .); done
-	@echo "build gateway"; cd gateway && go build -trimpath -o $(BIN)/gateway .
-	@echo "build search-index"; cd services/search && go build -trimpath -o $(BIN)/search-index ./cmd/search-index
-	@echo "build rag-ingest"; cd services/rag && go build -trimpath -o $(BIN)/rag-ingest ./cmd/rag-ingest
+	@for s in $(SERVICES); do echo "build $$s"; (cd services/$$s && $(GO_BUILD) -o $(BIN)/$$s .); done
+	@echo "build gateway"; cd gateway && $(GO_BUILD) -o $(BIN)/gateway .
+	@echo "build search-index"; cd services/search && $(GO_BUILD) -o $(BIN)/search-index ./cmd/search-index
+	@echo "build rag-ingest"; cd services/rag && $(GO_BUILD) -o $(BIN)/rag-ingest ./cmd/rag-ingest
 
 .PHONY: tools
 tools: $(BUF) $(HELM) ## Build the pinned code generators and helm into bin/.

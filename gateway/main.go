@@ -12,5 +12,7 @@ import (
 )
 
 func main() {
-	entrypoint.Main("gateway", func(c *server.Config) *config.Common { return &c.Common }, server.Run)
+	entrypoint.Main("gateway",
+		"groundcrew's REST edge: the JSON API, OpenAPI document, API docs and operator console over the search, grounding, rag and notifier services, with API keys, CORS and limits",
+		func(c *server.Config) *config.Common { return &c.Common }, server.Run)
 }

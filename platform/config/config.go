@@ -6,8 +6,9 @@
 // embedding [Common]. main calls [Load] with os.LookupEnv; tests pass a map's
 // lookup instead, so they never touch the process environment. Fields tagged
 // `secret:"true"` are never printed: [Attrs] reports them as "set (masked)"
-// or "unset", which lets every service log its effective configuration in one
-// start-up line.
+// or "unset", which lets every service log what it changed from the
+// defaults in one start-up line ([LogValue]) and its whole configuration at
+// debug level ([FullLogValue]).
 //
 // Only value fields are supported for nesting (struct fields, embedded or not,
 // with an optional `envPrefix` tag); pointer-to-struct fields are ignored by
@@ -120,9 +121,21 @@ func Attrs(cfg any) []slog.Attr {
 	return attrs
 }
 
-// LogValue returns cfg's [Attrs] as one group value, for a start-up line such
-// as logger.Info("starting", "config", config.LogValue(cfg)).
+// LogValue returns what a start-up line such as
+// logger.Info("starting", "config", config.LogValue(cfg)) shows: the
+// [Changed] attributes as one group value, or "defaults" when every
+// variable has its default. The whole configuration is [FullLogValue].
 func LogValue(cfg any) slog.Value {
+	changed := Changed(cfg)
+	if len(changed) == 0 {
+		return slog.StringValue("defaults")
+	}
+	return slog.GroupValue(changed...)
+}
+
+// FullLogValue returns cfg's [Attrs] as one group value: every variable,
+// secrets masked (logged at debug level and printed by --print-config).
+func FullLogValue(cfg any) slog.Value {
 	return slog.GroupValue(Attrs(cfg)...)
 }
 

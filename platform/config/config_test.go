@@ -210,8 +210,19 @@ func TestAttrsMasksSecrets(t *testing.T) {
 			t.Errorf("log line %s contains secret %q", buf.String(), secret)
 		}
 	}
-	if !strings.Contains(buf.String(), `"GRACE_PERIOD":"10s"`) {
-		t.Errorf("log line %s lacks GRACE_PERIOD", buf.String())
+	// The start-up line names what differs from the defaults, nothing else.
+	for _, want := range []string{`"GEMINI_API_KEY":"set (masked)"`, `"DATABASE_URL":"postgres://app:xxxxx@db:5432/groundcrew"`} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("log line %s lacks %s", buf.String(), want)
+		}
+	}
+	if strings.Contains(buf.String(), "GRACE_PERIOD") {
+		t.Errorf("log line %s names GRACE_PERIOD, which has its default", buf.String())
+	}
+	buf.Reset()
+	slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})).Debug("configuration", "config", config.FullLogValue(cfg))
+	if !strings.Contains(buf.String(), `"GRACE_PERIOD":"10s"`) || strings.Contains(buf.String(), "pa55word") {
+		t.Errorf("full configuration %s lacks GRACE_PERIOD or shows a secret", buf.String())
 	}
 }
 

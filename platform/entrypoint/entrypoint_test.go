@@ -142,3 +142,81 @@ func TestHealthcheckAgainstAdminPort(t *testing.T) {
 		})
 	}
 }
+
+type helpConfig struct {
+	config.Common
+	Sources int    `env:"GROUNDING_MAX_SOURCES" envDefault:"3"`
+	Key     string `env:"GEMINI_API_KEY" secret:"true"`
+}
+
+func TestCommand(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		env      map[string]string
+		wantCode int
+		wantDone bool
+		stdout   []string // each must appear
+		stderr   string
+	}{
+		{name: "no arguments starts", args: nil, wantCode: ExitOK, wantDone: false},
+		{name: "--help", args: []string{"--help"}, wantCode: ExitOK, wantDone: true, stdout: []string{
+			"svc — a test service\n",
+			"  GROUNDING_MAX_SOURCES (default: 3)\n      sources kept per answer",
+			"  DATA_DIR (default: ./.groundcrew)\n",
+			"  GEMINI_API_KEY (default: –)\n      Gemini; unset means the extractive summariser",
+			"docs/configuration.md",
+		}},
+		{name: "-h", args: []string{"-h"}, wantCode: ExitOK, wantDone: true, stdout: []string{"GROUNDING_MAX_SOURCES"}},
+		{name: "--version", args: []string{"--version"}, wantCode: ExitOK, wantDone: true, stdout: []string{"svc dev (commit unknown, go"}},
+		{name: "--print-config", args: []string{"--print-config"}, env: map[string]string{"GEMINI_API_KEY": "AIza-secret", "GROUNDING_MAX_SOURCES": "5"},
+			wantCode: ExitOK, wantDone: true, stdout: []string{"GEMINI_API_KEY=set (masked)\n", "GROUNDING_MAX_SOURCES=5\n", "GRACE_PERIOD=10s\n"}},
+		{name: "--print-config with a bad variable", args: []string{"--print-config"}, env: map[string]string{"GROUNDING_MAX_SOURCES": "x"},
+			wantCode: ExitConfig, wantDone: true, stderr: "GROUNDING_MAX_SOURCES: must be an integer"},
+		{name: "unknown flag", args: []string{"--port=1"}, wantCode: ExitConfig, wantDone: true, stderr: `unknown flag "--port=1"`},
+		{name: "unknown argument", args: []string{"serve"}, wantCode: ExitConfig, wantDone: true, stderr: `unknown argument "serve"`},
+		{name: "help with more", args: []string{"--help", "x"}, wantCode: ExitConfig, wantDone: true, stderr: "see svc --help"},
+		{name: "healthcheck without URL", args: []string{"healthcheck"}, wantCode: ExitConfig, wantDone: true, stderr: "usage: svc healthcheck URL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code, done := Command[helpConfig]("svc", "a test service", tt.args, config.MapLookup(tt.env), &stdout, &stderr)
+			if code != tt.wantCode || done != tt.wantDone {
+				t.Errorf("Command(%q) = %d, %v, want %d, %v; stderr:\n%s", tt.args, code, done, tt.wantCode, tt.wantDone, stderr.String())
+			}
+			for _, want := range tt.stdout {
+				if !strings.Contains(stdout.String(), want) {
+					t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
+				}
+			}
+			if !strings.Contains(stderr.String(), tt.stderr) {
+				t.Errorf("stderr = %q, want it to hold %q", stderr.String(), tt.stderr)
+			}
+			if strings.Contains(stdout.String(), "AIza-secret") {
+				t.Error("a secret was printed")
+			}
+		})
+	}
+}
+
+func TestVersionLineFromBuild(t *testing.T) {
+	Version, Commit = "v1.2.3", "abc1234"
+	t.Cleanup(func() { Version, Commit = "", "" })
+	if got := VersionLine("gateway"); !strings.HasPrefix(got, "gateway v1.2.3 (commit abc1234, go") {
+		t.Errorf("VersionLine = %q", got)
+	}
+}
+
+func TestRunLogsFullConfigAtDebug(t *testing.T) {
+	var stderr bytes.Buffer
+	env := map[string]string{"LOG_LEVEL": "debug", "GEMINI_API_KEY": "AIza-secret"}
+	got := Run(context.Background(), "svc", config.MapLookup(env), &stderr, func(c *helpConfig) *config.Common { return &c.Common },
+		func(_ context.Context, _ helpConfig, logger *slog.Logger) error { return nil })
+	if got != ExitOK {
+		t.Fatalf("Run() = %d; stderr:\n%s", got, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), `"GRACE_PERIOD":"10s"`) || strings.Contains(stderr.String(), "AIza-secret") {
+		t.Errorf("debug log lacks the full configuration or shows a secret:\n%s", stderr.String())
+	}
+}

@@ -8,5 +8,7 @@ import (
 )
 
 func main() {
-	entrypoint.Main("grounding", func(c *server.Config) *config.Common { return &c.Common }, server.Run)
+	entrypoint.Main("grounding",
+		"groundcrew's grounding service: derives a query, collects evidence and writes a short cited summary stored for audit (Gemini, or the offline extractive summariser); the chat agent's replies and the research workflow with approvals, over gRPC",
+		func(c *server.Config) *config.Common { return &c.Common }, server.Run)
 }

@@ -8,5 +8,7 @@ import (
 )
 
 func main() {
-	entrypoint.Main("notifier", func(c *server.Config) *config.Common { return &c.Common }, server.Run)
+	entrypoint.Main("notifier",
+		"groundcrew's notifier service: takes alert webhooks, enriches them through grounding and delivers them to Telegram (or the delivery log), never losing one; the Telegram chat agent, over gRPC",
+		func(c *server.Config) *config.Common { return &c.Common }, server.Run)
 }

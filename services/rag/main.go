@@ -8,5 +8,7 @@ import (
 )
 
 func main() {
-	entrypoint.Main("rag", func(c *server.Config) *config.Common { return &c.Common }, server.Run)
+	entrypoint.Main("rag",
+		"groundcrew's rag service: ingests documents into collections and answers questions about one collection with its sources (Qdrant and Groq, or the embedded index and extractive answerer), over gRPC",
+		func(c *server.Config) *config.Common { return &c.Common }, server.Run)
 }

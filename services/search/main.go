@@ -8,5 +8,7 @@ import (
 )
 
 func main() {
-	entrypoint.Main("search", func(c *server.Config) *config.Common { return &c.Common }, server.Run)
+	entrypoint.Main("search",
+		"groundcrew's search service: web and local search (SearxNG, Exa, Tavily, Brave, or the embedded local index) with normalised, de-duplicated results, over gRPC",
+		func(c *server.Config) *config.Common { return &c.Common }, server.Run)
 }

@@ -34,6 +34,7 @@ import (
 
 	ragv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/rag/v1"
 	"github.com/groundcrew/groundcrew/platform/config"
+	"github.com/groundcrew/groundcrew/platform/entrypoint"
 	"github.com/groundcrew/groundcrew/platform/grpcclient"
 )
 
@@ -41,10 +42,20 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
-	if err != nil {
+	code := entrypoint.ExitCode(err)
+	if code == entrypoint.ExitFailed {
 		fmt.Fprintf(os.Stderr, "rag-ingest: %v\n", err)
-		os.Exit(1)
 	}
+	os.Exit(code)
+}
+
+// about is the first line of --help.
+const about = "ingests documents (files, folders, URL lists) into a collection of groundcrew's rag service over gRPC"
+
+// variables are the environment variables rag-ingest reads, for --help.
+type variables struct {
+	Addr string `env:"RAG_ADDR" envDefault:"127.0.0.1:50053"`
+	config.Transport
 }
 
 // options is the command line.
@@ -55,10 +66,9 @@ type options struct {
 	paths                                       []string
 }
 
-func parse(args []string, stderr io.Writer) (options, error) {
+func parse(args []string, stdout, stderr io.Writer) (options, error) {
 	var o options
 	fl := flag.NewFlagSet("rag-ingest", flag.ContinueOnError)
-	fl.SetOutput(stderr)
 	fl.StringVar(&o.addr, "addr", envOr("RAG_ADDR", "127.0.0.1:50053"), "rag service gRPC address")
 	fl.StringVar(&o.collection, "collection", "", "collection to ingest into (created if needed)")
 	fl.StringVar(&o.url, "url", "", "document URL, when a single file is given")
@@ -68,7 +78,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fl.IntVar(&o.batch, "batch", 50, "documents per IngestDocuments call (at most 500)")
 	fl.IntVar(&o.batchBytes, "batch-bytes", 8<<20, "approximate bytes per IngestDocuments call")
 	fl.DurationVar(&o.timeout, "timeout", 5*time.Minute, "deadline for each call")
-	if err := fl.Parse(args); err != nil {
+	if err := entrypoint.ParseFlags(fl, about, variables{}, args, stdout, stderr); err != nil {
 		return o, err
 	}
 	o.paths = fl.Args()
@@ -93,7 +103,7 @@ func envOr(name, def string) string {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o, err := parse(args, stderr)
+	o, err := parse(args, stdout, stderr)
 	if err != nil {
 		return err
 	}

@@ -33,23 +33,35 @@ import (
 
 	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
 	"github.com/groundcrew/groundcrew/platform/config"
+	"github.com/groundcrew/groundcrew/platform/entrypoint"
 	"github.com/groundcrew/groundcrew/platform/grpcclient"
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
+	err := run(os.Args[1:], os.Stdout, os.Stderr)
+	code := entrypoint.ExitCode(err)
+	if code == entrypoint.ExitFailed {
 		fmt.Fprintf(os.Stderr, "search-index: %v\n", err)
-		os.Exit(1)
 	}
+	os.Exit(code)
 }
 
-func run(args []string, out io.Writer) error {
+// about is the first line of --help.
+const about = "adds a folder of documents (Markdown, text, HTML) to the local index of groundcrew's search service over gRPC: search-index [flags] DIR"
+
+// variables are the environment variables search-index reads, for --help.
+type variables struct {
+	Addr string `env:"SEARCH_ADDR" envDefault:"127.0.0.1:50051"`
+	config.Transport
+}
+
+func run(args []string, out, stderr io.Writer) error {
 	fl := flag.NewFlagSet("search-index", flag.ContinueOnError)
 	addr := fl.String("addr", envOr("SEARCH_ADDR", "127.0.0.1:50051"), "search service gRPC address")
 	baseURL := fl.String("base-url", "https://docs.groundcrew.example/", "URL prefix for files without a url in their front matter")
 	batch := fl.Int("batch", 100, "documents per IndexDocuments call")
 	timeout := fl.Duration("timeout", time.Minute, "deadline for each call")
-	if err := fl.Parse(args); err != nil {
+	if err := entrypoint.ParseFlags(fl, about, variables{}, args, out, stderr); err != nil {
 		return err
 	}
 	if fl.NArg() != 1 {
