@@ -98,6 +98,7 @@ func (s *NotifierService) ListAlerts(ctx context.Context, req *notifierv1.ListAl
 	if req.GetReceivedAfter() != nil {
 		q.ReceivedAfter = req.GetReceivedAfter().AsTime()
 	}
+	q.GroupID = req.GetGroupId()
 	page, err := s.alerts.List(ctx, q)
 	if err != nil {
 		return nil, s.alertError(ctx, err, "listing alerts")

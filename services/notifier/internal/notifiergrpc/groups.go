@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
 	"github.com/groundcrew/groundcrew/platform/actor"
@@ -154,9 +155,18 @@ func (s *NotifierService) fromGroup(g *alert.Group, as []*alert.Alert) *notifier
 	if s.groups != nil {
 		out.AllowedActions = fromActions(s.groups.AllowedActions(g))
 	}
-	// Latest first, as the contract says.
+	// Latest first, as the contract says, up to the size of a list page:
+	// a group's alerts accumulate with every notification.
+	size := 0
 	for i := len(as) - 1; i >= 0; i-- {
-		out.Alerts = append(out.Alerts, fromAlert(as[i]))
+		a := fromAlert(as[i])
+		if n := proto.Size(a); len(out.Alerts) > 0 && size+n > store.MaxPageBytes {
+			out.AlertsTruncated = true
+			break
+		} else {
+			size += n
+		}
+		out.Alerts = append(out.Alerts, a)
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package notifiergrpc
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -170,5 +171,60 @@ func TestWhoActed(t *testing.T) {
 	}
 	if a := resp.GetAlertGroup().GetAck(); a.GetActor() != "api" || a.GetSelfDeclared() {
 		t.Errorf("ack without key or by = %+v, want actor api", a)
+	}
+}
+
+// TestGroupAlertsBounded: a group whose alerts outgrow one response shows
+// its latest ones, says it stopped short, and ListAlerts with its id pages
+// through every one.
+func TestGroupAlertsBounded(t *testing.T) {
+	c, ctx := withGroups(t, nil), context.Background()
+	const n = 120
+	req := &notifierv1.IngestAlertmanagerRequest{
+		Version: "4", GroupKey: "big", Status: "firing", Receiver: "groundcrew",
+		GroupLabels: map[string]string{"alertname": "LogFlood"}, CommonLabels: map[string]string{"alertname": "LogFlood"},
+	}
+	for i := range n {
+		req.Alerts = append(req.Alerts, &notifierv1.AlertmanagerAlert{
+			Status: "firing", Labels: map[string]string{"alertname": "LogFlood", "pod": fmt.Sprintf("web-%d", i)},
+			Annotations: map[string]string{"description": strings.Repeat("log line ", 1780)}, Fingerprint: fmt.Sprintf("fp%03d", i),
+		})
+	}
+	resp, err := c.IngestAlertmanager(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := resp.GetAlerts()[0].GetGroupId()
+	g, err := c.GetAlertGroup(ctx, &notifierv1.GetAlertGroupRequest{Id: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(g.GetAlertGroup().GetAlerts()); !g.GetAlertGroup().GetAlertsTruncated() || got == 0 || got >= n {
+		t.Errorf("GetAlertGroup: %d alerts, truncated %v; want some, and truncated", got, g.GetAlertGroup().GetAlertsTruncated())
+	}
+	seen := map[string]bool{}
+	list := &notifierv1.ListAlertsRequest{GroupId: id, PageSize: 50}
+	for {
+		page, err := c.ListAlerts(ctx, list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range page.GetAlerts() {
+			if a.GetGroupId() != id {
+				t.Fatalf("ListAlerts(group_id) returned an alert of group %q", a.GetGroupId())
+			}
+			seen[a.GetId()] = true
+		}
+		if list.PageToken = page.GetNextPageToken(); list.PageToken == "" {
+			break
+		}
+	}
+	if len(seen) != n {
+		t.Errorf("ListAlerts(group_id) listed %d alerts, want %d", len(seen), n)
+	}
+	other := ingestGroup(t, c, "db-9", "firing")
+	page, err := c.ListAlerts(ctx, &notifierv1.ListAlertsRequest{GroupId: other})
+	if err != nil || len(page.GetAlerts()) != 1 {
+		t.Errorf("ListAlerts(other group) = %d alerts, %v; want 1", len(page.GetAlerts()), err)
 	}
 }

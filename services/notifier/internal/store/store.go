@@ -204,6 +204,7 @@ func (s *Store) GetAlert(ctx context.Context, id string) (*alert.Alert, error) {
 type ListQuery struct {
 	Status        alert.Status // empty: any
 	ReceivedAfter time.Time    // zero: any
+	GroupID       string       // empty: any
 	PageSize      int          // 1..100
 	PageToken     string       // from the previous page
 }
@@ -233,6 +234,9 @@ func (s *Store) ListAlerts(ctx context.Context, q ListQuery) (Page[*alert.Alert]
 			}
 			if !q.ReceivedAfter.IsZero() {
 				where = append(where, "received_at >= "+arg(sqlstore.Micros(q.ReceivedAfter)))
+			}
+			if q.GroupID != "" {
+				where = append(where, "group_id = "+arg(q.GroupID))
 			}
 			return where
 		},
