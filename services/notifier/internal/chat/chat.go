@@ -433,6 +433,14 @@ func (s *Service) handle(ctx context.Context, u Update) (string, error) {
 		// Text first, then the sticker.
 		text = cutUTF16(text, 4096)
 		id, err := s.reply(ctx, in, target, text)
+		if permanent(err) {
+			// Telegram refuses it for good (no right to post here, the bot
+			// blocked or removed): failing the update would make Telegram
+			// send it again and again and hold the chat's later updates
+			// behind it.
+			s.logger.WarnContext(ctx, "the agent's reply was refused by Telegram and will not be retried", "chat_id", in.Chat.ID, "error", err)
+			return Unsent, nil
+		}
 		if err != nil {
 			return "", fmt.Errorf("sending a reply in chat %d: %w", in.Chat.ID, err)
 		}

@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -60,6 +61,17 @@ const Noted = "noted"
 // again).
 const OutcomeError = "error"
 
+// Unsent is the outcome of a message the agent answered but whose reply
+// Telegram refused for good (see permanent): recorded, not retried.
+const Unsent = "unsent"
+
+// permanent reports whether err says that sending again cannot help (the
+// Telegram adapter's errors say so through Permanent).
+func permanent(err error) bool {
+	var p interface{ Permanent() bool }
+	return errors.As(err, &p) && p.Permanent()
+}
+
 // UpdateCounter counts handled updates by kind and outcome.
 type UpdateCounter interface {
 	Count(kind, outcome string)
@@ -85,7 +97,7 @@ var _ UpdateCounter = (*UpdateMetrics)(nil)
 func NewUpdateMetrics(reg prometheus.Registerer) *UpdateMetrics {
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "notifier_telegram_updates_total",
-		Help: "Telegram updates the webhook took, by update kind and what was done (replied, stored, ignored, noted, refused, decided, duplicate, error).",
+		Help: "Telegram updates the webhook took, by update kind and what was done (replied, stored, ignored, noted, refused, decided, unsent, duplicate, error).",
 	}, []string{"kind", "outcome"})
 	if reg != nil {
 		reg.MustRegister(c)

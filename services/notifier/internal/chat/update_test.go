@@ -1,0 +1,74 @@
+package chat
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"testing"
+)
+
+// refusedError is a send error Telegram gives for good (as the adapter's
+// *telegram.Error says through Permanent).
+type refusedError struct{ permanent bool }
+
+func (e refusedError) Error() string {
+	return "telegram: 400 Bad Request: not enough rights to send text messages to the chat"
+}
+func (e refusedError) Permanent() bool { return e.permanent }
+
+type failingReplier struct {
+	err   error
+	calls int
+}
+
+func (r *failingReplier) Reply(context.Context, int64, int64, string) (int64, error) {
+	r.calls++
+	return 0, r.err
+}
+
+// TestRefusedReplyIsNotRetried: a reply Telegram refuses for good records
+// the update as unsent, so that Telegram does not send it again and hold
+// the chat's later updates behind it; a transient failure is still an
+// error, and the update is left for Telegram's retry.
+func TestRefusedReplyIsNotRetried(t *testing.T) {
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, tt := range []struct {
+		name    string
+		err     error
+		want    string
+		wantErr bool
+	}{
+		{"refused for good", refusedError{permanent: true}, Unsent, false},
+		{"transient", refusedError{permanent: false}, "", true},
+		{"network", errors.New("connection reset"), "", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			st := &memStore{msgs: map[int64]Message{}, updates: map[UpdateKey]string{}}
+			rep := &failingReplier{err: tt.err}
+			counts := &kindCounts{}
+			s := New(Config{BotID: 42, AllowedChats: []int64{5}, Updates: counts}, st, &echoConverser{}, rep, logger)
+			u := privateMessage(9, 5, 1)
+			u.Kind = KindMessage
+			got, err := s.Handle(context.Background(), u)
+			if got != tt.want || (err != nil) != tt.wantErr {
+				t.Fatalf("Handle = %q, %v; want %q, error %v", got, err, tt.want, tt.wantErr)
+			}
+			_, recorded := st.updates[UpdateKey{BotID: 42, ChatID: 5, UpdateID: 9}]
+			if recorded == tt.wantErr {
+				t.Errorf("recorded %v; want recorded only when not retried", recorded)
+			}
+			wantCount := tt.want
+			if tt.wantErr {
+				wantCount = OutcomeError
+			}
+			if len(counts.got) != 1 || counts.got[0] != KindMessage+"/"+wantCount {
+				t.Errorf("counted %v, want %s/%s", counts.got, KindMessage, wantCount)
+			}
+		})
+	}
+}
+
+type kindCounts struct{ got []string }
+
+func (c *kindCounts) Count(kind, outcome string) { c.got = append(c.got, kind+"/"+outcome) }
