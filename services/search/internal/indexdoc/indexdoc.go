@@ -38,7 +38,10 @@ type Prepared struct {
 	// URL is the cleaned URL results show.
 	URL string
 	// Domains are the host and each parent domain, so that a filter on
-	// "example.com" matches "docs.example.com" with one lookup.
+	// "example.com" matches "docs.example.com" with one lookup, and the
+	// document's collection as CollectionTerm (a term no host name can
+	// be), so that the same field and lookup exclude a collection in
+	// indexes whose schema predates collections.
 	Domains []string
 	Title   string
 	// Headings are the section headings (Markdown), one per line; they
@@ -78,6 +81,9 @@ func Prepare(d search.Document, now time.Time) (Prepared, error) {
 	domain, _ := search.Domain(d.URL)
 
 	p := Prepared{ID: id, URL: cleanURL, Domains: domainSuffixes(domain), IndexedBy: d.IndexedBy, IndexedAt: now}
+	if c := strings.TrimSpace(d.Metadata[search.MetaCollection]); c != "" {
+		p.Domains = append(p.Domains, CollectionTerm(c))
+	}
 	title := d.Title
 	text := d.Text
 	p.MimeType = search.CleanMimeType(firstOf(d.Metadata, search.MetaMimeType, "mimeType", "content_type", "contentType"))
@@ -137,6 +143,19 @@ func Prepare(d search.Document, now time.Time) (Prepared, error) {
 	}
 	p.Metadata = meta
 	return p, nil
+}
+
+// CollectionTerm is the filter term of a collection in Prepared.Domains:
+// "collection:" and its name, which no host name can be.
+func CollectionTerm(name string) string { return "collection:" + strings.TrimSpace(name) }
+
+// CollectionTerms are the filter terms of names.
+func CollectionTerms(names []string) []string {
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		out = append(out, CollectionTerm(n))
+	}
+	return out
 }
 
 // firstOf returns the first non-empty value of keys in m.

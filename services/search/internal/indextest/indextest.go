@@ -88,6 +88,7 @@ func Run(t *testing.T, open Opener) {
 		{"Provenance", provenance},
 		{"QuerySyntaxIsPlainWords", querySyntaxIsPlainWords},
 		{"MaxResults", maxResults},
+		{"CollectionsAndText", collectionsAndText},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -468,5 +469,44 @@ func maxResults(t *testing.T, ix Index) {
 	}
 	if got := find(t, ix, search.Query{Text: "common", MaxResults: 0}); len(got) != 0 {
 		t.Errorf("MaxResults 0 returned %d results", len(got))
+	}
+}
+
+// collectionsAndText: a query can leave out the documents of a collection
+// (groundcrew's own runbooks, for the team's alerts), documents without
+// one are always searched, and the whole text comes back only when asked
+// for. (A collection's term never passes as a domain filter: the service
+// accepts only host names there.)
+func collectionsAndText(t *testing.T, ix Index) {
+	body := "Disk almost full. " + strings.Repeat("Rotate and compress the logs. ", 30) + "Expand the volume."
+	upsert(t, ix,
+		search.Document{URL: "https://runbooks.example.com/disk", Title: "Disk almost full", Text: body},
+		search.Document{URL: "https://github.com/groundcrew/groundcrew/blob/main/docs/runbooks/disk.md", Title: "Disk of groundcrew",
+			Text: "Disk almost full on the groundcrew data volume.", Metadata: map[string]string{search.MetaCollection: "groundcrew"}},
+		search.Document{URL: "https://runbooks.example.com/payments-disk", Title: "Payments disk", Text: "Disk almost full on payments.",
+			Metadata: map[string]string{search.MetaCollection: "payments"}},
+	)
+	all := URLs(find(t, ix, search.Query{Text: "disk full", MaxResults: 10}))
+	slices.Sort(all)
+	if len(all) != 3 {
+		t.Errorf("Search(disk full) = %v, want every collection", all)
+	}
+	got := find(t, ix, search.Query{Text: "disk full", MaxResults: 10, ExcludeCollections: []string{"groundcrew"}})
+	urls := URLs(got)
+	slices.Sort(urls)
+	if diff := cmp.Diff([]string{"https://runbooks.example.com/disk", "https://runbooks.example.com/payments-disk"}, urls); diff != "" {
+		t.Errorf("Search() excluding groundcrew (-want +got):\n%s", diff)
+	}
+	for _, r := range got {
+		if r.Text != "" {
+			t.Errorf("%s: text %q without IncludeText", r.URL, r.Text)
+		}
+	}
+	got = find(t, ix, search.Query{Text: "rotate logs", MaxResults: 1, IncludeText: true})
+	if len(got) != 1 || !strings.HasPrefix(got[0].Text, "Disk almost full.") || !strings.HasSuffix(got[0].Text, "Expand the volume.") {
+		t.Fatalf("Search(IncludeText) = %+v, want the whole text", got)
+	}
+	if utf8.RuneCountInString(got[0].Snippet) >= utf8.RuneCountInString(got[0].Text) {
+		t.Errorf("snippet %q is not a passage of the text", got[0].Snippet)
 	}
 }

@@ -438,6 +438,9 @@ func (ix *Index) Search(ctx context.Context, q search.Query) ([]search.Result, e
 		r.Title, _ = h.Fields[fieldTitle].(string)
 		text, _ := h.Fields[fieldText].(string)
 		r.Snippet = snippet(text, spansOf(h.Locations[fieldText]), SnippetBytes)
+		if q.IncludeText {
+			r.Text = search.TruncateText(text)
+		}
 		r.SourceDomain, _ = search.Domain(r.URL)
 		if p, ok := h.Fields[fieldPublished].(string); ok {
 			r.PublishedAt, _ = time.Parse(time.RFC3339Nano, p)
@@ -489,6 +492,9 @@ func (ix *Index) buildQuery(q search.Query) query.Query {
 	}
 	if len(q.BlockedDomains) > 0 {
 		b.AddMustNot(termsQuery(fieldDomains, q.BlockedDomains))
+	}
+	if len(q.ExcludeCollections) > 0 {
+		b.AddMustNot(termsQuery(fieldDomains, indexdoc.CollectionTerms(q.ExcludeCollections)))
 	}
 	return b
 }

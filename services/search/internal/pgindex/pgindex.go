@@ -27,6 +27,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -321,7 +322,8 @@ SELECT id, url, title, published_at, metadata, indexed_by, indexed_at, revision,
        COALESCE(previous_indexed_by, ''), previous_indexed_at, rank,
        ts_headline(lang, left(body, ` + headlineInput + `), tsq,
            'MaxWords=24, MinWords=10, ShortWord=2, MaxFragments=2, FragmentDelimiter=" … ", StartSel="", StopSel=""'),
-       left(body, 600)
+       left(body, 600),
+       left(body, $8::int)
 FROM hits
 ORDER BY rank DESC, id`
 
@@ -348,8 +350,16 @@ func (ix *Index) Search(ctx context.Context, q search.Query) ([]search.Result, e
 	if blocked == nil {
 		blocked = []string{}
 	}
+	// A collection is a term of the domains column (indexdoc.CollectionTerm).
+	blocked = append(slices.Clone(blocked), indexdoc.CollectionTerms(q.ExcludeCollections)...)
 	multiWord := len(strings.Fields(q.Text)) > 1
-	rows, err := ix.db.QueryContext(ctx, searchSQL, terms, q.Text, multiWord, allowed, blocked, since, n)
+	// The whole text only when asked for (left() counts characters, as
+	// MaxTextChars does).
+	textChars := 0
+	if q.IncludeText {
+		textChars = search.MaxTextChars
+	}
+	rows, err := ix.db.QueryContext(ctx, searchSQL, terms, q.Text, multiWord, allowed, blocked, since, n, textChars)
 	if err != nil {
 		return nil, fmt.Errorf("local index search: %w", err)
 	}
@@ -365,7 +375,7 @@ func (ix *Index) Search(ctx context.Context, q search.Query) ([]search.Result, e
 			rank                float64
 		)
 		if err := rows.Scan(&id, &r.URL, &r.Title, &published, &meta, &prov.IndexedBy, &prov.IndexedAt, &prov.Revision,
-			&prov.PreviousIndexedBy, &prevAt, &rank, &headline, &start); err != nil {
+			&prov.PreviousIndexedBy, &prevAt, &rank, &headline, &start, &r.Text); err != nil {
 			return nil, fmt.Errorf("local index search: %w", err)
 		}
 		r.Score = rank / (1 + rank)

@@ -9,6 +9,7 @@ package search
 import (
 	"context"
 	"time"
+	"unicode/utf8"
 )
 
 // Engine names. EngineAuto is not an engine: it asks the Service to try the
@@ -97,6 +98,12 @@ type Query struct {
 	// with a known publication date older than that are removed. Results
 	// with no known date are kept.
 	MaxAge time.Duration
+	// ExcludeCollections leaves out local documents indexed in these
+	// collections (their metadata MetaCollection); web engines ignore it.
+	ExcludeCollections []string
+	// IncludeText asks local engines for each result's whole document in
+	// Result.Text; web engines ignore it.
+	IncludeText bool
 }
 
 // Result is one search hit as returned to callers. Every returned result has
@@ -125,6 +132,20 @@ type Result struct {
 	FaviconURL string
 	// Provenance says who indexed a local result; nil for web results.
 	Provenance *Provenance
+	// Text is a local result's whole document, at most MaxTextChars
+	// characters, when the query asked for it (Query.IncludeText).
+	Text string
+}
+
+// MaxTextChars bounds Result.Text.
+const MaxTextChars = 20000
+
+// TruncateText cuts a document's text to MaxTextChars characters.
+func TruncateText(s string) string {
+	if utf8.RuneCountInString(s) <= MaxTextChars {
+		return s
+	}
+	return string([]rune(s)[:MaxTextChars])
 }
 
 // Provenance records who put a document in the local index.
@@ -204,9 +225,14 @@ type Document struct {
 	IndexedBy string
 }
 
-// Metadata keys the local index reads the media type and icon from.
+// Metadata keys the local index reads the media type, icon and collection
+// from.
 const (
-	MetaMimeType   = "mime_type"
+	MetaMimeType = "mime_type"
+	// MetaCollection names the collection a local document was indexed in
+	// (Query.ExcludeCollections); e.g. "groundcrew" for groundcrew's own
+	// runbooks.
+	MetaCollection = "collection"
 	MetaFaviconURL = "favicon_url"
 )
 

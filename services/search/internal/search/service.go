@@ -365,7 +365,7 @@ func (s *Service) process(raw []Result, q Query) Response {
 				Title: title, Snippet: snippet, URL: u, SourceDomain: domain,
 				Score: r.Score, PublishedAt: r.PublishedAt, DisplayURL: DisplayURL(u),
 				MimeType: CleanMimeType(r.MimeType), FaviconURL: CleanIconURL(r.FaviconURL, u),
-				Provenance: r.Provenance,
+				Provenance: r.Provenance, Text: TruncateText(strings.ToValidUTF8(r.Text, "")),
 			})
 		}
 	}
@@ -444,9 +444,20 @@ func normalizeQuery(q Query) (Query, error) {
 	if err != nil {
 		return Query{}, err
 	}
+	if len(q.ExcludeCollections) > MaxDomains {
+		return Query{}, invalid("exclude_collections", "has %d entries; the limit is %d", len(q.ExcludeCollections), MaxDomains)
+	}
+	var collections []string
+	for _, c := range q.ExcludeCollections {
+		if c = strings.TrimSpace(c); c != "" {
+			collections = append(collections, c)
+		}
+	}
+	slices.Sort(collections)
 	return Query{
 		Text: text, MaxResults: q.MaxResults, Engine: engine,
 		AllowedDomains: allowed, BlockedDomains: blocked, MaxAge: q.MaxAge,
+		ExcludeCollections: slices.Compact(collections), IncludeText: q.IncludeText,
 	}, nil
 }
 
@@ -479,6 +490,10 @@ func cacheKey(q Query) string {
 	b.WriteString(strings.Join(q.BlockedDomains, ","))
 	b.WriteByte(0)
 	b.WriteString(q.MaxAge.String())
+	b.WriteByte(0)
+	b.WriteString(strings.Join(q.ExcludeCollections, ","))
+	b.WriteByte(0)
+	b.WriteString(strconv.FormatBool(q.IncludeText))
 	return b.String()
 }
 

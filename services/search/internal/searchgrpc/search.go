@@ -216,11 +216,13 @@ func fromEngine(name string) searchv1.Engine {
 
 func toQuery(req *searchv1.SearchRequest) search.Query {
 	q := search.Query{
-		Text:           req.GetQuery(),
-		MaxResults:     DefaultMaxResults,
-		Engine:         toEngine(req.GetEngine()),
-		AllowedDomains: req.GetAllowedDomains(),
-		BlockedDomains: req.GetBlockedDomains(),
+		Text:               req.GetQuery(),
+		MaxResults:         DefaultMaxResults,
+		Engine:             toEngine(req.GetEngine()),
+		AllowedDomains:     req.GetAllowedDomains(),
+		BlockedDomains:     req.GetBlockedDomains(),
+		ExcludeCollections: req.GetExcludeCollections(),
+		IncludeText:        req.GetIncludeText(),
 	}
 	if req.MaxResults != nil {
 		q.MaxResults = int(req.GetMaxResults())
@@ -255,6 +257,7 @@ func FromResult(r search.Result) *searchv1.SearchResult {
 		Url:          r.URL,
 		SourceDomain: r.SourceDomain,
 		Score:        r.Score,
+		Text:         r.Text,
 	}
 	if !r.PublishedAt.IsZero() {
 		out.PublishedAt = timestamppb.New(r.PublishedAt)
