@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -38,6 +39,7 @@ type Store interface {
 	PutSettings(collection string, s rag.Settings) error
 	Stats(collection string) (rag.Stats, error)
 	Collections() []string
+	DeleteCollection(ctx context.Context, collection string) error
 }
 
 // ErrInvalidDocument means a document cannot be ingested; the error is a
@@ -73,9 +75,20 @@ type Document struct {
 	Format chunker.Format
 	// Content is the document's text, HTML or Markdown.
 	Content string
-	// Metadata are labels kept with every chunk, usable as filters.
+	// Metadata are labels kept with every chunk, usable as filters. The
+	// key [IngestedByKey] is the library's: whatever is sent under it is
+	// replaced.
 	Metadata map[string]string
+	// IngestedBy names who ingests the document (the caller's API key
+	// name); it is kept in the document's metadata under
+	// [IngestedByKey], so a document that replaced an indexed one records
+	// who replaced it. Empty when the caller is unknown.
+	IngestedBy string
 }
+
+// IngestedByKey is the metadata key recording who ingested (or last
+// replaced) a document.
+const IngestedByKey = "ingested_by"
 
 // IngestResult counts what an ingest stored.
 type IngestResult struct {
@@ -198,6 +211,29 @@ func (l *Library) Create(ctx context.Context, name string, s rag.Settings) (Info
 	return l.Info(name)
 }
 
+// Delete deletes a collection with its documents and settings, and
+// returns what it was. Errors wrap rag.ErrNotFound for an unknown one.
+func (l *Library) Delete(ctx context.Context, name string) (Info, error) {
+	// Under settingsMu: a calibration finishing now must not write the
+	// settings back and so recreate the collection.
+	l.settingsMu.Lock()
+	defer l.settingsMu.Unlock()
+	info, err := l.Info(name)
+	if err != nil {
+		return Info{}, err
+	}
+	if err := l.store.DeleteCollection(ctx, name); err != nil {
+		return Info{}, err
+	}
+	l.mu.Lock()
+	delete(l.wanted, name)
+	delete(l.done, name)
+	close(l.changed) // waiters for the deleted collection return
+	l.changed = make(chan struct{})
+	l.mu.Unlock()
+	return info, nil
+}
+
 // Info describes a collection. Errors wrap rag.ErrNotFound for an
 // unknown one.
 func (l *Library) Info(name string) (Info, error) {
@@ -242,6 +278,17 @@ func (l *Library) Ingest(ctx context.Context, name string, docs []Document) (Ing
 		return IngestResult{}, fmt.Errorf("storing %d documents in %q: %w", len(vdocs), name, err)
 	}
 	l.queue(name)
+	for _, u := range res.Replaced {
+		// The audit trail of replacements (issue 29: a leaked write key
+		// replacing a runbook must be traceable).
+		by := ""
+		for _, d := range vdocs {
+			if d.URL == u {
+				by = d.Metadata[IngestedByKey]
+			}
+		}
+		l.log.InfoContext(ctx, "document replaced", "collection", name, "url", u, "by", by)
+	}
 	info, err := l.Info(name)
 	if err != nil {
 		return IngestResult{}, err
@@ -276,7 +323,19 @@ func (l *Library) prepare(d Document) (rag.Document, error) {
 	// Plain text and untitled pages take their first line, else their
 	// file name: a source is never shown without a title.
 	title = rag.DocumentTitle(title, first, d.URL)
-	return rag.Document{URL: d.URL, Title: title, Metadata: d.Metadata, Chunks: chunks}, nil
+	meta := d.Metadata
+	if _, sent := meta[IngestedByKey]; sent || d.IngestedBy != "" {
+		// A caller may not write this key itself: it is the audit's.
+		meta = maps.Clone(meta)
+		if meta == nil {
+			meta = map[string]string{}
+		}
+		delete(meta, IngestedByKey)
+		if d.IngestedBy != "" {
+			meta[IngestedByKey] = d.IngestedBy
+		}
+	}
+	return rag.Document{URL: d.URL, Title: title, Metadata: meta, Chunks: chunks}, nil
 }
 
 // queue marks a collection stale and wakes the worker.

@@ -348,6 +348,7 @@ func (s *Store) Upsert(ctx context.Context, name string, docs ...rag.Document) (
 				return res, fmt.Errorf("deleting chunks of %s: %w", d.URL, err)
 			}
 			res.ReplacedChunks += int(old)
+			res.Replaced = append(res.Replaced, d.URL)
 		}
 		if len(d.Chunks) == 0 {
 			continue
@@ -678,4 +679,19 @@ func (s *Store) Sample(ctx context.Context, name string, n int) ([]rag.Hit, erro
 		out = append(out, toHit(p.GetPayload()))
 	}
 	return out, nil
+}
+
+// DeleteCollection deletes a collection's Qdrant collection (its chunks
+// and settings).
+func (s *Store) DeleteCollection(ctx context.Context, name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.settings[name]; !ok {
+		return fmt.Errorf("%w: %q", rag.ErrNotFound, name)
+	}
+	if err := s.client.DeleteCollection(ctx, s.qname(name)); err != nil {
+		return fmt.Errorf("deleting collection %q: %w", name, err)
+	}
+	delete(s.settings, name)
+	return nil
 }

@@ -48,6 +48,20 @@ type fakeQdrant struct {
 	deletes []*qdrant.DeletePoints
 	upserts []*qdrant.UpsertPoints
 	apiKeys []string
+	dropped []string
+	ops     uint64
+}
+
+// opTime is the "time" (seconds) every reply of the stand-in reports, as
+// Qdrant's do.
+const opTime = 0.000734
+
+// nextOp numbers write operations as Qdrant's operation_id does; the
+// caller holds f.mu.
+func (f *fakeQdrant) nextOp() *uint64 {
+	f.ops++
+	n := f.ops
+	return &n
 }
 
 // fakeCols serves the Collections service; its method names clash with
@@ -121,7 +135,12 @@ func (fc fakeCols) Get(_ context.Context, r *qdrant.GetCollectionInfoRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	return &qdrant.GetCollectionInfoResponse{Result: &qdrant.CollectionInfo{Config: &qdrant.CollectionConfig{Metadata: c.meta}}}, nil
+	points := uint64(len(c.points))
+	return &qdrant.GetCollectionInfoResponse{Result: &qdrant.CollectionInfo{
+		Status: qdrant.CollectionStatus_Green, OptimizerStatus: &qdrant.OptimizerStatus{Ok: true},
+		PointsCount: &points, SegmentsCount: 1, PayloadSchema: map[string]*qdrant.PayloadSchemaInfo{},
+		Config: &qdrant.CollectionConfig{Metadata: c.meta},
+	}, Time: opTime}, nil
 }
 
 func (fc fakeCols) Create(_ context.Context, r *qdrant.CreateCollection) (*qdrant.CollectionOperationResponse, error) {
@@ -130,7 +149,18 @@ func (fc fakeCols) Create(_ context.Context, r *qdrant.CreateCollection) (*qdran
 	defer f.mu.Unlock()
 	f.creates = append(f.creates, r)
 	f.cols[r.GetCollectionName()] = &fakeCollection{meta: r.GetMetadata()}
-	return &qdrant.CollectionOperationResponse{Result: true}, nil
+	return &qdrant.CollectionOperationResponse{Result: true, Time: opTime}, nil
+}
+
+func (fc fakeCols) Delete(_ context.Context, r *qdrant.DeleteCollection) (*qdrant.CollectionOperationResponse, error) {
+	f := fc.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	// Qdrant answers result false, not an error, for an unknown collection.
+	_, ok := f.cols[r.GetCollectionName()]
+	delete(f.cols, r.GetCollectionName())
+	f.dropped = append(f.dropped, r.GetCollectionName())
+	return &qdrant.CollectionOperationResponse{Result: ok, Time: opTime}, nil
 }
 
 func (fc fakeCols) Update(_ context.Context, r *qdrant.UpdateCollection) (*qdrant.CollectionOperationResponse, error) {
@@ -142,14 +172,14 @@ func (fc fakeCols) Update(_ context.Context, r *qdrant.UpdateCollection) (*qdran
 		return nil, err
 	}
 	c.meta = r.GetMetadata()
-	return &qdrant.CollectionOperationResponse{Result: true}, nil
+	return &qdrant.CollectionOperationResponse{Result: true, Time: opTime}, nil
 }
 
 func (f *fakeQdrant) CreateFieldIndex(_ context.Context, r *qdrant.CreateFieldIndexCollection) (*qdrant.PointsOperationResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.indexes = append(f.indexes, r.GetCollectionName()+"."+r.GetFieldName()+":"+r.GetFieldType().String())
-	return &qdrant.PointsOperationResponse{Result: &qdrant.UpdateResult{Status: qdrant.UpdateStatus_Completed}}, nil
+	return &qdrant.PointsOperationResponse{Result: &qdrant.UpdateResult{OperationId: f.nextOp(), Status: qdrant.UpdateStatus_Completed}, Time: opTime}, nil
 }
 
 // matches evaluates the filters the store sends: keyword, keywords and
@@ -205,7 +235,7 @@ func (f *fakeQdrant) Upsert(_ context.Context, r *qdrant.UpsertPoints) (*qdrant.
 		c.points = slices.DeleteFunc(c.points, func(q *qdrant.PointStruct) bool { return proto.Equal(q.GetId(), p.GetId()) })
 		c.points = append(c.points, p)
 	}
-	return &qdrant.PointsOperationResponse{Result: &qdrant.UpdateResult{Status: qdrant.UpdateStatus_Completed}}, nil
+	return &qdrant.PointsOperationResponse{Result: &qdrant.UpdateResult{OperationId: f.nextOp(), Status: qdrant.UpdateStatus_Completed}, Time: opTime}, nil
 }
 
 func (f *fakeQdrant) Delete(_ context.Context, r *qdrant.DeletePoints) (*qdrant.PointsOperationResponse, error) {
@@ -217,7 +247,7 @@ func (f *fakeQdrant) Delete(_ context.Context, r *qdrant.DeletePoints) (*qdrant.
 		return nil, err
 	}
 	c.points = slices.DeleteFunc(c.points, func(p *qdrant.PointStruct) bool { return matches(p, r.GetPoints().GetFilter()) })
-	return &qdrant.PointsOperationResponse{Result: &qdrant.UpdateResult{Status: qdrant.UpdateStatus_Completed}}, nil
+	return &qdrant.PointsOperationResponse{Result: &qdrant.UpdateResult{OperationId: f.nextOp(), Status: qdrant.UpdateStatus_Completed}, Time: opTime}, nil
 }
 
 func (f *fakeQdrant) Count(_ context.Context, r *qdrant.CountPoints) (*qdrant.CountResponse, error) {
@@ -233,7 +263,7 @@ func (f *fakeQdrant) Count(_ context.Context, r *qdrant.CountPoints) (*qdrant.Co
 			n++
 		}
 	}
-	return &qdrant.CountResponse{Result: &qdrant.CountResult{Count: uint64(n)}}, nil
+	return &qdrant.CountResponse{Result: &qdrant.CountResult{Count: uint64(n)}, Time: opTime}, nil
 }
 
 func denseOf(p *qdrant.PointStruct) []float32 {
@@ -262,7 +292,7 @@ func (f *fakeQdrant) Query(_ context.Context, r *qdrant.QueryPoints) (*qdrant.Qu
 		}
 	}
 	slices.SortStableFunc(pts, func(a, b *qdrant.PointStruct) int { return cmp.Compare(cosine(qv, denseOf(b)), cosine(qv, denseOf(a))) })
-	out := &qdrant.QueryResponse{}
+	out := &qdrant.QueryResponse{Time: opTime}
 	for i, p := range pts {
 		if uint64(i) == r.GetLimit() {
 			break
@@ -289,7 +319,7 @@ func (f *fakeQdrant) Scroll(_ context.Context, r *qdrant.ScrollPoints) (*qdrant.
 	if err != nil {
 		return nil, err
 	}
-	out := &qdrant.ScrollResponse{}
+	out := &qdrant.ScrollResponse{Time: opTime}
 	for i, p := range c.points {
 		if uint32(i) == r.GetLimit() {
 			break
@@ -525,6 +555,43 @@ func TestCollectionQuota(t *testing.T) {
 	}
 	if err := s.PutSettings("a", rag.Settings{Description: "updated"}); err != nil {
 		t.Errorf("updating an existing collection at the limit: %v", err)
+	}
+}
+
+// TestDeleteCollection: deleting a collection drops its Qdrant
+// collection and frees its place in the collection quota; another store
+// opened afterwards does not see it.
+func TestDeleteCollection(t *testing.T) {
+	f, url := newFake(t)
+	s, err := Open(t.Context(), Config{URL: url, APIKey: "qd-key", Embedder: embedder.NewHashing(0), Limits: rag.Limits{MaxCollections: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	if _, err := s.Upsert(t.Context(), "a", doc("https://x.example/1", "One", nil, "first chunk of one")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteCollection(t.Context(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteCollection(t.Context(), "a"); !errors.Is(err, rag.ErrNotFound) {
+		t.Errorf("deleting it again = %v, want ErrNotFound", err)
+	}
+	if _, err := s.Settings("a"); !errors.Is(err, rag.ErrNotFound) {
+		t.Errorf("Settings after delete = %v, want ErrNotFound", err)
+	}
+	if err := s.PutSettings("b", rag.Settings{}); err != nil {
+		t.Errorf("creating another collection after the delete freed the quota: %v", err)
+	}
+	f.mu.Lock()
+	dropped, _, hasA := slices.Clone(f.dropped), 0, f.cols["rag_a"] != nil
+	f.mu.Unlock()
+	if !slices.Equal(dropped, []string{"rag_a"}) || hasA {
+		t.Errorf("Qdrant dropped %v and still has rag_a = %v; want rag_a dropped", dropped, hasA)
+	}
+	again := openFake(t, url)
+	if got := again.Collections(); !slices.Equal(got, []string{"b"}) {
+		t.Errorf("a store opened afterwards sees %v, want [b]", got)
 	}
 }
 

@@ -127,6 +127,9 @@ type UpsertResult struct {
 	Chunks    int
 	// ReplacedChunks were stored under the same URLs before and are gone.
 	ReplacedChunks int
+	// Replaced lists the URLs of the documents that replaced an indexed
+	// one (had chunks stored before).
+	Replaced []string
 }
 
 // Document is one source document, already chunked.

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	ragv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/rag/v1"
+	"github.com/groundcrew/groundcrew/platform/actor"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
 	"github.com/groundcrew/groundcrew/services/rag/internal/answer"
 	"github.com/groundcrew/groundcrew/services/rag/internal/library"
@@ -109,19 +110,36 @@ func (s *RagService) ListCollections(ctx context.Context, _ *ragv1.ListCollectio
 // first use; the scope threshold is recalibrated in the background.
 func (s *RagService) IngestDocuments(ctx context.Context, req *ragv1.IngestDocumentsRequest) (*ragv1.IngestDocumentsResponse, error) {
 	docs := make([]library.Document, 0, len(req.GetDocuments()))
+	by := actor.FromContext(ctx)
 	for _, d := range req.GetDocuments() {
-		docs = append(docs, toDocument(d))
+		doc := toDocument(d)
+		doc.IngestedBy = by
+		docs = append(docs, doc)
 	}
 	res, err := s.lib.Ingest(ctx, req.GetCollection(), docs)
 	if err != nil {
 		return nil, s.toStatus(ctx, err, "ingesting documents", "collection")
 	}
 	return &ragv1.IngestDocumentsResponse{
-		Documents:      int32(res.Documents),
-		Chunks:         int32(res.Chunks),
-		ReplacedChunks: int32(res.ReplacedChunks),
-		Collection:     fromInfo(res.Collection),
+		Documents:         int32(res.Documents),
+		Chunks:            int32(res.Chunks),
+		ReplacedChunks:    int32(res.ReplacedChunks),
+		ReplacedDocuments: int32(len(res.Replaced)),
+		Collection:        fromInfo(res.Collection),
 	}, nil
+}
+
+// DeleteCollection deletes a collection with its documents and settings
+// (admin scope at the gateway), freeing its place in the collection
+// quota; the response describes what was deleted.
+func (s *RagService) DeleteCollection(ctx context.Context, req *ragv1.DeleteCollectionRequest) (*ragv1.DeleteCollectionResponse, error) {
+	info, err := s.lib.Delete(ctx, req.GetCollection())
+	if err != nil {
+		return nil, s.toStatus(ctx, err, "deleting a collection", "collection")
+	}
+	s.log.InfoContext(ctx, "collection deleted", "collection", info.Name, "documents", info.Stats.Documents,
+		"chunks", info.Stats.Chunks, "by", actor.FromContext(ctx))
+	return &ragv1.DeleteCollectionResponse{Collection: fromInfo(info)}, nil
 }
 
 // Retrieve returns the chunks most similar to a query.

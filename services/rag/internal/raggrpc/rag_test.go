@@ -16,12 +16,14 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	ragv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/rag/v1"
+	"github.com/groundcrew/groundcrew/platform/actor"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
 	"github.com/groundcrew/groundcrew/platform/grpcserver/grpcservertest"
 	"github.com/groundcrew/groundcrew/platform/logging/logtest"
@@ -653,5 +655,96 @@ func TestGoSpecSharedWord(t *testing.T) {
 				t.Errorf("Ask(%q) = answer %q, reason %q; want the default answer and the coverage reason", tt.query, r.GetAnswer(), r.GetOutOfScopeReason())
 			}
 		})
+	}
+}
+
+// TestDeleteCollection: a deleted collection is gone from every read and
+// frees its place in the collection quota, so a writer cannot hold the
+// quota for good (issue 29).
+func TestDeleteCollection(t *testing.T) {
+	f := newFixture(t, fixtureOptions{limits: rag.Limits{MaxCollections: 1}})
+	ctx := t.Context()
+	f.ingest(t, "ops", runbooks...)
+	_, err := f.client.IngestDocuments(ctx, &ragv1.IngestDocumentsRequest{Collection: "other", Documents: runbooks[:1]})
+	if status.Code(err) != codes.ResourceExhausted {
+		t.Fatalf("second collection at the quota: %v, want ResourceExhausted", err)
+	}
+	resp, err := f.client.DeleteCollection(ctx, &ragv1.DeleteCollectionRequest{Collection: "ops"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := resp.GetCollection(); c.GetName() != "ops" || c.GetDocumentCount() != int64(len(runbooks)) {
+		t.Errorf("deleted collection = %v, want ops with %d documents", c, len(runbooks))
+	}
+	if _, err := f.client.GetCollection(ctx, &ragv1.GetCollectionRequest{Collection: "ops"}); status.Code(err) != codes.NotFound {
+		t.Errorf("GetCollection after delete: %v, want NotFound", err)
+	}
+	if _, err := f.client.Ask(ctx, &ragv1.AskRequest{Collection: "ops", Query: "postgres connections"}); status.Code(err) != codes.NotFound {
+		t.Errorf("Ask after delete: %v, want NotFound", err)
+	}
+	if _, err := f.client.DeleteCollection(ctx, &ragv1.DeleteCollectionRequest{Collection: "ops"}); status.Code(err) != codes.NotFound {
+		t.Errorf("deleting it again: %v, want NotFound", err)
+	}
+	if _, err := f.client.DeleteCollection(ctx, &ragv1.DeleteCollectionRequest{Collection: "Bad Name"}); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("deleting an invalid name: %v, want InvalidArgument", err)
+	}
+	f.ingest(t, "other", runbooks[:1]...)
+	list, err := f.client.ListCollections(ctx, &ragv1.ListCollectionsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.GetCollections()) != 1 || list.GetCollections()[0].GetName() != "other" {
+		t.Errorf("collections = %v, want only other", list.GetCollections())
+	}
+	if f.store.ChunksInMemory() != 1 {
+		t.Errorf("%d chunks in memory, want only other's 1", f.store.ChunksInMemory())
+	}
+}
+
+// TestIngestRecordsWhoReplaced: each document keeps who ingested it (the
+// caller's key name, from the gateway's actor metadata) under
+// "ingested_by", so a document that replaced an indexed one records who
+// replaced it; a caller cannot write that key itself, and the
+// replacement is logged with its actor.
+func TestIngestRecordsWhoReplaced(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	as := func(name string) context.Context {
+		return metadata.AppendToOutgoingContext(t.Context(), actor.MetadataKey, name)
+	}
+	doc := textDoc("https://runbooks.example.com/postgres", "Postgres connections", "Too many connections: put PgBouncer in front of Postgres.")
+	first, err := f.client.IngestDocuments(as("ops-team"), &ragv1.IngestDocumentsRequest{Collection: "ops", Documents: []*ragv1.Document{doc}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.GetReplacedDocuments() != 0 {
+		t.Errorf("first ingest replaced %d documents", first.GetReplacedDocuments())
+	}
+	forged := proto.Clone(doc).(*ragv1.Document)
+	forged.Metadata, _ = structpb.NewStruct(map[string]any{"ingested_by": "ops-team", "team": "db"})
+	second, err := f.client.IngestDocuments(as("leaked-ci"), &ragv1.IngestDocumentsRequest{Collection: "ops", Documents: []*ragv1.Document{forged}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.GetReplacedDocuments() != 1 {
+		t.Errorf("second ingest replaced %d documents, want 1", second.GetReplacedDocuments())
+	}
+	got, err := f.client.Retrieve(t.Context(), &ragv1.RetrieveRequest{Collection: "ops", Query: "PgBouncer"})
+	if err != nil || len(got.GetChunks()) == 0 {
+		t.Fatalf("Retrieve: %v, %v", got, err)
+	}
+	meta := got.GetChunks()[0].GetMetadata().AsMap()
+	if meta["ingested_by"] != "leaked-ci" || meta["team"] != "db" {
+		t.Errorf("chunk metadata = %v, want ingested_by leaked-ci (not the forged value) and team db", meta)
+	}
+	if !strings.Contains(f.logs.String(), "document replaced") || !strings.Contains(f.logs.String(), "by=leaked-ci") {
+		t.Errorf("no audit log line naming who replaced the document:\n%s", f.logs.String())
+	}
+	// Without an actor nothing is recorded, and nothing forged survives.
+	if _, err := f.client.IngestDocuments(t.Context(), &ragv1.IngestDocumentsRequest{Collection: "ops", Documents: []*ragv1.Document{forged}}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = f.client.Retrieve(t.Context(), &ragv1.RetrieveRequest{Collection: "ops", Query: "PgBouncer"})
+	if _, ok := got.GetChunks()[0].GetMetadata().AsMap()["ingested_by"]; ok {
+		t.Errorf("ingested_by kept without an actor: %v", got.GetChunks()[0].GetMetadata())
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -440,6 +441,7 @@ func (s *Store) Upsert(ctx context.Context, name string, docs ...rag.Document) (
 	for i, r := range records {
 		if d, ok := h.col.docs[r.url]; ok {
 			res.ReplacedChunks += len(d.rows)
+			res.Replaced = append(res.Replaced, r.url)
 		}
 		h.col.remove(r.url)
 		h.col.add(r, int64(len(payloads[i])+8))
@@ -678,4 +680,41 @@ func (s *Store) TermStats(name string, terms []string) (rag.TermStats, error) {
 		out.DF[t] = int(h.col.df[t])
 	}
 	return out, nil
+}
+
+// DeleteCollection removes a collection: its documents, chunks and
+// settings, and its file. Its chunks stop counting against the store's
+// limits at once. Searches already holding the collection finish on what
+// they have.
+func (s *Store) DeleteCollection(ctx context.Context, name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return rag.ErrClosed
+	}
+	h, ok := s.cols[name]
+	if !ok {
+		return fmt.Errorf("%w: %q", rag.ErrNotFound, name)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.f != nil {
+		if err := h.f.Close(); err != nil {
+			return fmt.Errorf("closing collection %q: %w", name, err)
+		}
+		h.f = nil // later writes through a stale handle fail with ErrClosed
+	}
+	if err := os.Remove(h.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("deleting collection %q: %w", name, err)
+	}
+	if !s.opts.NoSync {
+		if err := syncDir(s.dir); err != nil {
+			return fmt.Errorf("deleting collection %q: %w", name, err)
+		}
+	}
+	delete(s.cols, name)
+	s.quotaMu.Lock()
+	s.chunks -= h.col.live
+	s.quotaMu.Unlock()
+	return nil
 }

@@ -68,7 +68,7 @@ func TestUpsertReplaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(rag.UpsertResult{Documents: 1, Chunks: 1, ReplacedChunks: 3}, res); diff != "" {
+	if diff := cmp.Diff(rag.UpsertResult{Documents: 1, Chunks: 1, ReplacedChunks: 3, Replaced: []string{"https://a"}}, res); diff != "" {
 		t.Errorf("Upsert() result mismatch (-want +got):\n%s", diff)
 	}
 	for _, mode := range []rag.Mode{rag.ModeHybrid, rag.ModeDense, rag.ModeBM25} {
@@ -489,5 +489,46 @@ func TestIncompleteCollectionIsDropped(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "half"+logExt)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("incomplete collection file still there: %v", err)
+	}
+}
+
+// TestDeleteCollection: a deleted collection's file is gone, its chunks
+// no longer count, a reopened store does not see it, and a write through
+// a handle taken before the delete fails instead of recreating it.
+func TestDeleteCollection(t *testing.T) {
+	dir := t.TempDir()
+	st := openStore(t, dir)
+	ctx := t.Context()
+	if _, err := st.Upsert(ctx, "c", testDoc("https://a", "one chunk of a", "two chunk of a")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Upsert(ctx, "keep", testDoc("https://k", "kept chunk")); err != nil {
+		t.Fatal(err)
+	}
+	h, err := st.get("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DeleteCollection(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DeleteCollection(ctx, "c"); !errors.Is(err, rag.ErrNotFound) {
+		t.Errorf("deleting it again = %v, want ErrNotFound", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "c"+logExt)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the collection's file is still there: %v", err)
+	}
+	if n := st.ChunksInMemory(); n != 1 {
+		t.Errorf("%d chunks in memory, want keep's 1", n)
+	}
+	if err := h.write(st.opts, nil, encodeDelete("https://a")); !errors.Is(err, rag.ErrClosed) {
+		t.Errorf("write through a stale handle = %v, want ErrClosed", err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again := openStore(t, dir)
+	if got := again.Collections(); !slices.Equal(got, []string{"keep"}) {
+		t.Errorf("reopened store has %v, want [keep]", got)
 	}
 }
