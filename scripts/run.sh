@@ -56,12 +56,13 @@ if [ -z "${ready:-}" ]; then
 fi
 
 # The example runbooks give the alert demo and grounded answers something to
-# find; groundcrew's own runbooks (docs/runbooks, one per alert in
-# deploy/prometheus) let an alert about groundcrew cite what to do.
-# Indexing again replaces them (documents are keyed by URL).
-for dir in examples/runbooks docs/runbooks; do
-	bin/search-index -addr "$SEARCH_ADDR" "$dir" || echo "indexing $dir failed; the services run anyway" >&2
-done
+# find. groundcrew's own runbooks (docs/runbooks, one per alert in
+# deploy/prometheus) go in their own collection, "groundcrew": grounding
+# consults them only for groundcrew's own alerts (alertname Groundcrew…, or
+# service=groundcrew), never for yours. Indexing again replaces them
+# (documents are keyed by URL).
+bin/search-index -addr "$SEARCH_ADDR" examples/runbooks || echo "indexing examples/runbooks failed; the services run anyway" >&2
+bin/search-index -addr "$SEARCH_ADDR" -collection groundcrew docs/runbooks || echo "indexing docs/runbooks failed; the services run anyway" >&2
 
 cat <<MSG
 

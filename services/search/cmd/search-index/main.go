@@ -14,6 +14,11 @@
 //
 // Without a url, the document's URL is -base-url joined with the file's
 // path relative to DIR. Re-running replaces documents with the same URL.
+//
+// -collection NAME indexes every document in that collection (metadata
+// "collection"): searches may leave a collection out, as grounding leaves
+// out groundcrew's own runbooks (collection "groundcrew", which `make run`
+// indexes docs/runbooks in) for every alert that is not groundcrew's.
 package main
 
 import (
@@ -30,6 +35,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"google.golang.org/protobuf/types/known/structpb"
 
 	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
 	"github.com/groundcrew/groundcrew/platform/config"
@@ -61,6 +68,7 @@ func run(args []string, out, stderr io.Writer) error {
 	baseURL := fl.String("base-url", "https://docs.groundcrew.example/", "URL prefix for files without a url in their front matter")
 	batch := fl.Int("batch", 100, "documents per IndexDocuments call")
 	timeout := fl.Duration("timeout", time.Minute, "deadline for each call")
+	collection := fl.String("collection", "", `index the documents in this collection (metadata "collection"), e.g. "groundcrew" for groundcrew's own runbooks`)
 	if err := entrypoint.ParseFlags(fl, about, variables{}, args, out, stderr); err != nil {
 		return err
 	}
@@ -74,6 +82,7 @@ func run(args []string, out, stderr io.Writer) error {
 	if len(docs) == 0 {
 		return fmt.Errorf("no .md, .txt or .html files in %s", fl.Arg(0))
 	}
+	SetCollection(docs, *collection)
 	// The same GRPC_SHARED_TOKEN / GRPC_TLS_* settings the services read,
 	// so indexing works against a suite with service-to-service auth on.
 	tp, err := config.Load[config.Transport](os.LookupEnv)
@@ -108,6 +117,20 @@ func run(args []string, out, stderr io.Writer) error {
 	}
 	fmt.Fprintf(out, "indexed %d new and %d replaced documents from %s; the index holds %d\n", indexed, replaced, fl.Arg(0), total)
 	return nil
+}
+
+// SetCollection puts every document in collection name (nothing when name
+// is empty).
+func SetCollection(docs []*searchv1.Document, name string) {
+	if name = strings.TrimSpace(name); name == "" {
+		return
+	}
+	for _, d := range docs {
+		if d.Metadata == nil {
+			d.Metadata = &structpb.Struct{Fields: map[string]*structpb.Value{}}
+		}
+		d.Metadata.Fields["collection"] = structpb.NewStringValue(name)
+	}
 }
 
 // LoadDir reads every indexable file under dir.

@@ -38,3 +38,22 @@ func TestLoadExampleRunbooks(t *testing.T) {
 		}
 	}
 }
+
+// TestSetCollection: -collection puts every document in the collection,
+// as metadata the local index filters on; without it, none.
+func TestSetCollection(t *testing.T) {
+	docs, err := LoadDir("../../../../docs/runbooks", "https://docs.example/")
+	if err != nil || len(docs) == 0 {
+		t.Fatalf("LoadDir: %d documents, %v", len(docs), err)
+	}
+	SetCollection(docs, "")
+	if docs[0].GetMetadata() != nil {
+		t.Errorf("metadata %v without -collection", docs[0].GetMetadata())
+	}
+	SetCollection(docs, "groundcrew")
+	for _, d := range docs {
+		if got := d.GetMetadata().GetFields()["collection"].GetStringValue(); got != "groundcrew" {
+			t.Errorf("%s: collection %q, want groundcrew", d.GetUrl(), got)
+		}
+	}
+}
