@@ -173,7 +173,7 @@ func TestConverseCitesOnlyItsEvidence(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := "Postgres refuses clients past max_connections [1]. Restart the cluster. A pooler such as PgBouncer helps [2]." +
-			"\n\nSources:\n[1] max_connections — " + evidence[0].URL + "\n[2] PgBouncer — " + evidence[1].URL
+			"\n\nSources:\n[1] " + evidence[0].Title + " — " + evidence[0].URL + "\n[2] " + evidence[1].Title + " — " + evidence[1].URL
 		if reply.Text != want {
 			t.Errorf("reply\n%s\nwant\n%s", reply.Text, want)
 		}
@@ -195,7 +195,7 @@ func TestConverseCitesOnlyItsEvidence(t *testing.T) {
 			t.Fatal(err)
 		}
 		sys := req.SystemInstruction.Parts[0].Text
-		if !strings.Contains(sys, "<<<BEGIN "+testNonce+" SOURCE [2]>>>\nPgBouncer") || len(req.Tools) != 0 {
+		if !strings.Contains(sys, "<<<BEGIN "+testNonce+" SOURCE [2]>>>\n"+evidence[1].Title) || len(req.Tools) != 0 {
 			t.Errorf("the evidence is not in the system instruction, or Google Search was asked for:\n%s\ntools %v", sys, req.Tools)
 		}
 	})

@@ -352,10 +352,10 @@ func (s staticSearch) Search(_ context.Context, req grounding.SearchRequest) (gr
 }
 
 var evidence = []grounding.SearchResult{
-	{Title: "max_connections", URL: "https://www.postgresql.org/docs/current/runtime-config-connection.html", SourceDomain: "postgresql.org",
-		Snippet: "max_connections determines the maximum number of concurrent connections to the database server."},
-	{Title: "PgBouncer", URL: "https://www.pgbouncer.org/", SourceDomain: "pgbouncer.org",
-		Snippet: "PgBouncer is a lightweight connection pooler for PostgreSQL."},
+	{Title: "Too many clients already: max_connections", URL: "https://www.postgresql.org/docs/current/runtime-config-connection.html", SourceDomain: "postgresql.org",
+		Snippet: "max_connections determines the maximum number of concurrent connections to the database server; past it, clients get FATAL: sorry, too many clients already."},
+	{Title: "Too many clients already: PgBouncer", URL: "https://www.pgbouncer.org/", SourceDomain: "pgbouncer.org",
+		Snippet: "PgBouncer is a lightweight connection pooler for PostgreSQL: too many clients share a few server connections."},
 }
 
 func TestGroundWithGemini(t *testing.T) {

@@ -134,7 +134,7 @@ func TestWireMaxTokensNeedsReview(t *testing.T) {
 	f := newFakeGemini(t, wireReply(t, "finish_max_tokens.json", 200))
 	svc := service(t, newClient(t, f, &waits{}, nil), evidence)
 	m, err := svc.Ground(t.Context(), grounding.GroundRequest{
-		Text: "PostgreSQL max_connections reached: the maximum number of concurrent connections to the database server", Round: grounding.RoundConfig{Engine: grounding.EngineLocal},
+		Text: "FATAL: sorry, too many clients already", Round: grounding.RoundConfig{Engine: grounding.EngineLocal},
 	})
 	if err != nil {
 		t.Fatal(err)
