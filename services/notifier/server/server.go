@@ -444,7 +444,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		BotID: telegram.BotID(cfg.TelegramBotToken), BotUsername: botUsername,
 		Persona: cfg.Persona, HistorySize: cfg.HistorySize,
 		AllowedChats: allowed, ChatRate: chatRate, Refusals: refusals,
-		Stickers: stickers, Updates: chat.NewUpdateMetrics(srv.Registry()),
+		Stickers: stickers, Updates: chat.NewUpdateMetrics(srv.Registry()), Migrations: st,
 	}, st, ground, replier, logger)
 	agent.HandleCallbacks(chat.CallbackChain{
 		approval.New(research, responder, st, approval.Config{Approvers: approvers, Refusals: refusals}, logger),

@@ -7,6 +7,9 @@ import (
 	"context"
 	"fmt"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/research"
 )
@@ -48,7 +51,28 @@ func (c *Client) Send(ctx context.Context, msg research.Message) (string, error)
 	}
 	resp, err := c.notifier.SendMessage(ctx, req)
 	if err != nil {
+		if refused := toRefused(err); refused != nil {
+			return "", refused
+		}
 		return "", fmt.Errorf("notifier service: %w", err)
 	}
 	return resp.GetDeliveryId(), nil
+}
+
+// toRefused returns the notifier's permanent refusals as a
+// research.RefusedError, with the notifier's own words (its messages for
+// these codes are written for callers; see notifiergrpc.SendMessage), and
+// nil for anything worth retrying (Unavailable, DeadlineExceeded,
+// ResourceExhausted, Internal, …).
+func toRefused(err error) *research.RefusedError {
+	st, ok := status.FromError(err)
+	if !ok {
+		return nil
+	}
+	switch st.Code() {
+	case codes.PermissionDenied, codes.InvalidArgument, codes.NotFound, codes.FailedPrecondition:
+		return &research.RefusedError{Reason: st.Message()}
+	default:
+		return nil
+	}
 }

@@ -81,12 +81,22 @@ func (s *Service) checkRequested(reqs []ActionRequest) ([]ActionRequest, error) 
 				return nil, &InvalidError{Field: field + ".parameters." + k, Reason: "unknown parameter of " + ActionSendSummary}
 			}
 		}
-		chat, _ := r.Parameters[ParamChatID].(string)
+		raw, named := r.Parameters[ParamChatID]
+		chat, _ := raw.(string)
 		switch {
+		case !named:
+			// No chat named: the configured one, as the default action
+			// posts to (the notifier's default chat when none is set).
+			params := map[string]any{}
+			if s.cfg.SummaryChat != "" {
+				params[ParamChatID] = s.cfg.SummaryChat
+			}
+			out = append(out, ActionRequest{Type: r.Type, Risk: risk, Parameters: params})
+			continue
 		case strings.TrimSpace(chat) == "":
-			return nil, &InvalidError{Field: field + ".parameters." + ParamChatID, Reason: "required: the chat to post the summary to"}
+			return nil, &InvalidError{Field: field + ".parameters." + ParamChatID, Reason: "must be a chat id; leave it out for the configured chat"}
 		case !slices.Contains(s.summaryChats(), chat):
-			return nil, &InvalidError{Field: field + ".parameters." + ParamChatID, Reason: "must be a chat configured for research summaries"}
+			return nil, &InvalidError{Field: field + ".parameters." + ParamChatID, Reason: "must be a chat configured for research summaries (RESEARCH_CHAT_ID or RESEARCH_SUMMARY_CHATS)"}
 		}
 		out = append(out, ActionRequest{Type: r.Type, Risk: risk, Parameters: map[string]any{ParamChatID: chat}})
 	}
@@ -427,7 +437,8 @@ func (s *Service) postApproval(ctx context.Context, job Job) error {
 		IdempotencyKey: "research-approval:" + a.ID,
 	}
 	if _, err := s.deps.Notifier.Send(ctx, msg); err != nil {
-		if lastAttempt(job) {
+		var refused *RefusedError
+		if errors.As(err, &refused) || lastAttempt(job) {
 			s.log.ErrorContext(ctx, "posting approval failed for good; it can still be decided through the API", "approval_id", a.ID, "error", err)
 			return nil
 		}
@@ -467,13 +478,19 @@ func (s *Service) execute(ctx context.Context, job Job) error {
 	default:
 		chat, _ := action.Parameters[ParamChatID].(string)
 		id, err := s.deps.Notifier.Send(ctx, Message{ChatID: chat, Text: summaryMessage(run), IdempotencyKey: "research-action:" + action.ID})
-		if err != nil {
-			if !lastAttempt(job) {
-				return fmt.Errorf("sending summary of run %s: %w", run.ID, err)
-			}
+		var refused *RefusedError
+		switch {
+		case errors.As(err, &refused):
+			// Sending again cannot help: the action fails now, saying why,
+			// instead of staying QUEUED through every retry.
+			s.log.WarnContext(ctx, "summary refused by the notifier", "run_id", run.ID, "action_id", action.ID, "reason", refused.Reason)
+			status, result = ActionFailed, "refused by the notifier: "+refused.Reason
+		case err != nil && !lastAttempt(job):
+			return fmt.Errorf("sending summary of run %s: %w", run.ID, err)
+		case err != nil:
 			s.log.ErrorContext(ctx, "sending summary failed for good", "run_id", run.ID, "error", err)
 			status, result = ActionFailed, "sending failed: the notifier was unavailable"
-		} else {
+		default:
 			result = "summary sent (delivery " + id + ")"
 		}
 	}

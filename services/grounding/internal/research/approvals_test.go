@@ -169,6 +169,22 @@ func TestRequestedActions(t *testing.T) {
 			t.Errorf("action = %+v, want reversible_with_delay awaiting approval", act)
 		}
 	})
+	t.Run("a requested action without a chat posts to the configured chat", func(t *testing.T) {
+		h := newHarness(t, Config{SummaryChat: "team", SummaryRisk: Reversible}, richEvidence)
+		run := h.run(t, StartParams{Topic: "Kubernetes operators", Actions: []ActionRequest{{Type: ActionSendSummary, Risk: Irreversible}}})
+		if act := run.Actions[0]; act.Parameters[ParamChatID] != "team" || act.Risk != Irreversible || act.Status != ActionAwaitingApproval {
+			t.Errorf("action = %+v, want irreversible to team, awaiting approval", act)
+		}
+		// Without RESEARCH_CHAT_ID it goes to the notifier's default chat.
+		h = newHarness(t, Config{SummaryRisk: Reversible}, richEvidence)
+		run = h.run(t, StartParams{Topic: "Kubernetes operators", Actions: []ActionRequest{{Type: ActionSendSummary}}})
+		if act := run.Actions[0]; len(act.Parameters) != 0 || act.Status != ActionExecuted {
+			t.Errorf("action = %+v, want executed without a chat", act)
+		}
+		if msgs := h.notifier.messages(); len(msgs) != 1 || msgs[0].ChatID != "" {
+			t.Errorf("messages = %+v, want one to the default chat", msgs)
+		}
+	})
 	t.Run("the default action carries the configured chat", func(t *testing.T) {
 		h := newHarness(t, Config{SummaryChat: "team", SummaryRisk: Reversible}, richEvidence)
 		run := h.run(t, StartParams{Topic: "Kubernetes operators"})
@@ -186,7 +202,7 @@ func TestRequestedActions(t *testing.T) {
 		field string
 	}{
 		{"unknown type", ActionRequest{Type: "send_email", Parameters: map[string]any{ParamChatID: "ops"}}, "actions[0].action_type"},
-		{"no chat", ActionRequest{Type: ActionSendSummary}, "actions[0].parameters.chat_id"},
+		{"blank chat", ActionRequest{Type: ActionSendSummary, Parameters: map[string]any{ParamChatID: " "}}, "actions[0].parameters.chat_id"},
 		{"chat not a string", ActionRequest{Type: ActionSendSummary, Parameters: map[string]any{ParamChatID: 42.0}}, "actions[0].parameters.chat_id"},
 		{"chat not configured", ActionRequest{Type: ActionSendSummary, Parameters: map[string]any{ParamChatID: "elsewhere"}}, "actions[0].parameters.chat_id"},
 		{"unknown parameter", ActionRequest{Type: ActionSendSummary, Parameters: map[string]any{ParamChatID: "ops", "to": "x"}}, "actions[0].parameters.to"},
@@ -244,5 +260,26 @@ func TestApprovalMetrics(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(m.lateDecisions); got != 2 {
 		t.Errorf("late decisions = %v, want 2", got)
+	}
+}
+
+// TestRefusedSummaryFails holds that a permanent refusal by the notifier
+// (a chat it may not post to) ends the action FAILED with the reason at the
+// first attempt, instead of leaving it QUEUED through every retry; the
+// approval post refused the same way is not retried either.
+func TestRefusedSummaryFails(t *testing.T) {
+	h := newHarness(t, Config{SummaryRisk: Reversible}, richEvidence)
+	h.notifier.err = &RefusedError{Reason: "chat_id is not a configured chat"}
+	run := h.run(t, StartParams{Topic: "Kubernetes operators"})
+	act := run.Actions[0]
+	if act.Status != ActionFailed || act.Result != "refused by the notifier: chat_id is not a configured chat" {
+		t.Errorf("action = %+v, want FAILED with the notifier's reason", act)
+	}
+
+	h = newHarness(t, Config{}, richEvidence)
+	h.notifier.err = &RefusedError{Reason: "no"}
+	run = h.run(t, StartParams{Topic: "Kubernetes operators"})
+	if act := run.Actions[0]; act.Status != ActionAwaitingApproval {
+		t.Errorf("action = %+v, want still awaiting its approval (decidable through the API)", act)
 	}
 }

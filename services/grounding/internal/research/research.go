@@ -348,6 +348,17 @@ type InvalidError struct {
 // Error says which field is wrong and why.
 func (e *InvalidError) Error() string { return e.Field + ": " + e.Reason }
 
+// RefusedError is a permanent refusal of a message by the notifier (a
+// chat it may not post to, a message it cannot accept): sending it again
+// cannot succeed, so the action ends FAILED with Reason instead of being
+// retried. Reason is written for the people reading the run.
+type RefusedError struct {
+	Reason string
+}
+
+// Error says the message was refused and why.
+func (e *RefusedError) Error() string { return "refused: " + e.Reason }
+
 // NotDueError is returned by [Service.HandleJob] for a job that came too
 // early (an approval timeout before its time): run it again after Wait.
 type NotDueError struct {

@@ -105,6 +105,9 @@ type Config struct {
 	// Updates counts handled updates by kind and outcome; nil counts
 	// nothing.
 	Updates UpdateCounter
+	// Migrations, when set, makes the supergroup an allowed group became
+	// allowed too.
+	Migrations Migrations
 }
 
 // TaskRequest is a task block of the agent's reply, to be scheduled as a
@@ -140,6 +143,7 @@ type Service struct {
 	answerer  CallbackAnswerer
 	scheduler Scheduler
 	allowed   map[int64]bool
+	migrated  migratedChats
 	budgets   *budgets
 	logger    *slog.Logger
 	now       func() time.Time
@@ -339,7 +343,7 @@ func (s *Service) handle(ctx context.Context, u Update) (string, error) {
 		if s.callbacks == nil {
 			return Ignored, nil
 		}
-		if chatID := u.chatID(); !s.allowed[chatID] {
+		if chatID := u.chatID(); !s.isAllowed(ctx, chatID) {
 			s.refused(ctx, ReasonChatNotAllowed, "chat_id", chatID, "update_id", u.ID)
 			if s.answerer != nil && u.Callback.ID != "" {
 				if err := s.answerer.AnswerCallback(ctx, u.Callback.ID, textChatNotAllowed); err != nil {
@@ -357,7 +361,7 @@ func (s *Service) handle(ctx context.Context, u Update) (string, error) {
 	if in.Chat.ID == 0 || in.MessageID == 0 {
 		return "", fmt.Errorf("%w: message without chat or message id", ErrInvalid)
 	}
-	if !s.allowed[in.Chat.ID] {
+	if !s.isAllowed(ctx, in.Chat.ID) {
 		// Not stored, not answered: see the package comment.
 		s.refused(ctx, ReasonChatNotAllowed, "chat_id", in.Chat.ID, "update_id", u.ID)
 		return Refused, nil

@@ -3,7 +3,9 @@ package chat
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -142,7 +144,7 @@ func (s *Service) noteMembership(ctx context.Context, m *Membership) string {
 	switch was, is := member(m.Old), member(m.New); {
 	case !was && is:
 		s.logger.InfoContext(ctx, "telegram: the bot was added to a chat", attrs...)
-		if !s.allowed[m.Chat.ID] {
+		if !s.isAllowed(ctx, m.Chat.ID) {
 			s.logger.WarnContext(ctx, "telegram: the bot was added to a chat it does not answer in; add its id to TELEGRAM_ALLOWED_CHATS (or route alerts to it) to use it",
 				"chat_id", m.Chat.ID, "chat_title", m.Chat.Title)
 		}
@@ -242,6 +244,55 @@ func hasContent(parts []Part) bool {
 		switch p.MediaKind {
 		case "forward", "external_reply", "quote":
 		default:
+			return true
+		}
+	}
+	return false
+}
+
+// Migrations says which chat a group moved to when it became a supergroup
+// (the store keeps what the Telegram adapter learnt).
+type Migrations interface {
+	MigratedChat(ctx context.Context, chat string) (to string, ok bool, err error)
+}
+
+// migratedChats remembers the supergroups found to be allowed groups that
+// moved.
+type migratedChats struct {
+	mu  sync.Mutex
+	ids map[int64]bool
+}
+
+// isAllowed reports whether the agent works in chat: an allowed chat, or
+// the supergroup an allowed group became (Telegram gives it a new id, and
+// the configuration still names the old one).
+func (s *Service) isAllowed(ctx context.Context, chat int64) bool {
+	if s.allowed[chat] {
+		return true
+	}
+	if s.cfg.Migrations == nil || chat == 0 {
+		return false
+	}
+	s.migrated.mu.Lock()
+	known := s.migrated.ids[chat]
+	s.migrated.mu.Unlock()
+	if known {
+		return true
+	}
+	want := strconv.FormatInt(chat, 10)
+	for id := range s.allowed {
+		to, ok, err := s.cfg.Migrations.MigratedChat(ctx, strconv.FormatInt(id, 10))
+		if err != nil {
+			s.logger.WarnContext(ctx, "reading chat migrations failed", "chat_id", id, "error", err)
+			continue
+		}
+		if ok && to == want {
+			s.migrated.mu.Lock()
+			if s.migrated.ids == nil {
+				s.migrated.ids = map[int64]bool{}
+			}
+			s.migrated.ids[chat] = true
+			s.migrated.mu.Unlock()
 			return true
 		}
 	}

@@ -72,3 +72,40 @@ func TestRefusedReplyIsNotRetried(t *testing.T) {
 type kindCounts struct{ got []string }
 
 func (c *kindCounts) Count(kind, outcome string) { c.got = append(c.got, kind+"/"+outcome) }
+
+type fakeMigrations map[string]string
+
+func (f fakeMigrations) MigratedChat(_ context.Context, chat string) (string, bool, error) {
+	to, ok := f[chat]
+	return to, ok, nil
+}
+
+// TestMigratedGroupStaysAllowed: when an allowed group became a
+// supergroup (a new chat id the configuration does not name), the agent
+// works in the supergroup.
+func TestMigratedGroupStaysAllowed(t *testing.T) {
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	msg := func(id int64) Update {
+		return Update{ID: id, Kind: KindMessage, Message: &Incoming{MessageID: id, From: &User{ID: 7, FirstName: "Jonas"},
+			Chat: Chat{ID: -1004001, Type: "supergroup"}, Text: "db-1 is back"}}
+	}
+	for _, tt := range []struct {
+		name       string
+		migrations Migrations
+		want       string
+	}{
+		{"followed", fakeMigrations{"-4001": "-1004001"}, Stored},
+		{"elsewhere", fakeMigrations{"-4001": "-1009999"}, Refused},
+		{"no migrations", nil, Refused},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			st := &memStore{msgs: map[int64]Message{}, updates: map[UpdateKey]string{}}
+			s := New(Config{BotID: 42, AllowedChats: []int64{-4001}, Migrations: tt.migrations}, st, &echoConverser{}, &recordingReplier{}, logger)
+			for i := int64(1); i <= 2; i++ {
+				if got, err := s.Handle(context.Background(), msg(i)); err != nil || got != tt.want {
+					t.Errorf("message %d: %q, %v; want %q", i, got, err, tt.want)
+				}
+			}
+		})
+	}
+}

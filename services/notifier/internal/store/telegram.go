@@ -32,11 +32,29 @@ func (s *Store) MigratedChat(ctx context.Context, chat string) (to string, ok bo
 }
 
 // RecordChatMigration keeps that chat from became chat to (the latest
-// record for from wins).
+// record for from wins), and moves the alert groups of chat from to chat
+// to, so that their next notifications, edits and button presses belong to
+// the chat the group now is.
 func (s *Store) RecordChatMigration(ctx context.Context, from, to string, at time.Time) error {
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO notifier_telegram_chat_migrations (from_chat, to_chat, migrated_at) VALUES ($1, $2, $3)
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("recording the migration of chat %s to %s: %w", from, to, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO notifier_telegram_chat_migrations (from_chat, to_chat, migrated_at) VALUES ($1, $2, $3)
 		ON CONFLICT (from_chat) DO UPDATE SET to_chat = excluded.to_chat, migrated_at = excluded.migrated_at`,
 		from, to, sqlstore.Micros(at)); err != nil {
+		return fmt.Errorf("recording the migration of chat %s to %s: %w", from, to, err)
+	}
+	// A group of the same key may already exist in the new chat (made
+	// after the move by another instance): that one stays, the old one
+	// keeps its chat.
+	if _, err := tx.ExecContext(ctx, `UPDATE notifier_alert_groups SET destination = $2, updated_at = $3 WHERE destination = $1
+		AND NOT EXISTS (SELECT 1 FROM notifier_alert_groups n WHERE n.destination = $2 AND n.source = notifier_alert_groups.source AND n.group_key = notifier_alert_groups.group_key)`,
+		from, to, sqlstore.Micros(at)); err != nil {
+		return fmt.Errorf("moving the alert groups of chat %s to %s: %w", from, to, err)
+	}
+	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("recording the migration of chat %s to %s: %w", from, to, err)
 	}
 	return nil

@@ -174,9 +174,17 @@ func (d *Deliverer) SendMessage(ctx context.Context, m outbound.Message) (outbou
 	return outbound.Receipt{Destination: to, MessageID: strconv.FormatInt(id, 10)}, nil
 }
 
-// Chat is the chat alerts with labels are routed to; it makes Deliverer a
+// Chat is the chat alerts with labels are routed to (the supergroup it
+// became, if it was migrated, so that a group's messages and its buttons
+// belong to the chat it now is); it makes Deliverer a
 // pipeline.GroupTransport.
-func (d *Deliverer) Chat(labels map[string]string) string { return d.Router.Route(labels) }
+func (d *Deliverer) Chat(labels map[string]string) string {
+	chat := d.Router.Route(labels)
+	if chat == "" {
+		return ""
+	}
+	return d.chat(context.Background(), chat)
+}
 
 var _ pipeline.GroupTransport = (*Deliverer)(nil)
 

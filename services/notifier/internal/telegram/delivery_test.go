@@ -224,3 +224,29 @@ func (s *syncLog) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestDelivererFollowsMigrationForGroups: once a send learnt that the chat
+// moved, alert groups are made for the new chat (so that their buttons
+// work there), also without a store.
+func TestDelivererFollowsMigrationForGroups(t *testing.T) {
+	srv := telegramtest.NewServer(t.Cleanup)
+	body := errorBody(t, "400_group_upgraded_to_supergroup.json")
+	srv.Handle(func(m telegramtest.Sent) telegramtest.Reply {
+		if m.ChatID == "-4001" {
+			return telegramtest.Reply{Body: body}
+		}
+		return telegramtest.Reply{}
+	})
+	d := &Deliverer{Client: newClient(t, srv, 1000), Router: Router{Default: "-4001"}, Logger: discard()}
+	labels := map[string]string{"alertname": "DiskFull"}
+	if got := d.Chat(labels); got != "-4001" {
+		t.Fatalf("before the move: chat %q", got)
+	}
+	id, err := d.SendGroupMessage(context.Background(), "-4001", alert.Message{Text: "x", Plain: "x"}, "", nil)
+	if err != nil || id == "" {
+		t.Fatalf("SendGroupMessage = %q, %v", id, err)
+	}
+	if got := d.Chat(labels); got != "-1001987654321" {
+		t.Errorf("after the move: chat %q, want the supergroup", got)
+	}
+}
