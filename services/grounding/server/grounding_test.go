@@ -30,7 +30,7 @@ import (
 
 // groundingDocs is the fake search service's local index.
 var groundingDocs = []*searchv1.SearchResult{
-	{Title: "PostgreSQL: Connections", Url: "https://www.postgresql.org/docs/current/runtime-config-connection.html", SourceDomain: "postgresql.org",
+	{Title: "Too many clients already: PostgreSQL connections", Url: "https://www.postgresql.org/docs/current/runtime-config-connection.html", SourceDomain: "postgresql.org",
 		Snippet: "max_connections determines the maximum number of concurrent connections to the database server. When it is reached new clients get FATAL: sorry, too many clients already."},
 	{Title: "PgBouncer", Url: "https://www.pgbouncer.org/", SourceDomain: "pgbouncer.org",
 		Snippet: "PgBouncer is a lightweight connection pooler for PostgreSQL that keeps too many clients from exhausting server connections."},
