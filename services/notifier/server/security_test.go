@@ -295,6 +295,23 @@ func TestSecuritySendOnlyToConfiguredChats(t *testing.T) {
 	}
 }
 
+// TestSecuritySendToResearchChats holds that grounding's research chats
+// (RESEARCH_CHAT_ID, RESEARCH_SUMMARY_CHATS, the variables grounding reads)
+// are enough for the notifier to post research summaries there, and that
+// they open no other chat.
+func TestSecuritySendToResearchChats(t *testing.T) {
+	e := startSecured(t, map[string]string{"RESEARCH_CHAT_ID": "-100777", "RESEARCH_SUMMARY_CHATS": "-100888, @research_news"})
+	ctx := actor.OutgoingContext(t.Context(), "grounding")
+	for _, chat := range []string{"-100777", "-100888", "@research_news"} {
+		if _, err := e.c.SendMessage(ctx, &notifierv1.SendMessageRequest{Text: "Research summary", ChatId: chat}); err != nil {
+			t.Errorf("send to research chat %q: %v", chat, err)
+		}
+	}
+	if _, err := e.c.SendMessage(ctx, &notifierv1.SendMessageRequest{Text: "pwned", ChatId: strconv.Itoa(otherChat)}); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("send to an arbitrary chat: %v, want PermissionDenied", err)
+	}
+}
+
 func TestSecurityOnlyApproversDecide(t *testing.T) {
 	e := startSecured(t, map[string]string{"TELEGRAM_APPROVERS": "@anasilva"})
 	resp, err := e.c.SendMessage(t.Context(), &notifierv1.SendMessageRequest{Text: "Approve deleting 3 stale indexes?", Buttons: []*notifierv1.InlineButton{

@@ -70,6 +70,11 @@ type Config struct {
 	// chat agent answers and buttons are accepted; unset means the
 	// configured alert chats (TELEGRAM_CHAT_ID and NOTIFIER_ROUTES).
 	TelegramAllowedChats string `env:"TELEGRAM_ALLOWED_CHATS"`
+	// ResearchChatID and ResearchSummaryChats are grounding's research
+	// chats (the same variables grounding reads): SendMessage may post
+	// there too, so listing a research chat once is enough.
+	ResearchChatID       string   `env:"RESEARCH_CHAT_ID"`
+	ResearchSummaryChats []string `env:"RESEARCH_SUMMARY_CHATS" envSeparator:","`
 	// TelegramApprovers are the Telegram user ids or usernames
 	// (comma-separated) who may decide approvals; unset means anyone in an
 	// allowed chat.
@@ -246,6 +251,14 @@ func (c Config) validateTelegram() []error {
 	if _, err := parseChatIDs(c.TelegramAllowedChats); err != nil {
 		errs = append(errs, fmt.Errorf("TELEGRAM_ALLOWED_CHATS: %w", err))
 	}
+	if c.ResearchChatID != "" && !telegram.ValidChatID(c.ResearchChatID) {
+		errs = append(errs, fmt.Errorf("RESEARCH_CHAT_ID: %q is not a chat id such as -100123 or @channelname", c.ResearchChatID))
+	}
+	for _, id := range c.ResearchSummaryChats {
+		if !telegram.ValidChatID(strings.TrimSpace(id)) {
+			errs = append(errs, fmt.Errorf("RESEARCH_SUMMARY_CHATS: %q is not a chat id such as -100123 or @channelname", id))
+		}
+	}
 	if _, err := approval.ParseApprovers(c.TelegramApprovers); err != nil {
 		errs = append(errs, fmt.Errorf("TELEGRAM_APPROVERS: %w", err))
 	}
@@ -304,12 +317,18 @@ func (c Config) allowedChats() []int64 {
 	return ids
 }
 
-// sendChats are the chats SendMessage may name: the configured chats and
-// the allowed ones.
+// sendChats are the chats SendMessage may name: the configured chats, the
+// allowed ones and the research chats.
 func (c Config) sendChats() []string {
 	out := c.configuredChats()
 	for _, id := range c.allowedChats() {
 		out = append(out, strconv.FormatInt(id, 10))
+	}
+	if c.ResearchChatID != "" {
+		out = append(out, c.ResearchChatID)
+	}
+	for _, id := range c.ResearchSummaryChats {
+		out = append(out, strings.TrimSpace(id))
 	}
 	return out
 }

@@ -34,7 +34,7 @@ func (s *NotifierService) SendMessage(ctx context.Context, req *notifierv1.SendM
 	who := actor.FromContext(ctx)
 	if c := req.GetChatId(); c != "" && !s.chats[c] {
 		s.logger.WarnContext(ctx, "send to a chat that is not configured refused", "chat_id", c, "actor", who, "sender", req.GetSender())
-		return nil, status.Error(codes.PermissionDenied, "chat_id is not a configured chat (TELEGRAM_CHAT_ID, NOTIFIER_ROUTES or TELEGRAM_ALLOWED_CHATS)")
+		return nil, status.Error(codes.PermissionDenied, "chat_id is not a configured chat (TELEGRAM_CHAT_ID, NOTIFIER_ROUTES, TELEGRAM_ALLOWED_CHATS, RESEARCH_CHAT_ID or RESEARCH_SUMMARY_CHATS)")
 	}
 	sr := toSendRequest(req)
 	sr.Actor = who
