@@ -160,7 +160,7 @@ func (s *Service) round(ctx context.Context, req GroundRequest, m *Message) ([]b
 	var evidence []SearchResult
 	note := ""
 	if search {
-		resp, err := s.search.Search(ctx, SearchRequest{Query: query, MaxResults: maxResults, Engine: engine})
+		resp, err := s.search.Search(ctx, evidenceRequest(req.Text, query, maxResults, engine))
 		switch {
 		case err != nil:
 			s.logger.WarnContext(ctx, "search failed; answering without evidence", "error", err)
@@ -186,7 +186,7 @@ func (s *Service) round(ctx context.Context, req GroundRequest, m *Message) ([]b
 		m.Engine = EngineNative
 		return s.groundNative(ctx, req, m, maxSources)
 	}
-	m.Context.Results = evidence
+	m.Context.Results = withoutText(evidence)
 	m.Context.Timestamp = s.clock()
 
 	plan := planBudget(rc.ContextScale, rc.BudgetTokens)
@@ -231,7 +231,7 @@ func (b budget) fit(results []SearchResult, fixedChars int) []string {
 			// Too little room to say anything: the title and URL remain.
 			continue
 		}
-		texts[i] = extractive.TrimSummary(r.Snippet, per, 0)
+		texts[i] = extractive.TrimSummary(evidenceText(r), per, 0)
 	}
 	return texts
 }

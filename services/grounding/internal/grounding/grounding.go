@@ -336,6 +336,10 @@ type SearchResult struct {
 	// HTML is the page's HTML when it was fetched for evidence; it is kept
 	// only as a citation's restricted raw_html artifact.
 	HTML string `json:"-"`
+	// Text is a local result's whole document, when the search service
+	// returned it: the summary and the relevance judgement read it rather
+	// than the passage. It is not stored (the URL names the document).
+	Text string `json:"-"`
 }
 
 // Review is a person's decision on a message.

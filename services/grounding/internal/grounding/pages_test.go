@@ -72,7 +72,10 @@ func TestGroundAutoWithModelSearchesEvidenceFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []grounding.SearchRequest{{Query: "postgres too many clients max_connections", MaxResults: grounding.DefaultMaxResults, Engine: grounding.EngineAuto}}
+	want := []grounding.SearchRequest{{
+		Query: "postgres too many clients max_connections", MaxResults: grounding.DefaultMaxResults, Engine: grounding.EngineAuto,
+		ExcludeCollections: []string{grounding.GroundcrewCollection}, IncludeText: true,
+	}}
 	if diff := cmp.Diff(want, f.search.requests); diff != "" {
 		t.Errorf("search requests (-want +got):\n%s", diff)
 	}

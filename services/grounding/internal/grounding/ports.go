@@ -18,6 +18,12 @@ type SearchRequest struct {
 	MaxResults int
 	// Engine is EngineAuto, EngineExa or EngineLocal.
 	Engine Engine
+	// ExcludeCollections leaves out local documents of these collections
+	// (groundcrew's own runbooks, for alerts that are not groundcrew's).
+	ExcludeCollections []string
+	// IncludeText asks for local results' whole documents
+	// (SearchResult.Text).
+	IncludeText bool
 }
 
 // SearchResponse holds ranked results and the engine that answered

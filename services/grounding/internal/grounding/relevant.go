@@ -18,7 +18,7 @@ func relevantEvidence(text string, results []SearchResult, maxSources int) []Sea
 	subject := relevance.Parse(text)
 	scores := make([]relevance.Score, len(results))
 	for i, r := range results {
-		scores[i] = subject.Score(relevance.Source{Title: r.Title, Text: r.Snippet})
+		scores[i] = subject.Score(relevance.Source{Title: r.Title, Text: evidenceText(r)})
 	}
 	keep := relevance.Select(scores)
 	// In the search service's order: its rank is evidence too, and the
@@ -27,6 +27,40 @@ func relevantEvidence(text string, results []SearchResult, maxSources int) []Sea
 	out := make([]SearchResult, 0, min(len(keep), maxSources))
 	for _, i := range keep[:min(len(keep), maxSources)] {
 		out = append(out, results[i])
+	}
+	return out
+}
+
+// GroundcrewCollection is the search collection groundcrew's own runbooks
+// are indexed in (scripts/run.sh): they are evidence only for groundcrew's
+// own alerts.
+const GroundcrewCollection = "groundcrew"
+
+// evidenceRequest is the search for text's evidence: whole documents, and
+// groundcrew's own runbooks only when text is one of groundcrew's alerts.
+func evidenceRequest(text, query string, maxResults int, engine Engine) SearchRequest {
+	req := SearchRequest{Query: query, MaxResults: maxResults, Engine: engine, IncludeText: true}
+	if !relevance.Parse(text).Groundcrew() {
+		req.ExcludeCollections = []string{GroundcrewCollection}
+	}
+	return req
+}
+
+// evidenceText is what a result says: its whole document when the search
+// service returned it, else its passage.
+func evidenceText(r SearchResult) string {
+	if r.Text != "" {
+		return r.Text
+	}
+	return r.Snippet
+}
+
+// withoutText is results without their documents' text, as a message keeps
+// them.
+func withoutText(results []SearchResult) []SearchResult {
+	out := slices.Clone(results)
+	for i := range out {
+		out[i].Text = ""
 	}
 	return out
 }

@@ -297,9 +297,9 @@ var (
 )
 
 // listedNames are the identifiers in text that look like alert names:
-// words of letters and digits with at least three capitalised parts
-// (KubePodCrashLooping, etcdNoLeader), or snake_case names with three parts
-// or more.
+// words of letters and digits with at least two capitalised parts
+// (RedisDown, KubePodCrashLooping, etcdNoLeader), or snake_case names with
+// three parts or more.
 func listedNames(text string) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -309,7 +309,7 @@ func listedNames(text string) []string {
 		if seen[f] || !identifier.MatchString(f) {
 			continue
 		}
-		if len(splitCamel([]rune(f))) >= 3 || strings.Count(f, "_") >= 2 {
+		if len(splitCamel([]rune(f))) >= 2 || strings.Count(f, "_") >= 2 {
 			seen[f] = true
 			out = append(out, f)
 		}
@@ -342,4 +342,12 @@ func Select(scores []Score) []int {
 	}
 	slices.SortStableFunc(out, func(a, b int) int { return cmp.Compare(scores[b].Value, scores[a].Value) })
 	return out
+}
+
+// Groundcrew reports whether the subject is one of groundcrew's own alerts:
+// its alert name starts with "Groundcrew", or it has the label
+// service=groundcrew. Only those are answered from groundcrew's own
+// runbooks.
+func (s Subject) Groundcrew() bool {
+	return strings.HasPrefix(strings.ToLower(s.AlertName), "groundcrew") || strings.EqualFold(s.Labels["service"], "groundcrew")
 }

@@ -31,13 +31,15 @@ func New(search searchv1.SearchServiceClient) *Client {
 
 // call asks the search service: the query trimmed to the API's limit, the
 // result count clamped to 0..10.
-func (c *Client) call(ctx context.Context, query string, maxResults int, engine searchv1.Engine) (*searchv1.SearchResponse, error) {
+func (c *Client) call(ctx context.Context, query string, maxResults int, engine searchv1.Engine, exclude []string, includeText bool) (*searchv1.SearchResponse, error) {
 	q := []rune(query)
 	if len(q) > maxQueryRunes {
 		q = q[:maxQueryRunes]
 	}
 	n := int32(min(max(maxResults, 0), 10))
-	resp, err := c.search.Search(ctx, &searchv1.SearchRequest{Query: string(q), MaxResults: &n, Engine: engine})
+	resp, err := c.search.Search(ctx, &searchv1.SearchRequest{
+		Query: string(q), MaxResults: &n, Engine: engine, ExcludeCollections: exclude, IncludeText: includeText,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("searching: %w", err)
 	}
@@ -46,7 +48,7 @@ func (c *Client) call(ctx context.Context, query string, maxResults int, engine 
 
 // Search implements grounding.Searcher.
 func (c *Client) Search(ctx context.Context, req grounding.SearchRequest) (grounding.SearchResponse, error) {
-	resp, err := c.call(ctx, req.Query, req.MaxResults, fromEngine(req.Engine))
+	resp, err := c.call(ctx, req.Query, req.MaxResults, fromEngine(req.Engine), req.ExcludeCollections, req.IncludeText)
 	if err != nil {
 		return grounding.SearchResponse{}, err
 	}
@@ -61,7 +63,7 @@ func (c *Client) Search(ctx context.Context, req grounding.SearchRequest) (groun
 func FromResult(r *searchv1.SearchResult) grounding.SearchResult {
 	res := grounding.SearchResult{
 		Title: r.GetTitle(), Snippet: r.GetSnippet(), URL: r.GetUrl(), SourceDomain: r.GetSourceDomain(), Score: r.GetScore(),
-		MimeType: r.GetMimeType(), FaviconURL: r.GetFaviconUrl(),
+		MimeType: r.GetMimeType(), FaviconURL: r.GetFaviconUrl(), Text: r.GetText(),
 	}
 	if r.GetPublishedAt() != nil {
 		res.PublishedAt = r.GetPublishedAt().AsTime()
@@ -105,7 +107,7 @@ var _ research.Searcher = evidence{}
 // Search asks the search service's automatic engine choice for at least
 // one result.
 func (e evidence) Search(ctx context.Context, query string, maxResults int) ([]research.Evidence, error) {
-	resp, err := e.c.call(ctx, query, max(maxResults, 1), searchv1.Engine_AUTO)
+	resp, err := e.c.call(ctx, query, max(maxResults, 1), searchv1.Engine_AUTO, nil, false)
 	if err != nil {
 		return nil, err
 	}
