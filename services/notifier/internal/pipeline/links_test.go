@@ -83,3 +83,15 @@ func TestGroupRootShowsRunbook(t *testing.T) {
 		t.Errorf("root lacks the links line %q before the enrichment:\n%s", want, sends[0].plain)
 	}
 }
+
+// TestEnrichmentDroppedForLengthIsRecorded: an alert whose first line
+// leaves no room for its enrichment is delivered with the note, and its
+// enrichmentError says why.
+func TestEnrichmentDroppedForLengthIsRecorded(t *testing.T) {
+	p := newPipeline(t, &fakeEnricher{fn: okEnrichment}, &fakeDeliverer{}, Config{})
+	in := ingest(t, p, generic(t, strings.Repeat("x", alert.MaxTextLen)))
+	got := waitStatus(t, p, in[0].ID, alert.StatusDelivered)
+	if got.EnrichmentError != format.ReasonTooLong || !strings.Contains(got.Message.Plain, format.FailedNote) {
+		t.Errorf("enrichmentError %q, message ends %q; want %q and the note", got.EnrichmentError, got.Message.Plain[len(got.Message.Plain)-60:], format.ReasonTooLong)
+	}
+}
