@@ -117,7 +117,8 @@ func (s *Service) resolveNative(ctx context.Context, a *answer) {
 // not already at hand, for the citation's restricted raw_html artifact
 // (stampCitations copies it), and fills a missing media type.
 func (s *Service) keepCitedPages(ctx context.Context, m *Message) {
-	if s.pages == nil {
+	if s.pages == nil || m.Engine == EngineNative {
+		// Native sources were read as they were resolved.
 		return
 	}
 	var idx []int
