@@ -178,7 +178,29 @@ func baseConfig() server.Config {
 // newEdge starts the backends (all four services on one gRPC server, with
 // backendTransport's settings) and the gateway over them, dialled through
 // server.Dial exactly as the binary does.
-func newEdge(t *testing.T, cfg server.Config, backendTransport *config.Transport) *edge {
+func newEdge(t testing.TB, cfg server.Config, backendTransport *config.Transport) *edge {
+	t.Helper()
+	addr, rec, streams := startBackends(t, backendTransport)
+	cfg.SearchAddr, cfg.GroundingAddr, cfg.RagAddr, cfg.NotifierAddr = addr, addr, addr, addr
+
+	b, closeConns, err := server.Dial(cfg, noop.NewTracerProvider())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = closeConns() })
+	h, err := server.NewHandler(context.Background(), cfg, b, discardLogger(), prometheus.NewRegistry(), noop.NewTracerProvider())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	return &edge{url: ts.URL, rec: rec, streams: streams, backends: addr}
+}
+
+// startBackends serves all four services' fakes on one gRPC server and
+// returns its address, the recorder of the calls that reach it and the
+// channel AskStream reports its streams on.
+func startBackends(t testing.TB, backendTransport *config.Transport) (string, *recorder, chan struct{}) {
 	t.Helper()
 	rec := &recorder{calls: map[string]call{}}
 	streams := make(chan struct{}, 16)
@@ -186,8 +208,7 @@ func newEdge(t *testing.T, cfg server.Config, backendTransport *config.Transport
 	if backendTransport != nil {
 		opts = append(opts, grpcserver.WithTransport(*backendTransport))
 	}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := grpcserver.New(grpcserver.Config{GRPCAddr: "127.0.0.1:0"}, logger, opts...)
+	srv, err := grpcserver.New(grpcserver.Config{GRPCAddr: "127.0.0.1:0"}, discardLogger(), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,22 +218,10 @@ func newEdge(t *testing.T, cfg server.Config, backendTransport *config.Transport
 	ragv1.RegisterRagServiceServer(srv, fakeRag{started: streams})
 	notifierv1.RegisterNotifierServiceServer(srv, fakeNotifier{})
 	grpcservertest.Run(t, srv)
-	addr := srv.GRPCAddr().String()
-	cfg.SearchAddr, cfg.GroundingAddr, cfg.RagAddr, cfg.NotifierAddr = addr, addr, addr, addr
-
-	b, closeConns, err := server.Dial(cfg, noop.NewTracerProvider())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = closeConns() })
-	h, err := server.NewHandler(context.Background(), cfg, b, logger, prometheus.NewRegistry(), noop.NewTracerProvider())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(h)
-	t.Cleanup(ts.Close)
-	return &edge{url: ts.URL, rec: rec, streams: streams, backends: addr}
+	return srv.GRPCAddr().String(), rec, streams
 }
+
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // request is one HTTP request; headers are name, value pairs and "Host"
 // sets the Host header.

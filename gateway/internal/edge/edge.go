@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -164,12 +165,12 @@ func BodyLimit(limit func(*http.Request) int64, next http.Handler) http.Handler 
 			WriteError(w, http.StatusRequestTimeout, codes.DeadlineExceeded, "request body not received in time")
 			return
 		}
-		if err != nil {
-			WriteError(w, http.StatusBadRequest, codes.InvalidArgument, "could not read the request body")
+		if errors.Is(err, errTooLarge) {
+			tooLarge(w, r, max)
 			return
 		}
-		if int64(len(data)) > max {
-			tooLarge(w, r, max)
+		if err != nil {
+			WriteError(w, http.StatusBadRequest, codes.InvalidArgument, "could not read the request body")
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(data))
@@ -180,7 +181,10 @@ func BodyLimit(limit func(*http.Request) int64, next http.Handler) http.Handler 
 
 // readBody reads r's body, at most max+1 bytes of it. A declared length
 // is read into one buffer of that size, so what is held is what
-// [Admission] reserved; a chunked body grows as it arrives.
+// [Admission] reserved. A chunked body is read into pooled blocks and
+// copied once it is known to fit, so a body refused for its size leaves
+// no garbage behind (a flood of them would otherwise grow the heap with
+// buffers doubled on the way to the limit).
 func readBody(r *http.Request, max int64) ([]byte, error) {
 	if r.ContentLength > 0 {
 		data := make([]byte, r.ContentLength)
@@ -189,8 +193,49 @@ func readBody(r *http.Request, max int64) ([]byte, error) {
 		}
 		return data, nil
 	}
-	return io.ReadAll(io.LimitReader(r.Body, max+1))
+	var blocks []*[]byte
+	defer func() {
+		for _, b := range blocks {
+			blockPool.Put(b)
+		}
+	}()
+	var total int64
+	used := blockSize // bytes filled in the last block
+	for total <= max {
+		if used == blockSize {
+			blocks = append(blocks, blockPool.Get().(*[]byte))
+			used = 0
+		}
+		n, err := r.Body.Read((*blocks[len(blocks)-1])[used:])
+		used += n
+		total += int64(n)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if total > max {
+		return nil, errTooLarge
+	}
+	data := make([]byte, 0, total)
+	for _, b := range blocks {
+		data = append(data, (*b)[:min(int64(blockSize), total-int64(len(data)))]...)
+	}
+	return data, nil
 }
+
+// errTooLarge says a body went past its limit.
+var errTooLarge = errors.New("request body too large")
+
+// blockSize is the size of the blocks chunked bodies are read into.
+const blockSize = 32 << 10
+
+var blockPool = sync.Pool{New: func() any {
+	b := make([]byte, blockSize)
+	return &b
+}}
 
 func tooLarge(w http.ResponseWriter, r *http.Request, limit int64) {
 	refuseUnread(w, r)

@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"bytes"
 	"io"
 	"log/slog"
 	"net"
@@ -143,5 +144,39 @@ func TestBodyLimitReadErrors(t *testing.T) {
 				t.Errorf("got %d %s, want %d %s", w.Code, got, tt.wantCode, tt.wantBody)
 			}
 		})
+	}
+}
+
+// Bodies of every size around the pooled blocks' come through whole, and
+// one byte over the limit is 413, chunked or declared.
+func TestBodyLimitSizes(t *testing.T) {
+	const limit = 3*blockSize + 10
+	for _, n := range []int{1, blockSize - 1, blockSize, blockSize + 1, 2*blockSize + 7, limit, limit + 1, 5 * blockSize} {
+		for _, chunked := range []bool{false, true} {
+			body := bytes.Repeat([]byte("abcdefg"), n/7+1)[:n]
+			var got []byte
+			h := BodyLimit(func(*http.Request) int64 { return limit }, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+				got, _ = io.ReadAll(r.Body)
+			}))
+			r := httptest.NewRequest("POST", "/", bytes.NewReader(body))
+			if chunked {
+				// A reader of unknown length, as a chunked body is.
+				r = httptest.NewRequest("POST", "/", io.MultiReader(bytes.NewReader(body)))
+				r.ContentLength = -1
+			}
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			want := http.StatusOK
+			if n > limit {
+				want = http.StatusRequestEntityTooLarge
+			}
+			if w.Code != want {
+				t.Errorf("%d bytes (chunked %v) = %d, want %d", n, chunked, w.Code, want)
+				continue
+			}
+			if want == http.StatusOK && !bytes.Equal(got, body) {
+				t.Errorf("%d bytes (chunked %v): the route got %d bytes, not the body", n, chunked, len(got))
+			}
+		}
 	}
 }
