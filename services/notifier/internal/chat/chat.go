@@ -214,6 +214,10 @@ type Incoming struct {
 	// External is the replied-to message when it is in another chat or
 	// topic (nil for none).
 	External *ExternalReply
+	// MigrateTo and MigrateFrom are set on the service messages of a
+	// group upgraded to a supergroup: in the old group, the new id; in the
+	// supergroup, the old one.
+	MigrateTo, MigrateFrom int64
 }
 
 // Update is a Telegram update.
@@ -360,6 +364,9 @@ func (s *Service) handle(ctx context.Context, u Update) (string, error) {
 	}
 	if in.Chat.ID == 0 || in.MessageID == 0 {
 		return "", fmt.Errorf("%w: message without chat or message id", ErrInvalid)
+	}
+	if in.MigrateTo != 0 || in.MigrateFrom != 0 {
+		return s.noteMigration(ctx, in)
 	}
 	if !s.isAllowed(ctx, in.Chat.ID) {
 		// Not stored, not answered: see the package comment.

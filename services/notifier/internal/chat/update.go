@@ -250,10 +250,37 @@ func hasContent(parts []Part) bool {
 	return false
 }
 
-// Migrations says which chat a group moved to when it became a supergroup
-// (the store keeps what the Telegram adapter learnt).
+// Migrations keeps which chat a group moved to when it became a
+// supergroup (the store; the Telegram adapter records what it learns from
+// refused sends, the agent what the upgrade's service messages say).
 type Migrations interface {
 	MigratedChat(ctx context.Context, chat string) (to string, ok bool, err error)
+	RecordChatMigration(ctx context.Context, from, to string, at time.Time) error
+}
+
+// noteMigration records a group's upgrade to a supergroup from its service
+// messages (migrate_to_chat_id in the old group, migrate_from_chat_id in
+// the new one), so that alerts go to the new chat id before a send is
+// refused; only for a group the agent works in, and it warns that the
+// configuration names the old id.
+func (s *Service) noteMigration(ctx context.Context, in *Incoming) (string, error) {
+	from, to := in.Chat.ID, in.MigrateTo
+	if in.MigrateFrom != 0 {
+		from, to = in.MigrateFrom, in.Chat.ID
+	}
+	if !s.isAllowed(ctx, from) {
+		s.refused(ctx, ReasonChatNotAllowed, "chat_id", in.Chat.ID, "migrated_from", from, "migrated_to", to)
+		return Refused, nil
+	}
+	s.logger.WarnContext(ctx, "telegram: the group became a supergroup with a new chat id; messages go to the new id from now on. Update the configuration (TELEGRAM_CHAT_ID, NOTIFIER_ROUTES, TELEGRAM_ALLOWED_CHATS), which names the old one",
+		"old_chat_id", from, "new_chat_id", to, "chat_title", in.Chat.Title)
+	if s.cfg.Migrations == nil {
+		return Noted, nil
+	}
+	if err := s.cfg.Migrations.RecordChatMigration(ctx, strconv.FormatInt(from, 10), strconv.FormatInt(to, 10), s.now().UTC()); err != nil {
+		return "", err
+	}
+	return Noted, nil
 }
 
 // migratedChats remembers the supergroups found to be allowed groups that

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"testing"
+	"time"
 )
 
 // refusedError is a send error Telegram gives for good (as the adapter's
@@ -78,6 +79,47 @@ type fakeMigrations map[string]string
 func (f fakeMigrations) MigratedChat(_ context.Context, chat string) (string, bool, error) {
 	to, ok := f[chat]
 	return to, ok, nil
+}
+
+func (f fakeMigrations) RecordChatMigration(_ context.Context, from, to string, _ time.Time) error {
+	f[from] = to
+	return nil
+}
+
+// TestMigrationServiceMessages: the service messages of a group's upgrade
+// record the move (from either side) for a group the agent works in, after
+// which the supergroup is allowed; a group it does not work in records
+// nothing.
+func TestMigrationServiceMessages(t *testing.T) {
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	oldGroup := Chat{ID: -4001, Type: "group", Title: "Infra war room"}
+	newGroup := Chat{ID: -1004001, Type: "supergroup", Title: "Infra war room"}
+	for _, tt := range []struct {
+		name    string
+		in      *Incoming
+		allowed int64
+		want    string
+		record  map[string]string
+	}{
+		{"migrate_to in the old group", &Incoming{MessageID: 3, Chat: oldGroup, MigrateTo: -1004001}, -4001, Noted, map[string]string{"-4001": "-1004001"}},
+		{"migrate_from in the supergroup", &Incoming{MessageID: 1, Chat: newGroup, MigrateFrom: -4001}, -4001, Noted, map[string]string{"-4001": "-1004001"}},
+		{"not an allowed group", &Incoming{MessageID: 3, Chat: oldGroup, MigrateTo: -1004001}, -100123, Refused, map[string]string{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			st := &memStore{msgs: map[int64]Message{}, updates: map[UpdateKey]string{}}
+			m := fakeMigrations{}
+			s := New(Config{BotID: 42, AllowedChats: []int64{tt.allowed}, Migrations: m}, st, &echoConverser{}, &recordingReplier{}, logger)
+			if got, err := s.Handle(context.Background(), Update{ID: 5, Kind: KindMessage, Message: tt.in}); err != nil || got != tt.want {
+				t.Fatalf("Handle = %q, %v; want %q", got, err, tt.want)
+			}
+			if len(m) != len(tt.record) || m["-4001"] != tt.record["-4001"] {
+				t.Errorf("recorded %v, want %v", m, tt.record)
+			}
+			if tt.want == Noted && !s.isAllowed(context.Background(), -1004001) {
+				t.Error("the supergroup is not allowed after the move")
+			}
+		})
+	}
 }
 
 // TestMigratedGroupStaysAllowed: when an allowed group became a

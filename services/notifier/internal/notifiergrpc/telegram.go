@@ -155,6 +155,8 @@ func toIncoming(m *notifierv1.TelegramChatMessage) *chat.Incoming {
 		Quote:           m.GetQuote().GetText(),
 		Forward:         toOrigin(m.GetForwardOrigin()),
 		External:        toExternal(m.GetExternalReply()),
+		MigrateTo:       m.GetMigrateToChatId(),
+		MigrateFrom:     m.GetMigrateFromChatId(),
 	}
 	if m.GetDate() > 0 {
 		in.Date = time.Unix(m.GetDate(), 0).UTC()

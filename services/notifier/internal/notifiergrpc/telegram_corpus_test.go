@@ -105,7 +105,10 @@ func newCorpusAgent(t *testing.T) corpusEnv {
 	counts := &updateCounts{}
 	buf := &syncBuffer{}
 	logger := slog.New(slog.NewTextHandler(buf, nil))
-	agent := chat.New(chat.Config{BotID: telegram.BotID(botToken), BotUsername: "groundcrew_bot", Persona: "p", AllowedChats: fixtureChats, Updates: counts},
+	// The corpus's old group (before its upgrade to the on-call
+	// supergroup) is allowed too.
+	allowed := append([]int64{-4001234567}, fixtureChats...)
+	agent := chat.New(chat.Config{BotID: telegram.BotID(botToken), BotUsername: "groundcrew_bot", Persona: "p", AllowedChats: allowed, Updates: counts, Migrations: st},
 		st, conv, &telegram.Replier{Client: tc}, logger)
 	return corpusEnv{
 		agentEnv: agentEnv{client: serve(t, Deps{Updates: agent}), conv: conv, tg: tg, store: st},
@@ -123,6 +126,8 @@ func TestUpdateCorpus(t *testing.T) {
 		parts []string
 		// logs are texts the log must hold.
 		logs []string
+		// migrated: the move of -4001234567 to -1001987654321 is stored.
+		migrated bool
 	}{
 		{file: "message.json", kind: chat.KindMessage, want: chat.Replied, replyTo: 77, parts: []string{"/start"}},
 		{file: "edited_message.json", kind: chat.KindEditedMessage, want: chat.Stored},
@@ -166,9 +171,11 @@ func TestUpdateCorpus(t *testing.T) {
 		{file: "scenario_sticker_with_thumbnail.json", kind: chat.KindMessage, want: chat.Stored},
 		{file: "scenario_bot_removed.json", kind: chat.KindMyChatMember, want: chat.Noted,
 			logs: []string{`msg="telegram: the bot was removed from a chat" chat_id=-4001234567`, `new_status=kicked by_user_id=91532`}},
-		// The old group's last message says where it went; the group is
-		// not an allowed chat.
-		{file: "scenario_group_migrated.json", kind: chat.KindMessage, want: chat.Refused},
+		// The old group's last message says where it went, and the
+		// supergroup's first where it came from: the move is recorded.
+		{file: "scenario_group_migrated.json", kind: chat.KindMessage, want: chat.Noted, migrated: true,
+			logs: []string{`old_chat_id=-4001234567 new_chat_id=-1001987654321`}},
+		{file: "scenario_supergroup_migrated_from.json", kind: chat.KindMessage, want: chat.Noted, migrated: true},
 	}
 	files, err := os.ReadDir(filepath.Join("testdata", "updates"))
 	if err != nil {
@@ -231,6 +238,9 @@ func TestUpdateCorpus(t *testing.T) {
 						t.Errorf("the target's parts lack %q:\n%s", p, joined)
 					}
 				}
+			}
+			if to, ok, err := e.store.MigratedChat(context.Background(), "-4001234567"); err != nil || ok != tt.migrated || (ok && to != "-1001987654321") {
+				t.Errorf("stored migration %q %v %v; want recorded %v", to, ok, err, tt.migrated)
 			}
 			for _, l := range tt.logs {
 				if !strings.Contains(e.log.String(), l) {
