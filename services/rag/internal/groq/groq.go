@@ -165,7 +165,7 @@ func (g *Generator) Generate(ctx context.Context, question string, chunks []rag.
 	}
 	resp, err := g.svc.New(ctx, g.params(question, chunks))
 	if err != nil {
-		return answer.Draft{}, g.scrub(fmt.Errorf("groq chat completion: %w", err))
+		return answer.Draft{}, g.describe("groq chat completion", err)
 	}
 	if len(resp.Choices) == 0 {
 		return answer.Draft{}, errors.New("groq chat completion: no choices in the reply")
@@ -199,7 +199,7 @@ func (g *Generator) GenerateStream(ctx context.Context, question string, chunks 
 		}
 	}
 	if err := stream.Err(); err != nil {
-		return answer.Draft{}, g.scrub(fmt.Errorf("groq chat completion stream: %w", err))
+		return answer.Draft{}, g.describe("groq chat completion stream", err)
 	}
 	sp.finish()
 	if rest, _ := citer.Finish(); rest != "" {
@@ -326,9 +326,31 @@ func parseVerdict(line string) verdict {
 	return v
 }
 
-// scrub removes the API key from an error's text (a provider or proxy may
-// echo the request's headers).
-func (g *Generator) scrub(err error) error {
+// describe wraps a failed request's error with what Groq said (openai-go
+// prints only the status): HTTP status, error code and type, message and
+// the request's path, so a log tells a rate limit from a prompt that is
+// too long. The result is scrubbed of the API key, which a provider or a
+// proxy may echo in its message.
+func (g *Generator) describe(doing string, err error) error {
+	var apiErr *openai.Error
+	if errors.As(err, &apiErr) {
+		detail := fmt.Sprintf("HTTP %d", apiErr.StatusCode)
+		if apiErr.Code != "" {
+			detail += " " + apiErr.Code
+		}
+		if apiErr.Type != "" {
+			detail += " (" + apiErr.Type + ")"
+		}
+		if apiErr.Message != "" {
+			detail += ": " + apiErr.Message
+		}
+		if apiErr.Request != nil {
+			detail += " [" + apiErr.Request.Method + " " + apiErr.Request.URL.Path + "]"
+		}
+		err = fmt.Errorf("%s: %s: %w", doing, detail, err)
+	} else {
+		err = fmt.Errorf("%s: %w", doing, err)
+	}
 	return redact.Error(err, g.key)
 }
 

@@ -134,3 +134,39 @@ func readAll(r *http.Request) string {
 	b, _ := io.ReadAll(r.Body)
 	return string(b)
 }
+
+// TestGroqKeyNeverLogged: a provider echoing the request's path and
+// headers in its errors leaves the key in no log line and no response
+// field; the extractive writer answers instead.
+func TestGroqKeyNeverLogged(t *testing.T) {
+	const key = "gsk_LOGTESTkey0123456789abcdefghijklmnopqrstuvwx"
+	llm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error":{"message":"bad key %s sent to %s as Authorization: %s","type":"invalid_request_error","code":"invalid_api_key"}}`,
+			key, r.URL.Path, r.Header.Get("Authorization"))
+	}))
+	t.Cleanup(llm.Close)
+	gen, err := groq.New(groq.Config{APIKey: key, Model: "llama-test", BaseURL: llm.URL, HTTPClient: llm.Client(), MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, fixtureOptions{generator: gen})
+	f.ingest(t, "ops", runbooks...)
+	resp, err := f.client.Ask(t.Context(), &ragv1.AskRequest{Collection: "ops", Query: "How do I fix too many Postgres connections?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.GetResponse().GetModel() != "extractive" {
+		t.Errorf("model = %q, want the extractive fallback", resp.GetResponse().GetModel())
+	}
+	logs := f.logs.String()
+	if !strings.Contains(logs, "answering extractively") || !strings.Contains(logs, "invalid_api_key") {
+		t.Errorf("the writer's failure is not logged with its reason:\n%s", logs)
+	}
+	for _, secret := range []string{key, "LOGTESTkey"} {
+		if strings.Contains(logs, secret) || strings.Contains(fmt.Sprint(resp), secret) {
+			t.Errorf("the key reached the log or the response:\n%s", logs)
+		}
+	}
+}

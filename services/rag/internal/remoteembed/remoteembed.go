@@ -9,6 +9,11 @@
 // Texts are sent in batches (100 for Gemini, the batchEmbedContents limit;
 // 64 for OpenAI-compatible servers, which small self-hosted ones handle),
 // and failed requests are retried by the provider's client.
+//
+// The API key travels with every request, so redirects are followed only
+// within the base URL's origin (providerhttp.SameOrigin), and every error
+// is scrubbed of the key (platform/redact) before it leaves the package:
+// a provider or proxy may echo the request's headers or URL.
 package remoteembed
 
 import (
@@ -24,6 +29,9 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"google.golang.org/genai"
+
+	"github.com/groundcrew/groundcrew/platform/redact"
+	"github.com/groundcrew/groundcrew/services/rag/internal/providerhttp"
 )
 
 // Defaults.
@@ -59,7 +67,8 @@ type Config struct {
 	MaxRetries int
 	// Timeout bounds each attempt.
 	Timeout time.Duration
-	// HTTPClient sends the requests; default http.DefaultClient.
+	// HTTPClient sends the requests; default http.DefaultClient. Its
+	// redirects are followed only within the base URL's origin.
 	HTTPClient *http.Client
 }
 
@@ -114,6 +123,7 @@ type Gemini struct {
 	client *genai.Client
 	model  string
 	dims   int
+	key    string
 }
 
 // NewGemini returns a Gemini embedder.
@@ -129,7 +139,7 @@ func NewGemini(ctx context.Context, cfg Config) (*Gemini, error) {
 	client, err := genai.NewClient(ctx, &genai.ClientConfig{
 		APIKey:     cfg.APIKey,
 		Backend:    genai.BackendGeminiAPI,
-		HTTPClient: cfg.HTTPClient,
+		HTTPClient: providerhttp.SameOrigin(cfg.HTTPClient),
 		HTTPOptions: genai.HTTPOptions{
 			BaseURL:      cfg.BaseURL,
 			Timeout:      &timeout,
@@ -137,9 +147,9 @@ func NewGemini(ctx context.Context, cfg Config) (*Gemini, error) {
 		},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("creating the Gemini client: %w", err)
+		return nil, redact.Error(fmt.Errorf("creating the Gemini client: %w", err), cfg.APIKey)
 	}
-	return &Gemini{client: client, model: cmp.Or(cfg.Model, DefaultGeminiModel), dims: cmp.Or(cfg.Dimensions, DefaultGeminiDimensions)}, nil
+	return &Gemini{client: client, model: cmp.Or(cfg.Model, DefaultGeminiModel), dims: cmp.Or(cfg.Dimensions, DefaultGeminiDimensions), key: cfg.APIKey}, nil
 }
 
 // Name identifies the model and size; collections embedded with another
@@ -152,7 +162,7 @@ func (g *Gemini) Dimensions() int { return g.dims }
 // Embed returns one unit vector per text.
 func (g *Gemini) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	dims := int32(g.dims)
-	return batches(ctx, texts, geminiBatch, g.dims, func(ctx context.Context, part []string) ([][]float32, error) {
+	vecs, err := batches(ctx, texts, geminiBatch, g.dims, func(ctx context.Context, part []string) ([][]float32, error) {
 		contents := make([]*genai.Content, len(part))
 		for i, t := range part {
 			contents[i] = genai.NewContentFromText(t, genai.RoleUser)
@@ -167,6 +177,7 @@ func (g *Gemini) Embed(ctx context.Context, texts []string) ([][]float32, error)
 		}
 		return out, nil
 	})
+	return vecs, redact.Error(err, g.key)
 }
 
 // OpenAI embeds with an OpenAI-compatible /embeddings endpoint.
@@ -176,6 +187,7 @@ type OpenAI struct {
 	dims      int
 	sendDims  bool
 	modelName string
+	key       string
 }
 
 // NewOpenAI returns an OpenAI-compatible embedder. Without
@@ -196,10 +208,9 @@ func NewOpenAI(ctx context.Context, cfg Config) (*OpenAI, error) {
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
-	}
+	opts = append(opts, option.WithHTTPClient(providerhttp.SameOrigin(cfg.HTTPClient)))
 	e := &OpenAI{
+		key: cfg.APIKey,
 		// Not openai.NewClient: it would read OPENAI_* variables.
 		svc:      openai.NewEmbeddingService(opts...),
 		model:    cmp.Or(cfg.Model, DefaultOpenAIModel),
@@ -209,7 +220,7 @@ func NewOpenAI(ctx context.Context, cfg Config) (*OpenAI, error) {
 	if e.dims == 0 {
 		vecs, err := e.embed(ctx, []string{"dimension probe"})
 		if err != nil {
-			return nil, fmt.Errorf("probing the embedding size of %s at %s: %w", e.model, cfg.BaseURL, err)
+			return nil, redact.Error(fmt.Errorf("probing the embedding size of %s at %s: %w", e.model, cfg.BaseURL, err), cfg.APIKey)
 		}
 		if len(vecs) != 1 || len(vecs[0]) == 0 {
 			return nil, fmt.Errorf("probing the embedding size of %s: no vector returned", e.model)
@@ -227,7 +238,8 @@ func (e *OpenAI) Dimensions() int { return e.dims }
 
 // Embed returns one unit vector per text.
 func (e *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	return batches(ctx, texts, openAIBatch, e.dims, e.embed)
+	vecs, err := batches(ctx, texts, openAIBatch, e.dims, e.embed)
+	return vecs, redact.Error(err, e.key)
 }
 
 func (e *OpenAI) embed(ctx context.Context, part []string) ([][]float32, error) {
