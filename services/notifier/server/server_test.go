@@ -167,6 +167,8 @@ func TestConfigValidation(t *testing.T) {
 		{"readme approvers", map[string]string{"TELEGRAM_APPROVERS": "84211,@ana", "NOTIFIER_ACTION_USERS": "84211,@ann"}, ""},
 		{"chat rate off", map[string]string{"NOTIFIER_CHAT_RATE": "off"}, ""},
 		{"bad chat rate", map[string]string{"NOTIFIER_CHAT_RATE": "20 per hour"}, "NOTIFIER_CHAT_RATE"},
+		{"alert retention kept for ever", map[string]string{"NOTIFIER_ALERT_RETENTION": "0"}, ""},
+		{"negative alert retention", map[string]string{"NOTIFIER_ALERT_RETENTION": "-24h"}, "NOTIFIER_ALERT_RETENTION"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
