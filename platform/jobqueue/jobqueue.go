@@ -70,6 +70,10 @@ type Queue struct {
 	db     *sqlstore.DB
 	queue  string
 	logger *slog.Logger
+	// stopPromote ends the due-job promoter (PostgreSQL); promoted is
+	// closed once it has.
+	stopPromote context.CancelFunc
+	promoted    chan struct{}
 }
 
 // Open migrates River's tables in db and builds a client that works cfg's
@@ -143,12 +147,49 @@ func (q *Queue) Start(ctx context.Context) error {
 	if err := q.Client.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("jobqueue: starting job client: %w", err)
 	}
+	if q.db.Dialect == sqlstore.Postgres {
+		pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		q.stopPromote, q.promoted = cancel, make(chan struct{})
+		go q.promoteDue(pctx)
+	}
 	return nil
+}
+
+// PromoteInterval is how often every instance on PostgreSQL makes its
+// queue's due scheduled jobs available.
+const PromoteInterval = time.Second
+
+// promoteDue makes scheduled jobs that are due available, every
+// PromoteInterval, on every instance. River's own scheduler does this only
+// on the elected leader, and after a leader is killed the others wait for
+// its lease to lapse (up to 15 s) before one of them leads: a durable timer
+// (an escalation step, an approval's timeout) due in that gap would fire up
+// to 20 s late. The update is the one River's scheduler makes, so running
+// it on every instance is harmless.
+func (q *Queue) promoteDue(ctx context.Context) {
+	defer close(q.promoted)
+	t := time.NewTicker(PromoteInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if _, err := q.db.ExecContext(ctx, `UPDATE river_job SET state = 'available'
+			WHERE state = 'scheduled' AND queue = $1 AND scheduled_at <= now()`, q.queue); err != nil && ctx.Err() == nil {
+			q.logger.WarnContext(ctx, "promoting due jobs failed", "queue", q.queue, "error", err)
+		}
+	}
 }
 
 // Stop lets running jobs finish until ctx is done, then cancels them; a
 // cancelled job runs again after the next Start.
 func (q *Queue) Stop(ctx context.Context) error {
+	if q.stopPromote != nil {
+		q.stopPromote()
+		<-q.promoted
+	}
 	err := q.Client.Stop(ctx)
 	if err == nil {
 		return nil

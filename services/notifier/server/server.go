@@ -34,6 +34,11 @@ import (
 	"github.com/groundcrew/groundcrew/services/notifier/internal/groundingclient"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/groupaction"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/notifiergrpc"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/oncall"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/oncallbot"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/oncallgrpc"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/oncalljobs"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/oncallstore"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/outbound"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/pipeline"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/store"
@@ -156,6 +161,13 @@ type Config struct {
 	// ActionUsers may press the alert group buttons: comma-separated
 	// Telegram user ids or usernames; empty: anyone in an allowed chat.
 	ActionUsers string `env:"NOTIFIER_ACTION_USERS"`
+	// OnCallFile is a YAML file of on-call schedules and escalation
+	// policies (the OnCallFile message) loaded at every start; empty: only
+	// what the API stored.
+	OnCallFile string `env:"NOTIFIER_ONCALL_FILE"`
+	// OnCallWaitUnit is how long one of an escalation step's
+	// wait_minutes lasts: 1m, shortened only for drills and tests.
+	OnCallWaitUnit time.Duration `env:"NOTIFIER_ONCALL_WAIT_UNIT" envDefault:"1m"`
 }
 
 // Validate checks what types cannot.
@@ -214,6 +226,9 @@ func (c Config) Validate() error {
 	}
 	if c.DigestThreshold < 0 {
 		errs = append(errs, fmt.Errorf("NOTIFIER_DIGEST_THRESHOLD: must not be negative, got %d", c.DigestThreshold))
+	}
+	if c.OnCallWaitUnit <= 0 || c.OnCallWaitUnit > time.Minute {
+		errs = append(errs, fmt.Errorf("NOTIFIER_ONCALL_WAIT_UNIT: must be positive and at most 1m, got %s", c.OnCallWaitUnit))
 	}
 	if c.AlertRetention < 0 {
 		errs = append(errs, fmt.Errorf("NOTIFIER_ALERT_RETENTION: must not be negative (0 keeps alerts for ever), got %s", c.AlertRetention))
@@ -400,11 +415,30 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		silencer = am
 		logger.Info("alert group silences: through Alertmanager", "alertmanager_url", cfg.AlertmanagerURL)
 	}
+	// On call (issue 26): schedules and policies from NOTIFIER_ONCALL_FILE
+	// and the API; a group's root going out starts its escalation, whose
+	// steps are jobs on the pipeline's queue.
+	oncallStore := oncallstore.New(db)
+	if cfg.OnCallFile != "" {
+		ns, np, err := oncallgrpc.LoadFile(ctx, oncallStore, cfg.OnCallFile)
+		if err != nil {
+			return err
+		}
+		logger.Info("on call: schedules and escalation policies loaded", "file", cfg.OnCallFile, "schedules", ns, "policies", np)
+	}
+	pager := &oncallbot.Pager{ErrNotFound: store.ErrNotFound}
+	escalator := &oncall.Escalator{Store: oncallStore, Groups: pager, Pager: pager,
+		Observer: oncallbot.NewMetrics(srv.Registry()), Logger: logger, Minute: cfg.OnCallWaitUnit}
 	p, err := pipeline.New(ctx, pipeline.Deps{
 		Store: st, Enricher: ground, Deliverer: deliverer, Silencer: silencer,
 		Metrics: pipeline.NewMetrics(srv.Registry()), Logger: logger,
-		// The chat agent's task blocks run as durable jobs on the same queue.
-		Register: func(w *river.Workers) { taskjobs.Register(w, replier, research, logger) },
+		// The chat agent's task blocks and escalation steps run as durable
+		// jobs on the same queue.
+		Register: func(w *river.Workers) {
+			taskjobs.Register(w, replier, research, logger)
+			oncalljobs.Register(w, escalator)
+		},
+		Escalation: oncallbot.Hook{Escalator: escalator, Groups: pager, Logger: logger},
 	}, pipeline.Config{
 		DedupWindow:     dedupWindow(cfg.DedupWindow),
 		EnrichTimeout:   cfg.EnrichTimeout,
@@ -429,6 +463,13 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		return fmt.Errorf("registering job queue metrics: %w", err)
 	}
 	defer srv.Registry().Unregister(depth)
+	if gt, ok := deliverer.(pipeline.GroupTransport); ok {
+		pager.Sender = gt
+	} else {
+		return fmt.Errorf("on call: the deliverer %T cannot send group messages", deliverer)
+	}
+	pager.Groups = p
+	escalator.Timer = oncalljobs.Timer{Jobs: p}
 	if err := p.Start(ctx); err != nil {
 		return err
 	}
@@ -470,6 +511,21 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		groupaction.New(p, responder, actionUsers, refusals, logger),
 	}, responder)
 	agent.ScheduleTasks(taskjobs.NewScheduler(p))
+	// /ack in an allowed chat follows the group buttons' rule (anyone
+	// there when NOTIFIER_ACTION_USERS is unset); a direct page's Ack,
+	// pressed outside the allowed chats, counts only for someone the
+	// escalation paged or a listed action user.
+	chatAcker := &oncallbot.Acker{Groups: p, Escalations: oncallStore, Escalator: escalator, Logger: logger,
+		ActionUser: func(id int64, username string) bool {
+			return actionUsers.Allows(&chat.User{ID: id, Username: username})
+		}}
+	directAcker := *chatAcker
+	directAcker.ActionUser = func(id int64, username string) bool {
+		return actionUsers.Restricted() && actionUsers.Allows(&chat.User{ID: id, Username: username})
+	}
+	agent.HandleCommands(&oncallbot.Commands{Schedules: oncallStore, Roots: oncallStore, Acker: chatAcker})
+	agent.HandleDirectCallbacks(oncallbot.DirectCallbacks{Acker: &directAcker, Answerer: responder, Refusals: refusals, Logger: logger})
+	notifierv1.RegisterOnCallServiceServer(srv, oncallgrpc.New(oncallStore, logger))
 	switch {
 	case cfg.TelegramWebhookDisabled:
 		logger.Info("telegram webhook: disabled (TELEGRAM_WEBHOOK_DISABLED=true); updates posted to it are refused")

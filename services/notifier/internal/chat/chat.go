@@ -142,11 +142,16 @@ type Service struct {
 	callbacks CallbackHandler
 	answerer  CallbackAnswerer
 	scheduler Scheduler
-	allowed   map[int64]bool
-	migrated  migratedChats
-	budgets   *budgets
-	logger    *slog.Logger
-	now       func() time.Time
+	// direct handles presses that check their own presser, from any
+	// private chat (the on-call pages' Ack); commands answers /oncall and
+	// /ack before the agent sees the message.
+	direct   CallbackHandler
+	commands Commander
+	allowed  map[int64]bool
+	migrated migratedChats
+	budgets  *budgets
+	logger   *slog.Logger
+	now      func() time.Time
 }
 
 // New returns a Service.
@@ -269,6 +274,21 @@ func (s *Service) HandleCallbacks(h CallbackHandler, a CallbackAnswerer) {
 	s.callbacks, s.answerer = h, a
 }
 
+// Commander answers slash commands (/oncall, /ack) before the agent sees
+// the message; handled is false for text it does not know.
+type Commander interface {
+	Command(ctx context.Context, in *Incoming, botUsername string) (reply string, handled bool, err error)
+}
+
+// HandleCommands sets what answers slash commands in allowed chats.
+func (s *Service) HandleCommands(c Commander) { s.commands = c }
+
+// HandleDirectCallbacks sets a handler offered every press first, from
+// any chat, allowed or not: for buttons sent to a person's private chat
+// with the bot (an on-call page), whose handler checks who pressed. It
+// answers Ignored for presses it does not know.
+func (s *Service) HandleDirectCallbacks(h CallbackHandler) { s.direct = h }
+
 // ScheduleTasks sets what schedules the task blocks of replies; without one
 // the blocks are still taken out of the reply, logged and dropped.
 func (s *Service) ScheduleTasks(sc Scheduler) { s.scheduler = sc }
@@ -344,6 +364,11 @@ func (s *Service) handle(ctx context.Context, u Update) (string, error) {
 		return s.noteMembership(ctx, u.Membership), nil
 	}
 	if u.Callback != nil {
+		if s.direct != nil {
+			if out, err := s.direct.HandleCallback(ctx, *u.Callback); err != nil || out != Ignored {
+				return out, err
+			}
+		}
 		if s.callbacks == nil {
 			return Ignored, nil
 		}
@@ -383,6 +408,18 @@ func (s *Service) handle(ctx context.Context, u Update) (string, error) {
 	msg := s.toMessage(in, in.Chat)
 	if err := s.store.SaveChatMessage(ctx, msg); err != nil {
 		return "", err
+	}
+	if s.commands != nil && !u.Edited && !u.Channel && in.From != nil && !in.From.IsBot {
+		reply, handled, err := s.commands.Command(ctx, in, s.cfg.BotUsername)
+		if err != nil {
+			return "", fmt.Errorf("answering a command in chat %d: %w", in.Chat.ID, err)
+		}
+		if handled {
+			if _, err := s.reply(ctx, in, in.MessageID, reply); err != nil {
+				return "", fmt.Errorf("answering a command in chat %d: %w", in.Chat.ID, err)
+			}
+			return Replied, nil
+		}
 	}
 	if u.Edited || u.Channel || msg.IsAgent || (in.From != nil && in.From.IsBot) || !s.shouldAnswer(in) {
 		return Stored, nil

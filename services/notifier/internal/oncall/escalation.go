@@ -125,6 +125,17 @@ type Escalator struct {
 	Observer Observer
 	Logger   *slog.Logger
 	Now      func() time.Time
+	// Minute is how long one minute of a step's wait lasts: a minute,
+	// unless shortened for a drill or a test (NOTIFIER_ONCALL_WAIT_UNIT).
+	Minute time.Duration
+}
+
+// wait is how long step s waits, in Minute units.
+func (e *Escalator) wait(s Step) time.Duration {
+	if e.Minute <= 0 || e.Minute == time.Minute {
+		return s.Wait
+	}
+	return time.Duration(float64(s.Wait) / float64(time.Minute) * float64(e.Minute))
 }
 
 func (e *Escalator) now() time.Time {
@@ -208,7 +219,7 @@ func (e *Escalator) RunStep(ctx context.Context, groupID string, pos Position) e
 	if !more {
 		next = Position{Round: pos.Round, Step: pos.Step + 1} // exhausted when due
 	}
-	nextAt := now.Add(step.Wait)
+	nextAt := now.Add(e.wait(step))
 	if err := e.Timer.ScheduleStep(ctx, groupID, next, nextAt); err != nil {
 		return fmt.Errorf("scheduling step %d of group %s: %w", next.Step, groupID, err)
 	}

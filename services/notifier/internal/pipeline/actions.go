@@ -157,7 +157,11 @@ func (p *Pipeline) Ack(ctx context.Context, id, actor, by string) (*alert.Group,
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("acknowledging alert group %s: %w", id, err)
 	}
-	return p.store.GetGroup(ctx, nil, id)
+	g, err := p.store.GetGroup(ctx, nil, id)
+	if err == nil && done && p.escalation != nil && g.Ack != nil {
+		p.escalation.Acknowledged(ctx, id, g.Ack.Actor, g.Ack.At)
+	}
+	return g, err
 }
 
 // Silence creates an Alertmanager silence for group id lasting d, with

@@ -271,6 +271,9 @@ func (w *groupWorker) Work(ctx context.Context, job *river.Job[groupArgs]) error
 		p.metrics.delivered.WithLabelValues(a.Source, destinationKind(g.Destination)).Inc()
 	}
 	log.InfoContext(ctx, "alert group message delivered", "kind", kind, "message_id", id, "alerts", len(members))
+	if root && p.escalation != nil {
+		p.escalation.RootDelivered(ctx, g.ID)
+	}
 	if !root {
 		// The root's title follows the group's state; a failed edit leaves
 		// an old title, never a lost alert.

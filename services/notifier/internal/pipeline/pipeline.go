@@ -192,6 +192,9 @@ type Pipeline struct {
 	metrics   *Metrics
 	logger    *slog.Logger
 	now       func() time.Time
+	// escalation hears of roots delivered and groups acknowledged (nil:
+	// none).
+	escalation Escalation
 }
 
 // Deps are what a Pipeline works with.
@@ -207,6 +210,17 @@ type Deps struct {
 	// Silencer creates Alertmanager silences (ALERTMANAGER_URL); nil:
 	// groups cannot be silenced.
 	Silencer Silencer
+	// Escalation hears of group roots going out and of acknowledgements
+	// (the on-call escalator); nil: groups do not escalate.
+	Escalation Escalation
+}
+
+// Escalation is told when an alert group's root message went out (its
+// escalation may start) and when someone acknowledged the group (it
+// stops). Neither may fail a delivery or an acknowledgement: it logs.
+type Escalation interface {
+	RootDelivered(ctx context.Context, groupID string)
+	Acknowledged(ctx context.Context, groupID, actor string, at time.Time)
 }
 
 // New migrates River's tables in the store's database and builds a
@@ -217,15 +231,16 @@ func New(ctx context.Context, deps Deps, cfg Config) (*Pipeline, error) {
 		deps.Metrics = NewMetrics(nil)
 	}
 	p := &Pipeline{
-		cfg:       cfg,
-		store:     deps.Store,
-		db:        deps.Store.DB(),
-		enricher:  deps.Enricher,
-		deliverer: deps.Deliverer,
-		metrics:   deps.Metrics,
-		logger:    deps.Logger,
-		silencer:  deps.Silencer,
-		now:       time.Now,
+		cfg:        cfg,
+		store:      deps.Store,
+		db:         deps.Store.DB(),
+		enricher:   deps.Enricher,
+		deliverer:  deps.Deliverer,
+		metrics:    deps.Metrics,
+		logger:     deps.Logger,
+		silencer:   deps.Silencer,
+		now:        time.Now,
+		escalation: deps.Escalation,
 	}
 	if gt, ok := deps.Deliverer.(GroupTransport); ok {
 		p.groups = gt
