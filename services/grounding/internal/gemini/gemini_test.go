@@ -321,6 +321,13 @@ const testNonce = "n0nce5eed0000000"
 
 func serviceWithArtifacts(t testing.TB, c grounding.Model, ev []grounding.SearchResult) (*grounding.Service, *store.Artifacts) {
 	t.Helper()
+	return serviceWithPages(t, c, ev, nil)
+}
+
+// serviceWithPages is serviceWithArtifacts with cited pages read through
+// pages.
+func serviceWithPages(t testing.TB, c grounding.Model, ev []grounding.SearchResult, pages grounding.Pages) (*grounding.Service, *store.Artifacts) {
+	t.Helper()
 	dir := t.TempDir()
 	db, err := sqlstore.Open(t.Context(), sqlstoretest.URL(t, "gemini"), dir, "grounding", discard)
 	if err != nil {
@@ -335,7 +342,7 @@ func serviceWithArtifacts(t testing.TB, c grounding.Model, ev []grounding.Search
 		t.Fatal(err)
 	}
 	svc, err := grounding.New(grounding.Options{
-		Searcher: staticSearch(ev), Model: c, Store: store.New(db, arts), Logger: discard,
+		Searcher: staticSearch(ev), Model: c, Store: store.New(db, arts), Logger: discard, Pages: pages,
 		Now:      func() time.Time { return time.Date(2026, 5, 4, 9, 30, 0, 0, time.UTC) },
 		NewNonce: func() string { return testNonce },
 	})

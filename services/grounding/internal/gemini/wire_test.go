@@ -2,6 +2,10 @@ package gemini_test
 
 import (
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/groundcrew/groundcrew/services/grounding/internal/grounding"
+	"github.com/groundcrew/groundcrew/services/grounding/internal/pagefetch"
 )
 
 // wireReply is a corpus file of testdata/wire served with its HTTP status.
@@ -157,5 +162,73 @@ func TestWireBlockedIsFailed(t *testing.T) {
 		if m.Status != grounding.StatusFailed || m.Error != "model provider returned no answer after 1 attempt(s)" || m.Text != "" {
 			t.Errorf("%s: status %v error %q text %q", file, m.Status, m.Error, m.Text)
 		}
+	}
+}
+
+// TestWireGroundedSourcesResolved replays grounded_search.json through a
+// Ground round with Gemini's own search, its redirect links pointing at a
+// local stand-in of vertexaisearch.cloud.google.com: the stored citations
+// name the pages the links stand for, titled with each page's own title
+// and quoted from the page, never a redirect link, a bare-domain title or
+// the model's sentence.
+func TestWireGroundedSourcesResolved(t *testing.T) {
+	pages := map[string]string{
+		"/docs/current/runtime-config-connection.html": `<html><head><title>PostgreSQL: Documentation: 18: 19.3. Connections and Authentication</title></head>` +
+			`<body><p>max_connections (integer) Determines the maximum number of concurrent connections to the database server. The default is typically 100 connections.</p></body></html>`,
+		"/usage.html": `<html><head><title>PgBouncer command-line usage</title></head><body><p>PgBouncer is a lightweight connection pooler: many clients share a few server connections.</p></body></html>`,
+		"/questions/too-many-clients": `<html><head><title>postgresql - FATAL: sorry, too many clients already - Stack Overflow</title></head><body><p>New clients are refused once max_connections is reached; raise it or pool connections.</p></body></html>`,
+	}
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, ok := pages[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = io.WriteString(w, body)
+	}))
+	t.Cleanup(site.Close)
+	dest := []string{site.URL + "/docs/current/runtime-config-connection.html", site.URL + "/usage.html", site.URL + "/questions/too-many-clients"}
+	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for i, token := range []string{"AUZIYQGvM7", "AUZIYQHx2L", "AUZIYQEq1W"} {
+			if strings.HasPrefix(r.URL.Path, "/grounding-api-redirect/"+token) {
+				http.Redirect(w, r, dest[i], http.StatusFound)
+				return
+			}
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(redirector.Close)
+	redirectorURL := strings.Replace(redirector.URL, "127.0.0.1", "localhost", 1)
+	rep := wireReply(t, "grounded_search.json", 200)
+	rep.body = strings.ReplaceAll(rep.body, "https://vertexaisearch.cloud.google.com", redirectorURL)
+	f := newFakeGemini(t, rep)
+	fetcher := pagefetch.New(pagefetch.Config{
+		RedirectHosts: []string{pagefetch.GeminiRedirector, "localhost"},
+		AllowAddr:     func(a netip.Addr) bool { return a.IsLoopback() },
+	})
+	svc, _ := serviceWithPages(t, newClient(t, f, &waits{}, nil), nil, fetcher)
+	m, err := svc.Ground(t.Context(), grounding.GroundRequest{Text: "FATAL: sorry, too many clients already", Round: grounding.RoundConfig{Engine: grounding.EngineNative}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type cite struct{ URL, Title, Snippet string }
+	var got []cite
+	for _, c := range m.Citations {
+		got = append(got, cite{c.URL, c.Title, c.Snippet})
+		if !c.HasRawHTML {
+			t.Errorf("%s: page HTML not kept", c.URL)
+		}
+	}
+	want := []cite{
+		{dest[0], "PostgreSQL: Documentation: 18: 19.3. Connections and Authentication", "max_connections (integer) Determines the maximum number of concurrent connections to the database server. The default is typically 100 connections."},
+		{dest[2], "postgresql - FATAL: sorry, too many clients already - Stack Overflow", "New clients are refused once max_connections is reached; raise it or pool connections."},
+		{dest[1], "PgBouncer command-line usage", "PgBouncer is a lightweight connection pooler: many clients share a few server connections."},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("citations (-want +got):\n%s", diff)
+	}
+	if m.Engine != grounding.EngineNative || m.Context.Query != "postgres too many clients already; pgbouncer connection pooling" {
+		t.Errorf("engine %v query %q", m.Engine, m.Context.Query)
 	}
 }
