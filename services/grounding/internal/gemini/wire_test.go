@@ -175,7 +175,7 @@ func TestWireGroundedSourcesResolved(t *testing.T) {
 	pages := map[string]string{
 		"/docs/current/runtime-config-connection.html": `<html><head><title>PostgreSQL: Documentation: 18: 19.3. Connections and Authentication</title></head>` +
 			`<body><p>max_connections (integer) Determines the maximum number of concurrent connections to the database server. The default is typically 100 connections.</p></body></html>`,
-		"/usage.html": `<html><head><title>PgBouncer command-line usage</title></head><body><p>PgBouncer is a lightweight connection pooler: many clients share a few server connections.</p></body></html>`,
+		"/usage.html":                 `<html><head><title>PgBouncer command-line usage</title></head><body><p>PgBouncer is a lightweight connection pooler: many clients share a few server connections.</p></body></html>`,
 		"/questions/too-many-clients": `<html><head><title>postgresql - FATAL: sorry, too many clients already - Stack Overflow</title></head><body><p>New clients are refused once max_connections is reached; raise it or pool connections.</p></body></html>`,
 	}
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
