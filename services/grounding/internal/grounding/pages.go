@@ -66,10 +66,16 @@ func (s *Service) resolveNative(ctx context.Context, a *answer) {
 		results []SearchResult
 		from    []fetchedSource // of each kept source
 	)
+	byURL := map[string]int{}
 	for i, r := range a.results {
 		f := got[i]
 		if f.url == "" {
 			a.lost = append(a.lost, map[string]any{"source": i + 1, "reason": "redirect link could not be resolved"})
+			continue
+		}
+		if n, ok := byURL[f.url]; ok {
+			// Two links to one page: one source.
+			renumber[i+1] = n
 			continue
 		}
 		domain := hostDomain(f.url)
@@ -86,6 +92,7 @@ func (s *Service) resolveNative(ctx context.Context, a *answer) {
 		}
 		results, from = append(results, nr), append(from, f)
 		renumber[i+1] = len(results)
+		byURL[f.url] = len(results)
 	}
 	runes := []rune(a.text)
 	var cites []Citation

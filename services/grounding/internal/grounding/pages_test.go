@@ -107,9 +107,11 @@ func TestGroundAutoFallsBackToNativeResolved(t *testing.T) {
 		Chunks: []grounding.WebChunk{
 			{URI: s.redirector.URL + "/grounding-api-redirect/RUNBOOK", Title: "wiki.example.com"},
 			{URI: s.redirector.URL + "/grounding-api-redirect/EXPIRED", Title: "blog.example.com"},
+			// Another link to the same page.
+			{URI: s.redirector.URL + "/grounding-api-redirect/RUNBOOK?again", Title: "wiki.example.com"},
 		},
 		Supports: []grounding.Support{
-			{Start: 0, End: len(first), Text: first, Chunks: []int{0}},
+			{Start: 0, End: len(first), Text: first, Chunks: []int{0, 2}},
 			{Start: len(first) + 1, End: len(text), Chunks: []int{1}},
 		},
 		SearchQueries: []string{"checkout api 5xx"},
