@@ -49,7 +49,6 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
-	"github.com/groundcrew/groundcrew/platform/redact"
 	"github.com/groundcrew/groundcrew/services/rag/internal/answer"
 	"github.com/groundcrew/groundcrew/services/rag/internal/providerhttp"
 	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
@@ -326,32 +325,10 @@ func parseVerdict(line string) verdict {
 	return v
 }
 
-// describe wraps a failed request's error with what Groq said (openai-go
-// prints only the status): HTTP status, error code and type, message and
-// the request's path, so a log tells a rate limit from a prompt that is
-// too long. The result is scrubbed of the API key, which a provider or a
-// proxy may echo in its message.
+// describe wraps a failed request's error with what Groq said, scrubbed
+// of the API key (see providerhttp.Describe).
 func (g *Generator) describe(doing string, err error) error {
-	var apiErr *openai.Error
-	if errors.As(err, &apiErr) {
-		detail := fmt.Sprintf("HTTP %d", apiErr.StatusCode)
-		if apiErr.Code != "" {
-			detail += " " + apiErr.Code
-		}
-		if apiErr.Type != "" {
-			detail += " (" + apiErr.Type + ")"
-		}
-		if apiErr.Message != "" {
-			detail += ": " + apiErr.Message
-		}
-		if apiErr.Request != nil {
-			detail += " [" + apiErr.Request.Method + " " + apiErr.Request.URL.Path + "]"
-		}
-		err = fmt.Errorf("%s: %s: %w", doing, detail, err)
-	} else {
-		err = fmt.Errorf("%s: %w", doing, err)
-	}
-	return redact.Error(err, g.key)
+	return providerhttp.Describe(doing, err, g.key)
 }
 
 // draft turns a whole reply into a Draft.

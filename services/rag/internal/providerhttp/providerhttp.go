@@ -5,9 +5,14 @@ package providerhttp
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/openai/openai-go/v3"
+
+	"github.com/groundcrew/groundcrew/platform/redact"
 )
 
 // maxRedirects is net/http's own bound, kept for same-origin redirects.
@@ -49,4 +54,35 @@ func Origin(u *url.URL) string {
 		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
 	}
 	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
+}
+
+// Describe wraps a failed request's error with what the provider said:
+// openai-go prints only the HTTP status of an *openai.Error, so its code,
+// type, message and the request's path are added, and a log can tell a
+// rate limit from a prompt that is too long. The result is scrubbed of
+// the secrets (platform/redact), which a provider or a proxy may echo.
+func Describe(doing string, err error, secrets ...string) error {
+	if err == nil {
+		return nil
+	}
+	var apiErr *openai.Error
+	if errors.As(err, &apiErr) {
+		detail := fmt.Sprintf("HTTP %d", apiErr.StatusCode)
+		if apiErr.Code != "" {
+			detail += " " + apiErr.Code
+		}
+		if apiErr.Type != "" {
+			detail += " (" + apiErr.Type + ")"
+		}
+		if apiErr.Message != "" {
+			detail += ": " + apiErr.Message
+		}
+		if apiErr.Request != nil {
+			detail += " [" + apiErr.Request.Method + " " + apiErr.Request.URL.Path + "]"
+		}
+		err = fmt.Errorf("%s: %s: %w", doing, detail, err)
+	} else {
+		err = fmt.Errorf("%s: %w", doing, err)
+	}
+	return redact.Error(err, secrets...)
 }

@@ -254,7 +254,7 @@ func (e *OpenAI) embed(ctx context.Context, part []string) ([][]float32, error) 
 	}
 	resp, err := e.svc.New(ctx, params)
 	if err != nil {
-		return nil, fmt.Errorf("%s embeddings: %w", e.model, err)
+		return nil, providerhttp.Describe(e.model+" embeddings", err, e.key)
 	}
 	out := make([][]float32, len(part))
 	for _, d := range resp.Data {
