@@ -275,6 +275,9 @@ func (s *Service) groundOffline(m *Message, query string, evidence []SearchResul
 		})
 	}
 	m.Parsed = parsedMetadata(MethodExtractive, found, nil)
+	if s := runbookSummary(evidence, m.Citations); s != "" {
+		m.Summary = s
+	}
 	m.Status = StatusProcessed
 	switch {
 	case len(evidence) == 0:

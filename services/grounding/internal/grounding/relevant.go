@@ -3,6 +3,7 @@ package grounding
 import (
 	"slices"
 
+	"github.com/groundcrew/groundcrew/services/grounding/internal/extractive"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/relevance"
 )
 
@@ -63,4 +64,19 @@ func withoutText(results []SearchResult) []SearchResult {
 		out[i].Text = ""
 	}
 	return out
+}
+
+// runbookSummary is the offline summary when the first cited source is a
+// runbook: its first diagnostic step and its mitigation, in its order
+// (extractive.RunbookSummary); "" when nothing is cited or the source has
+// no such sections.
+func runbookSummary(evidence []SearchResult, cites []Citation) string {
+	if len(cites) == 0 {
+		return ""
+	}
+	i := cites[0].SourceIndex - 1
+	if i < 0 || i >= len(evidence) {
+		return ""
+	}
+	return extractive.RunbookSummary(evidenceText(evidence[i]), SummaryMaxChars)
 }

@@ -59,3 +59,28 @@ func TestGroundGroundcrewCollection(t *testing.T) {
 		}
 	}
 }
+
+// TestGroundOfflineRunbookSummary: offline, the summary gives the cited
+// runbook's first diagnostic step and then its mitigation, in the
+// runbook's order, whatever sentences the answer itself picked.
+func TestGroundOfflineRunbookSummary(t *testing.T) {
+	f := newFixture(t, nil)
+	f.search.results = []grounding.SearchResult{{
+		Title: "Redis — memory usage near maxmemory", URL: "https://runbooks.example.com/redis-memory", SourceDomain: "runbooks.example.com",
+		Snippet: "… compare used_memory with maxmemory …",
+		Text: "Alert: RedisMemoryHigh fires when used_memory is above 90% of maxmemory for 5 minutes.\nDiagnose.\n" +
+			"redis-cli INFO memory: compare used_memory with maxmemory.\nredis-cli --bigkeys finds the keys that grew; keys without a TTL are the usual cause.\n" +
+			"Mitigate.\nSet TTLs on the keys that lack them and delete stale keys with UNLINK.\nSwitch maxmemory-policy to allkeys-lru for a cache.",
+	}}
+	m, err := f.svc.Ground(t.Context(), grounding.GroundRequest{Text: "[FIRING] RedisMemoryHigh (warning): Redis memory usage at 95% on cache-3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "redis-cli INFO memory: compare used_memory with maxmemory. Set TTLs on the keys that lack them and delete stale keys with UNLINK."
+	if m.Summary != want || len(m.Citations) != 1 {
+		t.Errorf("summary %q (%d citations); want %q", m.Summary, len(m.Citations), want)
+	}
+	if m.Context.Results[0].Text != "" {
+		t.Errorf("the message keeps the document's text: %q", m.Context.Results[0].Text)
+	}
+}

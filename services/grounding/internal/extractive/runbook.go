@@ -1,0 +1,87 @@
+package extractive
+
+import (
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// Runbook section headings: where the diagnostic steps and where the
+// mitigations start. A heading is a short line of its own ("Diagnose.",
+// "## Mitigation", "How to fix:"), as the search service's Markdown
+// reduction or the Markdown itself writes it.
+var (
+	diagnoseHeading = regexp.MustCompile(`(?i)^(?:diagnos[a-z]*|investigat[a-z]*|triage|troubleshoot[a-z]*|debug[a-z]*|checks?|how to (?:diagnose|investigate|check)|first steps?|what to check)$`)
+	mitigateHeading = regexp.MustCompile(`(?i)^(?:mitigat[a-z]*|remediat[a-z]*|fix(?:es)?|resolution|resolve|recover[a-z]*|workarounds?|actions?|what to do|how to (?:fix|mitigate|resolve|recover))$`)
+	headingMarks    = regexp.MustCompile(`^\s*#{1,6}\s*|[\s.:!]+$`)
+	itemMarks       = regexp.MustCompile(`^\s*(?:[-*+]|\d{1,3}[.)])\s+`)
+)
+
+// maxHeadingWords: a line with more words is prose, not a heading.
+const maxHeadingWords = 4
+
+// RunbookSteps finds a runbook's first diagnostic step and its first
+// mitigation: the first block under a heading such as "Diagnose" and the
+// first under one such as "Mitigate", as written (list markers removed).
+// Either is empty when the runbook has no such section.
+func RunbookSteps(text string) (diagnose, mitigate string) {
+	var section *string
+	for line := range strings.SplitSeq(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if h := headingMarks.ReplaceAllString(line, ""); len(strings.Fields(h)) <= maxHeadingWords {
+			switch {
+			case diagnoseHeading.MatchString(h):
+				section = &diagnose
+				continue
+			case mitigateHeading.MatchString(h):
+				section = &mitigate
+				continue
+			case strings.HasPrefix(line, "#") || !strings.ContainsAny(h, " "):
+				// Another heading ends the section.
+				section = nil
+				continue
+			}
+		}
+		if section != nil && *section == "" {
+			*section = strings.TrimSpace(itemMarks.ReplaceAllString(line, ""))
+			section = nil
+		}
+		if diagnose != "" && mitigate != "" {
+			break
+		}
+	}
+	return ensureTerminal(diagnose), ensureTerminal(mitigate)
+}
+
+// RunbookSummary is a runbook's first diagnostic step and its first
+// mitigation, in that order, within maxChars characters: what an on-call
+// engineer does first, then what fixes it. Each part is cut at a word
+// boundary when both do not fit; it is empty when the runbook lacks
+// either section.
+func RunbookSummary(text string, maxChars int) string {
+	d, m := RunbookSteps(text)
+	if d == "" || m == "" {
+		return ""
+	}
+	room := maxChars - 1 // the space between
+	nd, nm := utf8.RuneCountInString(d), utf8.RuneCountInString(m)
+	if nd+nm <= room {
+		return d + " " + m
+	}
+	// Keep as much of the mitigation as of the diagnosis where both are
+	// long; a short one leaves its room to the other.
+	half := room / 2
+	switch {
+	case nm <= half:
+		d = TrimSummary(d, room-nm, 0)
+	case nd <= half:
+		m = TrimSummary(m, room-nd, 0)
+	default:
+		d = TrimSummary(d, half, 0)
+		m = TrimSummary(m, room-utf8.RuneCountInString(d), 0)
+	}
+	return d + " " + m
+}

@@ -1,0 +1,63 @@
+package extractive
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestRunbookSteps(t *testing.T) {
+	tests := []struct {
+		name, text, diagnose, mitigate string
+	}{
+		{
+			name: "indexed plain text",
+			text: "Alert: RedisMemoryHigh fires when used_memory is above 90% of maxmemory.\nDiagnose.\nredis-cli INFO memory: compare used_memory with maxmemory.\n" +
+				"redis-cli --bigkeys finds the keys that grew.\nMitigate.\nSet TTLs on the keys that lack them.\nSwitch maxmemory-policy to allkeys-lru.",
+			diagnose: "redis-cli INFO memory: compare used_memory with maxmemory.",
+			mitigate: "Set TTLs on the keys that lack them.",
+		},
+		{
+			name:     "markdown with numbered steps and an impact section first",
+			text:     "# Disk\n\n## Impact\nWrites fail.\n\n## Diagnosis\n1. `df -h` finds the filesystem\n2. du finds the directory\n\n## Mitigation\n- Rotate and compress logs\n- Prune images\n",
+			diagnose: "`df -h` finds the filesystem.",
+			mitigate: "Rotate and compress logs.",
+		},
+		{
+			name:     "no mitigation section",
+			text:     "Diagnose.\nCheck the logs.\nNotes.\nNothing else.",
+			diagnose: "Check the logs.",
+		},
+		{
+			name: "prose only",
+			text: "Kafka keeps messages for seven days. Consumers read them in order.",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, m := RunbookSteps(tt.text)
+			if d != tt.diagnose || m != tt.mitigate {
+				t.Errorf("RunbookSteps() = %q, %q; want %q, %q", d, m, tt.diagnose, tt.mitigate)
+			}
+		})
+	}
+}
+
+func TestRunbookSummary(t *testing.T) {
+	short := "Diagnose.\nCheck pg_stat_activity.\nMitigate.\nTerminate idle sessions."
+	if got, want := RunbookSummary(short, 250), "Check pg_stat_activity. Terminate idle sessions."; got != want {
+		t.Errorf("RunbookSummary() = %q, want %q", got, want)
+	}
+	long := "Diagnose.\nFind who holds connections: SELECT usename, application_name, state, count(*) FROM pg_stat_activity GROUP BY 1,2,3 ORDER BY 4 DESC; many idle in transaction sessions point to an application that forgets to commit.\n" +
+		"Mitigate.\nPut PgBouncer in transaction pooling mode in front of the database instead of raising max_connections; each Postgres connection costs memory and a process on the server."
+	got := RunbookSummary(long, 250)
+	if n := utf8.RuneCountInString(got); n > 250 {
+		t.Errorf("summary has %d characters, want ≤ 250: %q", n, got)
+	}
+	if got[:4] != "Find" || !strings.Contains(got, "Put PgBouncer") {
+		t.Errorf("summary %q does not give the diagnosis, then the mitigation", got)
+	}
+	if RunbookSummary("Diagnose.\nCheck.", 250) != "" {
+		t.Error("a summary without a mitigation")
+	}
+}
