@@ -36,7 +36,7 @@ run: build ## Build and start all four services and the gateway on embedded defa
 	@scripts/run.sh
 
 .PHONY: test
-test: proto-check fmt-check test-console deploy-check vulncheck test-go fuzz ## Run every check and test (what CI runs).
+test: proto-check fmt-check test-console deploy-check vulncheck test-go test-readme fuzz ## Run every check and test (what CI runs).
 
 # What `<binary> --version` prints (platform/entrypoint).
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -51,6 +51,10 @@ build: ## Build every binary into bin/.
 	@echo "build gateway"; cd gateway && $(GO_BUILD) -o $(BIN)/gateway .
 	@echo "build search-index"; cd services/search && $(GO_BUILD) -o $(BIN)/search-index ./cmd/search-index
 	@echo "build rag-ingest"; cd services/rag && $(GO_BUILD) -o $(BIN)/rag-ingest ./cmd/rag-ingest
+
+.PHONY: test-readme
+test-readme: build ## Run README.md's tour (its ```sh runnable blocks) against a stack started on free ports.
+	@scripts/readme-tour.sh
 
 .PHONY: tools
 tools: $(BUF) $(HELM) ## Build the pinned code generators and helm into bin/.
