@@ -48,8 +48,11 @@ func TestConverseGolden(t *testing.T) {
 			},
 		},
 		{
-			name:     "group",
-			evidence: evidence,
+			name: "group",
+			evidence: []grounding.SearchResult{{
+				Title: "Checkout slow after a deploy", URL: "https://runbooks.example.com/checkout-latency", SourceDomain: "runbooks.example.com",
+				Snippet: "When checkout is slow since a deploy, compare the deploy's p99 latency with the previous release and roll back if it doubled.",
+			}},
 			req: grounding.ConverseRequest{
 				Persona:     "You are Ground Control.",
 				ChatType:    grounding.ChatGroup,
@@ -197,6 +200,19 @@ func TestConverseCitesOnlyItsEvidence(t *testing.T) {
 		sys := req.SystemInstruction.Parts[0].Text
 		if !strings.Contains(sys, "<<<BEGIN "+testNonce+" SOURCE [2]>>>\n"+evidence[1].Title) || len(req.Tools) != 0 {
 			t.Errorf("the evidence is not in the system instruction, or Google Search was asked for:\n%s\ntools %v", sys, req.Tools)
+		}
+	})
+	t.Run("only unrelated results", func(t *testing.T) {
+		f := newFakeGemini(t, ok("Raise max_connections [1].", ""))
+		unrelated := []grounding.SearchResult{{Title: "Bananas", URL: "https://fruit.example.com/bananas", Snippet: "Bananas are rich in potassium and grow in tropical regions."}}
+		svc := service(t, newClient(t, f, &waits{}, nil), unrelated)
+		reply, err := svc.Converse(t.Context(), grounding.ConverseRequest{History: msg, TargetID: "1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := string(f.requests()[0])
+		if reply.Text != "Raise max_connections." || len(reply.Citations) != 0 || strings.Contains(body, "Bananas") || strings.Contains(body, `"googleSearch"`) {
+			t.Errorf("reply %q, %d citations; request %s\nwant no source, no Google Search and no marker", reply.Text, len(reply.Citations), body)
 		}
 	})
 	t.Run("no evidence", func(t *testing.T) {

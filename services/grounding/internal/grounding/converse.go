@@ -345,8 +345,9 @@ func takeSticker(text string, stickers []Sticker) (string, *Sticker) {
 
 // Converse writes the agent's reply to the target message. It searches
 // for the target message first, as Ground does: the search service with a
-// keyword query derived from the message, and, with a model, the model's
-// own web search when the search service finds nothing. With a model it
+// keyword query derived from the message (its results about the message
+// are the evidence), and, with a model, the model's own web search when
+// the search service finds nothing at all. With a model it
 // sends the prompt of BuildChatPrompt with the evidence in the system
 // instruction; the reply's citation markers are checked against the
 // evidence as Ground's are (a marker naming no source is removed) and the
@@ -359,9 +360,9 @@ func (s *Service) Converse(ctx context.Context, req ConverseRequest) (*ConverseR
 		return nil, err
 	}
 	reply := &ConverseReply{Model: s.Method(), ReplyToID: req.TargetID}
-	query, evidence := s.chatEvidence(ctx, req)
+	query, evidence, found := s.chatEvidence(ctx, req)
 	if s.model != nil {
-		return s.converseWithModel(ctx, req, p, nonce, evidence, reply)
+		return s.converseWithModel(ctx, req, p, nonce, evidence, !found, reply)
 	}
 	return s.converseOffline(query, evidence, reply), nil
 }
@@ -385,19 +386,23 @@ func targetText(req ConverseRequest) string {
 	return strings.Join(text, "\n")
 }
 
-// chatEvidence searches for the target message: the search service's
-// results for its keywords, at most MaxSources of them.
-func (s *Service) chatEvidence(ctx context.Context, req ConverseRequest) (string, []SearchResult) {
-	query := deriveOffline(targetText(req)).Query
+// chatEvidence searches for the target message as Ground does: the
+// search service's results for its keywords that are about the message
+// (at most MaxSources of them). found reports whether the search service
+// had any result at all; when it had only results about something else,
+// the model's own search is not tried instead (as in Ground).
+func (s *Service) chatEvidence(ctx context.Context, req ConverseRequest) (query string, evidence []SearchResult, found bool) {
+	question := targetText(req)
+	query = deriveOffline(question).Query
 	if query == "" {
-		return "", nil
+		return "", nil, false
 	}
 	resp, err := s.search.Search(ctx, SearchRequest{Query: query, MaxResults: DefaultMaxResults, Engine: EngineAuto})
 	if err != nil {
 		s.logger.WarnContext(ctx, "search failed for a chat reply; answering without evidence", "error", err)
-		return query, nil
+		return query, nil, false
 	}
-	return query, resp.Results[:min(len(resp.Results), s.maxSources)]
+	return query, relevantEvidence(question, resp.Results, s.maxSources), len(resp.Results) > 0
 }
 
 // chatSourceChars bounds each source's text in a chat prompt.
@@ -410,9 +415,9 @@ const chatEvidenceRule = "\n\nSources found for the last message follow, each be
 	"When a sentence of your reply uses a source, cite it after the sentence by its number in square brackets, for " +
 	"example [1] or [1][3]; cite only the numbers listed. If the sources do not answer, say so, and cite nothing."
 
-// converseWithModel asks the model, with the evidence (or, without any,
+// converseWithModel asks the model, with the evidence (or, with webSearch,
 // the model's own web search), and checks the reply's citations.
-func (s *Service) converseWithModel(ctx context.Context, req ConverseRequest, p Prompt, nonce string, evidence []SearchResult, reply *ConverseReply) (*ConverseReply, error) {
+func (s *Service) converseWithModel(ctx context.Context, req ConverseRequest, p Prompt, nonce string, evidence []SearchResult, webSearch bool, reply *ConverseReply) (*ConverseReply, error) {
 	if len(evidence) > 0 {
 		var b strings.Builder
 		fmt.Fprintf(&b, chatEvidenceRule, nonce)
@@ -426,7 +431,7 @@ func (s *Service) converseWithModel(ctx context.Context, req ConverseRequest, p 
 		}
 		p.System += b.String()
 	} else {
-		p.WebSearch = true
+		p.WebSearch = webSearch
 	}
 	gen, err := s.model.Generate(ctx, p)
 	if err != nil {
