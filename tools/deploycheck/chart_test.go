@@ -261,6 +261,9 @@ func TestChartRenders(t *testing.T) {
 				if ref := secretRef(gw, "GATEWAY_API_KEYS"); ref == nil || ref.Name != "groundcrew-api-keys" {
 					t.Errorf("gateway GATEWAY_API_KEYS is not read from Secret groundcrew-api-keys: %+v", ref)
 				}
+				if ref := secretRef(gw, "TELEGRAM_WEBHOOK_SECRET"); ref != nil {
+					t.Errorf("gateway TELEGRAM_WEBHOOK_SECRET from %+v though the notifier has no Secret", ref)
+				}
 				for _, p := range parts {
 					c := container(r, p)
 					if env(c, "GRPC_REFLECTION") != "false" || env(c, "ADMIN_PPROF") != "false" {
@@ -332,6 +335,12 @@ func TestChartRenders(t *testing.T) {
 			file: "scaled-out-values.yaml",
 			want: parts,
 			check: func(t *testing.T, r *rendered) {
+				// The gateway checks the webhook's secret itself, from the
+				// notifier's Secret, before reading a body.
+				if ref := secretRef(container(r, "gateway"), "TELEGRAM_WEBHOOK_SECRET"); ref == nil || ref.Name != "groundcrew-telegram" ||
+					ref.Key != "TELEGRAM_WEBHOOK_SECRET" || ref.Optional == nil || !*ref.Optional {
+					t.Errorf("gateway TELEGRAM_WEBHOOK_SECRET = %+v, want optional, from the notifier's Secret groundcrew-telegram", ref)
+				}
 				for p, want := range map[string]int32{"grounding": 3, "rag": 3} {
 					d := r.deployments["gc-groundcrew-"+p]
 					if *d.Spec.Replicas != want || d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType {
