@@ -159,7 +159,7 @@ test-go: ## go vet and go test in every module.
 		elif [ -n "$$tidy" ]; then echo "note: $$m: go.sum differs from what 'go mod tidy' writes with this module proxy (builds check go.sum themselves)"; fi; \
 		(cd $$m && go vet ./... && DATABASE_URL= go test $(GOTEST_FLAGS) ./...) || fail=1; \
 	done; \
-	echo "== tools (compose and Dockerfile checks)"; \
+	echo "== tools (compose, Dockerfile and Markdown link checks)"; \
 	(cd tools && go test $(GOTEST_FLAGS) ./...) || fail=1; \
 	$(MAKE) --no-print-directory test-postgres || fail=1; \
 	exit $$fail
