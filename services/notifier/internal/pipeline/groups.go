@@ -464,6 +464,11 @@ func (p *Pipeline) renderRoot(ctx context.Context, g *alert.Group, alerts []*ale
 	if len(res.Cuts) > 0 {
 		p.logger.InfoContext(ctx, "group message cut to fit Telegram's limits", "group_id", g.ID, "cuts", res.Cuts, "dropped_sources", res.DroppedSources)
 	}
+	if res.Unavailable == format.ReasonTooLong && g.EnrichmentError == "" {
+		// The enrichment did not fit beside the alerts: the alerts this
+		// root delivers record why, as a single alert's do.
+		g.EnrichmentError = res.Unavailable
+	}
 	return toMessage(res)
 }
 

@@ -95,3 +95,20 @@ func TestEnrichmentDroppedForLengthIsRecorded(t *testing.T) {
 		t.Errorf("enrichmentError %q, message ends %q; want %q and the note", got.EnrichmentError, got.Message.Plain[len(got.Message.Plain)-60:], format.ReasonTooLong)
 	}
 }
+
+// TestGroupEnrichmentDroppedForLengthIsRecorded: a group root whose alert
+// leaves no room for the enrichment records why on the alerts it delivers.
+func TestGroupEnrichmentDroppedForLengthIsRecorded(t *testing.T) {
+	d := &fakeGroups{}
+	p := newGroupPipeline(t, &fakeEnricher{fn: okEnrichment}, d, nil)
+	gp, as := crashPayload(t, `{}:{alertname="KubePodCrashLooping"}`, 1, alert.Firing)
+	as[0].Text = strings.Repeat("x", alert.MaxTextLen)
+	stored, err := p.IngestGroup(context.Background(), gp, as)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := waitStatus(t, p, stored[0].ID, alert.StatusDelivered)
+	if got.EnrichmentError != format.ReasonTooLong {
+		t.Errorf("enrichmentError = %q, want %q", got.EnrichmentError, format.ReasonTooLong)
+	}
+}
