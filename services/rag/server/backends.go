@@ -98,7 +98,7 @@ func newBackends(ctx context.Context, cfg Config, logger *slog.Logger, httpClien
 		b.generator = g
 		b.answererDesc = "groq (" + cfg.GroqModel + " at " + cfg.GroqBaseURL + ", extractive fallback)"
 	}
-	b.lib = library.New(b.store, library.Options{Logger: logger})
+	b.lib = library.New(b.store, library.Options{Logger: logger, MaxCollectionsPerKey: cfg.MaxCollectionsPerKey})
 	return b, nil
 }
 

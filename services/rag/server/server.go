@@ -77,11 +77,15 @@ type Config struct {
 	MaxCollections int `env:"RAG_MAX_COLLECTIONS" envDefault:"1000"`
 	MaxDocuments   int `env:"RAG_MAX_DOCUMENTS_PER_COLLECTION" envDefault:"100000"`
 	MaxChunks      int `env:"RAG_MAX_CHUNKS" envDefault:"1000000"`
+	// MaxCollectionsPerKey bounds the collections one API key (the
+	// gateway's actor) may create, so that one writer cannot take every
+	// collection of RAG_MAX_COLLECTIONS.
+	MaxCollectionsPerKey int `env:"RAG_MAX_COLLECTIONS_PER_KEY" envDefault:"100"`
 }
 
 // Limits are the configured quotas.
 func (c Config) Limits() rag.Limits {
-	return rag.Limits{MaxCollections: c.MaxCollections, MaxDocuments: c.MaxDocuments, MaxChunks: c.MaxChunks}
+	return rag.Limits{MaxCollections: c.MaxCollections, MaxDocuments: c.MaxDocuments, MaxChunks: c.MaxChunks, MaxCollectionsPerKey: c.MaxCollectionsPerKey}
 }
 
 // Validate checks what types cannot.
@@ -108,7 +112,7 @@ func (c Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("EMBEDDINGS_PROVIDER: must be local, gemini or openai, got %q", c.EmbeddingsProvider))
 	}
-	for name, v := range map[string]int{"RAG_MAX_COLLECTIONS": c.MaxCollections, "RAG_MAX_DOCUMENTS_PER_COLLECTION": c.MaxDocuments, "RAG_MAX_CHUNKS": c.MaxChunks} {
+	for name, v := range map[string]int{"RAG_MAX_COLLECTIONS": c.MaxCollections, "RAG_MAX_DOCUMENTS_PER_COLLECTION": c.MaxDocuments, "RAG_MAX_CHUNKS": c.MaxChunks, "RAG_MAX_COLLECTIONS_PER_KEY": c.MaxCollectionsPerKey} {
 		if v < 0 {
 			errs = append(errs, fmt.Errorf("%s: must be 0 (unlimited) or more, got %d", name, v))
 		}

@@ -119,6 +119,10 @@ type Options struct {
 	Scope answer.ScopeOptions
 	// Logger receives calibration outcomes; default discards.
 	Logger *slog.Logger
+	// MaxCollectionsPerKey bounds the collections one caller may create
+	// (rag.Limits.MaxCollectionsPerKey); 0 means unlimited. Callers
+	// without a name (direct gRPC, open gateway) are not counted.
+	MaxCollectionsPerKey int
 }
 
 // Library manages collections over a [Store]. Close it to stop its
@@ -129,7 +133,9 @@ type Library struct {
 	log   *slog.Logger
 
 	// settingsMu serialises read-modify-write of settings, so that a
-	// calibration finishing does not undo a concurrent settings change.
+	// calibration finishing does not undo a concurrent settings change,
+	// and collection creation, so that the per-key quota is counted
+	// against a stable list.
 	settingsMu sync.Mutex
 
 	// Calibration bookkeeping: wanted counts ingests per collection, done
@@ -190,12 +196,19 @@ func (l *Library) Close() {
 // existing one (there is no separate update call, and collections are
 // also created implicitly by the first ingest, with default settings).
 // Calibration results and the embedding model are kept.
+//
+// s.CreatedBy names the caller; a new collection counts against its
+// per-key quota.
 func (l *Library) Create(ctx context.Context, name string, s rag.Settings) (Info, error) {
 	l.settingsMu.Lock()
 	cur, err := l.store.Settings(name)
 	switch {
 	case errors.Is(err, rag.ErrNotFound):
-		cur = rag.Settings{}
+		if err := l.checkKeyQuota(name, s.CreatedBy); err != nil {
+			l.settingsMu.Unlock()
+			return Info{}, err
+		}
+		cur = rag.Settings{CreatedBy: s.CreatedBy}
 	case err != nil:
 		l.settingsMu.Unlock()
 		return Info{}, err
@@ -209,6 +222,46 @@ func (l *Library) Create(ctx context.Context, name string, s rag.Settings) (Info
 		return Info{}, fmt.Errorf("saving collection %q: %w", name, err)
 	}
 	return l.Info(name)
+}
+
+// createFor creates the collection for a named caller when it does not
+// exist yet, within the caller's quota; the store would otherwise create
+// it on first write, without a creator.
+func (l *Library) createFor(name, by string) error {
+	if by == "" {
+		return nil
+	}
+	l.settingsMu.Lock()
+	defer l.settingsMu.Unlock()
+	if _, err := l.store.Settings(name); !errors.Is(err, rag.ErrNotFound) {
+		return nil // exists (or fails again at the write)
+	}
+	if err := l.checkKeyQuota(name, by); err != nil {
+		return err
+	}
+	if err := l.store.PutSettings(name, rag.Settings{CreatedBy: by}); err != nil {
+		return fmt.Errorf("creating collection %q: %w", name, err)
+	}
+	return nil
+}
+
+// checkKeyQuota refuses a new collection by a caller who created
+// MaxCollectionsPerKey already. The caller holds settingsMu.
+func (l *Library) checkKeyQuota(name, by string) error {
+	max := l.opts.MaxCollectionsPerKey
+	if by == "" || max <= 0 {
+		return nil
+	}
+	n := 0
+	for _, c := range l.store.Collections() {
+		if s, err := l.store.Settings(c); err == nil && s.CreatedBy == by {
+			n++
+		}
+	}
+	if n+1 > max {
+		return &rag.QuotaError{Limit: "collections per key", Max: max, Want: n + 1, Collection: name}
+	}
+	return nil
 }
 
 // Delete deletes a collection with its documents and settings, and
@@ -265,13 +318,28 @@ func (l *Library) List() []Info {
 // stored before under its URL. The documents are stored together, all or
 // none. The collection is then queued for recalibration.
 func (l *Library) Ingest(ctx context.Context, name string, docs []Document) (IngestResult, error) {
+	return l.IngestAs(ctx, name, "", docs)
+}
+
+// IngestAs is Ingest by a named caller (an API key's name): each
+// document records it (see [Document.IngestedBy]), and a collection it
+// creates counts against its per-key quota.
+func (l *Library) IngestAs(ctx context.Context, name, by string, docs []Document) (IngestResult, error) {
 	vdocs := make([]rag.Document, 0, len(docs))
 	for i, d := range docs {
+		if by != "" {
+			d.IngestedBy = by
+		}
 		vd, err := l.prepare(d)
 		if err != nil {
 			return IngestResult{}, &DocumentError{Index: i, Reason: err.Error()}
 		}
 		vdocs = append(vdocs, vd)
+	}
+	// Only once every document is valid: a refused batch must not leave
+	// an empty collection counting against the caller's quota.
+	if err := l.createFor(name, by); err != nil {
+		return IngestResult{}, err
 	}
 	res, err := l.store.Upsert(ctx, name, vdocs...)
 	if err != nil {

@@ -228,7 +228,7 @@ func (s *Store) putSettings(ctx context.Context, name string, st rag.Settings) (
 	defer s.mu.Unlock()
 	cur, exists := s.settings[name]
 	if exists {
-		st.EmbeddingModel, st.Created = cur.EmbeddingModel, cur.Created
+		st.EmbeddingModel, st.Created, st.CreatedBy = cur.EmbeddingModel, cur.Created, cur.CreatedBy
 	} else {
 		if err := s.limits.CheckCollections(name, len(s.settings)); err != nil {
 			return false, err

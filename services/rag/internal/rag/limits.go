@@ -9,6 +9,10 @@ import "fmt"
 type Limits struct {
 	// MaxCollections bounds the collections of the instance.
 	MaxCollections int
+	// MaxCollectionsPerKey bounds the collections one caller (API key
+	// name) may create, so that no single writer fills MaxCollections;
+	// the library enforces it (RAG_MAX_COLLECTIONS_PER_KEY).
+	MaxCollectionsPerKey int
 	// MaxDocuments bounds the documents of one collection.
 	MaxDocuments int
 	// MaxChunks bounds the chunks held in memory, over every collection
@@ -21,7 +25,8 @@ type Limits struct {
 // QuotaError says which limit a write would exceed. Its message is about
 // the caller's request and safe to show.
 type QuotaError struct {
-	// Limit names the quota: "collections", "documents" or "chunks".
+	// Limit names the quota: "collections", "collections per key",
+	// "documents" or "chunks".
 	Limit string
 	// Max is the configured bound, Want what the write would reach.
 	Max, Want int
@@ -36,6 +41,8 @@ func (e *QuotaError) Error() string {
 		return fmt.Sprintf("%v: creating collection %q would make %d collections, this instance allows %d", ErrQuota, e.Collection, e.Want, e.Max)
 	case "documents":
 		return fmt.Sprintf("%v: collection %q would hold %d documents, at most %d are allowed per collection", ErrQuota, e.Collection, e.Want, e.Max)
+	case "collections per key":
+		return fmt.Sprintf("%v: creating collection %q would make %d collections created by this key, at most %d are allowed", ErrQuota, e.Collection, e.Want, e.Max)
 	}
 	return fmt.Sprintf("%v: this instance would hold %d chunks in memory, at most %d are allowed", ErrQuota, e.Want, e.Max)
 }
@@ -50,6 +57,8 @@ func (e *QuotaError) Public() string {
 		return fmt.Sprintf("this instance holds at most %d collections", e.Max)
 	case "documents":
 		return fmt.Sprintf("a collection holds at most %d documents; collection %q would hold %d", e.Max, e.Collection, e.Want)
+	case "collections per key":
+		return fmt.Sprintf("an API key may create at most %d collections; delete one (admin) to create another", e.Max)
 	}
 	return fmt.Sprintf("this instance holds at most %d chunks in memory; the ingest would make %d", e.Max, e.Want)
 }

@@ -118,6 +118,10 @@ type Settings struct {
 	CalibratedChunks    int     `json:"calibrated_chunks,omitempty"`
 	// Created is when the collection was created; set by the store.
 	Created time.Time `json:"created"`
+	// CreatedBy names who created the collection (the caller's API key
+	// name; empty when unknown), for the per-key collection quota. Set
+	// at creation and kept by the store afterwards.
+	CreatedBy string `json:"created_by,omitempty"`
 }
 
 // UpsertResult counts what an upsert stored.

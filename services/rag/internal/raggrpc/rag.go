@@ -81,7 +81,9 @@ func (s *RagService) CreateCollection(ctx context.Context, req *ragv1.CreateColl
 			Description: fmt.Sprintf("this service embeds with %q; leave it empty or name that model", s.opts.EmbeddingModel),
 		})
 	}
-	info, err := s.lib.Create(ctx, c.GetName(), toSettings(c))
+	settings := toSettings(c)
+	settings.CreatedBy = actor.FromContext(ctx)
+	info, err := s.lib.Create(ctx, c.GetName(), settings)
 	if err != nil {
 		return nil, s.toStatus(ctx, err, "creating a collection", "collection.name")
 	}
@@ -110,13 +112,10 @@ func (s *RagService) ListCollections(ctx context.Context, _ *ragv1.ListCollectio
 // first use; the scope threshold is recalibrated in the background.
 func (s *RagService) IngestDocuments(ctx context.Context, req *ragv1.IngestDocumentsRequest) (*ragv1.IngestDocumentsResponse, error) {
 	docs := make([]library.Document, 0, len(req.GetDocuments()))
-	by := actor.FromContext(ctx)
 	for _, d := range req.GetDocuments() {
-		doc := toDocument(d)
-		doc.IngestedBy = by
-		docs = append(docs, doc)
+		docs = append(docs, toDocument(d))
 	}
-	res, err := s.lib.Ingest(ctx, req.GetCollection(), docs)
+	res, err := s.lib.IngestAs(ctx, req.GetCollection(), actor.FromContext(ctx), docs)
 	if err != nil {
 		return nil, s.toStatus(ctx, err, "ingesting documents", "collection")
 	}

@@ -49,6 +49,13 @@ type fixtureOptions struct {
 	wrap func(Store) Store
 	// limits are the store's quotas.
 	limits rag.Limits
+	// library sets the library's options (its logger is the fixture's).
+	library library.Options
+}
+
+// newFixtureWithLibrary is newFixture with library options.
+func newFixtureWithLibrary(t *testing.T, lo library.Options) *fixture {
+	return newFixture(t, fixtureOptions{library: lo})
 }
 
 func newFixture(t *testing.T, o fixtureOptions) *fixture {
@@ -60,7 +67,9 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lib := library.New(store, library.Options{Logger: logger})
+	lo := o.library
+	lo.Logger = logger
+	lib := library.New(store, lo)
 	t.Cleanup(func() { lib.Close(); _ = store.Close() })
 	var handlerStore Store = store
 	if o.wrap != nil {
@@ -746,5 +755,48 @@ func TestIngestRecordsWhoReplaced(t *testing.T) {
 	got, _ = f.client.Retrieve(t.Context(), &ragv1.RetrieveRequest{Collection: "ops", Query: "PgBouncer"})
 	if _, ok := got.GetChunks()[0].GetMetadata().AsMap()["ingested_by"]; ok {
 		t.Errorf("ingested_by kept without an actor: %v", got.GetChunks()[0].GetMetadata())
+	}
+}
+
+// TestCollectionQuotaPerKey: one API key cannot create more than its
+// share of collections, whether through CreateCollection or a first
+// ingest; other keys still can, an existing collection still takes
+// writes, and deleting one frees the key's place.
+func TestCollectionQuotaPerKey(t *testing.T) {
+	f := newFixtureWithLibrary(t, library.Options{MaxCollectionsPerKey: 2})
+	as := func(name string) context.Context {
+		return metadata.AppendToOutgoingContext(t.Context(), actor.MetadataKey, name)
+	}
+	ingest := func(ctx context.Context, collection string) error {
+		_, err := f.client.IngestDocuments(ctx, &ragv1.IngestDocumentsRequest{Collection: collection, Documents: runbooks[:1]})
+		return err
+	}
+	if err := ingest(as("writer"), "one"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.client.CreateCollection(as("writer"), &ragv1.CreateCollectionRequest{Collection: &ragv1.Collection{Name: "two"}}); err != nil {
+		t.Fatal(err)
+	}
+	err := ingest(as("writer"), "three")
+	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(status.Convert(err).Message(), "at most 2 collections") {
+		t.Fatalf("third collection of one key: %v, want ResourceExhausted naming the per-key limit", err)
+	}
+	if _, err := f.client.CreateCollection(as("writer"), &ragv1.CreateCollectionRequest{Collection: &ragv1.Collection{Name: "three"}}); status.Code(err) != codes.ResourceExhausted {
+		t.Errorf("CreateCollection past the key's quota: %v, want ResourceExhausted", err)
+	}
+	if _, err := f.client.GetCollection(t.Context(), &ragv1.GetCollectionRequest{Collection: "three"}); status.Code(err) != codes.NotFound {
+		t.Errorf("the refused collection exists: %v", err)
+	}
+	if err := ingest(as("writer"), "one"); err != nil {
+		t.Errorf("writing to the key's existing collection: %v", err)
+	}
+	if err := ingest(as("other"), "three"); err != nil {
+		t.Errorf("another key creating a collection: %v", err)
+	}
+	if _, err := f.client.DeleteCollection(as("admin"), &ragv1.DeleteCollectionRequest{Collection: "one"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ingest(as("writer"), "four"); err != nil {
+		t.Errorf("after a delete the key has room again: %v", err)
 	}
 }

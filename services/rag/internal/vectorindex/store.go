@@ -311,6 +311,7 @@ func (s *Store) PutSettings(name string, settings rag.Settings) error {
 	defer h.mu.Unlock()
 	settings.EmbeddingModel = h.col.settings.EmbeddingModel
 	settings.Created = h.col.settings.Created
+	settings.CreatedBy = h.col.settings.CreatedBy
 	payload, err := encodeSettings(settingsRecord{Settings: settings, Dimensions: h.col.dims})
 	if err != nil {
 		return err
