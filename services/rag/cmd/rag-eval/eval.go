@@ -59,15 +59,30 @@ type report struct {
 	Correct, Repeats float64
 }
 
+// run evaluates each question set of cfg.questionsPath (comma-separated)
+// in turn; the exit code is the worst one's.
 func run(ctx context.Context, cfg config, stdout, stderr io.Writer) int {
-	if _, err := evaluate(ctx, cfg, stdout); err != nil {
-		if errors.Is(err, errTargets) {
-			return 2
+	code := 0
+	sets := strings.Split(cfg.questionsPath, ",")
+	for i, path := range sets {
+		one := cfg
+		one.questionsPath = strings.TrimSpace(path)
+		if len(sets) > 1 {
+			if i > 0 {
+				fmt.Fprintln(stdout)
+			}
+			fmt.Fprintf(stdout, "=== %s\n", one.questionsPath)
 		}
-		fmt.Fprintln(stderr, "rag-eval:", err)
-		return 1
+		if _, err := evaluate(ctx, one, stdout); err != nil {
+			if errors.Is(err, errTargets) {
+				code = max(code, 2)
+				continue
+			}
+			fmt.Fprintln(stderr, "rag-eval:", err)
+			return 1
+		}
 	}
-	return 0
+	return code
 }
 
 // errTargets reports that the scope check missed its targets; the report

@@ -6,7 +6,7 @@
 // unrelated questions (those sharing a word with the document reported
 // apart as well).
 //
-//	go run ./cmd/rag-eval [-spec go_spec.html] [-questions testdata/gospec_questions.json] [-v]
+//	go run ./cmd/rag-eval [-spec go_spec.html] [-questions testdata/gospec_questions.json[,more.json]] [-v]
 //
 // The question sets: testdata/gospec_questions.json,
 // testdata/gospec_heldout.json and testdata/gospec_heldout2.json tuned the
@@ -64,7 +64,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("rag-eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.specPath, "spec", "", "HTML document to ingest (default: $(go env GOROOT)/doc/go_spec.html)")
-	fs.StringVar(&cfg.questionsPath, "questions", "testdata/gospec_questions.json", "question set (JSON)")
+	fs.StringVar(&cfg.questionsPath, "questions", "testdata/gospec_questions.json", "question sets (JSON), comma-separated")
 	fs.StringVar(&cfg.dir, "dir", "", "store directory (default: a temporary directory, removed afterwards)")
 	fs.BoolVar(&cfg.verbose, "v", false, "print every question that misses")
 	fs.Float64Var(&cfg.minAnswered, "min-answered", 0.95, "share of in-scope questions that must be answered")
