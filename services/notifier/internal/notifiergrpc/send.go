@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -14,6 +13,7 @@ import (
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/approval"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/outbound"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/pipeline"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/telegram"
 )
 
@@ -83,16 +83,18 @@ func (s *NotifierService) sendError(ctx context.Context, err error) error {
 	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
 		return status.Error(codes.DeadlineExceeded, "the message was not delivered before the deadline")
 	}
-	var ra interface{ RetryAfter() time.Duration }
-	if errors.As(err, &ra) {
-		return status.Error(codes.Unavailable, fmt.Sprintf("rate limited by Telegram; retry after %s", ra.RetryAfter()))
+	// What the send error means is decided where it is for every delivery
+	// (pipeline.Classify); here it only becomes a code.
+	v := pipeline.Classify(err)
+	if v.Action == pipeline.RetryAfter {
+		return status.Error(codes.Unavailable, fmt.Sprintf("rate limited by Telegram; retry after %s", v.Wait))
 	}
 	var pub interface{ Public() string }
 	if !errors.As(err, &pub) {
 		return grpcserver.InternalError(ctx, s.logger, err, "sending a message")
 	}
-	var perm interface{ Permanent() bool }
-	if errors.As(err, &perm) && perm.Permanent() {
+	if v.Action != pipeline.Retry {
+		// Sending the same message again would be refused again.
 		return status.Error(codes.FailedPrecondition, pub.Public())
 	}
 	return status.Error(codes.Unavailable, pub.Public())
