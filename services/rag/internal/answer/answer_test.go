@@ -268,7 +268,7 @@ func TestExtractiveAnswersFirst(t *testing.T) {
 		lead     string // the first sentence contains it
 	}{
 		{"Is it legal to compare two slices with ==?", "Slice, map, and function types are not comparable"},
-		{"What happens if I write to a nil map?", "nil map"},
+		{"What happens if I write to a nil map?", "Assigning to an element of a nil map causes a run-time panic"},
 		{"What happens when you send on a closed channel?", "panic"},
 	}
 	for _, tt := range tests {
