@@ -6,6 +6,7 @@ import { api, apiKey, call, onUnauthorized } from "./api/client";
 import { AlertDetail, AlertsPage } from "./pages/alerts";
 import { ApprovalsPage } from "./pages/approvals";
 import { AskPage } from "./pages/ask";
+import { GroupDetail } from "./pages/group";
 import { MessageDetail, MessagesPage } from "./pages/messages";
 import { ResearchDetail, ResearchPage } from "./pages/research";
 import { SearchPage } from "./pages/search";
@@ -26,6 +27,9 @@ function route(path: string) {
   switch (page || "alerts") {
     case "alerts":
       return id ? <AlertDetail id={id} /> : <AlertsPage />;
+    case "groups":
+      // A group's own page; the list of groups is on the alerts page.
+      return id ? <GroupDetail id={id} /> : <AlertsPage />;
     case "messages":
       return id ? <MessageDetail id={id} /> : <MessagesPage />;
     case "approvals":

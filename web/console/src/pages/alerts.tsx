@@ -323,6 +323,16 @@ export function AlertDetail({ id }: { id: string }) {
             <dd class="bad">{alert.enrichmentError}</dd>
           </>
         )}
+        {alert.groupId && (
+          <>
+            <dt>Group</dt>
+            <dd>
+              <Link href={`/console/groups/${alert.groupId}`}>
+                <span id="alert-group-link">the alert group it was delivered in</span>
+              </Link>
+            </dd>
+          </>
+        )}
         {alert.duplicateOf && (
           <>
             <dt>Duplicate of</dt>

@@ -139,12 +139,13 @@ function Answer({ partial, answer }: { partial: string; answer: AgentResponse | 
           {(answer.sources ?? []).length > 0 && (
             <>
               <h3>Sources</h3>
-              <ul>
-                {answer.sources!.map((src) => (
+              <ul id="answer-sources">
+                {documents(answer.sources!).map((d) => (
                   <li>
-                    <a href={src.url} rel="noopener noreferrer" target="_blank">
-                      {src.title || src.url}
+                    <a href={d.url} rel="noopener noreferrer" target="_blank">
+                      {d.title || d.url}
                     </a>
+                    {d.chunks > 1 && <span class="muted"> · {d.chunks} chunks</span>}
                   </li>
                 ))}
               </ul>
@@ -171,6 +172,21 @@ function Answer({ partial, answer }: { partial: string; answer: AgentResponse | 
       )}
     </div>
   );
+}
+
+/**
+ * documents lists each cited document once, in the order the answer first
+ * cites it, with how many of its chunks it cites (sources has one entry
+ * per chunk).
+ */
+export function documents(sources: { url?: string; title?: string }[]): { url?: string; title?: string; chunks: number }[] {
+  const out: { url?: string; title?: string; chunks: number }[] = [];
+  for (const s of sources) {
+    const seen = out.find((d) => d.url === s.url);
+    if (seen) seen.chunks++;
+    else out.push({ url: s.url, title: s.title, chunks: 1 });
+  }
+  return out;
 }
 
 /** Excerpt shows the start of a long chunk, the rest on request. */

@@ -4,7 +4,7 @@
 import { useState } from "preact/hooks";
 import { api, call, type Schemas } from "../api/client";
 import { useLive } from "../live";
-import { Chip, ErrorBox, Field, when } from "../ui";
+import { Chip, ErrorBox, Field, Link, when } from "../ui";
 
 type Group = Schemas["v1AlertGroup"];
 
@@ -69,7 +69,10 @@ export function AlertGroups() {
         {groups.map((g) => (
           <li key={g.id} data-group-id={g.id}>
             <div>
-              <Chip value={g.status} /> <span class="row-title">{g.title || g.groupKey}</span>
+              <Chip value={g.status} />{" "}
+              <Link href={`/console/groups/${g.id}`} class="row-title">
+                {g.title || g.groupKey}
+              </Link>
               <span class="muted">
                 {g.firingCount ?? 0} firing · {g.resolvedCount ?? 0} resolved · {when(g.updateTime)}
                 {g.silence && !g.silence.expired && ` · silenced until ${when(g.silence.endTime)}`}

@@ -93,29 +93,61 @@ export function MessagesPage() {
   );
 }
 
+/** Marker is one cited span found in the text (parsedMetadata.markers). */
+type Marker = { start?: number; end?: number; sources?: number[] };
+
+/** markersOf reads the cited spans a message records in parsedMetadata. */
+function markersOf(m: Message): Marker[] {
+  const meta = m.parsedMetadata as unknown as { markers?: Marker[] } | undefined;
+  return Array.isArray(meta?.markers) ? meta.markers : [];
+}
+
+/** inlineMarker finds the "[1]" or "[1, 2]" markers a text may carry itself. */
+const inlineMarker = /\[\d+(?:\s*,\s*\d+)*\]/;
+
 /**
- * highlight splits text at the citations' spans (code-point offsets) and
- * marks each cited span with the numbers of the citations that cover it.
+ * highlight splits text at the cited spans (code-point offsets) and marks
+ * each with the numbers of the sources that back it, as the Sources list
+ * numbers them. The spans are the message's markers (every sentence that
+ * cites, numbered by evidence; results maps an evidence number to its
+ * citation by URL), else the citations' own spans. A number is added after
+ * a span only when the text carries no markers of its own, so none shows
+ * twice.
  */
-export function highlight(text: string, citations: Citation[]): (string | VNode)[] {
+export function highlight(
+  text: string,
+  citations: Citation[],
+  markers: Marker[] = [],
+  results: { url?: string }[] = [],
+): (string | VNode)[] {
   const cps = Array.from(text);
   const cuts = new Set<number>([0, cps.length]);
-  const spans = citations
-    .map((c, i) => ({ n: i + 1, s: Math.max(0, c.startIndex ?? 0), e: Math.min(cps.length, c.endIndex ?? 0) }))
+  const byEvidence = (n: number) => {
+    const url = results[n - 1]?.url;
+    const i = url ? citations.findIndex((c) => c.url === url) : -1;
+    return i >= 0 ? i + 1 : n;
+  };
+  const raw = markers.length
+    ? markers.map((mk) => ({ nums: (mk.sources ?? []).map(byEvidence), s: mk.start ?? 0, e: mk.end ?? 0 }))
+    : citations.map((c, i) => ({ nums: [i + 1], s: c.startIndex ?? 0, e: c.endIndex ?? 0 }));
+  const spans = raw
+    .map((x) => ({ ...x, s: Math.max(0, x.s), e: Math.min(cps.length, x.e) }))
     .filter((x) => x.e > x.s);
   spans.forEach((x) => (cuts.add(x.s), cuts.add(x.e)));
+  const numbered = !inlineMarker.test(text);
   const points = [...cuts].sort((a, b) => a - b);
   const out: (string | VNode)[] = [];
   for (let i = 0; i + 1 < points.length; i++) {
     const a = points[i]!;
     const b = points[i + 1]!;
     const piece = cps.slice(a, b).join("");
-    const by = spans.filter((x) => x.s <= a && x.e >= b).map((x) => x.n);
+    const by = [...new Set(spans.filter((x) => x.s <= a && x.e >= b).flatMap((x) => x.nums))].sort((x, y) => x - y);
+    const ends = spans.some((x) => x.e === b && x.s <= a);
     out.push(
       by.length ? (
-        <mark data-citations={by.join(",")} title={`citation ${by.join(", ")}`}>
+        <mark data-citations={by.join(",")} title={`source ${by.join(", ")}`}>
           {piece}
-          <sup>[{by.join(",")}]</sup>
+          {numbered && ends && <sup>[{by.join(",")}]</sup>}
         </mark>
       ) : (
         piece
@@ -178,7 +210,7 @@ export function MessageDetail({ id }: { id: string }) {
       <p>{m.summary}</p>
       <h2>Text with citations</h2>
       <p class="cited" id="cited-text">
-        {highlight(m.text ?? "", cites)}
+        {highlight(m.text ?? "", cites, markersOf(m), m.groundedContext?.results ?? [])}
       </p>
       <h2>Sources</h2>
       {cites.length === 0 ? (

@@ -26,14 +26,17 @@ export function ResearchPage() {
   const [error, setError] = useState<unknown>(null);
   const [runs, setRuns] = useState<Research[] | null>(null);
   const [listError, setListError] = useState<unknown>(null);
+  // Every user's runs (an operator's view), or only this browser's.
+  const [mine, setMine] = useState(false);
   useEffect(() => {
-    call(api.GET("/v1/research", { params: { query: { pageSize: 50 } } }))
-      .then((r) => setRuns(r.runs ?? []))
-      .catch((e) => {
-        setRuns([]);
-        setListError(e);
-      });
-  }, []);
+    setRuns(null);
+    call(api.GET("/v1/research", { params: { query: { pageSize: 50, userId: mine ? userId() : undefined } } }))
+      .then((r) => {
+        setRuns(r.runs ?? []);
+        setListError(null);
+      })
+      .catch(setListError);
+  }, [mine]);
   const start = async (e: Event) => {
     e.preventDefault();
     try {
@@ -86,15 +89,20 @@ export function ResearchPage() {
         </div>
       </form>
       <h2>Runs</h2>
+      <form class="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filter runs">
+        <label>
+          <input type="checkbox" checked={mine} onChange={(e) => setMine(e.currentTarget.checked)} /> Only runs started from this browser
+        </label>
+      </form>
       <ErrorBox error={listError} />
-      {runs === null ? (
+      {listError ? null : runs === null ? (
         <Loading />
       ) : runs.length === 0 ? (
-        <Empty title="No research runs yet.">
+        <Empty title={mine ? "No research runs started from this browser." : "No research runs yet."}>
           <p>Start one above: it plans, searches, critiques and refines until the quality threshold or 5 iterations.</p>
         </Empty>
       ) : (
-        <ul class="rows">
+        <ul class="rows" id="research-runs">
           {runs.map((r) => (
             <li key={r.id}>
               <Link href={`/console/research/${r.id}`}>
@@ -106,6 +114,48 @@ export function ResearchPage() {
         </ul>
       )}
     </section>
+  );
+}
+
+/**
+ * findingsBody is the findings without what the page already shows: their
+ * title (the page's heading is the topic) and an "Executive summary"
+ * section, which a model may write too (the summary shows once, above).
+ */
+export function findingsBody(md: string): string {
+  return md
+    .replace(/^\s*#\s+[^\n]*\n/, "")
+    .replace(/^#{1,6}\s+executive summary\s*\n[\s\S]*?(?=^#{1,6}\s|(?![\s\S]))/im, "");
+}
+
+/** dropped reads a critique reason naming the off-topic sources it dropped. */
+const dropped = /^dropped (\d+) off-topic sources?: (.*)$/s;
+
+/**
+ * Reason shows a critique reason; the dropped off-topic sources are listed
+ * by title under their count (folded), not as a line of URLs.
+ */
+function Reason({ text }: { text: string }) {
+  const m = dropped.exec(text);
+  if (!m) return <>{text}</>;
+  const items = m[2]!.split("; ");
+  const more = /^and (\d+) more$/.exec(items[items.length - 1] ?? "");
+  if (more) items.pop();
+  return (
+    <details class="dropped">
+      <summary>
+        {m[1]} off-topic {m[1] === "1" ? "source" : "sources"} dropped
+      </summary>
+      <ul>
+        {items.map((it) => {
+          // "Title (https://…)": the title, linked.
+          const u = / \((https?:\/\/[^)\s]+)\)$/.exec(it);
+          const title = u ? it.slice(0, u.index) : it;
+          return <li>{u ? <a href={u[1]} rel="noopener noreferrer" target="_blank">{title || u[1]}</a> : title}</li>;
+        })}
+        {more && <li class="muted">and {more[1]} more</li>}
+      </ul>
+    </details>
   );
 }
 
@@ -186,9 +236,11 @@ export function ResearchDetail({ id }: { id: string }) {
         {score === undefined ? "not scored yet" : score.toFixed(2)} against the threshold {threshold.toFixed(2)}
       </p>
       {(run.critique?.reasons ?? []).length > 0 && (
-        <ul>
+        <ul id="critique">
           {run.critique!.reasons!.map((r) => (
-            <li>{r}</li>
+            <li>
+              <Reason text={r} />
+            </li>
           ))}
         </ul>
       )}
@@ -217,7 +269,7 @@ export function ResearchDetail({ id }: { id: string }) {
                     <Link href="/console/approvals">Decide</Link>
                   </>
                 )}
-                {a.result && <p class="muted">{a.result}</p>}
+                {a.result && <p class={a.status === "FAILED" ? "bad" : "muted"}>{a.result}</p>}
               </div>
             </li>
           ))}
@@ -226,10 +278,15 @@ export function ResearchDetail({ id }: { id: string }) {
       <h2>Report</h2>
       {run.report ? (
         <div>
-          <p>
-            <strong>{run.report.executiveSummary}</strong>
-          </p>
-          <Markdown source={run.report.findingsMarkdown ?? ""} />
+          {run.report.executiveSummary && (
+            <>
+              <h3>Executive summary</h3>
+              <p id="executive-summary">
+                <strong>{run.report.executiveSummary}</strong>
+              </p>
+            </>
+          )}
+          <Markdown source={findingsBody(run.report.findingsMarkdown ?? "")} />
           {(run.report.quality?.warnings ?? []).map((w) => (
             <p class="muted">⚠ {w}</p>
           ))}
