@@ -49,6 +49,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/groundcrew/groundcrew/platform/httpretry"
 	"github.com/groundcrew/groundcrew/services/rag/internal/answer"
 	"github.com/groundcrew/groundcrew/services/rag/internal/providerhttp"
 	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
@@ -84,8 +85,8 @@ type Config struct {
 	// MaxTokens bounds the reply's length.
 	MaxTokens int
 	// HTTPClient sends the requests; default http.DefaultClient. Its
-	// redirects are followed only within the base URL's origin (see
-	// [sameOrigin]), whatever its own CheckRedirect allows.
+	// redirects are followed only within the base URL's origin
+	// (httpretry.SameOrigin), whatever its own CheckRedirect allows.
 	HTTPClient *http.Client
 	// NewNonce makes each request's delimiter (RandomNonce when nil);
 	// tests fix it.
@@ -128,7 +129,7 @@ func New(cfg Config) (*Generator, error) {
 		option.WithRequestTimeout(cmp.Or(cfg.Timeout, DefaultTimeout)),
 	}
 	// Every request carries the key: never to another host.
-	opts = append(opts, option.WithHTTPClient(providerhttp.SameOrigin(cfg.HTTPClient)))
+	opts = append(opts, option.WithHTTPClient(httpretry.SameOrigin(cfg.HTTPClient)))
 	nonce := cfg.NewNonce
 	if nonce == nil {
 		nonce = RandomNonce

@@ -3,69 +3,37 @@ package providerhttp
 import (
 	"errors"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/openai/openai-go/v3"
 )
 
-func TestOrigin(t *testing.T) {
-	for in, want := range map[string]string{
-		"https://API.groq.com/openai/v1": "https://api.groq.com:443",
-		"http://localhost:11434/v1":      "http://localhost:11434",
-		"http://example.com/x":           "http://example.com:80",
-	} {
-		u, _ := url.Parse(in)
-		if got := Origin(u); got != want {
-			t.Errorf("Origin(%s) = %s, want %s", in, got, want)
+// TestDescribe: an *openai.Error (whose own text is only the status)
+// gains the provider's code, type, message and the request's path; the
+// key is scrubbed wherever it was echoed; errors.As still finds it.
+func TestDescribe(t *testing.T) {
+	const key = "gsk_describeKEY0123456789abcdef"
+	req, _ := http.NewRequest(http.MethodPost, "https://api.groq.com/openai/v1/chat/completions?key="+key, nil)
+	apiErr := &openai.Error{StatusCode: 429, Code: "rate_limit_exceeded", Type: "tokens",
+		Message: "Rate limit reached for key " + key, Request: req}
+	err := Describe("groq chat completion", apiErr, key)
+	for _, want := range []string{"groq chat completion: HTTP 429 rate_limit_exceeded (tokens): Rate limit reached for key [REDACTED]", "[POST /openai/v1/chat/completions]"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Describe = %q, lacks %q", err, want)
 		}
 	}
-}
-
-// TestSameOrigin: redirects within the origin are followed (and the
-// caller's own CheckRedirect still applies), a redirect to another host
-// or port is returned unfollowed, and the caller's client is unchanged.
-func TestSameOrigin(t *testing.T) {
-	var hits []string
-	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hits = append(hits, r.Header.Get("X-Goog-Api-Key"))
-	}))
-	t.Cleanup(other.Close)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/away":
-			http.Redirect(w, r, other.URL+"/", http.StatusTemporaryRedirect)
-		case "/move":
-			http.Redirect(w, r, "/final", http.StatusMovedPermanently)
-		case "/final":
-			_, _ = w.Write([]byte("ok"))
-		}
-	}))
-	t.Cleanup(srv.Close)
-	vetoed := errors.New("vetoed by the caller")
-	base := &http.Client{}
-	guarded := SameOrigin(base)
-	if base.CheckRedirect != nil {
-		t.Error("SameOrigin modified the caller's client")
+	if strings.Contains(err.Error(), "describeKEY") {
+		t.Errorf("the key survived: %v", err)
 	}
-	get := func(c *http.Client, path string) (*http.Response, error) {
-		req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
-		req.Header.Set("X-Goog-Api-Key", "secret-key-123")
-		return c.Do(req)
+	var got *openai.Error
+	if !errors.As(err, &got) || got.StatusCode != 429 {
+		t.Errorf("errors.As lost the provider error: %v", err)
 	}
-	resp, err := get(guarded, "/away")
-	if err != nil || resp.StatusCode != http.StatusTemporaryRedirect {
-		t.Errorf("redirect to another host: %v, %v; want the 307 unfollowed", resp, err)
+	if err := Describe("x", errors.New("dial tcp: refused "+key), key); strings.Contains(err.Error(), "describeKEY") || !strings.HasPrefix(err.Error(), "x: dial tcp") {
+		t.Errorf("a transport error: %v", err)
 	}
-	resp, err = get(guarded, "/move")
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Errorf("redirect within the origin: %v, %v; want it followed", resp, err)
-	}
-	strict := SameOrigin(&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return vetoed }})
-	if _, err := get(strict, "/move"); err == nil || !strings.Contains(err.Error(), vetoed.Error()) {
-		t.Errorf("the caller's CheckRedirect was not applied: %v", err)
-	}
-	if len(hits) > 0 {
-		t.Errorf("the other host received the key: %q", hits)
+	if Describe("x", nil) != nil {
+		t.Error("Describe(nil) is not nil")
 	}
 }

@@ -11,7 +11,7 @@
 // and failed requests are retried by the provider's client.
 //
 // The API key travels with every request, so redirects are followed only
-// within the base URL's origin (providerhttp.SameOrigin), and every error
+// within the base URL's origin (httpretry.SameOrigin), and every error
 // is scrubbed of the key (platform/redact) before it leaves the package:
 // a provider or proxy may echo the request's headers or URL.
 package remoteembed
@@ -30,6 +30,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"google.golang.org/genai"
 
+	"github.com/groundcrew/groundcrew/platform/httpretry"
 	"github.com/groundcrew/groundcrew/platform/redact"
 	"github.com/groundcrew/groundcrew/services/rag/internal/providerhttp"
 )
@@ -139,7 +140,7 @@ func NewGemini(ctx context.Context, cfg Config) (*Gemini, error) {
 	client, err := genai.NewClient(ctx, &genai.ClientConfig{
 		APIKey:     cfg.APIKey,
 		Backend:    genai.BackendGeminiAPI,
-		HTTPClient: providerhttp.SameOrigin(cfg.HTTPClient),
+		HTTPClient: httpretry.SameOrigin(cfg.HTTPClient),
 		HTTPOptions: genai.HTTPOptions{
 			BaseURL:      cfg.BaseURL,
 			Timeout:      &timeout,
@@ -208,7 +209,7 @@ func NewOpenAI(ctx context.Context, cfg Config) (*OpenAI, error) {
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}
-	opts = append(opts, option.WithHTTPClient(providerhttp.SameOrigin(cfg.HTTPClient)))
+	opts = append(opts, option.WithHTTPClient(httpretry.SameOrigin(cfg.HTTPClient)))
 	e := &OpenAI{
 		key: cfg.APIKey,
 		// Not openai.NewClient: it would read OPENAI_* variables.
