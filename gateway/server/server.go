@@ -168,8 +168,8 @@ func NewHandler(ctx context.Context, cfg Config, b Backends, logger *slog.Logger
 			return "", false
 		}),
 		runtime.WithOutgoingTrailerMatcher(func(string) (string, bool) { return "", false }),
-		runtime.WithErrorHandler(errorHandler(logger)),
-		runtime.WithStreamErrorHandler(streamErrorHandler(logger)),
+		runtime.WithErrorHandler(errorHandler(logger, jsonCodec)),
+		runtime.WithStreamErrorHandler(streamErrorHandler(logger, jsonCodec)),
 		// A process-wide setting in grpc-gateway; every mux here wants it.
 		runtime.SetQueryParameterParser(codec.QueryParser{}),
 		runtime.WithMiddlewares(metrics.middleware),
@@ -380,15 +380,19 @@ func sanitize(ctx context.Context, logger *slog.Logger, r *http.Request, err err
 	return err
 }
 
-func errorHandler(logger *slog.Logger) runtime.ErrorHandlerFunc {
+// errorHandler writes a route's error: internals sanitised, bad input
+// explained field by field ([explain]).
+func errorHandler(logger *slog.Logger, j *codec.JSON) runtime.ErrorHandlerFunc {
 	return func(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
-		runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, sanitize(ctx, logger, r, err))
+		runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, explain(ctx, j, r, sanitize(ctx, logger, r, err)))
 	}
 }
 
-func streamErrorHandler(logger *slog.Logger) runtime.StreamErrorHandlerFunc {
+// streamErrorHandler is errorHandler for an error in a stream already
+// under way.
+func streamErrorHandler(logger *slog.Logger, j *codec.JSON) runtime.StreamErrorHandlerFunc {
 	return func(ctx context.Context, err error) *status.Status {
-		st := status.Convert(err)
+		st := status.Convert(explain(ctx, j, nil, err))
 		switch st.Code() {
 		case codes.Internal, codes.Unknown, codes.DataLoss:
 			logger.ErrorContext(ctx, "backend stream error", "code", st.Code().String(), "error", st.Message())

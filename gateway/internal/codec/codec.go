@@ -6,10 +6,14 @@ package codec
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -110,7 +114,9 @@ func (e *DepthError) Error() string {
 // nested deeper than the marshaler's limit is refused first, with a
 // [*DepthError], after one pass over the bytes that allocates nothing: the
 // decoders would only find out after recursing, and allocating, that deep
-// (encoding/json, in the normalising pass, up to 10,000 levels).
+// (encoding/json, in the normalising pass, up to 10,000 levels). Every
+// other failure is a [*FieldError] naming the field as the client spelt
+// it.
 func (j *JSON) Unmarshal(data []byte, v any) error {
 	if depth(data, j.maxDepth) > j.maxDepth {
 		return &DepthError{Limit: j.maxDepth}
@@ -119,21 +125,30 @@ func (j *JSON) Unmarshal(data []byte, v any) error {
 	if !ok {
 		// Not a message body (a scalar or list field mapped as the body):
 		// nothing to normalise against.
-		return j.JSONPb.Unmarshal(data, v)
+		if err := j.JSONPb.Unmarshal(data, v); err != nil {
+			return decodeError(data, nil, err)
+		}
+		return nil
 	}
+	md := msg.ProtoReflect().Descriptor()
 	err := j.JSONPb.Unmarshal(data, msg)
 	if err == nil {
 		return nil
 	}
-	fixed, nerr := Normalize(data, msg.ProtoReflect().Descriptor())
+	fixed, nerr := Normalize(data, md)
 	if nerr != nil {
 		return nerr
 	}
 	if fixed == nil {
-		return err
+		return decodeError(data, md, err)
 	}
 	proto.Reset(msg)
-	return j.JSONPb.Unmarshal(fixed, msg)
+	if err := j.JSONPb.Unmarshal(fixed, msg); err != nil {
+		// The positions are in the normalised document, whose keys are
+		// still the client's.
+		return decodeError(fixed, md, err)
+	}
+	return nil
 }
 
 // target returns the message a decode into v fills, whatever the route's
@@ -164,12 +179,19 @@ func target(v any) (proto.Message, bool) {
 var messageType = reflect.TypeFor[proto.Message]()
 
 // NewDecoder reads the whole body (the edge already bounds its size) and
-// decodes it with Unmarshal.
+// decodes it with Unmarshal. A body the edge has already read whole (it
+// has a Bytes method, as edge.Body does) is decoded from its bytes, not
+// copied again.
 func (j *JSON) NewDecoder(r io.Reader) runtime.Decoder {
 	return runtime.DecoderFunc(func(v any) error {
-		data, err := io.ReadAll(r)
-		if err != nil {
-			return err
+		var data []byte
+		if b, ok := r.(interface{ Bytes() []byte }); ok {
+			data = b.Bytes()
+		} else {
+			var err error
+			if data, err = io.ReadAll(r); err != nil {
+				return err
+			}
 		}
 		if len(bytes.TrimSpace(data)) == 0 {
 			// An empty body is an empty message, as with no body at all.
@@ -223,7 +245,7 @@ func depth(data []byte, limit int) int {
 // become "LOCAL", "needs-review" becomes "NEEDS_REVIEW") and no fields the
 // message does not have. It returns nil when the document is not a JSON
 // object it can walk, and an error naming the field when an enum value
-// matches no name at all. Callers bound the document's nesting first, as
+// matches no name at all (a [*FieldError]). Callers bound the document's nesting first, as
 // [JSON.Unmarshal] does: encoding/json allows 10,000 levels.
 func Normalize(data []byte, md protoreflect.MessageDescriptor) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -250,13 +272,15 @@ func normalizeMessage(node any, md protoreflect.MessageDescriptor, path string) 
 	if !ok || md == nil {
 		return nil
 	}
-	for key, val := range obj {
+	// In key order, so that of several bad fields the same one is named
+	// every time.
+	for _, key := range slices.Sorted(maps.Keys(obj)) {
 		fd := findField(md, key)
 		if fd == nil {
 			delete(obj, key)
 			continue
 		}
-		if err := normalizeField(obj, key, val, fd, join(path, key)); err != nil {
+		if err := normalizeField(obj, key, obj[key], fd, join(path, key)); err != nil {
 			return err
 		}
 	}
@@ -277,8 +301,8 @@ func normalizeField(obj map[string]any, key string, val any, fd protoreflect.Fie
 		if !ok {
 			return nil
 		}
-		for k, v := range m {
-			nv, err := normalizeSingular(v, fd.MapValue(), path+"["+k+"]")
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			nv, err := normalizeSingular(m[k], fd.MapValue(), path+"["+strconv.Quote(k)+"]")
 			if err != nil {
 				return err
 			}
@@ -290,7 +314,7 @@ func normalizeField(obj map[string]any, key string, val any, fd protoreflect.Fie
 			return nil
 		}
 		for i, v := range list {
-			nv, err := normalizeSingular(v, fd, path)
+			nv, err := normalizeSingular(v, fd, path+"["+strconv.Itoa(i)+"]")
 			if err != nil {
 				return err
 			}
@@ -317,13 +341,13 @@ func normalizeSingular(val any, fd protoreflect.FieldDescriptor, path string) (a
 		}
 		name, ok := EnumValueName(fd.Enum(), s)
 		if !ok {
-			return nil, fmt.Errorf("invalid value %q for %s: want one of %s", s, path, enumNames(fd.Enum()))
+			return nil, enumError(path, s, fd.Enum())
 		}
 		return name, nil
 	case protoreflect.MessageKind, protoreflect.GroupKind:
 		if fd.Message().FullName() == "google.protobuf.Struct" {
 			if _, ok := val.(map[string]any); !ok && val != nil {
-				return nil, fmt.Errorf("%s must be a JSON object", path)
+				return nil, &FieldError{Field: path, Description: "must be a JSON object"}
 			}
 			return val, nil
 		}
@@ -372,7 +396,9 @@ func isWellKnown(md protoreflect.MessageDescriptor) bool {
 }
 
 // QueryParser parses query parameters like the gateway's default parser, with
-// enum values matched without regard to case (?status=pending).
+// enum values matched without regard to case (?status=pending). A value it
+// cannot take is a [*FieldError] naming the parameter as the client spelt
+// it; an unknown enum value lists the valid ones, as in a body.
 type QueryParser struct{}
 
 var _ runtime.QueryParameterParser = QueryParser{}
@@ -380,27 +406,68 @@ var _ runtime.QueryParameterParser = QueryParser{}
 // Parse implements runtime.QueryParameterParser.
 func (QueryParser) Parse(msg proto.Message, values url.Values, filter *utilities.DoubleArray) error {
 	md := msg.ProtoReflect().Descriptor()
-	fixed := make(url.Values, len(values))
-	for key, vals := range values {
+	// One parameter at a time, in order, so that an error names the
+	// parameter it is about.
+	for _, key := range slices.Sorted(maps.Keys(values)) {
+		vals := values[key]
 		fd := fieldByPath(md, key)
-		if fd == nil || fd.Kind() != protoreflect.EnumKind {
-			fixed[key] = vals
-			continue
-		}
-		out := make([]string, len(vals))
-		for i, v := range vals {
-			if name, ok := EnumValueName(fd.Enum(), v); ok {
-				out[i] = name
-			} else {
+		if fd != nil && fd.Kind() == protoreflect.EnumKind {
+			out := make([]string, len(vals))
+			for i, v := range vals {
+				name, ok := EnumValueName(fd.Enum(), v)
+				if _, err := strconv.Atoi(v); !ok && err != nil {
+					return enumError(key, v, fd.Enum())
+				}
+				if ok {
+					v = name
+				}
 				out[i] = v
 			}
+			vals = out
 		}
-		fixed[key] = out
-	}
-	if err := (&runtime.DefaultQueryParser{}).Parse(msg, fixed, filter); err != nil {
-		return fmt.Errorf("query parameters: %w", err)
+		if err := (&runtime.DefaultQueryParser{}).Parse(msg, url.Values{key: vals}, filter); err != nil {
+			return queryError(key, vals, fd, err)
+		}
 	}
 	return nil
+}
+
+// enumError says value names no value of ed, and which ones there are.
+func enumError(field, value string, ed protoreflect.EnumDescriptor) *FieldError {
+	return &FieldError{Field: field, Description: fmt.Sprintf("invalid value %q: want one of %s", value, enumNames(ed))}
+}
+
+// queryError words the default parser's err about parameter key: for a
+// value of the wrong kind, what kind it wants.
+func queryError(key string, vals []string, fd protoreflect.FieldDescriptor, err error) *FieldError {
+	var num *strconv.NumError
+	if fd != nil && errors.As(err, &num) {
+		return &FieldError{Field: key, Description: fmt.Sprintf("invalid value %q: want %s", num.Num, kindName(fd))}
+	}
+	if fd != nil && len(vals) > 1 && !fd.IsList() {
+		return &FieldError{Field: key, Description: "given more than once"}
+	}
+	msg := err.Error()
+	if i := strings.Index(msg, ": "); i >= 0 && strings.HasPrefix(msg, "parsing ") {
+		msg = msg[i+2:]
+	}
+	return &FieldError{Field: key, Description: msg}
+}
+
+// kindName says what a value of fd's kind looks like.
+func kindName(fd protoreflect.FieldDescriptor) string {
+	switch fd.Kind() {
+	case protoreflect.BoolKind:
+		return "true or false"
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind,
+		protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		return "an integer"
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		return "a non-negative integer"
+	case protoreflect.FloatKind, protoreflect.DoubleKind:
+		return "a number"
+	}
+	return "a " + fd.Kind().String()
 }
 
 func fieldByPath(md protoreflect.MessageDescriptor, path string) protoreflect.FieldDescriptor {

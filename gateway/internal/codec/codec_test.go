@@ -52,7 +52,7 @@ func TestUnmarshal(t *testing.T) {
 			name:    "unknown enum name is an error, not the default",
 			in:      `{"query":"q","engine":"bing"}`,
 			msg:     &searchv1.SearchRequest{},
-			wantErr: `invalid value "bing" for engine`,
+			wantErr: `engine: invalid value "bing": want one of AUTO, LOCAL`,
 		},
 		{
 			name: "unknown fields ignored at every level, metadata kept whole",

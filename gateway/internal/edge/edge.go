@@ -173,11 +173,26 @@ func BodyLimit(limit func(*http.Request) int64, next http.Handler) http.Handler 
 			WriteError(w, http.StatusBadRequest, codes.InvalidArgument, "could not read the request body")
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(data))
+		r.Body = &Body{Reader: bytes.NewReader(data), data: data}
 		r.ContentLength = int64(len(data))
 		next.ServeHTTP(w, r)
 	})
 }
+
+// Body is a request body [BodyLimit] has read whole. It reads as usual,
+// and Bytes returns all of it however much has been read: the codec
+// decodes from it without another copy, and the error handler can replay
+// a decode that failed to say which field it failed at.
+type Body struct {
+	*bytes.Reader
+	data []byte
+}
+
+// Close does nothing: the body is in memory.
+func (b *Body) Close() error { return nil }
+
+// Bytes returns the whole body.
+func (b *Body) Bytes() []byte { return b.data }
 
 // readBody reads r's body, at most max+1 bytes of it. A declared length
 // is read into one buffer of that size, so what is held is what
