@@ -87,8 +87,8 @@ func (c *citeState) rewrite(text string, n int) string {
 		if nl := strings.IndexByte(line, '\n'); nl >= 0 {
 			line = line[:nl]
 		}
-		close := strings.IndexByte(line, '`')
-		if close < 0 {
+		closing := strings.IndexByte(line, '`')
+		if closing < 0 {
 			if !strings.Contains(text[i+1:], "\n") {
 				c.openInline = i
 			}
@@ -97,7 +97,7 @@ func (c *citeState) rewrite(text string, n int) string {
 			continue
 		}
 		flush(i)
-		end := i + 1 + close + 1
+		end := i + 1 + closing + 1
 		b.WriteString(text[i:end])
 		i, prose = end, end
 	}

@@ -9,6 +9,14 @@
 //	VERDICT: IN_SCOPE; PRIMARY: 2
 //	VERDICT: OUT_OF_SCOPE; REASON: the excerpts are about channels, not baking
 //
+// A header rather than a trailer or a JSON body, because the answer is
+// streamed: the verdict must be known before any answer text is passed on,
+// so that an out-of-scope reply is never streamed, and a JSON body could
+// not be streamed as readable text at all. A reply without a parseable
+// verdict is taken as in scope. The verdict's PRIMARY is read but not
+// relied on: the primary source is the answer's first citation (see
+// below), and the prompt asks for the most relied-on excerpt first.
+//
 // The model's [n] markers are checked with [answer.Cite] (as the answer
 // streams, with [answer.Citer]): a marker naming no excerpt is removed,
 // the rest are renumbered in order of first use, and the answer's sources
@@ -20,12 +28,6 @@
 // from outside: each goes between a pair of delimiter lines carrying a
 // random nonce made for the request, which the system prompt names, as
 // grounding's prompts do.
-//
-// A header rather than a trailer or a JSON body, because the answer is
-// streamed: the verdict must be known before any answer text is passed on,
-// so that an out-of-scope reply is never streamed, and a JSON body could
-// not be streamed as readable text at all. A reply without a parseable
-// verdict is taken as in scope, its first citation as the primary source.
 //
 // Groq rejects some OpenAI fields (logprobs, logit_bias, messages[].name);
 // the requests built here never set them, and tests check the wire body.
