@@ -90,7 +90,7 @@ export function ResearchPage() {
       </form>
       <h2>Runs</h2>
       <form class="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filter runs">
-        <label>
+        <label class="check">
           <input type="checkbox" checked={mine} onChange={(e) => setMine(e.currentTarget.checked)} /> Only runs started from this browser
         </label>
       </form>
@@ -294,7 +294,7 @@ export function ResearchDetail({ id }: { id: string }) {
       ) : (
         <p class="muted">Written when the run finishes.</p>
       )}
-      <h2>Sources</h2>
+      <h2>Every source found</h2>
       {(run.sources ?? []).length === 0 ? (
         <p class="muted">None yet.</p>
       ) : (
