@@ -297,7 +297,7 @@ func (f *fakeQdrant) Query(_ context.Context, r *qdrant.QueryPoints) (*qdrant.Qu
 		if uint64(i) == r.GetLimit() {
 			break
 		}
-		out.Result = append(out.Result, &qdrant.ScoredPoint{Id: p.GetId(), Payload: p.GetPayload(), Score: 1 / float32(61+i),
+		out.Result = append(out.Result, &qdrant.ScoredPoint{Id: p.GetId(), Payload: p.GetPayload(), Score: 1 / float32(61+i), Version: f.ops,
 			Vectors: &qdrant.VectorsOutput{VectorsOptions: &qdrant.VectorsOutput_Vectors{Vectors: &qdrant.NamedVectorsOutput{
 				Vectors: map[string]*qdrant.VectorOutput{denseName: {Vector: &qdrant.VectorOutput_Dense{Dense: &qdrant.DenseVector{Data: denseOf(p)}}}}}}}})
 	}
