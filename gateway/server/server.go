@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -255,7 +256,7 @@ func NewHandler(ctx context.Context, cfg Config, b Backends, logger *slog.Logger
 	api = secureHeaders(api)
 	api = withRoute(api)
 
-	rd := &readiness{backends: b.all(), timeout: cfg.ReadinessTimeout}
+	rd := &readiness{backends: b.all(), timeout: cfg.ReadinessTimeout, logger: logger}
 	root := http.NewServeMux()
 	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -274,6 +275,8 @@ func NewHandler(ctx context.Context, cfg Config, b Backends, logger *slog.Logger
 	}
 	root.Handle("GET "+console.Prefix, consoleHandler)
 	root.Handle("GET /console", http.RedirectHandler(console.Prefix, http.StatusMovedPermanently))
+	// The root is where a person lands: the console.
+	root.Handle("GET /{$}", http.RedirectHandler(console.Prefix, http.StatusFound))
 	root.Handle("/", api)
 
 	var h http.Handler = root
@@ -403,10 +406,47 @@ func streamErrorHandler(logger *slog.Logger, j *codec.JSON) runtime.StreamErrorH
 }
 
 // readiness answers /readyz: ready when every backend reports SERVING for
-// every service it hosts.
+// every service it hosts. It logs when that changes, not every answer:
+// "ready" once every backend serves, a warning naming the backends when
+// a ready gateway stops being so. The 503s of a start, before the first
+// ready, are expected and not logged.
 type readiness struct {
 	backends []Backend
 	timeout  time.Duration
+	logger   *slog.Logger
+
+	mu sync.Mutex
+	// state is 0 before the first ready, then 1 ready, 2 not ready.
+	state int
+}
+
+// note logs a change of readiness.
+func (rd *readiness) note(ctx context.Context, ready bool, backends map[string]backendReport) {
+	rd.mu.Lock()
+	prev := rd.state
+	switch {
+	case ready:
+		rd.state = 1
+	case prev != 0:
+		rd.state = 2
+	}
+	now := rd.state
+	rd.mu.Unlock()
+	if now == prev || rd.logger == nil {
+		return
+	}
+	if ready {
+		rd.logger.InfoContext(ctx, "every backend is serving: ready")
+		return
+	}
+	var down []string
+	for name, rep := range backends {
+		if rep.Status != "SERVING" {
+			down = append(down, name+" "+rep.Status)
+		}
+	}
+	slices.Sort(down)
+	rd.logger.WarnContext(ctx, "not ready: a backend is not serving", "backends", down)
 }
 
 type backendReport struct {
@@ -454,6 +494,7 @@ func (rd *readiness) check(ctx context.Context) (bool, map[string]backendReport)
 
 func (rd *readiness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ready, backends := rd.check(r.Context())
+	rd.note(r.Context(), ready, backends)
 	body := struct {
 		Status   string                   `json:"status"`
 		Backends map[string]backendReport `json:"backends"`

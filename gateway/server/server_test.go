@@ -170,6 +170,13 @@ func testConfig() Config {
 
 func newHarness(t *testing.T, cfg Config) *harness {
 	t.Helper()
+	return newLoggedHarness(t, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+}
+
+// newLoggedHarness is newHarness logging to logger; beforeStart runs once
+// the backends are up, before the gateway is built.
+func newLoggedHarness(t *testing.T, cfg Config, logger *slog.Logger, beforeStart func(search *backendServer)) *harness {
+	t.Helper()
 	n := &fakeNotifier{}
 	search := startBackend(t, func(s *grpcserver.Server) { searchv1.RegisterSearchServiceServer(s, fakeSearch{}) })
 	grounding := startBackend(t, func(s *grpcserver.Server) {
@@ -184,7 +191,9 @@ func newHarness(t *testing.T, cfg Config) *harness {
 		Rag:       Backend{Name: "rag", Services: []string{ragv1.RagService_ServiceDesc.ServiceName}, Conn: conn(t, rag.addr)},
 		Notifier:  Backend{Name: "notifier", Services: []string{notifierv1.NotifierService_ServiceDesc.ServiceName}, Conn: conn(t, notifier.addr)},
 	}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if beforeStart != nil {
+		beforeStart(search)
+	}
 	h, err := NewHandler(context.Background(), cfg, b, logger, prometheus.NewRegistry(), noop.NewTracerProvider())
 	if err != nil {
 		t.Fatal(err)

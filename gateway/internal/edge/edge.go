@@ -105,7 +105,9 @@ func (s *statusRecorder) Flush() {
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // AccessLog logs one line per request: method, path, status, latency, size,
-// request id and client. Query strings are left out: they can carry tokens.
+// request id and client, at info (error for a 5xx; debug for the probes,
+// GET /healthz and /readyz). Query strings are left out: they can carry
+// tokens.
 func AccessLog(logger *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -123,7 +125,13 @@ func AccessLog(logger *slog.Logger, next http.Handler) http.Handler {
 			status = http.StatusOK
 		}
 		level := slog.LevelInfo
-		if status >= 500 {
+		switch {
+		case probe(r):
+			// Probes come every few seconds, and /readyz answers 503 while
+			// backends start: expected, and the readiness check logs its
+			// own changes. Debug only.
+			level = slog.LevelDebug
+		case status >= 500:
 			level = slog.LevelError
 		}
 		logger.LogAttrs(r.Context(), level, "http request",
@@ -136,6 +144,11 @@ func AccessLog(logger *slog.Logger, next http.Handler) http.Handler {
 			slog.String("client", client),
 		)
 	})
+}
+
+// probe reports whether r is a health or readiness probe.
+func probe(r *http.Request) bool {
+	return r.Method == http.MethodGet && (r.URL.Path == "/healthz" || r.URL.Path == "/readyz")
 }
 
 // BodyLimit rejects request bodies over limit(r) bytes with 413: at once,
