@@ -264,6 +264,6 @@ func (e *Env) Research(ctx context.Context, t Topic) (TopicOutcome, error) {
 			out.Answered++
 		}
 	}
-	out.NoEvidenceNotes = len(noneRe.FindAllString(body+"\n"+rep.GetExecutiveSummary(), -1))
+	out.NoEvidenceNotes = len(noneRe.FindAllString(body, -1))
 	return out, nil
 }

@@ -156,8 +156,10 @@ func TestGroundAndGetOffline(t *testing.T) {
 		}
 		sources[c.GetUrl()] = true
 	}
-	if len(sources) == 0 || len(sources) > 3 || len(m.GetGroundedContext().GetResults()) != 3 {
-		t.Errorf("%d cited sources, %d evidence results; want 1..3 and 3", len(sources), len(m.GetGroundedContext().GetResults()))
+	// The evidence is the results about the alert (the Postgres pages,
+	// not the work_mem one), at most 3.
+	if n := len(m.GetGroundedContext().GetResults()); len(sources) == 0 || len(sources) > n || n > 3 {
+		t.Errorf("%d cited sources, %d evidence results; want 1..3 of at most 3", len(sources), n)
 	}
 	if got := e.search.reqs[0]; got.GetEngine() != searchv1.Engine_LOCAL || got.GetMaxResults() != 5 {
 		t.Errorf("search request %v", got)

@@ -1,24 +1,25 @@
 package research
 
 import (
-	"fmt"
 	"math"
 	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/groundcrew/groundcrew/services/grounding/internal/relevance"
 )
 
-// RelevanceBar is the score a source needs against a sub-question to enter
-// its evidence. A source's score is its coverage of the topic's subject
-// terms, each weighted by how specific it is among the run's sources
-// (IDF), halved when the source does not address the sub-question's angle
-// (no cue word of "risks", say). So a source about the subject that speaks
-// to the angle needs three quarters of the subject's weight: the Postgres
-// runbook passes for "Postgres connection pooling", a checkout runbook that
-// only shares "connection pool" does not, and one subject word of four may
-// be missing when it is not the most specific one.
-const RelevanceBar = 0.75
+// RelevanceBar is the score a source needs to enter a sub-question's
+// evidence: its relevance to the topic's subject (package relevance: the
+// subject's words in the source's title and text, the title's words in the
+// subject), the bar enrichment cites by, calibrated on the labelled set
+// (eval/research-tuning.json): the runbook titled "Node memory pressure and
+// OOM kills" passes for "Why do Kubernetes pods get OOM killed", a checkout
+// runbook that only shares "connection pool" does not for "Postgres
+// connection pooling". Whether a passage speaks to the sub-question's angle
+// decides which sentences a section quotes, not which sources it may.
+const RelevanceBar = relevance.Bar
 
 // SectionEvidence records which sources a sub-question's section may draw
 // on and why: every source that shares a term with it, scored.
@@ -59,15 +60,9 @@ type assessment struct {
 // subject's terms for the planner's angles and for other questions, the
 // key phrase's for a phrase question of a compound topic.
 func questionFocus(q, topic string) (focus, own []string) {
-	subj := subject(topic)
-	subjTerms := contentTerms(subj)
+	subjTerms := contentTerms(subject(topic))
 	if kindOf(q, topic) != nil {
 		return subjTerms, nil
-	}
-	for _, p := range extraPhrases(topic, subj) {
-		if q == fmt.Sprintf(phraseTemplate, p, subj) || q == fmt.Sprintf(phraseSharper, p, subj) {
-			return contentTerms(p), nil
-		}
 	}
 	for _, t := range contentTerms(q) {
 		if !slices.Contains(subjTerms, t) && !templateWords[t] {
@@ -93,6 +88,11 @@ func assess(topic string, plan []string, sources []Source) assessment {
 		admitted: make([][]int, len(plan)),
 		onTopic:  make([]bool, len(sources)),
 	}
+	about := relevance.Parse(subject(topic))
+	relevant := make([]relevance.Score, len(sources))
+	for i, s := range sources {
+		relevant[i] = about.Score(relevance.Source{Title: s.Title, Text: s.Snippet})
+	}
 	for qi, q := range plan {
 		focus, own := questionFocus(q, topic)
 		weights := subjectWeights(focus, texts)
@@ -100,12 +100,15 @@ func assess(topic string, plan []string, sources []Source) assessment {
 		a.own = append(a.own, own)
 		a.weights = append(a.weights, weights)
 		sec := SectionEvidence{Question: q, Bar: RelevanceBar}
-		for i, t := range texts {
-			score := weightedCoverage(t, focus, weights)
+		for i := range texts {
+			// A source is evidence for a section when it is about the
+			// topic (package relevance, calibrated on the labelled set);
+			// a model's question must also find half its own words.
+			score := relevant[i].Value
 			if score == 0 {
 				continue
 			}
-			if !addressesAngle(t, q, topic) || !matchesHalf(t, own) {
+			if !matchesHalf(texts[i], own) {
 				score /= 2
 			}
 			score = math.Round(score*1000) / 1000
@@ -216,18 +219,6 @@ func isAdvice(sentence string) bool {
 // templateWords are the words the planner's phrase templates add around a
 // key phrase; they say nothing about the subject.
 var templateWords = map[string]bool{"mean": true, "context": true, "example": true, "relate": true}
-
-// addressesAngle reports whether a text speaks to sub-question q's angle:
-// for the planner's angles one of its cue words (or, for practice, a
-// sentence of advice); the overview and other questions have no angle
-// beyond their focus terms.
-func addressesAngle(text map[string]bool, q, topic string) bool {
-	k := kindOf(q, topic)
-	if k == nil || len(k.cues) == 0 {
-		return true
-	}
-	return matchesAny(text, stems(k.cues)) || (k.name == "practice" && text[adviceTerm])
-}
 
 func stems(ws []string) []string {
 	out := make([]string, len(ws))

@@ -243,7 +243,7 @@ func richEvidence(query string, n int) ([]Evidence, error) {
 		{Title: "How operators work", URL: "https://blog.example.org/how-operators-work", Snippet: "How kubernetes operators work: the process watches state and the design drives it to the desired state."},
 		{Title: "Operator pitfalls", URL: "https://engineering.example.com/operator-pitfalls", Snippet: "Kubernetes operators have problems with upgrades; however the benefit of automation is large, and the process is a loop."},
 		{Title: "Operator patterns", URL: "https://www.kubernetes.io/docs/operators/", Snippet: "A duplicate of the first page under another spelling of its URL, about " + subject + "."},
-		{Title: "Long page", URL: "https://long.example.net/page", Snippet: "Kubernetes operators " + strings.Repeat("recommend practice ", 200)},
+		{Title: "Kubernetes operators, the long page", URL: "https://long.example.net/page", Snippet: "Kubernetes operators " + strings.Repeat("recommend practice ", 200)},
 	}
 	// Rotate by query so each sub-question sees a different first hit.
 	k := len(query) % len(passages)

@@ -173,11 +173,11 @@ func newLookupService(t *testing.T, b *scriptedBackend, noRetriever bool, cfg Co
 	return svc
 }
 
-// planned is the offline plan of a topic: five sub-questions, whose
+// planned is the offline plan of a comparison: five sub-questions, whose
 // lookups are ten with a collection.
 func planned(t *testing.T) []string {
 	t.Helper()
-	plan, err := OfflinePlanner{}.Plan(t.Context(), "Kubernetes operators")
+	plan, err := OfflinePlanner{}.Plan(t.Context(), "Kubernetes operators compared with Helm charts")
 	if err != nil || len(plan) != 5 {
 		t.Fatalf("offline plan = %q, %v; want 5 sub-questions", plan, err)
 	}
@@ -418,7 +418,7 @@ func TestResearchCanceled(t *testing.T) {
 func TestResearchLookupPanicReachesTheStep(t *testing.T) {
 	errBoom := errors.New("boom")
 	b := &scriptedBackend{answer: func(c lookupCall) ([]Evidence, error) {
-		if c.Kind == "retrieve" && strings.HasPrefix(c.Query, "risks") {
+		if c.Kind == "retrieve" && strings.HasPrefix(c.Query, "causes") {
 			panic(errBoom)
 		}
 		return evidenceFor(nil)(c)

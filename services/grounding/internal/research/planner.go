@@ -3,87 +3,301 @@ package research
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 )
 
-// questionKind is one angle on a topic: a question template, sharper
-// alternatives for when the evidence for it falls short, and the cue words
-// that show a passage addresses it.
+// questionKind is one angle on a topic: the cue words that show a passage
+// addresses it (none: any passage about the subject does).
 type questionKind struct {
-	name     string
-	template string
-	sharper  []string
-	cues     []string
+	name string
+	cues []string
 }
 
-// kinds are the angles every plan covers, in plan order. A report that
-// answers them tells a reader what the subject is, how it works, what it is
-// good for, what can go wrong and what to do.
-var kinds = []questionKind{
-	{
-		name:     "overview",
-		template: "What is %s?",
-		sharper:  []string{"How is %s defined, and what are its main components?", "What is %s, explained with examples?"},
-	},
-	{
-		name:     "mechanism",
-		template: "How does %s work?",
-		sharper:  []string{"What are the architecture and main steps of %s?", "What happens internally in %s?"},
-		cues:     []string{"work", "process", "architecture", "mechanism", "step", "internal", "internally", "operate", "design", "implement", "implementation", "how", "component", "pipeline"},
-	},
-	{
-		name:     "benefits",
-		template: "What are the benefits of %s?",
-		sharper:  []string{"What advantages and use cases of %s are reported?", "What measurable results has %s achieved?"},
-		cues:     []string{"benefit", "advantage", "improve", "improvement", "use", "result", "gain", "help", "enable", "faster", "better", "efficient", "efficiency", "reduce", "increase", "value"},
-	},
-	{
-		name:     "risks",
-		template: "What are the risks and limitations of %s?",
-		sharper:  []string{"What problems, drawbacks or failures are reported with %s?", "What challenges and trade-offs does %s involve?"},
-		cues:     []string{"risk", "limitation", "drawback", "problem", "challenge", "failure", "fail", "issue", "concern", "downside", "trade-off", "tradeoff", "vulnerability", "cost", "error", "however", "but"},
-	},
-	{
-		name:     "practice",
-		template: "What are current best practices for %s?",
-		sharper:  []string{"What recommendations and guidelines exist for %s?", "How do practitioners adopt %s in production?"},
-		cues:     []string{"practice", "recommend", "recommendation", "guideline", "should", "tip", "pattern", "approach", "strategy", "adopt", "production", "guide"},
-	},
-}
-
-// Phrase questions ask about one key phrase of a topic with several.
-const (
-	phraseTemplate = "What does %s mean in the context of %s?"
-	phraseSharper  = "What examples of %s relate to %s?"
-	maxPhraseQs    = 2
+// The angles a plan covers. A report that answers them tells an on-call
+// engineer what the thing is, why it happens, how to tell, and what to do.
+var (
+	kindOverview   = questionKind{name: "overview"}
+	kindCause      = questionKind{name: "cause", cues: []string{"cause", "because", "mean", "usual", "usually", "common", "often", "when", "leak", "exceed", "hit", "grow", "fill", "run", "fail", "reason", "result", "due", "why", "break", "happen", "without", "too", "more", "less"}}
+	kindDiagnosis  = questionKind{name: "diagnosis", cues: []string{"check", "show", "find", "look", "log", "dashboard", "metric", "describe", "list", "compare", "inspect", "read", "status", "see", "tell", "confirm", "query", "count", "graph", "trace", "says", "mean"}}
+	kindPrevention = questionKind{name: "prevention", cues: []string{"prevent", "avoid", "set", "limit", "raise", "lower", "scale", "add", "fix", "renew", "rotate", "configure", "keep", "stop", "restart", "roll", "expand", "enable", "move", "drop", "delete", "reduce", "increase", "recommend", "should", "mitigat"}}
+	kindComparison = questionKind{name: "comparison"}
 )
 
-// OfflinePlanner writes sub-questions without a model: the topic's subject
-// in five question templates (overview, mechanism, benefits, risks,
-// practice), plus one question per extra key phrase of a compound topic.
-// Refinement swaps a gap's question for a sharper phrasing of the same
-// angle, so the next search uses different words. It is deterministic.
+// form is what a topic asks, read from its own words: its subject (a noun
+// phrase such as "Postgres connection pooling") or the situation it asks
+// about (a clause such as "Kubernetes pods get OOM killed"), which angles
+// it asks for explicitly, and for a comparison its two sides.
+type form struct {
+	// noun is the subject as a noun phrase; clause the situation, when
+	// the topic is a question about one ("why do …", "how to tell if …").
+	noun, clause string
+	// aux is a why-question's auxiliary ("do", "does", "are"); its clause
+	// has no finite verb of its own ("Kubernetes pods get OOM killed",
+	// "pods stuck in Pending"), so the other questions "see" it.
+	aux string
+	// asked are the angles the topic names, in its order.
+	asked []questionKind
+	// a and b are a comparison's sides.
+	a, b string
+}
+
+var (
+	comparisonRe  = regexp.MustCompile(`(?i)^(?:compare\s+)?(.+?)\s+(?:vs\.?|versus|compared (?:with|to)|and|or)\s+(.+)$`)
+	differenceRe  = regexp.MustCompile(`(?i)^(?:the\s+)?differences?\s+between\s+(.+?)\s+and\s+(.+)$`)
+	partSplitRe   = regexp.MustCompile(`(?i),?\s+and\s+(?:(?:how|why|what|when)\b)`)
+	whyRe         = regexp.MustCompile(`(?i)^why\s+(do|does|did|is|are|was|were|would|can|could|should|will)\s+(.+)$`)
+	preventRe     = regexp.MustCompile(`(?i)^(?:how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we))\s+)?(?:prevent|avoid|stop|fix|reduce|mitigate)\s+(.+)$`)
+	tellRe        = regexp.MustCompile(`(?i)^how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we))\s+(?:tell|know|detect|check|see|find out)\s+(?:(?:if|whether|that|when)\s+)?(.+)$`)
+	whatRe        = regexp.MustCompile(`(?i)^(?:what\s+(?:is|are)|what's|explain|describe)\s+(.+)$`)
+	howWorksRe    = regexp.MustCompile(`(?i)^how\s+(?:does|do)\s+(.+?)\s+(?:work|works|function)$`)
+	askedByRe     = regexp.MustCompile(`(?i),?\s+(?:as\s+)?(?:asked|requested|sent|posted)\s+by\s+.*$`)
+	leadRe        = regexp.MustCompile(`(?i)^(?:research|tell me about|an overview of|overview of)\s+`)
+	articleRe     = regexp.MustCompile(`(?i)^(?:a|an|the)\s+`)
+	pronounRe     = regexp.MustCompile(`(?i)^(?:it|they|this|these|them)\b`)
+	pronounWordRe = regexp.MustCompile(`\b(?:it|they)\b`)
+	prepositionRe = regexp.MustCompile(`(?i)\s(?:in|of|for|on|with|at|between|under|from|to)\s`)
+)
+
+// problemWords mark a subject that names a problem ("consumer lag",
+// "certificate expiry"): its questions ask what causes it and how to
+// prevent it, not what goes wrong with it.
+var problemWords = map[string]bool{
+	"lag": true, "expiry": true, "expiration": true, "exhaustion": true, "failure": true, "failures": true, "error": true,
+	"errors": true, "pressure": true, "leak": true, "leaks": true, "outage": true, "throttling": true, "skew": true,
+	"latency": true, "eviction": true, "evictions": true, "crash": true, "crashes": true, "timeout": true, "timeouts": true,
+	"backlog": true, "contention": true, "deadlock": true, "deadlocks": true, "saturation": true, "drift": true,
+	"loss": true, "kill": true, "kills": true, "killed": true, "full": true, "down": true, "slowness": true, "spike": true,
+}
+
+// parseForm reads a topic's form.
+func parseForm(topic string) form {
+	// Who asked is not what: "…, asked by jane@example.com" and
+	// addresses say nothing about the subject.
+	t := askedByRe.ReplaceAllString(topic, "")
+	t = handleRe.ReplaceAllString(emailRe.ReplaceAllString(t, " "), "$1 ")
+	t = strings.Join(strings.Fields(t), " ")
+	t = strings.TrimRight(t, "?.!;:, ")
+	t = leadRe.ReplaceAllString(t, "")
+	var f form
+	// "What is X and why does it Y", "Why do X and how to prevent it":
+	// each part asks its own angle.
+	var parts []string
+	for {
+		loc := partSplitRe.FindStringIndex(t)
+		if loc == nil {
+			parts = append(parts, t)
+			break
+		}
+		parts = append(parts, t[:loc[0]])
+		t = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(strings.TrimPrefix(t[loc[0]:], ",")), "and"))
+	}
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		if i > 0 && f.noun != "" && f.clause == "" {
+			// "What is X and why does it fill the disk": it is X.
+			p = pronounWordRe.ReplaceAllString(p, f.noun)
+		}
+		switch {
+		case whyRe.MatchString(p):
+			m := whyRe.FindStringSubmatch(p)
+			f.asked = append(f.asked, kindCause)
+			if f.clause == "" && !strings.EqualFold(m[2], "this") {
+				f.aux, f.clause = strings.ToLower(m[1]), m[2]
+			}
+		case tellRe.MatchString(p):
+			f.asked = append(f.asked, kindDiagnosis)
+			if f.clause == "" && f.noun == "" {
+				f.clause = tellRe.FindStringSubmatch(p)[1]
+			}
+		case preventRe.MatchString(p):
+			f.asked = append(f.asked, kindPrevention)
+			if s := preventRe.FindStringSubmatch(p)[1]; f.noun == "" && f.clause == "" && !pronounRe.MatchString(s) && !strings.EqualFold(s, "this") {
+				f.noun = s
+			}
+		case howWorksRe.MatchString(p):
+			f.asked = append(f.asked, kindOverview)
+			if f.noun == "" {
+				f.noun = howWorksRe.FindStringSubmatch(p)[1]
+			}
+		case whatRe.MatchString(p):
+			f.asked = append(f.asked, kindOverview)
+			if f.noun == "" {
+				f.noun = whatRe.FindStringSubmatch(p)[1]
+			}
+		default:
+			if f.noun == "" && f.clause == "" {
+				f.noun = p
+			}
+		}
+	}
+	f.noun = strings.TrimSpace(f.noun)
+	// A comparison: two subjects set side by side.
+	if f.clause == "" && f.noun != "" {
+		if m := differenceRe.FindStringSubmatch(f.noun); m != nil {
+			f.a, f.b = m[1], m[2]
+		} else if m := comparisonRe.FindStringSubmatch(f.noun); m != nil && (strings.HasPrefix(strings.ToLower(topic), "compare") || !strings.Contains(strings.ToLower(f.noun), " and ")) {
+			f.a, f.b = m[1], m[2]
+		}
+		if f.a != "" {
+			f.a, f.b = articleRe.ReplaceAllString(f.a, ""), articleRe.ReplaceAllString(f.b, "")
+			f.asked = append([]questionKind{kindComparison}, f.asked...)
+		}
+	}
+	if f.noun == "" && f.clause == "" {
+		f.noun = strings.TrimSpace(topic)
+	}
+	return f
+}
+
+// problem reports whether the noun names a problem: its head word does
+// ("certificate expiry", "CPU throttling in Kubernetes"; not "error
+// correction codes").
+func (f form) problem() bool {
+	return problemWords[strings.ToLower(f.head())]
+}
+
+// head is the noun's head word: its last word before a preposition.
+func (f form) head() string {
+	head := f.noun
+	if loc := prepositionRe.FindStringIndex(head); loc != nil {
+		head = head[:loc[0]]
+	}
+	ws := strings.Fields(head)
+	if len(ws) == 0 {
+		return ""
+	}
+	return strings.Trim(ws[len(ws)-1], ",.;:")
+}
+
+// plural reports whether the noun's head word is plural ("models" in
+// "language models in testing").
+func (f form) plural() bool {
+	w := strings.ToLower(f.head())
+	return len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is")
+}
+
+// question writes the angle's question in the topic's own terms; sharper
+// is the second phrasing Refine tries when the first found too little.
+func (f form) question(k questionKind, sharper bool) string {
+	pick := func(first, second string) string {
+		if sharper {
+			return second
+		}
+		return first
+	}
+	if f.a != "" {
+		a, b := f.a, f.b
+		switch k.name {
+		case kindComparison.name:
+			return pick("How do "+a+" and "+b+" differ?", "What separates "+a+" from "+b+"?")
+		case kindOverview.name:
+			return pick("What is "+a+", and what is "+b+"?", "How do "+a+" and "+b+" each show up?")
+		case kindCause.name:
+			return pick("What causes "+a+", and what causes "+b+"?", "Why do "+a+" and "+b+" happen?")
+		case kindDiagnosis.name:
+			return pick("How do you tell "+a+" from "+b+"?", "Which checks show "+a+" or "+b+"?")
+		default:
+			return pick("What do you do about "+a+" or "+b+"?", "How do you prevent "+a+" and "+b+"?")
+		}
+	}
+	if f.clause != "" && !(k.name == kindOverview.name && f.noun != "") {
+		c := f.clause
+		if f.aux != "" {
+			// A clause without its own finite verb: "why do pods get
+			// OOM killed" is asked as such, and seen otherwise.
+			switch k.name {
+			case kindOverview.name:
+				return pick("What does it mean to see "+c+"?", "What happens when you see "+c+"?")
+			case kindCause.name:
+				return pick("Why "+f.aux+" "+c+"?", "What makes "+c+"?")
+			case kindDiagnosis.name:
+				return pick("How do you notice "+c+"?", "Which checks show "+c+"?")
+			default:
+				return pick("What helps when you see "+c+", and how do you prevent it?", "How do you fix it when you see "+c+"?")
+			}
+		}
+		switch k.name {
+		case kindOverview.name:
+			return pick("What does it mean when "+c+"?", "What happens when "+c+"?")
+		case kindCause.name:
+			return pick("What causes it when "+c+"?", "Why would it happen that "+c+"?")
+		case kindDiagnosis.name:
+			return pick("How can you tell when "+c+"?", "Which checks show that "+c+"?")
+		default:
+			return pick("What can you do when "+c+", and how do you prevent it?", "How do you fix it when "+c+"?")
+		}
+	}
+	n := f.noun
+	switch k.name {
+	case kindOverview.name:
+		if f.plural() {
+			return pick("What are "+n+"?", "How do "+n+" work?")
+		}
+		return pick("What is "+n+"?", "How does "+n+" work?")
+	case kindCause.name:
+		if f.problem() {
+			return pick("What causes "+n+"?", "Why does "+n+" happen?")
+		}
+		return pick("What goes wrong with "+n+", and why?", "What are the common problems with "+n+"?")
+	case kindDiagnosis.name:
+		if f.problem() {
+			return pick("How can you tell "+n+" is the problem?", "Which checks show "+n+"?")
+		}
+		return pick("How do you check "+n+"?", "Which metrics and commands show how "+n+" is doing?")
+	default:
+		if f.problem() {
+			return pick("How do you prevent "+n+"?", "How do you fix "+n+"?")
+		}
+		return pick("What are good practices for "+n+"?", "What should you set up for "+n+"?")
+	}
+}
+
+// angles are the form's angles in plan order: those the topic asks for
+// first, then the rest of overview, cause, diagnosis and prevention; a
+// comparison adds each side's own overview.
+func (f form) angles() []questionKind {
+	order := slices.Clone(f.asked)
+	for _, k := range []questionKind{kindOverview, kindCause, kindDiagnosis, kindPrevention} {
+		if !slices.ContainsFunc(order, func(o questionKind) bool { return o.name == k.name }) {
+			order = append(order, k)
+		}
+	}
+	var out []questionKind
+	for _, k := range order {
+		if !slices.ContainsFunc(out, func(o questionKind) bool { return o.name == k.name }) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// OfflinePlanner writes sub-questions without a model, from the topic's
+// own form: a "why" topic is asked why, a "how to prevent" topic how to
+// prevent, a comparison how the two differ; then the remaining angles
+// (what it is, what causes it, how to tell, what to do), each written as
+// a person would ask it about the topic's subject. Refinement swaps a
+// gap's question for its second phrasing, so the next search uses
+// different words. It is deterministic.
 type OfflinePlanner struct{}
 
 var _ Planner = OfflinePlanner{}
 
 // Plan returns the sub-questions for topic.
 func (OfflinePlanner) Plan(_ context.Context, topic string) ([]string, error) {
-	subj := subject(topic)
-	plan := make([]string, 0, len(kinds)+maxPhraseQs)
-	for _, k := range kinds {
-		plan = append(plan, fmt.Sprintf(k.template, subj))
-	}
-	for _, p := range extraPhrases(topic, subj) {
-		plan = append(plan, fmt.Sprintf(phraseTemplate, p, subj))
+	f := parseForm(topic)
+	var plan []string
+	for _, k := range f.angles() {
+		plan = append(plan, f.question(k, false))
 	}
 	return plan, nil
 }
 
 // Refine replaces each gap (or, when the critique named none, every
-// question: the evidence is thin overall) with a sharper phrasing.
+// question: the evidence is thin overall) with its other phrasing.
 func (OfflinePlanner) Refine(_ context.Context, topic string, plan []string, c Critique, sharpened map[string]int) ([]string, []string, error) {
-	subj := subject(topic)
+	f := parseForm(topic)
 	targets := map[string]bool{}
 	for _, g := range c.Gaps {
 		targets[g] = true
@@ -96,17 +310,18 @@ func (OfflinePlanner) Refine(_ context.Context, topic string, plan []string, c C
 			newPlan = append(newPlan, q)
 			continue
 		}
-		key, alts := alternatives(q, topic, subj)
-		if len(alts) == 0 {
+		k := kindOf(q, topic)
+		if k == nil {
 			newPlan = append(newPlan, q)
 			pending = append(pending, q)
 			continue
 		}
-		n := sharpened[key]
-		sharpened[key] = n + 1
-		sharp := alts[n%len(alts)]
+		n := sharpened[k.name]
+		sharpened[k.name] = n + 1
+		alts := []string{f.question(*k, true), f.question(*k, false)}
+		sharp := alts[n%2]
 		if sharp == q {
-			sharp = alts[(n+1)%len(alts)]
+			sharp = alts[(n+1)%2]
 		}
 		newPlan = append(newPlan, sharp)
 		pending = append(pending, sharp)
@@ -114,120 +329,36 @@ func (OfflinePlanner) Refine(_ context.Context, topic string, plan []string, c C
 	return newPlan, pending, nil
 }
 
-// alternatives finds which angle q asks about and returns a key for it and
-// its sharper phrasings.
-func alternatives(q, topic, subj string) (string, []string) {
-	for _, k := range kinds {
-		if q == fmt.Sprintf(k.template, subj) || containsFormatted(k.sharper, q, subj) {
-			alts := make([]string, len(k.sharper))
-			for i, s := range k.sharper {
-				alts[i] = fmt.Sprintf(s, subj)
-			}
-			return k.name, alts
-		}
-	}
-	for _, p := range extraPhrases(topic, subj) {
-		base, sharp := fmt.Sprintf(phraseTemplate, p, subj), fmt.Sprintf(phraseSharper, p, subj)
-		if q == base || q == sharp {
-			return "phrase:" + p, []string{sharp, base}
-		}
-	}
-	return "", nil
-}
-
-func containsFormatted(templates []string, q, subj string) bool {
-	for _, t := range templates {
-		if fmt.Sprintf(t, subj) == q {
-			return true
-		}
-	}
-	return false
-}
-
 // kindOf returns the angle a sub-question asks about, or nil for a
-// question no template wrote (one from a model planner, say).
+// question the offline planner did not write (one from a model planner,
+// say).
 func kindOf(q, topic string) *questionKind {
-	subj := subject(topic)
-	for i := range kinds {
-		k := &kinds[i]
-		if q == fmt.Sprintf(k.template, subj) || containsFormatted(k.sharper, q, subj) {
-			return k
+	f := parseForm(topic)
+	for _, k := range f.angles() {
+		if q == f.question(k, false) || q == f.question(k, true) {
+			return &k
 		}
 	}
 	return nil
 }
 
-// questionLeads are openings that say "tell me about" rather than what
-// about; the subject starts after them.
-var questionLeads = []string{
-	"what is", "what are", "what's", "how does", "how do", "how can", "how to", "why does", "why do", "why is",
-	"why are", "explain", "describe", "research", "tell me about", "overview of", "an overview of", "the",
-}
-
-// subject is the topic reduced to what the questions are about: without a
-// leading question phrase, trailing punctuation and surrounding space, and
-// shortened to its key phrases when it is long.
+// subject is what the questions are about: the topic's subject, the
+// situation it asks about, or a comparison's two sides.
 func subject(topic string) string {
-	s := strings.Join(strings.Fields(topic), " ")
-	s = strings.TrimRight(s, "?.!;: ")
-	for changed := true; changed; {
-		changed = false
-		lower := strings.ToLower(s)
-		for _, lead := range questionLeads {
-			if strings.HasPrefix(lower, lead+" ") {
-				s = strings.TrimSpace(s[len(lead):])
-				changed = true
-				// "How do X work" asks about X; the templates add the verb.
-				if strings.HasPrefix(lead, "how do") {
-					for _, verb := range []string{" work", " works", " function", " functions"} {
-						if strings.HasSuffix(strings.ToLower(s), verb) && len(s) > len(verb) {
-							s = s[:len(s)-len(verb)]
-							break
-						}
-					}
-				}
-				break
-			}
-		}
+	f := parseForm(topic)
+	var s string
+	switch {
+	case f.a != "":
+		s = f.a + " and " + f.b
+	case f.noun != "":
+		s = f.noun
+	default:
+		s = f.clause
 	}
-	if len(strings.Fields(s)) > 12 {
-		phrases := keyPhrases(s)
-		var kept []string
-		n := 0
-		for _, p := range phrases {
-			w := len(strings.Fields(p))
-			if n+w > 10 {
-				break
-			}
-			kept = append(kept, p)
-			n += w
-		}
-		if len(kept) > 0 {
-			s = strings.Join(kept, ", ")
-		}
-	}
-	if s == "" {
-		return strings.TrimSpace(topic)
-	}
-	return s
+	return articleRe.ReplaceAllString(s, "")
 }
 
-// extraPhrases are the multi-word key phrases of a compound subject, which
-// deserve a question of their own.
-func extraPhrases(topic, subj string) []string {
-	phrases := keyPhrases(subject(topic))
-	if len(phrases) < 2 {
-		return nil
-	}
-	var out []string
-	for _, p := range phrases {
-		if len(strings.Fields(p)) < 2 || p == strings.ToLower(subj) {
-			continue
-		}
-		out = append(out, p)
-		if len(out) == maxPhraseQs {
-			break
-		}
-	}
-	return out
+// describe is the plan's form in words, for tests and logs.
+func (f form) String() string {
+	return fmt.Sprintf("noun %q clause %q aux %q a %q b %q", f.noun, f.clause, f.aux, f.a, f.b)
 }

