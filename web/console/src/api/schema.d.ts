@@ -2700,9 +2700,10 @@ export interface components {
             /** @description The action: "send_summary" posts the executive summary to a chat. */
             actionType?: string;
             /**
-             * @description The action's payload. send_summary requires "chat_id": a chat
+             * @description The action's payload. send_summary takes "chat_id": a chat
              *     configured for research summaries (RESEARCH_CHAT_ID or
-             *     RESEARCH_SUMMARY_CHATS).
+             *     RESEARCH_SUMMARY_CHATS); without it the summary goes to
+             *     RESEARCH_CHAT_ID, else the notifier's default chat.
              */
             parameters?: Record<string, never>;
             riskLevel?: components["schemas"]["v1RiskLevel"];

@@ -432,9 +432,10 @@ type RequestedAction struct {
 	// A request can raise the level, never lower it below the configured
 	// one: REVERSIBLE_WITH_DELAY and IRREVERSIBLE wait for an approval.
 	RiskLevel RiskLevel `protobuf:"varint,2,opt,name=risk_level,json=riskLevel,proto3,enum=groundcrew.grounding.v1.RiskLevel" json:"risk_level,omitempty"`
-	// The action's payload. send_summary requires "chat_id": a chat
+	// The action's payload. send_summary takes "chat_id": a chat
 	// configured for research summaries (RESEARCH_CHAT_ID or
-	// RESEARCH_SUMMARY_CHATS).
+	// RESEARCH_SUMMARY_CHATS); without it the summary goes to
+	// RESEARCH_CHAT_ID, else the notifier's default chat.
 	Parameters    *structpb.Struct `protobuf:"bytes,3,opt,name=parameters,proto3" json:"parameters,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
