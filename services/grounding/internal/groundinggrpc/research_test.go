@@ -74,8 +74,11 @@ type fakeNotifier struct {
 	notifierv1.UnimplementedNotifierServiceServer
 	// gate, when not nil, holds every send until it is closed.
 	gate chan struct{}
-	mu   sync.Mutex
-	sent []*notifierv1.SendMessageRequest
+	// refuse, when not nil, may answer a send with an error instead.
+	refuse func(*notifierv1.SendMessageRequest) error
+	mu     sync.Mutex
+	sent   []*notifierv1.SendMessageRequest
+	tries  int
 }
 
 func (f *fakeNotifier) SendMessage(ctx context.Context, req *notifierv1.SendMessageRequest) (*notifierv1.SendMessageResponse, error) {
@@ -88,8 +91,20 @@ func (f *fakeNotifier) SendMessage(ctx context.Context, req *notifierv1.SendMess
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.tries++
+	if f.refuse != nil {
+		if err := f.refuse(req); err != nil {
+			return nil, err
+		}
+	}
 	f.sent = append(f.sent, req)
 	return &notifierv1.SendMessageResponse{DeliveryId: fmt.Sprint(len(f.sent)), Destination: "log"}, nil
+}
+
+func (f *fakeNotifier) attempts() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.tries
 }
 
 func (f *fakeNotifier) messages() []*notifierv1.SendMessageRequest {
@@ -611,5 +626,46 @@ func TestGetResearchReport(t *testing.T) {
 	}
 	if _, err := e.client.GetResearchReport(t.Context(), &groundingv1.GetResearchReportRequest{Id: "nope"}); status.Code(err) != codes.NotFound {
 		t.Errorf("unknown run: %v, want NotFound", err)
+	}
+}
+
+// TestRefusedSummaryOverGRPC holds that a summary the notifier refuses for
+// good (PermissionDenied: a chat it may not post to) ends the action
+// FAILED at the first attempt with the notifier's reason in the API,
+// instead of staying QUEUED while the job retries.
+func TestRefusedSummaryOverGRPC(t *testing.T) {
+	n := &fakeNotifier{refuse: func(req *notifierv1.SendMessageRequest) error {
+		if req.GetChatId() == "-100200" {
+			return status.Error(codes.PermissionDenied, "chat_id is not a configured chat")
+		}
+		return nil
+	}}
+	e := newEnvWith(t, research.Config{SummaryChats: []string{"-100200"}}, n)
+	params, err := structpb.NewStruct(map[string]any{"chat_id": "-100200"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := pendingOverGRPC(t, e, &groundingv1.StartResearchRequest{
+		Topic: "Kubernetes operators", UserId: userID, MaxIterations: new(int32(1)),
+		Actions: []*groundingv1.RequestedAction{{ActionType: "send_summary", RiskLevel: groundingv1.RiskLevel_IRREVERSIBLE, Parameters: params}},
+	})
+	waitFor(t, "the approval post", func() bool { return len(n.messages()) == 1 })
+	if _, err := e.client.DecideApproval(t.Context(), &groundingv1.DecideApprovalRequest{Id: a.GetId(), Decision: groundingv1.DecideApprovalRequest_APPROVE, DecidedBy: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	var act *groundingv1.PlannedAction
+	waitFor(t, "the action to end", func() bool {
+		run, err := e.client.GetResearch(t.Context(), &groundingv1.GetResearchRequest{Id: a.GetRunId()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		act = run.GetRun().GetPlannedActions()[0]
+		return act.GetStatus() != groundingv1.PlannedAction_QUEUED && act.GetStatus() != groundingv1.PlannedAction_AWAITING_APPROVAL
+	})
+	if act.GetStatus() != groundingv1.PlannedAction_FAILED || act.GetResult() != "refused by the notifier: chat_id is not a configured chat" {
+		t.Errorf("action = %v, want FAILED with the notifier's reason", act)
+	}
+	if got := n.attempts(); got != 2 {
+		t.Errorf("%d sends, want 2 (the approval post, then one refused summary, not retried)", got)
 	}
 }
