@@ -309,6 +309,7 @@ const (
 	systemNative = "You write short, factual answers for on-call engineers. Search the web for current information about " +
 		"the text below and explain what it is about and what usually causes it, in at most 4 sentences and at most " +
 		"600 characters, plain text without Markdown."
+	nativeQueryHint = " A suggested web-search query for it follows the text, in its own block."
 )
 
 // groundWithModel asks the model for an answer citing the evidence by
@@ -385,9 +386,17 @@ func dataBlock(nonce, label, body string) string {
 func (s *Service) groundNative(ctx context.Context, req GroundRequest, m *Message, maxSources int) ([]byte, error) {
 	plan := planBudget(req.Round.ContextScale, req.Round.BudgetTokens)
 	nonce := s.newNonce()
+	user := dataBlock(nonce, "ALERT", extractive.TrimSummary(req.Text, promptInputMaxChars, 0))
+	system := systemNative
+	if q := strings.TrimSpace(req.Query); q != "" {
+		// The query DeriveQuery paid a model call for is a good start for
+		// the model's own search too.
+		user += dataBlock(nonce, "QUERY", q)
+		system += nativeQueryHint
+	}
 	p := Prompt{
-		System:          systemNative + fmt.Sprintf(dataRule, nonce),
-		Turns:           []Turn{{Role: RoleUser, Parts: []string{dataBlock(nonce, "ALERT", extractive.TrimSummary(req.Text, promptInputMaxChars, 0))}}},
+		System:          system + fmt.Sprintf(dataRule, nonce),
+		Turns:           []Turn{{Role: RoleUser, Parts: []string{user}}},
 		WebSearch:       true,
 		MaxOutputTokens: plan.responseTokens,
 		Temperature:     &groundTemperature,

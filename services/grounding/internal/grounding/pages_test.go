@@ -128,6 +128,9 @@ func TestGroundAutoFallsBackToNativeResolved(t *testing.T) {
 	if len(model.prompts) != 1 || !model.prompts[0].WebSearch || m.Engine != grounding.EngineNative {
 		t.Fatalf("engine %v, prompts %+v; want the model's web search", m.Engine, model.prompts)
 	}
+	if !strings.Contains(model.prompts[0].Turns[0].Parts[0], "QUERY>>>\ncheckout-api 5xx\n") {
+		t.Errorf("the derived query is not offered to the model's search:\n%s", model.prompts[0].Turns[0].Parts[0])
+	}
 	if len(m.Citations) != 1 {
 		t.Fatalf("citations %+v; want the runbook's only", m.Citations)
 	}
