@@ -114,29 +114,24 @@ func (g *Groq) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 var (
-	excerptHeader = regexp.MustCompile(`(?m)^\[(\d+)\] .*$`)
-	questionLine  = regexp.MustCompile(`(?m)^Question: (.*)$`)
+	// rag's prompt puts each excerpt and the question between delimiter
+	// lines carrying the request's nonce.
+	excerptBlock  = regexp.MustCompile(`(?s)<<<BEGIN (\w+) EXCERPT \[(\d+)\]>>>\n(.*?)\n<<<END (\w+)>>>`)
+	questionBlock = regexp.MustCompile(`(?s)<<<BEGIN (\w+) QUESTION>>>\n(.*?)\n<<<END (\w+)>>>`)
 )
 
 // ragReply answers rag's prompt in the format its system prompt asks for.
 func ragReply(prompt string) string {
-	q := questionLine.FindStringSubmatch(prompt)
+	q := questionBlock.FindStringSubmatch(prompt)
 	if q == nil {
 		return "VERDICT: OUT_OF_SCOPE; REASON: no question was asked"
 	}
-	question := q[1]
-	locs := excerptHeader.FindAllStringSubmatchIndex(prompt, -1)
+	question := q[2]
 	best, bestScore, bestSentence := "", 0, ""
 	qTerms := termSet(question)
-	for i, loc := range locs {
-		end := strings.LastIndex(prompt, "\nQuestion: ")
-		if i+1 < len(locs) {
-			end = locs[i+1][0]
-		}
-		if end < loc[1] {
-			continue
-		}
-		body := prompt[loc[1]:end]
+	for _, m := range excerptBlock.FindAllStringSubmatch(prompt, -1) {
+		// The block's first line is the excerpt's title and headings.
+		_, body, _ := strings.Cut(m[3], "\n")
 		score := 0
 		for t := range termSet(body) {
 			if qTerms[t] {
@@ -144,7 +139,7 @@ func ragReply(prompt string) string {
 			}
 		}
 		if score > bestScore {
-			best, bestScore, bestSentence = prompt[loc[2]:loc[3]], score, BestSentence(body, question)
+			best, bestScore, bestSentence = m[2], score, BestSentence(body, question)
 		}
 	}
 	if bestScore == 0 || bestSentence == "" {
