@@ -112,7 +112,9 @@ func New(cfg Config) *Fetcher {
 	// The redirect host is configuration, not model output: it is dialled
 	// as named (the e2e stand-in lives on loopback), and never followed.
 	plain := &http.Transport{
-		DialContext:           (&net.Dialer{Timeout: cfg.Timeout}).DialContext,
+		DialContext: (&net.Dialer{Timeout: cfg.Timeout}).DialContext,
+		// One request per link: nothing to keep open.
+		DisableKeepAlives:     true,
 		ForceAttemptHTTP2:     true,
 		TLSHandshakeTimeout:   cfg.Timeout,
 		ResponseHeaderTimeout: cfg.Timeout,
