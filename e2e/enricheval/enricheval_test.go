@@ -7,11 +7,12 @@ import (
 	"github.com/groundcrew/groundcrew/e2e/enricheval"
 )
 
-// TestTuningSet runs the tuning part of the enrichment set through the
-// real search and grounding services, offline, and holds the figures the
-// relevance bar was calibrated for (the held-out part is run by make eval
-// and recorded in BENCHMARKS.md): citation precision at least 0.95, recall
-// at least 0.9, abstention at least 0.9.
+// TestTuningSet runs the tuning parts of the enrichment and research sets
+// through the real search and grounding services, offline, and holds the
+// figures the relevance bar was calibrated for (the held-out parts are run
+// by make eval and recorded in BENCHMARKS.md): citation precision at least
+// 0.95, recall at least 0.9, abstention at least 0.9; every covered topic
+// citing its runbooks and answering half its sections.
 func TestTuningSet(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the search and grounding services")
@@ -48,6 +49,30 @@ func TestTuningSet(t *testing.T) {
 	t.Logf("precision %.3f recall %.3f abstention %.3f", f.Precision(), f.Recall(), f.Abstention())
 	if f.Precision() < 0.95 || f.Recall() < 0.9 || f.Abstention() < 0.9 {
 		t.Errorf("precision %.3f, recall %.3f, abstention %.3f; want at least 0.95, 0.9 and 0.9", f.Precision(), f.Recall(), f.Abstention())
+	}
+
+	// Research on the tuning topics: every covered topic cites its
+	// runbooks and answers at least half its sections; every uncovered one
+	// cites nothing and says so once.
+	topics, err := enricheval.LoadTopics(filepath.Join(root, "eval", "research-tuning.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var touts []enricheval.TopicOutcome
+	for _, tp := range topics.Topics {
+		o, err := env.Research(t.Context(), tp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		touts = append(touts, o)
+	}
+	rf := enricheval.ScoreTopics(touts)
+	for _, m := range rf.Misses {
+		t.Log(m)
+	}
+	if rf.Both != rf.Covered || rf.SaidOnce != rf.Uncovered {
+		t.Errorf("research: %d of %d covered topics cite their runbooks and answer half their sections, %d of %d uncovered say so once",
+			rf.Both, rf.Covered, rf.SaidOnce, rf.Uncovered)
 	}
 }
 
