@@ -297,24 +297,43 @@ func (ix *Index) Delete(ctx context.Context, urls []string) (int, error) {
 	return int(n), nil
 }
 
-// searchSQL finds the best n documents: the query is parsed once per
-// configuration in search_languages and matched (through the GIN index)
-// against that configuration's documents; the snippet is cut only for the
-// n rows returned.
+// searchSQL finds the best $7 documents in two stages, so that a query
+// whose words are common costs a bounded amount of ranking. The query is
+// parsed once per configuration in search_languages (q, materialised so it
+// is parsed once, not per row). Stage one takes, through the GIN index, up
+// to $10 candidates matching $9: for a query of several words, documents
+// holding at least two of them (pairs joined with "or"), which is where
+// the best answers are; for one word, that word. When that finds fewer
+// than $7, documents matching any word ($1) join them, bounded alike.
+// Stage two ranks the candidates, and ts_headline cuts snippets for the
+// rows returned. $8 is how much of the whole text to return (0: none).
 const searchSQL = `
-WITH q AS (
-    SELECT l.cfg, websearch_to_tsquery(l.cfg, $1) AS tsq, phraseto_tsquery(l.cfg, $2) AS phrase
+WITH q AS MATERIALIZED (
+    SELECT l.cfg, websearch_to_tsquery(l.cfg, $1) AS tsq, websearch_to_tsquery(l.cfg, $9) AS strict,
+           phraseto_tsquery(l.cfg, $2) AS phrase
     FROM search_languages l
+), strict AS MATERIALIZED (
+    SELECT d.id FROM q JOIN search_documents d ON d.lang = q.cfg AND d.tsv @@ q.strict
+    WHERE (cardinality($4::text[]) = 0 OR d.domains && $4::text[])
+      AND NOT (d.domains && $5::text[])
+      AND ($6::timestamptz IS NULL OR d.date_at >= $6::timestamptz)
+    LIMIT $10
+), loose AS MATERIALIZED (
+    SELECT d.id FROM q JOIN search_documents d ON d.lang = q.cfg AND d.tsv @@ q.tsq
+    WHERE (SELECT count(*) FROM strict) < $7
+      AND (cardinality($4::text[]) = 0 OR d.domains && $4::text[])
+      AND NOT (d.domains && $5::text[])
+      AND ($6::timestamptz IS NULL OR d.date_at >= $6::timestamptz)
+    LIMIT $10
 ), hits AS (
     SELECT d.id, d.url, d.title, d.body, d.lang, d.published_at, d.metadata,
            d.indexed_by, d.indexed_at, d.revision, d.previous_indexed_by, d.previous_indexed_at,
            q.tsq,
            ts_rank(d.tsv, q.tsq, 1)
              + CASE WHEN $3 AND numnode(q.phrase) > 0 AND d.tsv @@ q.phrase THEN ts_rank(d.tsv, q.phrase, 1) ELSE 0 END AS rank
-    FROM q JOIN search_documents d ON d.lang = q.cfg AND d.tsv @@ q.tsq
-    WHERE (cardinality($4::text[]) = 0 OR d.domains && $4::text[])
-      AND NOT (d.domains && $5::text[])
-      AND ($6::timestamptz IS NULL OR d.date_at >= $6::timestamptz)
+    FROM (SELECT id FROM strict UNION SELECT id FROM loose) c
+    JOIN search_documents d ON d.id = c.id
+    JOIN q ON q.cfg = d.lang
     ORDER BY rank DESC, d.id
     LIMIT $7
 )
@@ -326,6 +345,12 @@ SELECT id, url, title, published_at, metadata, indexed_by, indexed_at, revision,
        left(body, $8::int)
 FROM hits
 ORDER BY rank DESC, id`
+
+// MaxCandidates bounds the documents one search ranks (per stage): with
+// more matches than that, the best of a bounded sample is returned, which
+// for the multi-word queries alerts make are documents sharing at least
+// two of their words.
+const MaxCandidates = 1000
 
 // Search runs q. Domain and recency filters are applied in the database,
 // so q.MaxResults hits are returned when that many match. Recency uses the
@@ -359,7 +384,8 @@ func (ix *Index) Search(ctx context.Context, q search.Query) ([]search.Result, e
 	if q.IncludeText {
 		textChars = search.MaxTextChars
 	}
-	rows, err := ix.db.QueryContext(ctx, searchSQL, terms, q.Text, multiWord, allowed, blocked, since, n, textChars)
+	rows, err := ix.db.QueryContext(ctx, searchSQL, terms, q.Text, multiWord, allowed, blocked, since, n, textChars,
+		twoWords(terms), MaxCandidates)
 	if err != nil {
 		return nil, fmt.Errorf("local index search: %w", err)
 	}
@@ -410,6 +436,25 @@ func snippet(headline, start string) string {
 		s = strings.Join(strings.Fields(start), " ")
 	}
 	return search.Truncate(s, MaxSnippetChars)
+}
+
+// twoWords turns anyWord's "a or b or c" into "a b or a c or b c": the
+// documents holding at least two of the words (a quoted phrase counts as
+// one). A single word stays itself. Past 16 words only the first 16 pair
+// up, which bounds the query's size.
+func twoWords(anyWords string) string {
+	parts := strings.Split(anyWords, " or ")
+	if len(parts) < 2 {
+		return anyWords
+	}
+	parts = parts[:min(len(parts), 16)]
+	var pairs []string
+	for i := range parts {
+		for j := i + 1; j < len(parts); j++ {
+			pairs = append(pairs, parts[i]+" "+parts[j])
+		}
+	}
+	return strings.Join(pairs, " or ")
 }
 
 // anyWord rewrites a query for websearch_to_tsquery so that any of its
