@@ -28,14 +28,20 @@ export function ResearchPage() {
   const [listError, setListError] = useState<unknown>(null);
   // Every user's runs (an operator's view), or only this browser's.
   const [mine, setMine] = useState(false);
+  const [token, setToken] = useState("");
+  const loadRuns = async (pageToken?: string) => {
+    try {
+      const r = await call(api.GET("/v1/research", { params: { query: { pageSize: 50, pageToken, userId: mine ? userId() : undefined } } }));
+      setRuns((l) => (pageToken ? [...(l ?? []), ...(r.runs ?? [])] : (r.runs ?? [])));
+      setToken(r.nextPageToken ?? "");
+      setListError(null);
+    } catch (e) {
+      setListError(e);
+    }
+  };
   useEffect(() => {
     setRuns(null);
-    call(api.GET("/v1/research", { params: { query: { pageSize: 50, userId: mine ? userId() : undefined } } }))
-      .then((r) => {
-        setRuns(r.runs ?? []);
-        setListError(null);
-      })
-      .catch(setListError);
+    void loadRuns();
   }, [mine]);
   const start = async (e: Event) => {
     e.preventDefault();
@@ -112,6 +118,11 @@ export function ResearchPage() {
             </li>
           ))}
         </ul>
+      )}
+      {runs && token && (
+        <button type="button" onClick={() => loadRuns(token)}>
+          Older runs
+        </button>
       )}
     </section>
   );
