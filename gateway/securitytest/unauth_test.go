@@ -2,6 +2,7 @@ package securitytest
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -57,6 +58,15 @@ func (c *rawConn) write(s string) {
 func (c *rawConn) chunk(data string) {
 	c.t.Helper()
 	c.write(strconv.FormatInt(int64(len(data)), 16) + "\r\n" + data + "\r\n")
+}
+
+// waiting reports whether the gateway has not answered c yet (it is
+// still reading c's body).
+func (c *rawConn) waiting() bool {
+	_ = c.conn.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+	_, err := c.br.Peek(1)
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // response reads the answer. The client has not finished its body when
@@ -155,22 +165,40 @@ func TestUnauthenticatedRequestsAreBounded(t *testing.T) {
 	cfg.APIKeys = []string{"ops:k-ops-0123456789:read+alerts"}
 	cfg.UnauthMaxRequestsPerClient, cfg.UnauthMaxRequests = 2, 3
 	e := newEdge(t, cfg, nil)
-	hold := func(local string) {
-		c := e.dialFrom(t, local)
-		c.head("/v1/telegram/webhook", "Transfer-Encoding", "chunked")
-		c.chunk(`{"update_id":`)
+	// held are the requests each address holds open, half-sent.
+	held := map[string][]*rawConn{}
+	hold := func(local string, n int) {
+		// A held request that arrived while a probe held a slot was
+		// refused: it has an answer. Replace it.
+		kept := held[local][:0]
+		for _, c := range held[local] {
+			if c.waiting() {
+				kept = append(kept, c)
+			}
+		}
+		for len(kept) < n {
+			c := e.dialFrom(t, local)
+			c.head("/v1/telegram/webhook", "Transfer-Encoding", "chunked")
+			c.chunk(`{"update_id":`)
+			kept = append(kept, c)
+		}
+		held[local] = kept
 	}
 	// probe sends a whole small update from local until the gateway
 	// refuses it with want: the held requests reach the admission in their
-	// own time, and until they do a probe is served.
-	probe := func(local string, want int) {
+	// own time, and until they all do a probe is served.
+	probe := func(local string, want int, holds map[string]int) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
 		for {
+			for addr, n := range holds {
+				hold(addr, n)
+			}
 			c := e.dialFrom(t, local)
 			c.head("/v1/telegram/webhook", "Content-Length", "15")
 			c.write(`{"update_id":1}`)
 			code, body := c.response()
+			_ = c.conn.Close()
 			if code == want {
 				return
 			}
@@ -179,11 +207,8 @@ func TestUnauthenticatedRequestsAreBounded(t *testing.T) {
 			}
 		}
 	}
-	hold("127.0.0.1")
-	hold("127.0.0.1")
-	probe("127.0.0.1", http.StatusTooManyRequests)
-	hold("127.0.0.2")
-	probe("127.0.0.3", http.StatusServiceUnavailable)
+	probe("127.0.0.1", http.StatusTooManyRequests, map[string]int{"127.0.0.1": 2})
+	probe("127.0.0.3", http.StatusServiceUnavailable, map[string]int{"127.0.0.1": 2, "127.0.0.2": 1})
 	// A key is no request without one.
 	if got := e.do(t, jsonPost("/v1/alerts", `{"text":"x"}`, "Authorization", "Bearer k-ops-0123456789")); got.code != http.StatusOK {
 		t.Errorf("with a key while the unauthenticated slots are full = %d %s, want 200", got.code, got.body)

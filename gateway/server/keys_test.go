@@ -3,11 +3,15 @@ package server
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"net"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace/noop"
 )
 
@@ -44,5 +48,50 @@ func TestStartupNamesKeysThatRelyOnWriteForAlerts(t *testing.T) {
 		if strings.Contains(out, "secret-0123") {
 			t.Errorf("strict=%v: start-up log %q holds a key", tt.strict, out)
 		}
+	}
+}
+
+// What the edge refuses before any route runs is counted by reason.
+func TestRefusalsAreCounted(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close()
+	b := Backends{Search: Backend{Name: "search", Services: []string{"x"}, Conn: conn(t, addr)}}
+	b.Grounding, b.Rag, b.Notifier = b.Search, b.Search, b.Search
+	cfg := testConfig()
+	cfg.APIKeys = []string{"ci:k-ci-0123456789:read"}
+	cfg.KeyBudgets = []string{"ci:1/d"}
+	cfg.TelegramWebhookSecret = "webhook-secret-0123456789"
+	reg := prometheus.NewRegistry()
+	h, err := NewHandler(context.Background(), cfg, b, slog.New(slog.NewTextHandler(io.Discard, nil)), reg, noop.NewTracerProvider())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	do(t, "POST", ts.URL+"/v1/telegram/webhook", `{"update_id":1}`, "X-Telegram-Bot-Api-Secret-Token", "wrong")
+	do(t, "POST", ts.URL+"/v1/telegram/webhook", `{"update_id":1}`)
+	for range 3 {
+		do(t, "POST", ts.URL+"/v1/search", `{"query":"q"}`, "Authorization", "Bearer k-ci-0123456789")
+	}
+	want := map[string]float64{"webhook_secret": 2, "key_budget": 2, "unauthenticated_per_client": 0, "unauthenticated_total": 0}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != "gateway_requests_refused_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			got[m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("gateway_requests_refused_total (-want +got):\n%s", diff)
 	}
 }

@@ -229,6 +229,10 @@ func NewHandler(ctx context.Context, cfg Config, b Backends, logger *slog.Logger
 		orDefaultN(cfg.UnauthMaxRequests, defaultUnauthMaxRequests),
 		orDefaultN(cfg.UnauthMaxRequestsPerClient, defaultUnauthMaxRequestsPerClient),
 		orDefaultN(cfg.UnauthMaxBuffered, defaultUnauthMaxBuffered))
+	admission.Refused = metrics.refusal
+	// Counted by reason, not by key: a label per key would grow with
+	// GATEWAY_API_KEYS, and the 429 itself names the key to its holder.
+	budgets.Refused = func(string) { metrics.refusal("key_budget") }
 	limit := bodyLimit(cfg.BodyLimit)
 
 	// The API, innermost last: which route, who is calling, counted
@@ -247,7 +251,7 @@ func NewHandler(ctx context.Context, cfg Config, b Backends, logger *slog.Logger
 	api = admission.Middleware(isStream, limit, api)
 	api = budgets.Middleware(isCostly, api)
 	api = edge.RequireJSON(api)
-	api = edge.WebhookSecret(cfg.TelegramWebhookSecret, isWebhook, api)
+	api = edge.WebhookSecret(cfg.TelegramWebhookSecret, isWebhook, func() { metrics.refusal("webhook_secret") }, api)
 	api = edge.Require(len(keys) > 0, edge.Access{Scope: routeScope, WriteCoversAlerts: !cfg.AlertsScopeStrict}, api)
 	if cfg.RateLimit > 0 {
 		api = edge.NewRateLimiter(cfg.RateLimit, cfg.RateBurst, cfg.RateClients).Middleware(api)

@@ -19,6 +19,10 @@ import (
 // gateway a bounded amount of memory, whatever the rate limiter lets
 // through.
 type Admission struct {
+	// Refused, when set, is told of each refusal: "unauthenticated_per_client"
+	// or "unauthenticated_total" (for a metric).
+	Refused func(reason string)
+
 	total, perClient int
 	maxBytes         int64
 
@@ -71,12 +75,14 @@ func (a *Admission) Middleware(isStream func(*http.Request) bool, limit func(*ht
 		n := reservation(r, limit(r))
 		switch a.acquire(client, slot, n) {
 		case refusedClient:
+			a.refused("unauthenticated_per_client")
 			refuseUnread(w, r)
 			w.Header().Set("Retry-After", "1")
 			WriteError(w, http.StatusTooManyRequests, codes.ResourceExhausted,
 				"too many requests in flight from this address without an API key: at most "+strconv.Itoa(a.perClient))
 			return
 		case refusedTotal:
+			a.refused("unauthenticated_total")
 			refuseUnread(w, r)
 			w.Header().Set("Retry-After", "1")
 			WriteError(w, http.StatusServiceUnavailable, codes.Unavailable,
@@ -86,6 +92,12 @@ func (a *Admission) Middleware(isStream func(*http.Request) bool, limit func(*ht
 		defer a.release(client, slot, n)
 		next.ServeHTTP(w, r)
 	})
+}
+
+func (a *Admission) refused(reason string) {
+	if a.Refused != nil {
+		a.Refused(reason)
+	}
 }
 
 type admission int

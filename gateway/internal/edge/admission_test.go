@@ -83,6 +83,10 @@ func TestAdmissionBounds(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a := NewAdmission(tt.total, tt.perClient, tt.maxBytes)
+			refusals := map[int]int{}
+			a.Refused = func(reason string) {
+				refusals[map[string]int{"unauthenticated_per_client": http.StatusTooManyRequests, "unauthenticated_total": http.StatusServiceUnavailable}[reason]]++
+			}
 			h := newHeld()
 			mw := a.Middleware(notStream, limitOf, h)
 			var wg sync.WaitGroup
@@ -107,6 +111,16 @@ func TestAdmissionBounds(t *testing.T) {
 			}
 			close(h.release)
 			wg.Wait()
+			for _, s := range tt.steps {
+				if s.want != 0 {
+					refusals[s.want]--
+				}
+			}
+			for code, n := range refusals {
+				if n != 0 {
+					t.Errorf("refusals counted for %d off by %d", code, n)
+				}
+			}
 			if got := a.Usage(); got != (Usage{}) {
 				t.Errorf("after every request ended: usage %+v, want nothing held", got)
 			}

@@ -294,8 +294,9 @@ const WebhookSecretHeader = "X-Telegram-Bot-Api-Secret-Token"
 // than drained. A request with the right secret is marked
 // [Client.Webhook]. With no secret (the gateway was not given
 // TELEGRAM_WEBHOOK_SECRET) it checks nothing and the notifier alone
-// checks the header, after the body has arrived.
-func WebhookSecret(secret string, isWebhook func(*http.Request) bool, next http.Handler) http.Handler {
+// checks the header, after the body has arrived. refused, when not nil,
+// is called for each refusal (for a metric).
+func WebhookSecret(secret string, isWebhook func(*http.Request) bool, refused func(), next http.Handler) http.Handler {
 	if secret == "" {
 		return next
 	}
@@ -307,6 +308,9 @@ func WebhookSecret(secret string, isWebhook func(*http.Request) bool, next http.
 		}
 		got := sha256.Sum256([]byte(r.Header.Get(WebhookSecretHeader)))
 		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			if refused != nil {
+				refused()
+			}
 			refuseUnread(w, r)
 			WriteError(w, http.StatusUnauthorized, codes.Unauthenticated, "missing or wrong "+WebhookSecretHeader)
 			return

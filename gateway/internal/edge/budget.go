@@ -19,6 +19,10 @@ import (
 // 86.4 s). Past it the call is 429 with Retry-After. Budgets are kept per
 // gateway instance, in memory.
 type Budgets struct {
+	// Refused, when set, is told the name of each key refused for its
+	// budget (for a metric).
+	Refused func(key string)
+
 	byKey map[string]*keyBudget
 	now   func() time.Time
 }
@@ -153,6 +157,9 @@ func (b *Budgets) Middleware(costly func(*http.Request) bool, next http.Handler)
 		res := kb.limiter.ReserveN(now, 1)
 		if d := res.DelayFrom(now); d > 0 {
 			res.CancelAt(now)
+			if b.Refused != nil {
+				b.Refused(c.Key.Name)
+			}
 			secs := strconv.Itoa(int(d.Seconds() + 0.999))
 			w.Header().Set("Retry-After", secs)
 			refuseUnread(w, r)

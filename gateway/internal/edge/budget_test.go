@@ -66,6 +66,8 @@ func TestBudgetMiddleware(t *testing.T) {
 	}
 	now := time.Unix(1_800_000_000, 0)
 	b.now = func() time.Time { return now }
+	var refused []string
+	b.Refused = func(key string) { refused = append(refused, key) }
 	reached := 0
 	h := b.Middleware(func(r *http.Request) bool { return r.URL.Path == "/v1/search" }, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached++ }))
 	call := func(key *Key, path string) *httptest.ResponseRecorder {
@@ -103,6 +105,9 @@ func TestBudgetMiddleware(t *testing.T) {
 	if w := call(&keys[0], "/v1/search"); w.Code != http.StatusTooManyRequests {
 		t.Errorf("and the next = %d, want 429", w.Code)
 	}
+	if len(refused) != 2 || refused[0] != "ci" || refused[1] != "ci" {
+		t.Errorf("refusals counted for %q, want ci twice", refused)
+	}
 	if reached != 6 {
 		t.Errorf("%d calls reached the route, want 6", reached)
 	}
@@ -127,7 +132,8 @@ func TestWebhookSecret(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var got Client
 			read := false
-			h := WebhookSecret(tt.secret, isWebhook, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+			refusals := 0
+			h := WebhookSecret(tt.secret, isWebhook, func() { refusals++ }, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 				got = ClientFrom(r.Context())
 				read = true
 			}))
@@ -146,6 +152,9 @@ func TestWebhookSecret(t *testing.T) {
 				}
 				if strings.Contains(w.Body.String(), secret) {
 					t.Errorf("refusal %s quotes the secret", w.Body.String())
+				}
+				if refusals != 1 {
+					t.Errorf("%d refusals counted, want 1", refusals)
 				}
 			}
 			if got.Webhook != tt.wantWebhook || got.Authenticated() != tt.wantWebhook {
