@@ -104,3 +104,42 @@ func TestResearchOffline(t *testing.T) {
 		}
 	})
 }
+
+// TestResearchSummaryToAResearchChat holds that one setting allows a
+// research chat: with RESEARCH_SUMMARY_CHATS set (grounding lets a run
+// name the chat, the notifier lets grounding post there), a run started
+// with a send_summary to that chat ends EXECUTED through the real
+// notifier, not refused and retried while it stays QUEUED.
+func TestResearchSummaryToAResearchChat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole stack")
+	}
+	s := startStack(t, map[string]string{"RESEARCH_SUMMARY_CHATS": "-100777", "RESEARCH_SUMMARY_RISK": "reversible"}, "")
+	ctx := t.Context()
+	if _, err := call(ctx, "POST", s.GatewayURL+"/v1/search/documents", map[string]any{"documents": runbookDocs(t)}, nil); err != nil {
+		t.Fatalf("indexing the runbooks: %v", err)
+	}
+	var started struct{ Run struct{ ID string } }
+	if _, err := call(ctx, "POST", s.GatewayURL+"/v1/research", map[string]any{
+		"topic": "Postgres connection pooling", "userId": "3f1c2a9e-5b7d-4e2f-9a1b-2c3d4e5f6a7b", "maxIterations": 1,
+		"actions": []map[string]any{{"actionType": "send_summary", "parameters": map[string]any{"chat_id": "-100777"}}},
+	}, &started); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Run struct {
+			PlannedActions []struct{ Status, Result string }
+		}
+	}
+	eventually(t, 60*time.Second, "the summary action to end", func() bool {
+		_, err := call(ctx, "GET", s.GatewayURL+"/v1/research/"+started.Run.ID, nil, &got)
+		if err != nil || len(got.Run.PlannedActions) == 0 {
+			return false
+		}
+		st := got.Run.PlannedActions[0].Status
+		return st == "EXECUTED" || st == "FAILED"
+	})
+	if a := got.Run.PlannedActions[0]; a.Status != "EXECUTED" || !strings.HasPrefix(a.Result, "summary sent") {
+		t.Errorf("action = %+v, want EXECUTED: the notifier must accept the research chat", a)
+	}
+}
