@@ -109,3 +109,26 @@ func TestSecureHeaders(t *testing.T) {
 		}
 	}
 }
+
+// The scope table gives an alerts key the three alert webhooks and no
+// other route; a write key keeps them only during the deprecation.
+func TestAlertsScopeInTheTable(t *testing.T) {
+	alerts := edge.Key{Name: "alertmanager", Scopes: []edge.Scope{edge.ScopeAlerts}}
+	write := edge.Key{Name: "ci", Scopes: []edge.Scope{edge.ScopeRead, edge.ScopeWrite}}
+	webhooks := map[string]bool{"/v1/alerts": true, "/v1/alerts:alertmanager": true, "/v1/alerts:grafana": true}
+	deprecated, strict := edge.Access{WriteCoversAlerts: true}, edge.Access{}
+	for _, rt := range routes {
+		if rt.open {
+			continue
+		}
+		isWebhook := rt.method == "POST" && webhooks[rt.pattern]
+		if got := deprecated.Allows(alerts, rt.scope); got != isWebhook {
+			t.Errorf("alerts key on %s %s: allowed %v, want %v", rt.method, rt.pattern, got, isWebhook)
+		}
+		if isWebhook {
+			if !deprecated.Allows(write, rt.scope) || strict.Allows(write, rt.scope) {
+				t.Errorf("write key on %s %s: want allowed during the deprecation only", rt.method, rt.pattern)
+			}
+		}
+	}
+}
