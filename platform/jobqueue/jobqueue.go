@@ -147,16 +147,14 @@ func (q *Queue) Start(ctx context.Context) error {
 	if err := q.Client.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("jobqueue: starting job client: %w", err)
 	}
-	if q.db.Dialect == sqlstore.Postgres {
-		pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		q.stopPromote, q.promoted = cancel, make(chan struct{})
-		go q.promoteDue(pctx)
-	}
+	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	q.stopPromote, q.promoted = cancel, make(chan struct{})
+	go q.promoteDue(pctx)
 	return nil
 }
 
-// PromoteInterval is how often every instance on PostgreSQL makes its
-// queue's due scheduled jobs available.
+// PromoteInterval is how often every instance makes its queue's due
+// scheduled jobs available.
 const PromoteInterval = time.Second
 
 // promoteDue makes scheduled jobs that are due available, every
@@ -164,10 +162,16 @@ const PromoteInterval = time.Second
 // on the elected leader, and after a leader is killed the others wait for
 // its lease to lapse (up to 15 s) before one of them leads: a durable timer
 // (an escalation step, an approval's timeout) due in that gap would fire up
-// to 20 s late. The update is the one River's scheduler makes, so running
-// it on every instance is harmless.
+// to 20 s late. On SQLite the one instance restarted after a kill waits
+// for its own old lease the same way. The update is the one River's
+// scheduler makes, so running it on every instance is harmless.
 func (q *Queue) promoteDue(ctx context.Context) {
 	defer close(q.promoted)
+	due := `UPDATE river_job SET state = 'available' WHERE state = 'scheduled' AND queue = $1 AND scheduled_at <= now()`
+	if q.db.Dialect == sqlstore.SQLite {
+		// River's SQLite driver keeps times as text in this form.
+		due = `UPDATE river_job SET state = 'available' WHERE state = 'scheduled' AND queue = $1 AND scheduled_at <= datetime('now', 'subsec')`
+	}
 	t := time.NewTicker(PromoteInterval)
 	defer t.Stop()
 	for {
@@ -176,8 +180,7 @@ func (q *Queue) promoteDue(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if _, err := q.db.ExecContext(ctx, `UPDATE river_job SET state = 'available'
-			WHERE state = 'scheduled' AND queue = $1 AND scheduled_at <= now()`, q.queue); err != nil && ctx.Err() == nil {
+		if _, err := q.db.ExecContext(ctx, due, q.queue); err != nil && ctx.Err() == nil {
 			q.logger.WarnContext(ctx, "promoting due jobs failed", "queue", q.queue, "error", err)
 		}
 	}

@@ -36,12 +36,17 @@ var _ oncall.Timer = Timer{}
 
 // ScheduleStep inserts the step's job for at, once per (group, position).
 func (t Timer) ScheduleStep(ctx context.Context, groupID string, pos oncall.Position, at time.Time) error {
-	return t.Jobs.Insert(ctx, stepArgs{GroupID: groupID, Round: pos.Round, Step: pos.Step}, &river.InsertOpts{
-		ScheduledAt: at,
+	opts := &river.InsertOpts{
 		// Unique for as long as River keeps the job: a step is paged once,
 		// whoever schedules it again (a restart, another instance).
 		UniqueOpts: river.UniqueOpts{ByArgs: true},
-	})
+	}
+	if at.After(time.Now()) {
+		// A step due now is available at once rather than waiting for the
+		// next pass that makes scheduled jobs available.
+		opts.ScheduledAt = at
+	}
+	return t.Jobs.Insert(ctx, stepArgs{GroupID: groupID, Round: pos.Round, Step: pos.Step}, opts)
 }
 
 // Register adds the step worker to a queue's workers.
