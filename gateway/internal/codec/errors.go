@@ -68,7 +68,7 @@ func decodeError(data []byte, md protoreflect.MessageDescriptor, err error) erro
 	msg := protoPrefix.ReplaceAllString(err.Error(), "")
 	m := protoPosition.FindStringSubmatch(msg)
 	if m == nil {
-		return &FieldError{Description: "invalid JSON: " + msg}
+		return &FieldError{Description: msg}
 	}
 	desc := msg[len(m[0]):]
 	if m[1] != "" {

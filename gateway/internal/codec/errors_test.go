@@ -37,7 +37,7 @@ func TestDecodeErrorsNameTheField(t *testing.T) {
 		{"syntax error", `{"query": }`, &searchv1.SearchRequest{}, "query", "invalid JSON: invalid character '}'"},
 		{"syntax error after white space", "\n\n  {\"query\": \"q\",\n \"maxResults\": tru }", &searchv1.SearchRequest{}, "maxResults", "invalid JSON"},
 		{"wrong type after white space", "\n  {\"query\": \"q\",\n \"maxResults\": \"x\"}", &searchv1.SearchRequest{}, "maxResults", "int32"},
-		{"not JSON at all", `hello`, &searchv1.SearchRequest{}, "", "invalid JSON"},
+		{"not JSON at all", `hello`, &searchv1.SearchRequest{}, "", "invalid JSON: invalid character 'h'"},
 		{"escaped key", `{"te\u0078t":5}`, &notifierv1.IngestAlertRequest{}, "text", "string"},
 	}
 	j := NewJSON(DefaultMaxDepth)
