@@ -28,8 +28,12 @@
 //     nameWeight × the best share of one of its listed alert names' words
 //     the alert's own name or text holds + textWeight × the weighted share
 //     of the alert's terms the source holds (what the alert says, found in
-//     the runbook), + phraseWeight when two adjacent words of the alert
-//     appear adjacent in the title.
+//     the runbook) (for a runbook that lists no alert names, title and text
+//     alone, scaled to the same range), + phraseWeight when two adjacent
+//     words of the alert appear adjacent in the title, + quoteWeight when
+//     three words in a row of its summary or description (two of them
+//     specific) appear in a row in the source: an error message the
+//     runbook quotes.
 //
 // A source is relevant when its score reaches [Bar]. The weights and the
 // bar were calibrated on the tuning part of the labelled evaluation set
@@ -64,6 +68,7 @@ const (
 	nameWeight   = 0.25
 	textWeight   = 0.25
 	phraseWeight = 0.1
+	quoteWeight  = 0.2
 
 	// genericWeight is the weight of a generic word ("high", "node").
 	genericWeight = 1.0 / 3
@@ -84,8 +89,11 @@ type Subject struct {
 	weights map[string]float64
 	// nameTerms are the alert name's terms.
 	nameTerms map[string]bool
-	// pairs are adjacent term pairs of the alert name and summary.
-	pairs map[[2]string]bool
+	// pairs are adjacent term pairs of the alert name and summary;
+	// triples are runs of three terms of its summary and description (a
+	// quoted error message) with at least two specific ones.
+	pairs   map[[2]string]bool
+	triples map[[3]string]bool
 }
 
 var (
@@ -96,7 +104,10 @@ var (
 
 // Parse reads an alert as the notifier renders it, or any other text.
 func Parse(text string) Subject {
-	s := Subject{Labels: map[string]string{}, weights: map[string]float64{}, nameTerms: map[string]bool{}, pairs: map[[2]string]bool{}}
+	s := Subject{
+		Labels: map[string]string{}, weights: map[string]float64{}, nameTerms: map[string]bool{},
+		pairs: map[[2]string]bool{}, triples: map[[3]string]bool{},
+	}
 	lines := strings.Split(strings.TrimSpace(text), "\n")
 	first := strings.TrimSpace(lines[0])
 	summary := first
@@ -118,6 +129,18 @@ func Parse(text string) Subject {
 			s.weights[t] = max(s.weights[t], w*weightOf(t))
 			if i > 0 && w >= summaryWeight {
 				s.pairs[[2]string{ts[i-1], t}] = true
+			}
+			if i > 1 && w >= descriptionWeight && w < alertNameWeight {
+				tri := [3]string{ts[i-2], ts[i-1], t}
+				specific := 0
+				for _, x := range tri {
+					if !generic[x] {
+						specific++
+					}
+				}
+				if specific >= 2 {
+					s.triples[tri] = true
+				}
 			}
 		}
 	}
@@ -169,8 +192,9 @@ type Score struct {
 	Value float64
 	// Named: the source names the alert itself.
 	Named bool
-	// Title, Name, Text and Phrase are the components (before weighting).
-	Title, Name, Text, Phrase float64
+	// Title, Name, Text, Phrase and Quote are the components (before
+	// weighting).
+	Title, Name, Text, Phrase, Quote float64
 }
 
 // Relevant reports whether the score reaches the bar.
@@ -246,8 +270,15 @@ func (s Subject) Score(src Source) Score {
 	for _, t := range title {
 		body[t] = true
 	}
-	for _, t := range terms(src.Text) {
+	text := terms(src.Text)
+	for i, t := range text {
 		body[t] = true
+		// The alert's own words, three in a row, in the source: an error
+		// message the runbook quotes ("x509: certificate signed by unknown
+		// authority", "No space left on device").
+		if i > 1 && s.triples[[3]string{text[i-2], text[i-1], t}] {
+			sc.Quote = 1
+		}
 	}
 	var have, want float64
 	for t, w := range s.weights {
@@ -266,7 +297,13 @@ func (s Subject) Score(src Source) Score {
 			break
 		}
 	}
-	v := titleWeight*sc.Title + nameWeight*sc.Name + textWeight*sc.Text + phraseWeight*sc.Phrase
+	v := titleWeight*sc.Title + nameWeight*sc.Name + textWeight*sc.Text
+	if len(names) == 0 {
+		// A runbook that lists no alert names is judged by its title and
+		// text alone: the missing signal is not a mismatch.
+		v /= titleWeight + textWeight
+	}
+	v += phraseWeight*sc.Phrase + quoteWeight*sc.Quote
 	if sc.Text < TextBar {
 		// A source holding little of what the alert says is about
 		// something else that shares the alert's kind of words (a
