@@ -19,6 +19,7 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"github.com/grpc-ecosystem/grpc-gateway/v2/utilities"
 	"google.golang.org/genproto/googleapis/api/httpbody"
+	statuspb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -86,7 +87,35 @@ func (j *JSON) Marshal(v any) ([]byte, error) {
 	if b, ok := httpBody(v); ok {
 		return b.GetData(), nil
 	}
+	if st, ok := v.(*statuspb.Status); ok {
+		return marshalStatus(st)
+	}
 	return j.JSONPb.Marshal(v)
+}
+
+// marshalStatus writes an error as the edge's own errors are written:
+// code, message and details, always, but inside the details only what is
+// set (a field violation without "reason": "" and "localizedMessage":
+// null).
+func marshalStatus(st *statuspb.Status) ([]byte, error) {
+	b, err := protojson.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]json.RawMessage
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, err
+	}
+	details := out["details"]
+	if details == nil {
+		details = json.RawMessage("[]")
+	}
+	// Field by field, in this order, like edge.WriteError.
+	return json.Marshal(struct {
+		Code    int32           `json:"code"`
+		Message string          `json:"message"`
+		Details json.RawMessage `json:"details"`
+	}{st.GetCode(), st.GetMessage(), details})
 }
 
 // httpBody finds the google.api.HttpBody v is or, for an RPC whose

@@ -1,13 +1,18 @@
 package codec
 
 import (
+	"encoding/json"
 	"errors"
 	"net/url"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/grpc-ecosystem/grpc-gateway/v2/utilities"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	statuspb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	groundingv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/grounding/v1"
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
@@ -97,5 +102,36 @@ func TestQueryErrorsNameTheParameter(t *testing.T) {
 	msg := &groundingv1.ListApprovalsRequest{}
 	if err := (QueryParser{}).Parse(msg, values, utilities.NewDoubleArray(nil)); err != nil || msg.GetStatus() != groundingv1.ApprovalRequest_PENDING || msg.GetPageSize() != 10 {
 		t.Errorf("?status=pending&pageSize=10 = %v, %v", msg, err)
+	}
+}
+
+// Errors are written code, message, details, with only what is set inside
+// a detail; an error without details still says "details": [].
+func TestMarshalStatus(t *testing.T) {
+	br, err := anypb.New(&errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: "pageSize", Description: "want an integer"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := NewJSON(DefaultMaxDepth)
+	for _, tt := range []struct {
+		st   *statuspb.Status
+		want string
+	}{
+		{&statuspb.Status{Code: 3, Message: "invalid request: pageSize: want an integer", Details: []*anypb.Any{br}},
+			`{"code":3,"message":"invalid request: pageSize: want an integer","details":[{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[{"field":"pageSize","description":"want an integer"}]}]}`},
+		{&statuspb.Status{Code: 5, Message: "alert not found"}, `{"code":5,"message":"alert not found","details":[]}`},
+	} {
+		got, err := j.Marshal(tt.st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a, b any
+		if err := json.Unmarshal(got, &a); err != nil {
+			t.Fatalf("%s: %v", got, err)
+		}
+		_ = json.Unmarshal([]byte(tt.want), &b)
+		if diff := cmp.Diff(b, a); diff != "" {
+			t.Errorf("Marshal(%v) = %s (-want +got):\n%s", tt.st, got, diff)
+		}
 	}
 }
