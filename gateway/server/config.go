@@ -192,9 +192,16 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: must be positive (0 takes the default), got %d", n.name, n.value))
 		}
 	}
-	if b := orDefaultN(c.UnauthMaxBuffered, defaultUnauthMaxBuffered); b < c.BodyLimit {
-		errs = append(errs, fmt.Errorf("GATEWAY_UNAUTH_MAX_BUFFERED (%d) is below GATEWAY_BODY_LIMIT (%d): "+
-			"a request without a key could never send a body of the largest size accepted", b, c.BodyLimit))
+	// Without keys every route is open, so the bound must hold the
+	// largest body; with keys only the webhook is, and its own limit.
+	if b, largest := orDefaultN(c.UnauthMaxBuffered, defaultUnauthMaxBuffered), c.BodyLimit; err == nil {
+		if len(keys) > 0 {
+			largest = min(c.BodyLimit, webhookBodyLimit)
+		}
+		if b < largest {
+			errs = append(errs, fmt.Errorf("GATEWAY_UNAUTH_MAX_BUFFERED (%d) is below the largest body a request without a key may send (%d, GATEWAY_BODY_LIMIT or the webhook's 64 KiB): "+
+				"such a request could never be admitted", b, largest))
+		}
 	}
 	if len(c.APIKeys) == 0 && !c.AllowOpen && !loopback(c.Addr) {
 		errs = append(errs, fmt.Errorf("GATEWAY_ADDR %s is not a loopback address and GATEWAY_API_KEYS is not set: "+

@@ -593,6 +593,17 @@ func TestConfigValidation(t *testing.T) {
 		{"forwarding the actor", func(c *Config) { c.ForwardHeaders = []string{"X-Groundcrew-Actor"} }, []string{"GATEWAY_FORWARD_HEADERS"}},
 		{"forwarding X-Forwarded-For", func(c *Config) { c.ForwardHeaders = []string{"x-forwarded-for"} }, []string{"GATEWAY_FORWARD_HEADERS"}},
 		{"negative stream cap", func(c *Config) { c.MaxStreamsPerClient = -1 }, []string{"GATEWAY_MAX_STREAMS_PER_CLIENT"}},
+		{"the alerts scope", func(c *Config) { c.APIKeys = []string{"am:k1:alerts"} }, nil},
+		{"budgets", func(c *Config) { c.APIKeys, c.KeyBudgets = []string{"ci:k1:read"}, []string{"ci:1000/d", "*:10/m"} }, nil},
+		{"budgets without keys", func(c *Config) { c.KeyBudgets = []string{"*:1000/d"} }, []string{"GATEWAY_KEY_BUDGETS", "GATEWAY_API_KEYS"}},
+		{"a budget for no key", func(c *Config) { c.APIKeys, c.KeyBudgets = []string{"ci:k1:read"}, []string{"cd:1000/d"} }, []string{`GATEWAY_KEY_BUDGETS: entry 1: no key in GATEWAY_API_KEYS is named "cd"`}},
+		{"a budget in weeks", func(c *Config) { c.APIKeys, c.KeyBudgets = []string{"ci:k1:read"}, []string{"ci:5/w"} }, []string{"GATEWAY_KEY_BUDGETS", `unknown unit "w"`}},
+		{"negative unauthenticated bound", func(c *Config) { c.UnauthMaxRequestsPerClient = -1 }, []string{"GATEWAY_UNAUTH_MAX_REQUESTS_PER_CLIENT"}},
+		{"open, buffer below the body limit", func(c *Config) { c.UnauthMaxBuffered = 1 << 19 }, []string{"GATEWAY_UNAUTH_MAX_BUFFERED", "524288"}},
+		{"keys, buffer below the body limit but above the webhook's", func(c *Config) {
+			c.APIKeys, c.UnauthMaxBuffered = []string{"ops:k1"}, 1<<19
+		}, nil},
+		{"keys, buffer below the webhook's", func(c *Config) { c.APIKeys, c.UnauthMaxBuffered = []string{"ops:k1"}, 1000 }, []string{"GATEWAY_UNAUTH_MAX_BUFFERED", "65536"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -628,6 +639,12 @@ func TestConfigDefaults(t *testing.T) {
 	got = []any{defaultReadHeaderTimeout, defaultReadTimeout, defaultWriteTimeout, defaultIdleTimeout}
 	if diff := cmp.Diff(want[1:], got); diff != "" {
 		t.Errorf("fallback timeouts differ from the envDefault tags (-tags +fallbacks):\n%s", diff)
+	}
+	// And on the same bounds for requests without a key.
+	got = []any{cfg.UnauthMaxRequests, cfg.UnauthMaxRequestsPerClient, cfg.UnauthMaxBuffered, cfg.AlertsScopeStrict}
+	want = []any{defaultUnauthMaxRequests, defaultUnauthMaxRequestsPerClient, int64(defaultUnauthMaxBuffered), false}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("unauthenticated bounds: envDefault tags differ from the fallbacks (-fallbacks +tags):\n%s", diff)
 	}
 
 	cfg, err = config.Load[Config](config.MapLookup(map[string]string{
