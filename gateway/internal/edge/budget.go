@@ -131,9 +131,6 @@ func parseBudget(s string) (Budget, error) {
 	return Budget{}, fmt.Errorf("unknown unit %q: want s, m, h or d", unit)
 }
 
-// Len is how many keys have a budget.
-func (b *Budgets) Len() int { return len(b.byKey) }
-
 // Middleware counts each call that costly picks against its key's budget
 // and refuses it with 429 and Retry-After once the budget is spent. It
 // runs after [Require], so only calls a key may make count. Calls without
