@@ -69,6 +69,9 @@ const (
 	textWeight   = 0.25
 	phraseWeight = 0.1
 	quoteWeight  = 0.2
+	// otherSystemFactor scales the score of a runbook about another
+	// system than the alert's.
+	otherSystemFactor = 0.5
 
 	// genericWeight is the weight of a generic word ("high", "node").
 	genericWeight = 1.0 / 3
@@ -94,11 +97,16 @@ type Subject struct {
 	// quoted error message) with at least two specific ones.
 	pairs   map[[2]string]bool
 	triples map[[3]string]bool
+	// whole are the alert name's identifiers as one term
+	// ("kubepodcrashloop"): found, they tell; missing, they say nothing
+	// (a runbook words the alert its own way).
+	whole map[string]bool
 }
 
 var (
 	statusPrefix = regexp.MustCompile(`^\[(?:FIRING|RESOLVED)(?::\d+)?\]\s*`)
 	labelPair    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=\S+$`)
+	asideRe      = regexp.MustCompile(`\([^()]*\)`)
 	identifier   = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_:.-]*$`)
 )
 
@@ -106,7 +114,7 @@ var (
 func Parse(text string) Subject {
 	s := Subject{
 		Labels: map[string]string{}, weights: map[string]float64{}, nameTerms: map[string]bool{},
-		pairs: map[[2]string]bool{}, triples: map[[3]string]bool{},
+		pairs: map[[2]string]bool{}, triples: map[[3]string]bool{}, whole: map[string]bool{},
 	}
 	lines := strings.Split(strings.TrimSpace(text), "\n")
 	first := strings.TrimSpace(lines[0])
@@ -145,12 +153,24 @@ func Parse(text string) Subject {
 		}
 	}
 	if s.AlertName != "" {
+		for _, w := range strings.Fields(s.AlertName) {
+			if len(splitCamel([]rune(w))) > 1 {
+				if t := term(strings.ToLower(strings.Trim(w, "()[].,:;"))); t != "" {
+					s.whole[t] = true
+				}
+			}
+		}
 		for _, t := range terms(s.AlertName) {
 			s.nameTerms[t] = true
 		}
 		add(s.AlertName, alertNameWeight)
 	}
-	add(summary, summaryWeight)
+	// An aside in parentheses ("(instance worker-8)", "(etl/import-42)")
+	// names where, not what: it weighs as a label.
+	for _, aside := range asideRe.FindAllString(summary, -1) {
+		add(aside, labelWeight)
+	}
+	add(asideRe.ReplaceAllString(summary, " "), summaryWeight)
 	for _, line := range lines[1:] {
 		line = strings.TrimSpace(line)
 		switch {
@@ -163,7 +183,10 @@ func Parse(text string) Subject {
 				add(v, labelWeight)
 			}
 		default:
-			add(line, descriptionWeight)
+			for _, aside := range asideRe.FindAllString(line, -1) {
+				add(aside, labelWeight)
+			}
+			add(asideRe.ReplaceAllString(line, " "), descriptionWeight)
 		}
 	}
 	return s
@@ -241,6 +264,9 @@ func (s Subject) Score(src Source) Score {
 	// max_connections").
 	var said, all float64
 	for t, w := range s.weights {
+		if s.whole[t] && !seen[t] {
+			continue
+		}
 		all += w
 		if seen[t] {
 			said += w
@@ -282,6 +308,9 @@ func (s Subject) Score(src Source) Score {
 	}
 	var have, want float64
 	for t, w := range s.weights {
+		if s.whole[t] && !body[t] {
+			continue
+		}
 		want += w
 		if body[t] {
 			have += w
@@ -304,6 +333,12 @@ func (s Subject) Score(src Source) Score {
 		v /= titleWeight + textWeight
 	}
 	v += phraseWeight*sc.Phrase + quoteWeight*sc.Quote
+	if s.otherSystem(title, body) {
+		// The alert names its system (MongodbReplicationLag) and the
+		// runbook another (Postgres — replica lag high): the same kind of
+		// problem on something else.
+		v *= otherSystemFactor
+	}
 	if sc.Text < TextBar {
 		// A source holding little of what the alert says is about
 		// something else that shares the alert's kind of words (a
@@ -387,4 +422,20 @@ func Select(scores []Score) []int {
 // runbooks.
 func (s Subject) Groundcrew() bool {
 	return strings.HasPrefix(strings.ToLower(s.AlertName), "groundcrew") || strings.EqualFold(s.Labels["service"], "groundcrew")
+}
+
+// otherSystem reports whether the alert's name starts with a specific
+// system word the source never mentions while the source's title starts
+// with a specific one the alert never mentions.
+func (s Subject) otherSystem(title []string, body map[string]bool) bool {
+	first, _, _ := strings.Cut(s.AlertName, " ")
+	parts := splitCamel([]rune(first))
+	if len(parts) < 2 || len(title) == 0 {
+		return false
+	}
+	sys := term(parts[0])
+	if sys == "" || generic[sys] || body[sys] {
+		return false
+	}
+	return !generic[title[0]] && s.weights[title[0]] == 0
 }

@@ -19,7 +19,7 @@ var stopWords = set(
 	"who", "why", "will", "with", "within", "would", "yet", "you", "your", "get", "got", "let",
 	"firing", "resolved", "alert", "alerts", "fire", "fires", "fired", "warning", "critical", "info",
 	"severity", "page", "value", "runbook", "minute", "minutes", "hour", "hours", "second", "seconds",
-	"day", "days", "ago", "utc", "now", "yet", "still", "currently", "instance", "job", "http", "https",
+	"day", "days", "ago", "utc", "now", "yet", "still", "currently", "instance", "http", "https",
 	"www", "com", "example", "internal", "svc", "local", "prod", "production", "staging", "eu", "us",
 	"west", "east", "ip", "id", "tell", "prevent", "explain", "compare", "compared", "versus", "vs",
 )
