@@ -33,6 +33,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
 	"github.com/groundcrew/groundcrew/services/search/internal/indexdoc"
 	"github.com/groundcrew/groundcrew/services/search/internal/search"
@@ -300,57 +302,66 @@ func (ix *Index) Delete(ctx context.Context, urls []string) (int, error) {
 // searchSQL finds the best $7 documents in two stages, so that a query
 // whose words are common costs a bounded amount of ranking. The query is
 // parsed once per configuration in search_languages (q, materialised so it
-// is parsed once, not per row). Stage one takes, through the GIN index, up
+// is parsed once, not per row), and each configuration's documents are
+// searched in a LATERAL subquery, so the GIN index is used whatever the
+// planner thinks of q's size. Stage one takes, through the GIN index, up
 // to $10 candidates matching $9: for a query of several words, documents
 // holding at least two of them (pairs joined with "or"), which is where
 // the best answers are; for one word, that word. When that finds fewer
 // than $7, documents matching any word ($1) join them, bounded alike.
-// Stage two ranks the candidates, and ts_headline cuts snippets for the
-// rows returned. $8 is how much of the whole text to return (0: none).
+// Stage two ranks the candidates with the tsvectors stage one read (no
+// second fetch), and only the rows returned are read whole, for
+// ts_headline's snippets and $8 characters of text (0: none).
 const searchSQL = `
 WITH q AS MATERIALIZED (
     SELECT l.cfg, websearch_to_tsquery(l.cfg, $1) AS tsq, websearch_to_tsquery(l.cfg, $9) AS strict,
            phraseto_tsquery(l.cfg, $2) AS phrase
     FROM search_languages l
 ), strict AS MATERIALIZED (
-    SELECT d.id FROM q JOIN search_documents d ON d.lang = q.cfg AND d.tsv @@ q.strict
-    WHERE (cardinality($4::text[]) = 0 OR d.domains && $4::text[])
-      AND NOT (d.domains && $5::text[])
-      AND ($6::timestamptz IS NULL OR d.date_at >= $6::timestamptz)
+    SELECT s.* FROM q CROSS JOIN LATERAL (
+        SELECT d.id, d.lang, d.tsv FROM search_documents d
+        WHERE d.tsv @@ q.strict AND d.lang = q.cfg
+          AND (cardinality($4::text[]) = 0 OR d.domains && $4::text[])
+          AND NOT (d.domains && $5::text[])
+          AND ($6::timestamptz IS NULL OR d.date_at >= $6::timestamptz)
+        LIMIT $10) s
     LIMIT $10
 ), loose AS MATERIALIZED (
-    SELECT d.id FROM q JOIN search_documents d ON d.lang = q.cfg AND d.tsv @@ q.tsq
+    SELECT s.* FROM q CROSS JOIN LATERAL (
+        SELECT d.id, d.lang, d.tsv FROM search_documents d
+        WHERE d.tsv @@ q.tsq AND d.lang = q.cfg
+          AND (cardinality($4::text[]) = 0 OR d.domains && $4::text[])
+          AND NOT (d.domains && $5::text[])
+          AND ($6::timestamptz IS NULL OR d.date_at >= $6::timestamptz)
+        LIMIT $10) s
     WHERE (SELECT count(*) FROM strict) < $7
-      AND (cardinality($4::text[]) = 0 OR d.domains && $4::text[])
-      AND NOT (d.domains && $5::text[])
-      AND ($6::timestamptz IS NULL OR d.date_at >= $6::timestamptz)
     LIMIT $10
-), hits AS (
-    SELECT d.id, d.url, d.title, d.body, d.lang, d.published_at, d.metadata,
-           d.indexed_by, d.indexed_at, d.revision, d.previous_indexed_by, d.previous_indexed_at,
-           q.tsq,
-           ts_rank(d.tsv, q.tsq, 1)
-             + CASE WHEN $3 AND numnode(q.phrase) > 0 AND d.tsv @@ q.phrase THEN ts_rank(d.tsv, q.phrase, 1) ELSE 0 END AS rank
-    FROM (SELECT id FROM strict UNION SELECT id FROM loose) c
-    JOIN search_documents d ON d.id = c.id
-    JOIN q ON q.cfg = d.lang
-    ORDER BY rank DESC, d.id
+), candidates AS (
+    SELECT * FROM strict
+    UNION ALL
+    SELECT * FROM loose l WHERE NOT EXISTS (SELECT 1 FROM strict s WHERE s.id = l.id)
+), ranked AS (
+    SELECT c.id, q.tsq,
+           ts_rank(c.tsv, q.tsq, 1)
+             + CASE WHEN $3 AND numnode(q.phrase) > 0 AND c.tsv @@ q.phrase THEN ts_rank(c.tsv, q.phrase, 1) ELSE 0 END AS rank
+    FROM candidates c JOIN q ON q.cfg = c.lang
+    ORDER BY rank DESC, c.id
     LIMIT $7
 )
-SELECT id, url, title, published_at, metadata, indexed_by, indexed_at, revision,
-       COALESCE(previous_indexed_by, ''), previous_indexed_at, rank,
-       ts_headline(lang, left(body, ` + headlineInput + `), tsq,
+SELECT d.id, d.url, d.title, d.published_at, d.metadata, d.indexed_by, d.indexed_at, d.revision,
+       COALESCE(d.previous_indexed_by, ''), d.previous_indexed_at, r.rank,
+       ts_headline(d.lang, left(d.body, ` + headlineInput + `), r.tsq,
            'MaxWords=24, MinWords=10, ShortWord=2, MaxFragments=2, FragmentDelimiter=" … ", StartSel="", StopSel=""'),
-       left(body, 600),
-       left(body, $8::int)
-FROM hits
-ORDER BY rank DESC, id`
+       left(d.body, 600),
+       left(d.body, $8::int)
+FROM ranked r JOIN search_documents d ON d.id = r.id
+ORDER BY r.rank DESC, r.id`
 
 // MaxCandidates bounds the documents one search ranks (per stage): with
 // more matches than that, the best of a bounded sample is returned, which
 // for the multi-word queries alerts make are documents sharing at least
 // two of their words.
-const MaxCandidates = 1000
+const MaxCandidates = 300
 
 // Search runs q. Domain and recency filters are applied in the database,
 // so q.MaxResults hits are returned when that many match. Recency uses the
@@ -377,14 +388,22 @@ func (ix *Index) Search(ctx context.Context, q search.Query) ([]search.Result, e
 	}
 	// A collection is a term of the domains column (indexdoc.CollectionTerm).
 	blocked = append(slices.Clone(blocked), indexdoc.CollectionTerms(q.ExcludeCollections)...)
-	multiWord := len(strings.Fields(q.Text)) > 1
+	// The whole query as a phrase earns a bonus, as in the bleve index;
+	// past six words (alert texts) no document holds it verbatim, and
+	// checking each candidate for it costs more than it finds.
+	nWords := len(strings.Fields(q.Text))
+	multiWord := nWords > 1 && nWords <= 6
 	// The whole text only when asked for (left() counts characters, as
 	// MaxTextChars does).
 	textChars := 0
 	if q.IncludeText {
 		textChars = search.MaxTextChars
 	}
-	rows, err := ix.db.QueryContext(ctx, searchSQL, terms, q.Text, multiWord, allowed, blocked, since, n, textChars,
+	// Planned for these values every time (an unnamed statement): a
+	// generic plan, which pgx's statement cache would get after five
+	// runs, knows neither how common the words are nor the limits, and
+	// can be a hundred times slower.
+	rows, err := ix.db.QueryContext(ctx, searchSQL, pgx.QueryExecModeExec, terms, q.Text, multiWord, allowed, blocked, since, n, textChars,
 		twoWords(terms), MaxCandidates)
 	if err != nil {
 		return nil, fmt.Errorf("local index search: %w", err)
