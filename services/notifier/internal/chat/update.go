@@ -2,13 +2,14 @@ package chat
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/groundcrew/groundcrew/services/notifier/internal/senderr"
 )
 
 // Update kinds: the Bot API's names of an Update's optional fields (Bot API
@@ -67,11 +68,14 @@ const OutcomeError = "error"
 // Telegram refused for good (see permanent): recorded, not retried.
 const Unsent = "unsent"
 
-// permanent reports whether err says that sending again cannot help (the
-// Telegram adapter's errors say so through Permanent).
+// permanent reports whether err says that sending the same reply again
+// cannot help: senderr.Classify neither retries nor waits.
 func permanent(err error) bool {
-	var p interface{ Permanent() bool }
-	return errors.As(err, &p) && p.Permanent()
+	if err == nil {
+		return false
+	}
+	a := senderr.Classify(err).Action
+	return a != senderr.Retry && a != senderr.RetryAfter
 }
 
 // UpdateCounter counts handled updates by kind and outcome.

@@ -19,7 +19,6 @@ import (
 
 // Groups is the alert group intake, store and actions (the pipeline).
 type Groups interface {
-	Grouping() bool
 	IngestGroup(ctx context.Context, gp alert.GroupPayload, alerts []alert.Alert) ([]*alert.Alert, error)
 	GetGroup(ctx context.Context, id string) (*alert.Group, []*alert.Alert, error)
 	ListGroups(ctx context.Context, q store.GroupListQuery) (store.Page[*alert.Group], error)
@@ -41,9 +40,10 @@ func restActor(ctx context.Context, by string) string {
 }
 
 // ingestUpstream stores a payload's alerts as a group notification when
-// groups are on and the payload names its group, else one by one.
+// the service takes groups and the payload names its group, else one by
+// one. This is the one place the fork is decided.
 func (s *NotifierService) ingestUpstream(ctx context.Context, gp alert.GroupPayload, grouped bool, as []alert.Alert) ([]*alert.Alert, error) {
-	if grouped && s.groups != nil && s.groups.Grouping() {
+	if grouped && s.groups != nil {
 		return s.groups.IngestGroup(ctx, gp, as)
 	}
 	return s.alerts.Ingest(ctx, as)

@@ -13,7 +13,7 @@ import (
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/approval"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/outbound"
-	"github.com/groundcrew/groundcrew/services/notifier/internal/pipeline"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/senderr"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/telegram"
 )
 
@@ -84,16 +84,16 @@ func (s *NotifierService) sendError(ctx context.Context, err error) error {
 		return status.Error(codes.DeadlineExceeded, "the message was not delivered before the deadline")
 	}
 	// What the send error means is decided where it is for every delivery
-	// (pipeline.Classify); here it only becomes a code.
-	v := pipeline.Classify(err)
-	if v.Action == pipeline.RetryAfter {
+	// (senderr.Classify); here it only becomes a code.
+	v := senderr.Classify(err)
+	if v.Action == senderr.RetryAfter {
 		return status.Error(codes.Unavailable, fmt.Sprintf("rate limited by Telegram; retry after %s", v.Wait))
 	}
 	var pub interface{ Public() string }
 	if !errors.As(err, &pub) {
 		return grpcserver.InternalError(ctx, s.logger, err, "sending a message")
 	}
-	if v.Action != pipeline.Retry {
+	if v.Action != senderr.Retry {
 		// Sending the same message again would be refused again.
 		return status.Error(codes.FailedPrecondition, pub.Public())
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/alertmanager"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/senderr"
 )
 
 // Silencer creates and expires Alertmanager silences
@@ -108,17 +109,14 @@ func (w *editWorker) Work(ctx context.Context, job *river.Job[editArgs]) error {
 	if err == nil {
 		return nil
 	}
-	switch v := Classify(err); v.Action {
-	case RetryAfter:
-		return river.JobSnooze(v.Wait)
-	case Retry:
-		return err
-	default:
-		// The same edit would be refused again (a root that is gone was
-		// already replaced by EditRoot).
-		w.p.logger.WarnContext(ctx, "editing the group's root message failed for good", "group_id", job.Args.GroupID, "action", v.Action.String(), "error", err)
-		return river.JobCancel(err)
-	}
+	return settle(err, job.Attempt, job.MaxAttempts, func(v senderr.Verdict, final bool) error {
+		if final {
+			// The same edit would be refused again (a root that is gone was
+			// already replaced by EditRoot), or the attempts are used up.
+			w.p.logger.WarnContext(ctx, "editing the group's root message failed for good", "group_id", job.Args.GroupID, "action", v.Action.String(), "error", err)
+		}
+		return nil
+	})
 }
 
 // CanSilence reports whether g can be silenced from here.

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"github.com/groundcrew/groundcrew/services/notifier/internal/format"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/markdownv2"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/outbound"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/senderr"
 )
 
 // DefaultDigestThreshold is the backlog of a chat beyond which its waiting
@@ -109,17 +109,12 @@ func (w *digestWorker) Work(ctx context.Context, job *river.Job[digestArgs]) err
 		now := p.now().UTC()
 		if err != nil {
 			p.metrics.deliveryErrors.WithLabelValues(errorCode(err)).Inc()
-			v := Classify(err)
-			if v.Action == RetryAfter {
-				return river.JobSnooze(v.Wait)
-			}
-			if v.Action != Retry || job.Attempt >= job.MaxAttempts {
-				if serr := p.store.FailDigest(ctx, job.Args.DigestID, outbound.PublicError(err), now); serr != nil {
-					return errors.Join(err, serr)
+			return settle(err, job.Attempt, job.MaxAttempts, func(_ senderr.Verdict, final bool) error {
+				if !final {
+					return nil
 				}
-				return river.JobCancel(err)
-			}
-			return err
+				return p.store.FailDigest(ctx, job.Args.DigestID, outbound.PublicError(err), now)
+			})
 		}
 		if err := p.store.DeliverDigestPart(ctx, job.Args.DigestID, pending, receipt.Destination, receipt.MessageIDs, msg, now); err != nil {
 			return err

@@ -15,6 +15,7 @@ import (
 	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/format"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/outbound"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/senderr"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/store"
 )
 
@@ -43,20 +44,17 @@ type groupArgs struct {
 // Kind names the job in River's tables.
 func (groupArgs) Kind() string { return "notifier_deliver_group_notification" }
 
-// Grouping reports whether group notifications are on: the Deliverer can
-// send and edit group messages.
-func (p *Pipeline) Grouping() bool { return p.groups != nil }
-
 // IngestGroup stores the alerts of one Alertmanager or Grafana payload as a
 // notification of their group (one per destination chat), and queues its
 // delivery, all in one transaction; it returns the alerts as stored. The
 // first notification of a group becomes its root message; later ones reply
 // to the root. Repeats are recorded as DUPLICATE, as Ingest does, and a
-// notification of repeats only is not sent. Without a GroupTransport it is
-// Ingest.
+// notification of repeats only is not sent. Whether a payload is delivered
+// as a group is decided once, at intake (notifiergrpc): here it is, and a
+// Deliverer that cannot send group messages is refused (errNoGroups).
 func (p *Pipeline) IngestGroup(ctx context.Context, gp alert.GroupPayload, alerts []alert.Alert) ([]*alert.Alert, error) {
 	if p.groups == nil {
-		return p.Ingest(ctx, alerts)
+		return nil, errNoGroups
 	}
 	now := p.now().UTC().Truncate(time.Microsecond)
 	out := make([]*alert.Alert, 0, len(alerts))
@@ -180,6 +178,10 @@ func (p *Pipeline) IngestGroup(ctx context.Context, gp alert.GroupPayload, alert
 	return out, nil
 }
 
+// errNoGroups is IngestGroup on a pipeline whose Deliverer is no
+// GroupTransport (the server refuses to start with one).
+var errNoGroups = errors.New("the deliverer cannot send group messages")
+
 // groupWorker runs groupArgs jobs.
 type groupWorker struct {
 	river.WorkerDefaults[groupArgs]
@@ -289,21 +291,19 @@ func (w *groupWorker) Work(ctx context.Context, job *river.Job[groupArgs]) error
 // used up, retry otherwise.
 func (p *Pipeline) groupFailure(ctx context.Context, job *river.Job[groupArgs], n *store.Notification, members []*alert.Alert, err error) error {
 	p.metrics.deliveryErrors.WithLabelValues(errorCode(err)).Inc()
-	v := Classify(err)
-	if v.Action == RetryAfter {
-		return river.JobSnooze(v.Wait)
-	}
-	if v.Action != Retry || job.Attempt >= job.MaxAttempts {
+	return settle(err, job.Attempt, job.MaxAttempts, func(v senderr.Verdict, final bool) error {
+		if !final {
+			return nil
+		}
 		if serr := p.store.FailNotification(ctx, n, outbound.PublicError(err), p.now().UTC()); serr != nil {
-			return errors.Join(err, serr)
+			return serr
 		}
 		for _, a := range members {
 			p.metrics.failed.WithLabelValues(a.Source).Inc()
 		}
 		p.logger.ErrorContext(ctx, "group notification failed for good", "notification_id", n.ID, "action", v.Action.String(), "error", err)
-		return river.JobCancel(err)
-	}
-	return err
+		return nil
+	})
 }
 
 // latest is each alert's latest state (by fingerprint), in first-seen
@@ -552,7 +552,7 @@ func (p *Pipeline) EditRoot(ctx context.Context, groupID string) error {
 	msg := p.renderRoot(ctx, g, latest(all))
 	buttons := p.groupButtons(g)
 	err = p.groups.EditGroupMessage(ctx, g.Destination, g.RootMessageID, msg, buttons)
-	if err == nil || Classify(err).Action != SendNew {
+	if err == nil || senderr.Classify(err).Action != senderr.SendNew {
 		return err
 	}
 	// The root can no longer be edited (deleted, too old, or its group

@@ -1,12 +1,14 @@
 package pipeline
 
 import (
+	"errors"
 	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/groundcrew/groundcrew/platform/httpretry"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/senderr"
 )
 
 // Backoff is the delivery retry policy: the n-th failed attempt waits
@@ -47,4 +49,30 @@ func (b Backoff) Delay(n int) time.Duration {
 		ceiling = DefaultRetryMax
 	}
 	return httpretry.Backoff(max(n, 1), base, ceiling)
+}
+
+// settle turns a failed send into what River does with the job next; it is
+// the one wait/retry/give-up decision every delivery job (an alert, a group
+// message, a root edit, a digest page) makes, on senderr.Classify's
+// verdict. A rate limit snoozes for the wait asked, without using up an
+// attempt; a plain retry goes back to River's backoff while attempts are
+// left; anything else, or the last attempt, is final and cancels the job.
+// record (nil: nothing to record) stores the outcome for the alerts the job
+// carries before River is told; a failure to record is returned with err,
+// so that the job runs again.
+func settle(err error, attempt, maxAttempts int, record func(v senderr.Verdict, final bool) error) error {
+	v := senderr.Classify(err)
+	final := v.Action != senderr.RetryAfter && (v.Action != senderr.Retry || attempt >= maxAttempts)
+	if record != nil {
+		if rerr := record(v, final); rerr != nil {
+			return errors.Join(err, rerr)
+		}
+	}
+	switch {
+	case v.Action == senderr.RetryAfter:
+		return river.JobSnooze(v.Wait)
+	case final:
+		return river.JobCancel(err)
+	}
+	return err
 }

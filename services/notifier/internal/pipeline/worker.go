@@ -10,6 +10,7 @@ import (
 	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/format"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/outbound"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/senderr"
 )
 
 // deliverWorker runs deliverArgs jobs.
@@ -83,33 +84,23 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[deliverArgs]) e
 	if err != nil {
 		a.Error = outbound.PublicError(err)
 		p.metrics.deliveryErrors.WithLabelValues(errorCode(err)).Inc()
-		v := Classify(err)
-		if v.Action == RetryAfter {
-			// A rate limit is no failure of the alert: wait as asked, without
-			// using up an attempt.
-			log.WarnContext(ctx, "delivery rate limited; waiting", "retry_after", v.Wait.String())
-			if serr := p.store.SaveProgress(ctx, a); serr != nil {
-				return serr
-			}
-			return river.JobSnooze(v.Wait)
-		}
 		// Only a plain retry can still succeed: the transport already
 		// followed a migration and an alert is never an edit.
-		final := v.Action != Retry || job.Attempt >= job.MaxAttempts
-		if final {
-			a.Status = alert.StatusFailed
-			p.metrics.failed.WithLabelValues(a.Source).Inc()
-			log.ErrorContext(ctx, "delivery failed for good", "attempts", a.Attempts, "action", v.Action.String(), "error", err)
-		} else {
-			log.WarnContext(ctx, "delivery failed; will retry", "attempt", job.Attempt, "max_attempts", job.MaxAttempts, "error", err)
-		}
-		if serr := p.store.SaveProgress(ctx, a); serr != nil {
-			return errors.Join(err, serr)
-		}
-		if final {
-			return river.JobCancel(err)
-		}
-		return err
+		return settle(err, job.Attempt, job.MaxAttempts, func(v senderr.Verdict, final bool) error {
+			switch {
+			case v.Action == senderr.RetryAfter:
+				// A rate limit is no failure of the alert: wait as asked,
+				// without using up an attempt.
+				log.WarnContext(ctx, "delivery rate limited; waiting", "retry_after", v.Wait.String())
+			case final:
+				a.Status = alert.StatusFailed
+				p.metrics.failed.WithLabelValues(a.Source).Inc()
+				log.ErrorContext(ctx, "delivery failed for good", "attempts", a.Attempts, "action", v.Action.String(), "error", err)
+			default:
+				log.WarnContext(ctx, "delivery failed; will retry", "attempt", job.Attempt, "max_attempts", job.MaxAttempts, "error", err)
+			}
+			return p.store.SaveProgress(ctx, a)
+		})
 	}
 	a.Status = alert.StatusDelivered
 	a.Error = ""

@@ -1,4 +1,10 @@
-package pipeline
+// Package senderr decides what a delivery does about a failed send: wait
+// as asked, retry with backoff, send anew, follow a migrated chat, or give
+// up. It is the one place the decision is made, for alerts, group messages
+// and their edits, digests, the outbound send API and the chat agent's
+// replies; transports' errors say what they are through small methods, so
+// nothing here (or anywhere else) matches on a receiver's words.
+package senderr
 
 import (
 	"errors"

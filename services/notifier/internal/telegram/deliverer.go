@@ -13,6 +13,7 @@ import (
 	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/outbound"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/pipeline"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/senderr"
 )
 
 // Deliverer delivers alerts to Telegram; it implements pipeline.Deliverer.
@@ -123,7 +124,7 @@ func (d *Deliverer) send(ctx context.Context, m Message, plain string) (string, 
 			m.Text, m.ParseMode = plain, ""
 			id, err = d.Client.Send(ctx, m)
 		}
-		if v := pipeline.Classify(err); err != nil && v.Action == pipeline.Migrate && hop == 0 {
+		if v := senderr.Classify(err); err != nil && v.Action == senderr.Migrate && hop == 0 {
 			d.migrate(ctx, m.ChatID, v.MigrateTo)
 			// A reply to a message of the old group cannot be kept; the
 			// Bot API allows sending without it.
@@ -226,7 +227,7 @@ func (d *Deliverer) EditGroupMessage(ctx context.Context, chat, id string, m ale
 		d.Logger.ErrorContext(ctx, "BUG: Telegram refused the formatter's MarkdownV2 in an edit; editing as plain text", "chat_id", chat, "error", err)
 		err = d.Client.Edit(ctx, chat, mid, m.Plain, "", bs)
 	}
-	if v := pipeline.Classify(err); err != nil && v.Action == pipeline.Migrate {
+	if v := senderr.Classify(err); err != nil && v.Action == senderr.Migrate {
 		d.migrate(ctx, chat, v.MigrateTo)
 		return &Error{Kind: ErrMessageGone, ErrorCode: http.StatusBadRequest, Description: "the group became a supergroup; its old messages cannot be edited",
 			err: fmt.Errorf("editing message %d: %w", mid, err)}

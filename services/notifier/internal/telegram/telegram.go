@@ -4,7 +4,7 @@
 // a second per chat and thirty a second overall, Telegram's published
 // limits) so bursts do not run into 429s. Every failed call is an *Error of
 // one ErrorKind, read once from Telegram's error_code, description and
-// parameters (retry_after, migrate_to_chat_id); pipeline.Classify turns it
+// parameters (retry_after, migrate_to_chat_id); senderr.Classify turns it
 // into what a delivery does (wait, retry, give up, send a new message,
 // follow a migrated group). A group that became a supergroup is followed:
 // the Deliverer sends to the new chat id and keeps using it (Migrations).
@@ -26,6 +26,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/groundcrew/groundcrew/platform/redact"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/senderr"
 )
 
 // Pacing defaults: Telegram allows about one message a second in a chat and
@@ -207,10 +208,11 @@ func (c *Client) EditText(ctx context.Context, chatID, messageID int64, text str
 	if err == nil {
 		return nil
 	}
-	switch err := c.classify(err); kindOf(err) {
-	case ErrNotModified:
+	err = c.classify(err)
+	switch {
+	case kindOf(err) == ErrNotModified:
 		return nil
-	case ErrMessageGone:
+	case senderr.Classify(err).Action == senderr.SendNew:
 		_, serr := c.Send(ctx, Message{ChatID: strconv.FormatInt(chatID, 10), Text: text})
 		return serr
 	default:
