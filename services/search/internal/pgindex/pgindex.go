@@ -29,7 +29,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 
@@ -79,9 +78,6 @@ type Index struct {
 	// configs are the text search configurations the server has; a
 	// document whose language has none is parsed with "simple".
 	configs map[string]bool
-	mu      sync.Mutex
-	// registered are the configurations known to be in search_languages.
-	registered map[string]bool
 }
 
 // Open applies the migrations to db (a PostgreSQL database) and returns
@@ -94,7 +90,7 @@ func Open(ctx context.Context, db *sqlstore.DB, opts Options) (*Index, error) {
 	if err := sqlstore.Migrate(ctx, db, migrations, "migrations"); err != nil {
 		return nil, fmt.Errorf("pgindex: %w", err)
 	}
-	ix := &Index{db: db, now: opts.Now, batchSize: opts.BatchSize, configs: map[string]bool{}, registered: map[string]bool{}}
+	ix := &Index{db: db, now: opts.Now, batchSize: opts.BatchSize, configs: map[string]bool{}}
 	if ix.now == nil {
 		ix.now = time.Now
 	}
@@ -196,7 +192,7 @@ func (ix *Index) Upsert(ctx context.Context, docs []search.Document) (search.Ind
 			for _, r := range batch {
 				langs = append(langs, r.doc.Language)
 			}
-			if err := ix.register(ctx, tx, langs); err != nil {
+			if err := register(ctx, tx, langs); err != nil {
 				return err
 			}
 			stmt, err := tx.PrepareContext(ctx, upsertSQL)
@@ -237,23 +233,14 @@ func (ix *Index) Upsert(ctx context.Context, docs []search.Document) (search.Ind
 	return res, nil
 }
 
-// register adds the configurations docs use to search_languages, once per
-// process for each.
-func (ix *Index) register(ctx context.Context, tx *sql.Tx, langs []string) error {
-	ix.mu.Lock()
-	var missing []string
-	for _, l := range langs {
-		if !ix.registered[l] {
-			missing = append(missing, l)
-			ix.registered[l] = true
-		}
-	}
-	ix.mu.Unlock()
-	for _, l := range missing {
+// register makes sure search_languages holds the configurations langs,
+// in the transaction that writes their documents: a search sees a
+// document only with its configuration, so both commit together. The
+// insert is a no-op for a configuration already there.
+func register(ctx context.Context, tx *sql.Tx, langs []string) error {
+	slices.Sort(langs)
+	for _, l := range slices.Compact(langs) {
 		if _, err := tx.ExecContext(ctx, "INSERT INTO search_languages (cfg) VALUES ($1::regconfig) ON CONFLICT DO NOTHING", l); err != nil {
-			ix.mu.Lock()
-			delete(ix.registered, l)
-			ix.mu.Unlock()
 			return fmt.Errorf("registering text search configuration %s: %w", l, err)
 		}
 	}
