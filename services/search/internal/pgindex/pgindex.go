@@ -14,7 +14,11 @@
 // generated column with a GIN index. A query is parsed once per
 // configuration in use with websearch_to_tsquery, its words joined with
 // "or" (as the bleve index matches any word; quoted phrases stay phrases),
-// and matched against that configuration's documents; ts_rank (normalised
+// and matched against that configuration's documents. PostgreSQL's GIN
+// index knows which documents hold a word but not how often, so every
+// match must be read to be ranked; to bound that, candidates are first
+// the documents holding at least two of the query's words (any word when
+// those are too few), at most MaxCandidates of them. ts_rank (normalised
 // by document length) plus a bonus when the whole query appears as a
 // phrase orders them, rank/(rank+1) is the score, and ts_headline cuts the
 // snippet around the best passage.
