@@ -8,6 +8,7 @@ import { ApprovalsPage } from "./pages/approvals";
 import { AskPage } from "./pages/ask";
 import { GroupDetail } from "./pages/group";
 import { MessageDetail, MessagesPage } from "./pages/messages";
+import { OnCallPage } from "./pages/oncall";
 import { ResearchDetail, ResearchPage } from "./pages/research";
 import { SearchPage } from "./pages/search";
 import "./style.css";
@@ -17,6 +18,7 @@ const pages = [
   ["alerts", "Alerts"],
   ["messages", "Answers"],
   ["approvals", "Approvals"],
+  ["oncall", "On call"],
   ["ask", "Ask"],
   ["research", "Research"],
   ["search", "Search"],
@@ -34,6 +36,8 @@ function route(path: string) {
       return id ? <MessageDetail id={id} /> : <MessagesPage />;
     case "approvals":
       return <ApprovalsPage />;
+    case "oncall":
+      return <OnCallPage />;
     case "ask":
       return <AskPage />;
     case "research":

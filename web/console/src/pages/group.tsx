@@ -4,13 +4,51 @@
 import { useState } from "preact/hooks";
 import { api, call, type Schemas } from "../api/client";
 import { useLive } from "../live";
+import { ApiError } from "../api/client";
 import { Chip, ErrorBox, Link, Loading, when } from "../ui";
+import { who } from "./oncall";
 
 type Group = Schemas["v1AlertGroup"];
+type Escalation = Schemas["v1Escalation"];
+
+const eventText: Record<string, string> = {
+  STARTED: "escalation started",
+  NOTIFIED: "notified",
+  NOTIFY_FAILED: "could not notify",
+  ACKNOWLEDGED: "acknowledged",
+  STOPPED: "stopped",
+};
+
+/** EscalationTimeline shows who was paged when, by which step and channel. */
+function EscalationTimeline({ esc }: { esc: Escalation }) {
+  return (
+    <>
+      <h2 id="h-escalation">
+        Escalation <Chip value={esc.state} />
+      </h2>
+      <p class="muted">
+        policy {esc.policyId}
+        {esc.state === "ESCALATING" && esc.nextStepTime && ` · step ${esc.step} due ${when(esc.nextStepTime)}`}
+      </p>
+      <ol class="timeline" id="escalation-timeline">
+        {(esc.timeline ?? []).map((ev, i) => (
+          <li key={i} class={ev.kind === "NOTIFY_FAILED" ? "bad" : undefined}>
+            <span class="muted">{when(ev.time)}</span> {eventText[ev.kind ?? ""] ?? ev.kind}
+            {ev.participant && ` ${who(ev.participant)}`}
+            {ev.step ? ` · step ${ev.step}${ev.round && ev.round > 1 ? `, round ${ev.round}` : ""}` : ""}
+            {ev.channel && ` · ${ev.channel === "direct" ? "direct message" : "in the chat"}`}
+            {ev.detail && <span class="muted"> — {ev.detail}</span>}
+          </li>
+        ))}
+      </ol>
+    </>
+  );
+}
 
 export function GroupDetail({ id }: { id: string }) {
   const [group, setGroup] = useState<Group | null>(null);
   const [error, setError] = useState<unknown>(null);
+  const [esc, setEsc] = useState<Escalation | null>(null);
   useLive(
     async (signal) => {
       try {
@@ -18,7 +56,15 @@ export function GroupDetail({ id }: { id: string }) {
         setGroup(r.alertGroup ?? null);
         setError(null);
         const g = r.alertGroup;
-        return [g?.status, g?.updateTime, g?.alerts?.map((a) => [a.id, a.status])];
+        // A group no policy took has no escalation (404): nothing to show.
+        const e = await call(api.GET("/v1/alert-groups/{groupId}/escalation", { params: { path: { groupId: id } }, signal }))
+          .then((x) => x.escalation ?? null)
+          .catch((err) => {
+            if (err instanceof ApiError && err.httpStatus === 404) return null;
+            throw err;
+          });
+        setEsc(e);
+        return [g?.status, g?.updateTime, g?.alerts?.map((a) => [a.id, a.status]), e?.state, e?.timeline?.length];
       } catch (e) {
         setError(e);
         throw e;
@@ -98,6 +144,7 @@ export function GroupDetail({ id }: { id: string }) {
           </>
         )}
       </dl>
+      {esc && <EscalationTimeline esc={esc} />}
       <h2>Alerts</h2>
       {(group.alerts ?? []).length === 0 ? (
         <p class="muted">None.</p>
