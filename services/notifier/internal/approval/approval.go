@@ -28,6 +28,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/groundcrew/groundcrew/services/notifier/internal/chat"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/message"
 )
 
 // CallbackData is the data of an approval button: "approval:<id>:approve"
@@ -80,11 +81,7 @@ type Responder interface {
 
 // Sent is the message that carried an approval's buttons, as stored when it
 // was sent.
-type Sent struct {
-	ChatID    int64  // the Telegram chat it went to
-	MessageID int64  // its Telegram message id
-	Text      string // its plain text
-}
+type Sent = message.ApprovalSent
 
 // Messages finds the message sent with an approval's buttons; found is
 // false when none was delivered to Telegram.

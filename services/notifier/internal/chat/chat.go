@@ -30,6 +30,7 @@ import (
 	"time"
 	"unicode/utf16"
 
+	"github.com/groundcrew/groundcrew/services/notifier/internal/message"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/tasks"
 )
 
@@ -73,9 +74,7 @@ type Replier interface {
 // UpdateKey identifies a handled update: update ids are the bot's own
 // sequence, and a forged or replayed id must not burn the id of a real
 // update in another chat.
-type UpdateKey struct {
-	BotID, ChatID, UpdateID int64
-}
+type UpdateKey = message.UpdateKey
 
 // Store keeps conversations and handled updates.
 type Store interface {

@@ -33,14 +33,12 @@ import (
 
 	"github.com/groundcrew/groundcrew/services/notifier/internal/approval"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/markdownv2"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/message"
 )
 
 // Button is an inline keyboard button; pressing it sends CallbackData to
 // the bot's webhook.
-type Button struct {
-	Text         string `json:"text"`
-	CallbackData string `json:"callback_data"`
-}
+type Button = message.Button
 
 // Request is a message to send, as the caller gave it.
 type Request struct {
@@ -74,35 +72,17 @@ type Transport interface {
 }
 
 // Status is where a stored message stands.
-type Status string
+type Status = message.Status
 
 // Statuses of a stored message.
 const (
-	StatusSending   Status = "SENDING"
-	StatusDelivered Status = "DELIVERED"
-	StatusFailed    Status = "FAILED"
+	StatusSending   = message.StatusSending
+	StatusDelivered = message.StatusDelivered
+	StatusFailed    = message.StatusFailed
 )
 
 // Record is a stored message.
-type Record struct {
-	ID             string
-	IdempotencyKey string
-	RequestHash    string
-	Sender         string
-	Actor          string // the authenticated caller who sent it
-	ApprovalID     string // the approval whose buttons it carries, if any
-	ChatID         string
-	Text           string // plain, as requested
-	Buttons        []Button
-	Status         Status
-	Attempts       int
-	Error          string // public description of the last failure
-	DeliveryID     string
-	Destination    string
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
-	DeliveredAt    time.Time
-}
+type Record = message.Record
 
 // Store keeps messages.
 type Store interface {

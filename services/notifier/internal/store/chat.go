@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
-	"github.com/groundcrew/groundcrew/services/notifier/internal/chat"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/message"
 )
 
 // SaveChatMessage stores m, replacing an earlier copy (an edit) with the
 // same chat and message id.
-func (s *Store) SaveChatMessage(ctx context.Context, m chat.Message) error {
+func (s *Store) SaveChatMessage(ctx context.Context, m message.ChatMessage) error {
 	parts, err := json.Marshal(m.Parts)
 	if err != nil {
 		return fmt.Errorf("encoding parts of message %d in chat %d: %w", m.MessageID, m.ChatID, err)
@@ -35,7 +35,7 @@ func (s *Store) SaveChatMessage(ctx context.Context, m chat.Message) error {
 // SaveChatMessageIfAbsent stores m unless the chat already has a message
 // with its id (used for the replied-to message an update carries, which is
 // older than what is stored).
-func (s *Store) SaveChatMessageIfAbsent(ctx context.Context, m chat.Message) error {
+func (s *Store) SaveChatMessageIfAbsent(ctx context.Context, m message.ChatMessage) error {
 	parts, err := json.Marshal(m.Parts)
 	if err != nil {
 		return fmt.Errorf("encoding parts of message %d in chat %d: %w", m.MessageID, m.ChatID, err)
@@ -52,17 +52,17 @@ func (s *Store) SaveChatMessageIfAbsent(ctx context.Context, m chat.Message) err
 }
 
 // ChatHistory returns the last limit messages of a chat, oldest first.
-func (s *Store) ChatHistory(ctx context.Context, chatID int64, limit int) ([]chat.Message, error) {
+func (s *Store) ChatHistory(ctx context.Context, chatID int64, limit int) ([]message.ChatMessage, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT chat_id, message_id, chat_type, speaker, speaker_id, is_agent, reply_to_id, parts, sent_at
 		FROM notifier_chat_messages WHERE chat_id = $1 ORDER BY sent_at DESC, message_id DESC LIMIT $2`, chatID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("reading history of chat %d: %w", chatID, err)
 	}
 	defer rows.Close()
-	var out []chat.Message
+	var out []message.ChatMessage
 	for rows.Next() {
 		var (
-			m     chat.Message
+			m     message.ChatMessage
 			parts string
 			sent  int64
 		)
@@ -88,7 +88,7 @@ func (s *Store) ChatHistory(ctx context.Context, chatID int64, limit int) ([]cha
 
 // UpdateOutcome returns what was done with a handled Telegram update, and
 // false when it has not been handled.
-func (s *Store) UpdateOutcome(ctx context.Context, k chat.UpdateKey) (string, bool, error) {
+func (s *Store) UpdateOutcome(ctx context.Context, k message.UpdateKey) (string, bool, error) {
 	var outcome string
 	err := s.db.QueryRowContext(ctx, `SELECT outcome FROM notifier_telegram_handled
 		WHERE bot_id = $1 AND chat_id = $2 AND update_id = $3`, k.BotID, k.ChatID, k.UpdateID).Scan(&outcome)
@@ -103,7 +103,7 @@ func (s *Store) UpdateOutcome(ctx context.Context, k chat.UpdateKey) (string, bo
 
 // RecordUpdate marks a Telegram update handled with its outcome. It reports
 // false when the update was already recorded (by a concurrent delivery).
-func (s *Store) RecordUpdate(ctx context.Context, k chat.UpdateKey, outcome string, at time.Time) (bool, error) {
+func (s *Store) RecordUpdate(ctx context.Context, k message.UpdateKey, outcome string, at time.Time) (bool, error) {
 	res, err := s.db.ExecContext(ctx, `INSERT INTO notifier_telegram_handled (bot_id, chat_id, update_id, outcome, handled_at)
 		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (bot_id, chat_id, update_id) DO NOTHING`,
 		k.BotID, k.ChatID, k.UpdateID, outcome, sqlstore.Micros(at))

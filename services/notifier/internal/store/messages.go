@@ -9,13 +9,7 @@ import (
 	"strconv"
 
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
-	"github.com/groundcrew/groundcrew/services/notifier/internal/approval"
-	"github.com/groundcrew/groundcrew/services/notifier/internal/outbound"
-)
-
-var (
-	_ outbound.Store    = (*Store)(nil)
-	_ approval.Messages = (*Store)(nil)
+	"github.com/groundcrew/groundcrew/services/notifier/internal/message"
 )
 
 const messageColumns = `id, idempotency_key, request_hash, sender, chat_id, text, buttons, status, attempts,
@@ -23,7 +17,7 @@ const messageColumns = `id, idempotency_key, request_hash, sender, chat_id, text
 
 // ClaimMessage inserts r; when r's idempotency key is already stored it
 // inserts nothing and returns the stored record (nil after an insert).
-func (s *Store) ClaimMessage(ctx context.Context, r *outbound.Record) (*outbound.Record, error) {
+func (s *Store) ClaimMessage(ctx context.Context, r *message.Record) (*message.Record, error) {
 	buttons, err := json.Marshal(nonNilButtons(r.Buttons))
 	if err != nil {
 		return nil, fmt.Errorf("encoding buttons of message %s: %w", r.ID, err)
@@ -53,7 +47,7 @@ func (s *Store) ClaimMessage(ctx context.Context, r *outbound.Record) (*outbound
 }
 
 // SaveMessage writes a message's status, attempts, error and delivery.
-func (s *Store) SaveMessage(ctx context.Context, r *outbound.Record) error {
+func (s *Store) SaveMessage(ctx context.Context, r *message.Record) error {
 	res, err := s.db.ExecContext(ctx, `UPDATE notifier_messages SET
 		status = $2, attempts = $3, error = $4, delivery_id = $5, destination = $6, updated_at = $7, delivered_at = $8
 		WHERE id = $1`,
@@ -68,7 +62,7 @@ func (s *Store) SaveMessage(ctx context.Context, r *outbound.Record) error {
 }
 
 // GetMessage returns the stored message with id, or ErrNotFound.
-func (s *Store) GetMessage(ctx context.Context, id string) (*outbound.Record, error) {
+func (s *Store) GetMessage(ctx context.Context, id string) (*message.Record, error) {
 	r, err := scanMessage(s.db.QueryRowContext(ctx, `SELECT `+messageColumns+` FROM notifier_messages WHERE id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("message %q: %w", id, ErrNotFound)
@@ -83,30 +77,30 @@ func (s *Store) GetMessage(ctx context.Context, id string) (*outbound.Record, er
 // approval's buttons (the latest, should it have been sent twice); found
 // is false when there is none (never sent, failed, or only logged
 // offline).
-func (s *Store) ApprovalMessage(ctx context.Context, approvalID string) (approval.Sent, bool, error) {
+func (s *Store) ApprovalMessage(ctx context.Context, approvalID string) (message.ApprovalSent, bool, error) {
 	if approvalID == "" {
-		return approval.Sent{}, false, nil
+		return message.ApprovalSent{}, false, nil
 	}
 	r, err := scanMessage(s.db.QueryRowContext(ctx, `SELECT `+messageColumns+` FROM notifier_messages
-		WHERE approval_id = $1 AND status = $2 ORDER BY delivered_at DESC LIMIT 1`, approvalID, string(outbound.StatusDelivered)))
+		WHERE approval_id = $1 AND status = $2 ORDER BY delivered_at DESC LIMIT 1`, approvalID, string(message.StatusDelivered)))
 	if errors.Is(err, sql.ErrNoRows) {
-		return approval.Sent{}, false, nil
+		return message.ApprovalSent{}, false, nil
 	}
 	if err != nil {
-		return approval.Sent{}, false, fmt.Errorf("reading the message of approval %s: %w", approvalID, err)
+		return message.ApprovalSent{}, false, fmt.Errorf("reading the message of approval %s: %w", approvalID, err)
 	}
 	chatID, err1 := strconv.ParseInt(r.Destination, 10, 64)
 	msgID, err2 := strconv.ParseInt(r.DeliveryID, 10, 64)
 	if err1 != nil || err2 != nil {
 		// Delivered to the log, or to an @channel name no callback names.
-		return approval.Sent{}, false, nil
+		return message.ApprovalSent{}, false, nil
 	}
-	return approval.Sent{ChatID: chatID, MessageID: msgID, Text: r.Text}, true, nil
+	return message.ApprovalSent{ChatID: chatID, MessageID: msgID, Text: r.Text}, true, nil
 }
 
-func scanMessage(row scanner) (*outbound.Record, error) {
+func scanMessage(row scanner) (*message.Record, error) {
 	var (
-		r                         outbound.Record
+		r                         message.Record
 		key                       sql.NullString
 		status, buttons           string
 		created, updated, deliver int64
@@ -115,7 +109,7 @@ func scanMessage(row scanner) (*outbound.Record, error) {
 		&r.Error, &r.DeliveryID, &r.Destination, &created, &updated, &deliver, &r.Actor, &r.ApprovalID); err != nil {
 		return nil, err
 	}
-	r.IdempotencyKey, r.Status = key.String, outbound.Status(status)
+	r.IdempotencyKey, r.Status = key.String, message.Status(status)
 	if err := json.Unmarshal([]byte(buttons), &r.Buttons); err != nil {
 		return nil, fmt.Errorf("decoding buttons of message %s: %w", r.ID, err)
 	}
@@ -126,9 +120,9 @@ func scanMessage(row scanner) (*outbound.Record, error) {
 	return &r, nil
 }
 
-func nonNilButtons(b []outbound.Button) []outbound.Button {
+func nonNilButtons(b []message.Button) []message.Button {
 	if b == nil {
-		return []outbound.Button{}
+		return []message.Button{}
 	}
 	return b
 }
