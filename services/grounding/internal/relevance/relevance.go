@@ -132,9 +132,11 @@ func Parse(text string) Subject {
 		summary = tail
 	}
 	add := func(text string, w float64) {
-		ts := terms(text)
-		for i, t := range ts {
+		for _, t := range terms(text) {
 			s.weights[t] = max(s.weights[t], w*weightOf(t))
+		}
+		ts := runTerms(text)
+		for i, t := range ts {
 			if i > 0 && w >= summaryWeight {
 				s.pairs[[2]string{ts[i-1], t}] = true
 			}
@@ -275,6 +277,23 @@ func (s Subject) Score(src Source) Score {
 	if all > 0 {
 		sc.Title = max(sc.Title, said/all)
 	}
+	// And the alert's name alone: a title holding every specific word of
+	// the name ("HostConntrackLimit" and "Node — conntrack table full") is
+	// about what the alert names.
+	var named, nameAll float64
+	for t := range s.nameTerms {
+		if s.whole[t] {
+			continue
+		}
+		w := weightOf(t)
+		nameAll += w
+		if seen[t] {
+			named += w
+		}
+	}
+	if nameAll > 0 {
+		sc.Title = max(sc.Title, named/nameAll)
+	}
 
 	for _, n := range names {
 		nt := terms(n)
@@ -296,14 +315,17 @@ func (s Subject) Score(src Source) Score {
 	for _, t := range title {
 		body[t] = true
 	}
-	text := terms(src.Text)
-	for i, t := range text {
+	for _, t := range terms(src.Text) {
 		body[t] = true
-		// The alert's own words, three in a row, in the source: an error
-		// message the runbook quotes ("x509: certificate signed by unknown
-		// authority", "No space left on device").
-		if i > 1 && s.triples[[3]string{text[i-2], text[i-1], t}] {
+	}
+	// The alert's own words, three in a row, in the source: an error
+	// message the runbook quotes ("x509: certificate signed by unknown
+	// authority", "No space left on device").
+	run := runTerms(src.Text)
+	for i := 2; i < len(run); i++ {
+		if s.triples[[3]string{run[i-2], run[i-1], run[i]}] {
 			sc.Quote = 1
+			break
 		}
 	}
 	var have, want float64
@@ -320,8 +342,9 @@ func (s Subject) Score(src Source) Score {
 		sc.Text = have / want
 	}
 
-	for i := 1; i < len(title); i++ {
-		if s.pairs[[2]string{title[i-1], title[i]}] && !generic[title[i-1]] || s.pairs[[2]string{title[i-1], title[i]}] && !generic[title[i]] {
+	titleRun := runTerms(src.Title)
+	for i := 1; i < len(titleRun); i++ {
+		if p := [2]string{titleRun[i-1], titleRun[i]}; s.pairs[p] && (!generic[p[0]] || !generic[p[1]]) {
 			sc.Phrase = 1
 			break
 		}

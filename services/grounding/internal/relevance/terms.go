@@ -62,7 +62,7 @@ var synonyms = map[string]string{
 	"hpa":    "autoscaler", "horizontalpodautoscaler": "autoscaler", "autoscaling": "autoscaler",
 	"pvc": "volume", "persistentvolumeclaim": "volume", "persistentvolume": "volume", "pv": "volume", "volumes": "volume",
 	"restarting": "restart", "restarts": "restart", "restarted": "restart",
-	"crashloopbackoff": "crashloop", "crashlooping": "crashloop",
+	"crashloopbackoff": "restart", "crashlooping": "restart", "crashloop": "restart",
 	"consumergroup": "consumer", "consumergroups": "consumer",
 	"gc": "garbage", "jvm": "jvm", "java": "jvm", "heap": "heap",
 	"ntp": "clock", "chrony": "clock", "time": "time", "skew": "skew", "skewed": "skew",
@@ -94,7 +94,10 @@ func set(words ...string) map[string]bool {
 // snake_case and kebab-case, and adds a camelCase word's parts after it:
 // "KubePodCrashLooping" gives "kubepodcrashlooping", "kube", "pod",
 // "crash", "looping".
-func words(s string) []string {
+func words(s string) []string { return splitWords(s, true) }
+
+// splitWords is words, with camelCase parts when parts is set.
+func splitWords(s string, parts bool) []string {
 	var out []string
 	for _, tok := range strings.FieldsFunc(s, func(r rune) bool {
 		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-' || r == '.')
@@ -107,7 +110,7 @@ func words(s string) []string {
 			rs := []rune(p)
 			out = append(out, strings.ToLower(p))
 			camel := splitCamel(rs)
-			if len(camel) > 1 {
+			if parts && len(camel) > 1 {
 				out = append(out, camel...)
 			}
 		}
@@ -155,9 +158,16 @@ func term(w string) string {
 }
 
 // terms are the index forms of the words of s, in order, without empties.
-func terms(s string) []string {
+func terms(s string) []string { return indexForms(words(s)) }
+
+// runTerms are the index forms of the words of s as written (a camelCase
+// word as one term, without its parts), for word runs: phrases and
+// quotes.
+func runTerms(s string) []string { return indexForms(splitWords(s, false)) }
+
+func indexForms(ws []string) []string {
 	var out []string
-	for _, w := range words(s) {
+	for _, w := range ws {
 		if t := term(w); t != "" {
 			out = append(out, t)
 		}
