@@ -53,7 +53,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	var alerts, topics string
 	fs := flag.NewFlagSet("enrich-eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&alerts, "alerts", in("eval/enrichment-tuning.json")+","+in("eval/enrichment-heldout.json")+","+in("eval/enrichment-heldout2.json"), "alert sets (comma-separated JSON files)")
+	fs.StringVar(&alerts, "alerts", in("eval/enrichment-tuning.json")+","+in("eval/enrichment-heldout.json")+","+in("eval/enrichment-heldout2.json")+","+in("eval/enrichment-heldout3.json"), "alert sets (comma-separated JSON files)")
 	fs.StringVar(&topics, "topics", in("eval/research-tuning.json")+","+in("eval/research-heldout.json"), "research topic sets (comma-separated; empty: none)")
 	fs.StringVar(&cfg.runbooks, "runbooks", in("examples/runbooks"), "the team's runbooks")
 	fs.StringVar(&cfg.groundcrew, "groundcrew-runbooks", in("docs/runbooks"), "groundcrew's own runbooks (indexed in their own collection)")
