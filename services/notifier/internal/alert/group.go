@@ -34,10 +34,9 @@ type Group struct {
 	CommonLabels      map[string]string
 	CommonAnnotations map[string]string
 	ExternalURL       string
-	// Enrichment is the group's enrichment as JSON (the pipeline's own
-	// encoding), kept so that an edit of the root shows it again without
-	// asking grounding twice.
-	Enrichment         string
+	// Enrichment is the group's enrichment (nil: none yet), kept so that
+	// an edit of the root shows it again without asking grounding twice.
+	Enrichment         *Enrichment
 	GroundingMessageID string
 	EnrichmentError    string
 	Silence            *Silence

@@ -34,6 +34,7 @@ import (
 	"unicode"
 
 	"github.com/groundcrew/groundcrew/platform/weburl"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/markdownv2"
 )
 
@@ -108,23 +109,11 @@ type Link struct {
 }
 
 // Citation is one source grounding found for an alert.
-type Citation struct {
-	Title   string // shown as is; the URL's domain when empty
-	Snippet string // optional excerpt of the source
-	URL     string // must be an absolute http or https URL to be shown
-}
+type Citation = alert.Citation
 
-// Enrichment is what grounding produced for an alert, in priority order.
-type Enrichment struct {
-	// Summary is grounding's short summary; empty means none.
-	Summary string
-	// Confidence is carried so that callers can pass grounding's result as
-	// it is; the contract has no place for it, so it is not rendered.
-	Confidence *float64
-	// Citations are the sources, most important first: when the message is
-	// too long, the last ones are dropped first.
-	Citations []Citation
-}
+// Enrichment is what grounding produced for an alert (alert.Enrichment,
+// the one shape): its summary and citations, in priority order.
+type Enrichment = alert.Enrichment
 
 // Options tunes Format; a zero field takes its Default.
 type Options struct {

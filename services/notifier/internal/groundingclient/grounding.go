@@ -174,7 +174,7 @@ const maxEvidenceURLs = 8
 // left, the enrichment says why it is unavailable, and the summary is not
 // shown.
 func toEnrichment(m *groundingv1.AnnotatedMessage) pipeline.Enrichment {
-	e := pipeline.Enrichment{MessageID: m.GetId(), Enrichment: format.Enrichment{Summary: m.GetSummary()}}
+	e := pipeline.Enrichment{MessageID: m.GetId(), Summary: m.GetSummary()}
 	if m.Confidence != nil {
 		c := m.GetConfidence()
 		e.Confidence = &c

@@ -76,13 +76,13 @@ func TestEnrich(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := pipeline.Enrichment{MessageID: "m1", Enrichment: format.Enrichment{
+	want := pipeline.Enrichment{MessageID: "m1",
 		Summary: "Payments upstream failing.", Confidence: &conf,
 		Citations: []format.Citation{
 			{Title: "Runbook", Snippet: "Check payments.", URL: "https://runbooks.example.com/checkout"},
 			{Title: "Status", URL: "https://status.example.com/"},
 		},
-	}}
+	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("enrichment (-want +got):\n%s", diff)
 	}

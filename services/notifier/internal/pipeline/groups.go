@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -336,7 +335,7 @@ func latest(all []*alert.Alert) []*alert.Alert {
 // otherwise with one grounding call. A group already enriched (a retried
 // job) is left as it is.
 func (p *Pipeline) enrichGroup(ctx context.Context, g *alert.Group, alerts []*alert.Alert) error {
-	if g.Enrichment != "" || g.EnrichmentError != "" {
+	if g.Enrichment != nil || g.EnrichmentError != "" {
 		return nil
 	}
 	now := p.now().UTC()
@@ -346,7 +345,7 @@ func (p *Pipeline) enrichGroup(ctx context.Context, g *alert.Group, alerts []*al
 		if err != nil {
 			return err
 		}
-		if cached != "" {
+		if cached != nil {
 			g.Enrichment, g.GroundingMessageID = cached, gid
 			p.metrics.enrichCacheHits.Inc()
 			// The reused row's key stays the cache's entry; this one
@@ -368,28 +367,12 @@ func (p *Pipeline) enrichGroup(ctx context.Context, g *alert.Group, alerts []*al
 		p.logger.WarnContext(ctx, "group enrichment failed; delivering without it", "group_id", g.ID, "error", err)
 		return p.store.SaveGroupEnrichment(ctx, g, "", now)
 	}
-	raw, err := json.Marshal(e)
-	if err != nil {
-		return fmt.Errorf("encoding enrichment of alert group %s: %w", g.ID, err)
-	}
-	g.Enrichment, g.GroundingMessageID = string(raw), e.MessageID
+	g.Enrichment, g.GroundingMessageID = &e, e.MessageID
 	if e.Unavailable != "" {
 		g.EnrichmentError = e.Unavailable
 		key = ""
 	}
 	return p.store.SaveGroupEnrichment(ctx, g, key, now)
-}
-
-// groupEnrichment decodes the stored enrichment; nil when there is none.
-func groupEnrichment(g *alert.Group) *Enrichment {
-	if g.Enrichment == "" {
-		return nil
-	}
-	var e Enrichment
-	if err := json.Unmarshal([]byte(g.Enrichment), &e); err != nil {
-		return nil
-	}
-	return &e
 }
 
 // GroupView is what a group message shows of g and its alerts.
@@ -453,11 +436,11 @@ func (p *Pipeline) renderRoot(ctx context.Context, g *alert.Group, alerts []*ale
 		text = format.GroupText(GroupView(g, alerts))
 	}
 	var res format.Result
-	switch e := groupEnrichment(g); {
+	switch e := g.Enrichment; {
 	case g.EnrichmentError != "" && (e == nil || e.Unavailable != ""):
 		res = format.FormatAlertFailed(format.Input{Text: text, Links: links}, g.EnrichmentError, p.cfg.Format)
 	case e != nil:
-		res = format.FormatAlert(format.Input{Text: text, Links: links}, &e.Enrichment, p.cfg.Format)
+		res = format.FormatAlert(format.Input{Text: text, Links: links}, e, p.cfg.Format)
 	default:
 		res = format.FormatAlert(format.Input{Text: text, Links: links}, nil, p.cfg.Format)
 	}

@@ -37,17 +37,9 @@ import (
 	"github.com/groundcrew/groundcrew/services/notifier/internal/store"
 )
 
-// Enrichment is what an Enricher found for an alert.
-type Enrichment struct {
-	format.Enrichment
-	// MessageID is grounding's id of the stored answer, for audit.
-	MessageID string
-	// Unavailable says, in plain words, why the answer has no source to
-	// show (e.g. format.NoSources, "search unavailable"); "" when it has
-	// one. Such an enrichment is delivered as the note "Enrichment
-	// unavailable: <Unavailable>", never as an uncited summary.
-	Unavailable string
-}
+// Enrichment is what an Enricher found for an alert (alert.Enrichment,
+// the one shape the formatter renders and the store keeps).
+type Enrichment = alert.Enrichment
 
 // Enricher finds context for an alert's text.
 type Enricher interface {

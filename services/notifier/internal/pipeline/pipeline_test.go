@@ -54,10 +54,8 @@ func (f *fakeEnricher) count() int {
 func okEnrichment(context.Context, string) (Enrichment, error) {
 	return Enrichment{
 		MessageID: "g-1",
-		Enrichment: format.Enrichment{
-			Summary:   "Payments upstream is failing (see runbook).",
-			Citations: []format.Citation{{Title: "Checkout runbook", URL: "https://runbooks.example.com/checkout"}},
-		},
+		Summary:   "Payments upstream is failing (see runbook).",
+		Citations: []format.Citation{{Title: "Checkout runbook", URL: "https://runbooks.example.com/checkout"}},
 	}, nil
 }
 
@@ -247,23 +245,23 @@ func TestEnrichmentFailureStillDelivers(t *testing.T) {
 		{
 			name: "uncited summary",
 			fn: func(context.Context, string) (Enrichment, error) {
-				return Enrichment{MessageID: "g-2", Enrichment: format.Enrichment{Summary: "Looks like a full disk."}}, nil
+				return Enrichment{MessageID: "g-2", Summary: "Looks like a full disk."}, nil
 			},
 			reason: "no sources found",
 		},
 		{
 			name: "no usable source",
 			fn: func(context.Context, string) (Enrichment, error) {
-				return Enrichment{MessageID: "g-3", Enrichment: format.Enrichment{
+				return Enrichment{MessageID: "g-3",
 					Summary: "Looks like a full disk.", Citations: []format.Citation{{Title: "x", URL: "file:///etc/passwd"}},
-				}}, nil
+				}, nil
 			},
 			reason: "no sources found",
 		},
 		{
 			name: "search down, as the enricher says",
 			fn: func(context.Context, string) (Enrichment, error) {
-				return Enrichment{MessageID: "g-4", Unavailable: "search unavailable", Enrichment: format.Enrichment{Summary: "Looks like a full disk."}}, nil
+				return Enrichment{MessageID: "g-4", Unavailable: "search unavailable", Summary: "Looks like a full disk."}, nil
 			},
 			reason: "search unavailable",
 		},
@@ -296,7 +294,7 @@ func TestMaxSources(t *testing.T) {
 		citations = append(citations, format.Citation{Title: fmt.Sprintf("Source %d", i+1), URL: fmt.Sprintf("https://s%d.example.com/", i+1)})
 	}
 	five := func(context.Context, string) (Enrichment, error) {
-		return Enrichment{MessageID: "g-5", Enrichment: format.Enrichment{Summary: "Five sources agree.", Citations: citations}}, nil
+		return Enrichment{MessageID: "g-5", Summary: "Five sources agree.", Citations: citations}, nil
 	}
 	tests := []struct {
 		name      string

@@ -141,7 +141,7 @@ func (p *Pipeline) render(ctx context.Context, a *alert.Alert) error {
 			res = format.FormatAlertFailed(in, a.EnrichmentError, p.cfg.Format)
 		} else {
 			a.GroundingMessageID = e.MessageID
-			res = format.FormatAlert(in, &e.Enrichment, p.cfg.Format)
+			res = format.FormatAlert(in, &e, p.cfg.Format)
 			if res.Unavailable != "" {
 				// No source to show: the message carries the note, in the
 				// enricher's words when it knows why.

@@ -77,6 +77,10 @@ func groupValues(g *alert.Group) ([]any, error) {
 	if err := errors.Join(err1, err2, err3); err != nil {
 		return nil, fmt.Errorf("encoding labels of alert group %s: %w", g.ID, err)
 	}
+	enrichment, err := encodeEnrichment(g.Enrichment)
+	if err != nil {
+		return nil, fmt.Errorf("encoding enrichment of alert group %s: %w", g.ID, err)
+	}
 	var sil alert.Silence
 	if g.Silence != nil {
 		sil = *g.Silence
@@ -86,7 +90,7 @@ func groupValues(g *alert.Group) ([]any, error) {
 		ack = *g.Ack
 	}
 	return []any{g.ID, g.GroupKey, g.Source, g.Destination, g.RootMessageID, string(g.Status), g.Firing, g.Resolved,
-		string(gl), string(cl), string(ca), g.ExternalURL, g.Enrichment, g.GroundingMessageID, g.EnrichmentError,
+		string(gl), string(cl), string(ca), g.ExternalURL, enrichment, g.GroundingMessageID, g.EnrichmentError,
 		sil.ID, sil.Actor, sil.By, sqlstore.Micros(sil.EndsAt), sqlstore.Micros(sil.CreatedAt), sil.Expired,
 		ack.Actor, ack.By, sqlstore.Micros(ack.At), sqlstore.Micros(g.CreatedAt), sqlstore.Micros(g.UpdatedAt)}, nil
 }
@@ -199,11 +203,11 @@ func scanGroup(r scanner) (*alert.Group, error) {
 		g                                alert.Group
 		sil                              alert.Silence
 		ack                              alert.Ack
-		status, gl, cl, ca               string
+		status, gl, cl, ca, enrichment   string
 		silEnds, silCreated, ackAt, c, u int64
 	)
 	if err := r.Scan(&g.ID, &g.GroupKey, &g.Source, &g.Destination, &g.RootMessageID, &status, &g.Firing, &g.Resolved,
-		&gl, &cl, &ca, &g.ExternalURL, &g.Enrichment, &g.GroundingMessageID, &g.EnrichmentError,
+		&gl, &cl, &ca, &g.ExternalURL, &enrichment, &g.GroundingMessageID, &g.EnrichmentError,
 		&sil.ID, &sil.Actor, &sil.By, &silEnds, &silCreated, &sil.Expired,
 		&ack.Actor, &ack.By, &ackAt, &c, &u); err != nil {
 		return nil, err
@@ -217,6 +221,11 @@ func scanGroup(r scanner) (*alert.Group, error) {
 			return nil, fmt.Errorf("decoding labels of alert group %s: %w", g.ID, err)
 		}
 	}
+	e, err := decodeEnrichment(enrichment)
+	if err != nil {
+		return nil, fmt.Errorf("decoding enrichment of alert group %s: %w", g.ID, err)
+	}
+	g.Enrichment = e
 	if sil.ID != "" {
 		sil.EndsAt, sil.CreatedAt = sqlstore.FromMicros(silEnds), sqlstore.FromMicros(silCreated)
 		g.Silence = &sil
@@ -393,28 +402,59 @@ func (s *Store) DeliverNotification(ctx context.Context, n *Notification, d Deli
 	return nil
 }
 
-// CachedEnrichment returns the enrichment (the pipeline's JSON) and
-// grounding message id of the latest group with enrichKey enriched at or
-// after since, or "" when there is none.
-func (s *Store) CachedEnrichment(ctx context.Context, enrichKey string, since time.Time) (enrichment, groundingMessageID string, err error) {
-	err = s.db.QueryRowContext(ctx, `SELECT enrichment, grounding_message_id FROM notifier_alert_groups
+// CachedEnrichment returns the enrichment and grounding message id of the
+// latest group with enrichKey enriched at or after since, or nil when
+// there is none.
+func (s *Store) CachedEnrichment(ctx context.Context, enrichKey string, since time.Time) (*alert.Enrichment, string, error) {
+	var raw, groundingMessageID string
+	err := s.db.QueryRowContext(ctx, `SELECT enrichment, grounding_message_id FROM notifier_alert_groups
 		WHERE enrich_key = $1 AND enriched_at >= $2 AND enrichment <> '' AND grounding_message_id <> ''
-		ORDER BY enriched_at DESC LIMIT 1`, enrichKey, sqlstore.Micros(since)).Scan(&enrichment, &groundingMessageID)
+		ORDER BY enriched_at DESC LIMIT 1`, enrichKey, sqlstore.Micros(since)).Scan(&raw, &groundingMessageID)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", "", nil
+		return nil, "", nil
 	}
 	if err != nil {
-		return "", "", fmt.Errorf("looking up cached enrichment: %w", err)
+		return nil, "", fmt.Errorf("looking up cached enrichment: %w", err)
 	}
-	return enrichment, groundingMessageID, nil
+	e, err := decodeEnrichment(raw)
+	if err != nil {
+		return nil, "", fmt.Errorf("decoding cached enrichment: %w", err)
+	}
+	return e, groundingMessageID, nil
+}
+
+// encodeEnrichment is e as stored: JSON with alert.Enrichment's field
+// names, "" for none.
+func encodeEnrichment(e *alert.Enrichment) (string, error) {
+	if e == nil {
+		return "", nil
+	}
+	raw, err := json.Marshal(e)
+	return string(raw), err
+}
+
+// decodeEnrichment reads what encodeEnrichment stored.
+func decodeEnrichment(raw string) (*alert.Enrichment, error) {
+	if raw == "" {
+		return nil, nil
+	}
+	var e alert.Enrichment
+	if err := json.Unmarshal([]byte(raw), &e); err != nil {
+		return nil, err
+	}
+	return &e, nil
 }
 
 // SaveGroupEnrichment records a group's enrichment (or why it failed);
 // enrichKey is set only when the enrichment may be reused by other groups.
 func (s *Store) SaveGroupEnrichment(ctx context.Context, g *alert.Group, enrichKey string, at time.Time) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE notifier_alert_groups SET enrichment = $2, grounding_message_id = $3,
+	enrichment, err := encodeEnrichment(g.Enrichment)
+	if err != nil {
+		return fmt.Errorf("encoding enrichment of alert group %s: %w", g.ID, err)
+	}
+	_, err = s.db.ExecContext(ctx, `UPDATE notifier_alert_groups SET enrichment = $2, grounding_message_id = $3,
 		enrichment_error = $4, enrich_key = $5, enriched_at = $6, updated_at = $6 WHERE id = $1`,
-		g.ID, g.Enrichment, g.GroundingMessageID, g.EnrichmentError, enrichKey, sqlstore.Micros(at))
+		g.ID, enrichment, g.GroundingMessageID, g.EnrichmentError, enrichKey, sqlstore.Micros(at))
 	if err != nil {
 		return fmt.Errorf("saving enrichment of alert group %s: %w", g.ID, err)
 	}

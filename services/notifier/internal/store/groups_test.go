@@ -96,7 +96,7 @@ func TestUpdateGroupKeepsWhatOthersWrote(t *testing.T) {
 				t.Fatal(err)
 			}
 			enriched := *g
-			enriched.Enrichment, enriched.GroundingMessageID, enriched.EnrichmentError = `{"summary":"x"}`, "gm-1", ""
+			enriched.Enrichment, enriched.GroundingMessageID, enriched.EnrichmentError = &alert.Enrichment{Summary: "x"}, "gm-1", ""
 			if err := s.SaveGroupEnrichment(ctx, &enriched, "key", t0.Add(1e9)); err != nil {
 				t.Fatal(err)
 			}
