@@ -448,16 +448,24 @@ func snippet(headline, start string) string {
 	return search.Truncate(s, MaxSnippetChars)
 }
 
+// pairWords is how many of a query's first words pair up in twoWords.
+// Every pair is a clause GIN evaluates for each document in the union of
+// the words' posting lists, so a long query (an alert's text) pairing all
+// its words costs tens of milliseconds at 100,000 documents; its first
+// words (the alert's name) are the ones that tell runbooks apart. Chosen on
+// the labelled enrichment set and the benchmark (BENCHMARKS.md): 4 ranked
+// as well as 6, 8 or 16 and was the fastest.
+const pairWords = 4
+
 // twoWords turns anyWord's "a or b or c" into "a b or a c or b c": the
-// documents holding at least two of the words (a quoted phrase counts as
-// one). A single word stays itself. Past 16 words only the first 16 pair
-// up, which bounds the query's size.
+// documents holding at least two of the first pairWords words (a quoted
+// phrase counts as one word). A single word stays itself.
 func twoWords(anyWords string) string {
 	parts := strings.Split(anyWords, " or ")
 	if len(parts) < 2 {
 		return anyWords
 	}
-	parts = parts[:min(len(parts), 16)]
+	parts = parts[:min(len(parts), pairWords)]
 	var pairs []string
 	for i := range parts {
 		for j := i + 1; j < len(parts); j++ {

@@ -20,3 +20,11 @@ func TestAnyWordAndTwoWords(t *testing.T) {
 		}
 	}
 }
+
+func TestTwoWordsPairsTheFirstWords(t *testing.T) {
+	got := twoWords(anyWord("core dns errors high servfail answers"))
+	want := "core dns or core errors or core high or dns errors or dns high or errors high"
+	if got != want {
+		t.Errorf("twoWords() = %q, want %q", got, want)
+	}
+}
