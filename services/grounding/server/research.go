@@ -89,14 +89,15 @@ func (c ResearchConfig) ValidateResearch() error {
 // startResearch registers ResearchService on srv and starts its durable
 // workers; stop ends them. gc, when not nil, plans and critiques with
 // Gemini (falling back to the offline planner and critic when it fails);
-// nil means offline.
-func startResearch(ctx context.Context, cfg Config, logger *slog.Logger, srv *grpcserver.Server, tp trace.TracerProvider, gc *gemini.Client) (stop func(), err error) {
-	return startResearchWith(ctx, cfg, cfg.ResearchConfig, logger, srv, tp, gc)
+// nil means offline. search is the connection to the search service that
+// grounding already holds (one connection serves both).
+func startResearch(ctx context.Context, cfg Config, logger *slog.Logger, srv *grpcserver.Server, tp trace.TracerProvider, gc *gemini.Client, search *grpc.ClientConn) (stop func(), err error) {
+	return startResearchWith(ctx, cfg, cfg.ResearchConfig, logger, srv, tp, gc, search)
 }
 
 // startResearchWith is startResearch with the research settings given
 // explicitly, for tests.
-func startResearchWith(ctx context.Context, cfg Config, rc ResearchConfig, logger *slog.Logger, srv *grpcserver.Server, tp trace.TracerProvider, gc *gemini.Client) (stop func(), err error) {
+func startResearchWith(ctx context.Context, cfg Config, rc ResearchConfig, logger *slog.Logger, srv *grpcserver.Server, tp trace.TracerProvider, gc *gemini.Client, searchConn *grpc.ClientConn) (stop func(), err error) {
 	if err := rc.ValidateResearch(); err != nil {
 		return nil, err
 	}
@@ -140,10 +141,6 @@ func startResearchWith(ctx context.Context, cfg Config, rc ResearchConfig, logge
 		}
 		cleanups = append(cleanups, func() { _ = conn.Close() })
 		return conn, nil
-	}
-	searchConn, err := dial("search", cfg.SearchAddr)
-	if err != nil {
-		return nil, err
 	}
 	ragConn, err := dial("rag", cfg.RagAddr)
 	if err != nil {

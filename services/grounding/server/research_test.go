@@ -18,6 +18,7 @@ import (
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
 	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
 	"github.com/groundcrew/groundcrew/platform/config"
+	"github.com/groundcrew/groundcrew/platform/grpcclient"
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
 	"github.com/groundcrew/groundcrew/platform/grpcserver/grpcservertest"
 	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
@@ -103,6 +104,17 @@ func startGrounding(t *testing.T, rc ResearchConfig, start func(context.Context,
 	return groundingv1.NewResearchServiceClient(conn)
 }
 
+// dialSearch is the search connection run dials once and hands research.
+func dialSearch(t *testing.T, cfg Config) *grpc.ClientConn {
+	t.Helper()
+	conn, err := grpcclient.Dial(cfg.SearchAddr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return conn
+}
+
 // pollRun reads the run until done says so or the deadline passes.
 func pollRun(t *testing.T, c groundingv1.ResearchServiceClient, id string, within time.Duration, done func(*groundingv1.ResearchState) bool) *groundingv1.ResearchState {
 	t.Helper()
@@ -124,7 +136,7 @@ func pollRun(t *testing.T, c groundingv1.ResearchServiceClient, id string, withi
 
 func TestStartResearchOffline(t *testing.T) {
 	c := startGrounding(t, defaultResearchConfig, func(ctx context.Context, cfg Config, l *slog.Logger, srv *grpcserver.Server) (func(), error) {
-		return startResearch(ctx, cfg, l, srv, nil, nil)
+		return startResearch(ctx, cfg, l, srv, nil, nil, dialSearch(t, cfg))
 	})
 	started, err := c.StartResearch(t.Context(), &groundingv1.StartResearchRequest{
 		Topic: "write-ahead logging", UserId: testUserID, MaxIterations: new(int32(1000)),
@@ -172,7 +184,7 @@ func TestApprovalTimeoutEndToEnd(t *testing.T) {
 	rc.ResearchApprovalTimeout = 500 * time.Millisecond
 	rc.ResearchPollInterval = 20 * time.Millisecond
 	c := startGrounding(t, rc, func(ctx context.Context, cfg Config, l *slog.Logger, srv *grpcserver.Server) (func(), error) {
-		return startResearchWith(ctx, cfg, rc, l, srv, nil, nil)
+		return startResearchWith(ctx, cfg, rc, l, srv, nil, nil, dialSearch(t, cfg))
 	})
 	started, err := c.StartResearch(t.Context(), &groundingv1.StartResearchRequest{Topic: "write-ahead logging", UserId: testUserID, MaxIterations: new(int32(1))})
 	if err != nil {

@@ -43,5 +43,9 @@ func TestRetentionConfig(t *testing.T) {
 		if got, _ := cfg.messageRetention(); got != tt.keep {
 			t.Errorf("message retention of %v = %v, want %v", tt.env, got, tt.keep)
 		}
+		// Run reads what Validate parsed, not the text again.
+		if got := cfg.parsed.messageMaxAge; !cfg.parsed.ok || got != tt.keep {
+			t.Errorf("parsed message retention of %v = %v (parsed: %v), want %v", tt.env, got, cfg.parsed.ok, tt.keep)
+		}
 	}
 }

@@ -83,10 +83,24 @@ type Config struct {
 	SearchAddr   string `env:"SEARCH_ADDR" envDefault:"127.0.0.1:50051"`
 	RagAddr      string `env:"RAG_ADDR" envDefault:"127.0.0.1:50053"`
 	NotifierAddr string `env:"NOTIFIER_ADDR" envDefault:"127.0.0.1:50054"`
+
+	// parsed is what Validate read from the variables that have a syntax
+	// of their own; Run uses it and parses nothing again.
+	parsed settings
 }
 
-// Validate checks what types cannot.
-func (c Config) Validate() error {
+// settings are the typed values of the variables Validate parses.
+type settings struct {
+	ok            bool              // Validate filled them in
+	archiveMode   store.ArchiveMode // GROUNDING_ARCHIVE_MODE
+	messageMaxAge time.Duration     // GROUNDING_MESSAGE_RETENTION; 0 keeps
+	redirectHosts []string          // Gemini's redirect hosts
+}
+
+// Validate checks what types cannot, and keeps the values it parsed for
+// Run (config.Load calls it on the loaded struct).
+func (c *Config) Validate() error {
+	var s settings
 	errs := []error{c.Common.Validate()}
 	for name, addr := range map[string]string{"GROUNDING_ADDR": c.Addr, "GROUNDING_ADMIN_ADDR": c.AdminAddr, "GROUNDING_LISTEN_ADDR": c.ListenAddr} {
 		if addr == "" && name == "GROUNDING_LISTEN_ADDR" {
@@ -107,19 +121,31 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: must be a positive duration, got %s", name, d))
 		}
 	}
-	if _, err := store.ParseArchiveMode(c.ArchiveMode); err != nil {
+	var err error
+	if s.archiveMode, err = store.ParseArchiveMode(c.ArchiveMode); err != nil {
 		errs = append(errs, fmt.Errorf("GROUNDING_ARCHIVE_MODE: %w", err))
 	}
-	if _, err := c.messageRetention(); err != nil {
+	if s.messageMaxAge, err = c.messageRetention(); err != nil {
 		errs = append(errs, fmt.Errorf("GROUNDING_MESSAGE_RETENTION: %w", err))
 	}
+	// Gemini's redirect links come from Google's host, and from the
+	// configured base URL's (a mirror or a stand-in serves its own).
+	s.redirectHosts = []string{pagefetch.GeminiRedirector}
 	if c.GeminiBaseURL != "" {
-		if u, err := url.Parse(c.GeminiBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		u, err := url.Parse(c.GeminiBaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			errs = append(errs, fmt.Errorf("GOOGLE_GEMINI_BASE_URL: must be an http(s) URL, got %q", c.GeminiBaseURL))
+		} else {
+			s.redirectHosts = append(s.redirectHosts, u.Hostname())
 		}
 	}
 	errs = append(errs, c.ResearchConfig.ValidateResearch())
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	s.ok = true
+	c.parsed = s
+	return nil
 }
 
 // messageRetention is GROUNDING_MESSAGE_RETENTION: 0 for keep.
@@ -132,16 +158,6 @@ func (c Config) messageRetention() (time.Duration, error) {
 		return 0, fmt.Errorf("must be keep or a positive duration such as 8760h, got %q", c.MessageRetention)
 	}
 	return d, nil
-}
-
-// redirectHosts are the hosts whose links are Gemini's redirects: Google's,
-// and the configured base URL's (a mirror or a stand-in serves its own).
-func (c Config) redirectHosts() []string {
-	hosts := []string{pagefetch.GeminiRedirector}
-	if u, err := url.Parse(c.GeminiBaseURL); err == nil && u.Hostname() != "" {
-		hosts = append(hosts, u.Hostname())
-	}
-	return hosts
 }
 
 // GRPCListenAddr is where the gRPC server listens.
@@ -160,6 +176,12 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 // run is Run; ready, when not nil, is called with the server once it
 // listens (tests use it to find the address).
 func run(ctx context.Context, cfg Config, logger *slog.Logger, ready func(*grpcserver.Server)) error {
+	if !cfg.parsed.ok {
+		// A Config not made by config.Load: parse it here, once.
+		if err := cfg.Validate(); err != nil {
+			return err
+		}
+	}
 	logger.Info("starting", "config", config.LogValue(cfg))
 	srv, tp, cleanup, err := entrypoint.NewServer(ctx, "grounding", cfg.Common,
 		grpcserver.Config{GRPCAddr: cfg.GRPCListenAddr(), AdminAddr: cfg.AdminAddr}, logger)
@@ -219,7 +241,7 @@ func run(ctx context.Context, cfg Config, logger *slog.Logger, ready func(*grpcs
 	} else {
 		logger.Info("GEMINI_API_KEY is not set: grounding with the offline extractive summariser over search evidence", "method", grounding.MethodExtractive)
 	}
-	pages := pagefetch.New(pagefetch.Config{Timeout: cfg.FetchTimeout, RedirectHosts: cfg.redirectHosts(), NoFetch: !cfg.FetchPages})
+	pages := pagefetch.New(pagefetch.Config{Timeout: cfg.FetchTimeout, RedirectHosts: cfg.parsed.redirectHosts, NoFetch: !cfg.FetchPages})
 	svc, err := grounding.New(grounding.Options{
 		Searcher: searchclient.New(searchv1.NewSearchServiceClient(searchConn)), Model: model, Store: st, Pages: pages,
 		Logger: logger, Metrics: metrics, MaxSources: cfg.MaxSources, RoundTimeout: cfg.RoundTimeout, QueryTimeout: cfg.QueryTimeout,
@@ -229,7 +251,7 @@ func run(ctx context.Context, cfg Config, logger *slog.Logger, ready func(*grpcs
 	}
 
 	groundingv1.RegisterGroundingServiceServer(srv, groundinggrpc.NewGroundingService(svc, logger))
-	stopResearch, err := startResearch(ctx, cfg, logger, srv, tp, gc)
+	stopResearch, err := startResearch(ctx, cfg, logger, srv, tp, gc, searchConn)
 	if err != nil {
 		return fmt.Errorf("starting research: %w", err)
 	}
@@ -241,10 +263,8 @@ func run(ctx context.Context, cfg Config, logger *slog.Logger, ready func(*grpcs
 	defer wg.Wait()
 	jobCtx, stopJobs := context.WithCancel(ctx)
 	defer stopJobs()
-	mode, _ := store.ParseArchiveMode(cfg.ArchiveMode) // checked by Validate
-	keep, _ := cfg.messageRetention()
 	retention := &store.Retention{
-		Store: st, MaxAge: cfg.ArtifactRetention, Mode: mode, MessageMaxAge: keep, Interval: cfg.RetentionInterval, Logger: logger,
+		Store: st, MaxAge: cfg.ArtifactRetention, Mode: cfg.parsed.archiveMode, MessageMaxAge: cfg.parsed.messageMaxAge, Interval: cfg.RetentionInterval, Logger: logger,
 	}
 	wg.Go(func() { retention.Run(jobCtx) })
 	if ready != nil {
