@@ -26,7 +26,8 @@ var tools = map[string]string{
 // and holds what each answers before it starts anything: -h and --help
 // print what it is and every variable it reads with its default and a
 // meaning from the configuration reference, and exit 0; --version prints
-// the version and commit; an unknown flag exits 2. None of these creates a
+// the version and commit; a service's --print-config prints its whole
+// configuration; an unknown flag exits 2. None of these creates a
 // file under DATA_DIR or stays running (each must exit within the
 // command's deadline; a service that started would listen until killed).
 func TestEveryBinaryCommandLine(t *testing.T) {
@@ -78,6 +79,13 @@ func TestEveryBinaryCommandLine(t *testing.T) {
 			out, code := runBinary(t, filepath.Join(bin, name), "--version")
 			if code != entrypoint.ExitOK || !strings.HasPrefix(out, name+" ") || !strings.Contains(out, "(commit ") {
 				t.Errorf("%s --version = %d, %q; want 0 and the version and commit", name, code, out)
+			}
+
+			if _, service := binaries[name]; service {
+				out, code := runBinary(t, filepath.Join(bin, name), "--print-config")
+				if code != entrypoint.ExitOK || !strings.Contains(out, "GRACE_PERIOD=10s\n") {
+					t.Errorf("%s --print-config = %d, want 0 and every variable:\n%s", name, code, out)
+				}
 			}
 
 			out, code = runBinary(t, filepath.Join(bin, name), "--no-such-flag")
