@@ -168,10 +168,31 @@ type Config struct {
 	// OnCallWaitUnit is how long one of an escalation step's
 	// wait_minutes lasts: 1m, shortened only for drills and tests.
 	OnCallWaitUnit time.Duration `env:"NOTIFIER_ONCALL_WAIT_UNIT" envDefault:"1m"`
+
+	// parsed is what Validate read from the variables that have a syntax
+	// of their own; Run uses it and parses nothing again.
+	parsed settings
 }
 
-// Validate checks what types cannot.
-func (c Config) Validate() error {
+// settings are the typed values of the variables Validate parses.
+type settings struct {
+	ok           bool                           // Validate filled them in
+	routes       []telegram.Route               // NOTIFIER_ROUTES
+	allowedChats []int64                        // TELEGRAM_ALLOWED_CHATS as given
+	engine       groundingv1.RoundConfig_Engine // NOTIFIER_ENRICH_ENGINE
+	actionUsers  approval.Approvers             // NOTIFIER_ACTION_USERS
+	approvers    approval.Approvers             // TELEGRAM_APPROVERS
+	chatRate     chat.Rate                      // NOTIFIER_CHAT_RATE
+	stickers     []chat.Sticker                 // TELEGRAM_STICKERS
+}
+
+// Validate checks what types cannot, and keeps the values it parsed for
+// Run (config.Load calls it on the loaded struct).
+func (c *Config) Validate() error {
+	var (
+		s   settings
+		err error
+	)
 	errs := []error{c.Common.Validate()}
 	for name, addr := range map[string]string{"NOTIFIER_ADDR": c.Addr, "NOTIFIER_ADMIN_ADDR": c.AdminAddr, "NOTIFIER_LISTEN_ADDR": c.ListenAddr} {
 		if addr == "" && name == "NOTIFIER_LISTEN_ADDR" {
@@ -181,13 +202,13 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: must be host:port, got %q", name, addr))
 		}
 	}
-	if _, err := telegram.ParseRoutes(c.Routes); err != nil {
+	if s.routes, err = telegram.ParseRoutes(c.Routes); err != nil {
 		errs = append(errs, fmt.Errorf("NOTIFIER_ROUTES: %w", err))
 	}
 	if c.TelegramChatID != "" && !telegram.ValidChatID(c.TelegramChatID) {
 		errs = append(errs, fmt.Errorf("TELEGRAM_CHAT_ID: must be a chat id such as -100123 or @channelname, got %q", c.TelegramChatID))
 	}
-	errs = append(errs, c.validateTelegram()...)
+	errs = append(errs, c.validateTelegram(&s)...)
 	if c.MaxSources < 1 || c.MaxSources > 10 {
 		errs = append(errs, fmt.Errorf("GROUNDING_MAX_SOURCES: must be between 1 and 10, got %d", c.MaxSources))
 	}
@@ -233,27 +254,35 @@ func (c Config) Validate() error {
 	if c.AlertRetention < 0 {
 		errs = append(errs, fmt.Errorf("NOTIFIER_ALERT_RETENTION: must not be negative (0 keeps alerts for ever), got %s", c.AlertRetention))
 	}
-	if _, err := groundingclient.ParseEngine(c.EnrichEngine); err != nil {
+	if s.engine, err = groundingclient.ParseEngine(c.EnrichEngine); err != nil {
 		errs = append(errs, fmt.Errorf("NOTIFIER_ENRICH_ENGINE: %w", err))
 	}
 	if c.EnrichCacheTTL < 0 {
 		errs = append(errs, fmt.Errorf("NOTIFIER_ENRICH_CACHE_TTL: must not be negative, got %s", c.EnrichCacheTTL))
 	}
-	if _, err := approval.ParseApprovers(c.ActionUsers); err != nil {
+	if s.actionUsers, err = approval.ParseApprovers(c.ActionUsers); err != nil {
 		errs = append(errs, fmt.Errorf("NOTIFIER_ACTION_USERS: %w", err))
 	}
 	if c.RatePerChat <= 0 || c.RateOverall <= 0 {
 		errs = append(errs, errors.New("NOTIFIER_TELEGRAM_RATE_PER_CHAT and NOTIFIER_TELEGRAM_RATE_OVERALL: must be positive"))
 	}
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	s.ok = true
+	c.parsed = s
+	return nil
 }
 
 // webhookSecretPattern is what Telegram accepts as a secret_token.
 var webhookSecretPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
 
-// validateTelegram checks the bot's security settings.
-func (c Config) validateTelegram() []error {
-	var errs []error
+// validateTelegram checks the bot's security settings, parsing into s.
+func (c Config) validateTelegram(s *settings) []error {
+	var (
+		errs []error
+		err  error
+	)
 	switch {
 	case c.TelegramBotToken != "" && c.TelegramWebhookSecret == "" && !c.TelegramWebhookDisabled:
 		errs = append(errs, errors.New("TELEGRAM_WEBHOOK_SECRET: required when TELEGRAM_BOT_TOKEN is set, so that only Telegram can post updates "+
@@ -263,7 +292,7 @@ func (c Config) validateTelegram() []error {
 	case c.TelegramWebhookSecret != "" && !webhookSecretPattern.MatchString(c.TelegramWebhookSecret):
 		errs = append(errs, errors.New("TELEGRAM_WEBHOOK_SECRET: Telegram accepts 1-256 characters A-Z, a-z, 0-9, _ and -"))
 	}
-	if _, err := parseChatIDs(c.TelegramAllowedChats); err != nil {
+	if s.allowedChats, err = parseChatIDs(c.TelegramAllowedChats); err != nil {
 		errs = append(errs, fmt.Errorf("TELEGRAM_ALLOWED_CHATS: %w", err))
 	}
 	if c.ResearchChatID != "" && !telegram.ValidChatID(c.ResearchChatID) {
@@ -274,13 +303,13 @@ func (c Config) validateTelegram() []error {
 			errs = append(errs, fmt.Errorf("RESEARCH_SUMMARY_CHATS: %q is not a chat id such as -100123 or @channelname", id))
 		}
 	}
-	if _, err := approval.ParseApprovers(c.TelegramApprovers); err != nil {
+	if s.approvers, err = approval.ParseApprovers(c.TelegramApprovers); err != nil {
 		errs = append(errs, fmt.Errorf("TELEGRAM_APPROVERS: %w", err))
 	}
-	if _, err := chat.ParseRate(c.ChatRate); err != nil {
+	if s.chatRate, err = chat.ParseRate(c.ChatRate); err != nil {
 		errs = append(errs, fmt.Errorf("NOTIFIER_CHAT_RATE: %w", err))
 	}
-	if _, err := chat.ParseStickers(c.TelegramStickers); err != nil {
+	if s.stickers, err = chat.ParseStickers(c.TelegramStickers); err != nil {
 		errs = append(errs, fmt.Errorf("TELEGRAM_STICKERS: %w", err))
 	}
 	return errs
@@ -309,8 +338,7 @@ func (c Config) configuredChats() []string {
 	if c.TelegramChatID != "" {
 		out = append(out, c.TelegramChatID)
 	}
-	routes, _ := telegram.ParseRoutes(c.Routes)
-	for _, r := range routes {
+	for _, r := range c.parsed.routes {
 		out = append(out, r.ChatID)
 	}
 	return out
@@ -320,8 +348,8 @@ func (c Config) configuredChats() []string {
 // TELEGRAM_ALLOWED_CHATS, or else the configured chats with numeric ids
 // (updates name chats by id, never by @name).
 func (c Config) allowedChats() []int64 {
-	if ids, _ := parseChatIDs(c.TelegramAllowedChats); len(ids) > 0 {
-		return ids
+	if len(c.parsed.allowedChats) > 0 {
+		return c.parsed.allowedChats
 	}
 	var ids []int64
 	for _, s := range c.configuredChats() {
@@ -361,6 +389,12 @@ func (c Config) GRPCListenAddr() string {
 // on shutdown it drains gRPC first, then stops the pipeline within the
 // grace period (jobs cut short run again after the next start).
 func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
+	if !cfg.parsed.ok {
+		// A Config not made by config.Load: parse it here, once.
+		if err := cfg.Validate(); err != nil {
+			return err
+		}
+	}
 	logger.Info("starting", "config", config.LogValue(cfg))
 	srv, tp, cleanup, err := entrypoint.NewServer(ctx, "notifier", cfg.Common,
 		grpcserver.Config{GRPCAddr: cfg.GRPCListenAddr(), AdminAddr: cfg.AdminAddr}, logger)
@@ -384,8 +418,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		return err
 	}
 	defer func() { _ = conn.Close() }()
-	engine, _ := groundingclient.ParseEngine(cfg.EnrichEngine) // checked by Validate
-	ground := groundingclient.New(groundingv1.NewGroundingServiceClient(conn), cfg.MaxSources, engine)
+	ground := groundingclient.New(groundingv1.NewGroundingServiceClient(conn), cfg.MaxSources, cfg.parsed.engine)
 
 	providers, err := telemetry.NewProviderMetrics(srv.Registry())
 	if err != nil {
@@ -495,11 +528,8 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 
 	refusals := chat.NewRefusalCounter(srv.Registry(), approval.ReasonNotApprover, approval.ReasonForeignMessage,
 		groupaction.ReasonNotActionUser, groupaction.ReasonForeignGroupMsg)
-	actionUsers, _ := approval.ParseApprovers(cfg.ActionUsers)
-	chatRate, _ := chat.ParseRate(cfg.ChatRate)
-	approvers, _ := approval.ParseApprovers(cfg.TelegramApprovers)
+	actionUsers, chatRate, approvers, stickers := cfg.parsed.actionUsers, cfg.parsed.chatRate, cfg.parsed.approvers, cfg.parsed.stickers
 	allowed := cfg.allowedChats()
-	stickers, _ := chat.ParseStickers(cfg.TelegramStickers)
 	agent := chat.New(chat.Config{
 		BotID: telegram.BotID(cfg.TelegramBotToken), BotUsername: botUsername,
 		Persona: cfg.Persona, HistorySize: cfg.HistorySize,
@@ -585,10 +615,7 @@ func delivery(ctx context.Context, cfg Config, logger *slog.Logger, providers *t
 		logger.Info("delivery: log (TELEGRAM_BOT_TOKEN unset; messages are stored and logged, not sent)")
 		return &deliverylog.Deliverer{Logger: logger}, &deliverylog.Replier{Logger: logger}, &deliverylog.Responder{Logger: logger}, cfg.TelegramBotUsername, nil
 	}
-	routes, err := telegram.ParseRoutes(cfg.Routes)
-	if err != nil {
-		return nil, nil, nil, "", fmt.Errorf("NOTIFIER_ROUTES: %w", err)
-	}
+	routes := cfg.parsed.routes
 	// Bot API calls are deliberately not traced with otelhttp: the bot
 	// token is part of the URL path, and client spans record the full URL.
 	// They are counted, which records no URL.
