@@ -176,34 +176,34 @@ func NewHandler(ctx context.Context, cfg Config, b Backends, logger *slog.Logger
 		runtime.WithMiddlewares(metrics.middleware),
 		runtime.WithDisablePathLengthFallback(),
 	)
+	// Each service's routes are registered on its backend's connection,
+	// named by the typed field (research runs on grounding, on call on the
+	// notifier).
 	for _, reg := range []struct {
 		register func(context.Context, *runtime.ServeMux, grpc.ClientConnInterface) error
 		name     string
+		conn     grpc.ClientConnInterface
 	}{
 		{func(ctx context.Context, m *runtime.ServeMux, c grpc.ClientConnInterface) error {
 			return searchv1.RegisterSearchServiceHandlerClient(ctx, m, searchv1.NewSearchServiceClient(c))
-		}, "search"},
+		}, "search", b.Search.Conn},
 		{func(ctx context.Context, m *runtime.ServeMux, c grpc.ClientConnInterface) error {
 			return groundingv1.RegisterGroundingServiceHandlerClient(ctx, m, groundingv1.NewGroundingServiceClient(c))
-		}, "grounding"},
+		}, "grounding", b.Grounding.Conn},
 		{func(ctx context.Context, m *runtime.ServeMux, c grpc.ClientConnInterface) error {
 			return groundingv1.RegisterResearchServiceHandlerClient(ctx, m, groundingv1.NewResearchServiceClient(c))
-		}, "research"},
+		}, "research", b.Grounding.Conn},
 		{func(ctx context.Context, m *runtime.ServeMux, c grpc.ClientConnInterface) error {
 			return ragv1.RegisterRagServiceHandlerClient(ctx, m, ragv1.NewRagServiceClient(c))
-		}, "rag"},
+		}, "rag", b.Rag.Conn},
 		{func(ctx context.Context, m *runtime.ServeMux, c grpc.ClientConnInterface) error {
 			return notifierv1.RegisterNotifierServiceHandlerClient(ctx, m, notifierv1.NewNotifierServiceClient(c))
-		}, "notifier"},
+		}, "notifier", b.Notifier.Conn},
 		{func(ctx context.Context, m *runtime.ServeMux, c grpc.ClientConnInterface) error {
 			return notifierv1.RegisterOnCallServiceHandlerClient(ctx, m, notifierv1.NewOnCallServiceClient(c))
-		}, "oncall"},
+		}, "oncall", b.Notifier.Conn},
 	} {
-		conn := map[string]grpc.ClientConnInterface{
-			"search": b.Search.Conn, "grounding": b.Grounding.Conn, "research": b.Grounding.Conn,
-			"rag": b.Rag.Conn, "notifier": b.Notifier.Conn, "oncall": b.Notifier.Conn,
-		}[reg.name]
-		if err := reg.register(ctx, mux, actorConn{conn}); err != nil {
+		if err := reg.register(ctx, mux, actorConn{reg.conn}); err != nil {
 			return nil, fmt.Errorf("registering %s routes: %w", reg.name, err)
 		}
 	}
