@@ -462,3 +462,14 @@ func (s Subject) otherSystem(title []string, body map[string]bool) bool {
 	}
 	return !generic[title[0]] && s.weights[title[0]] == 0
 }
+
+// Specific counts the subject's terms that are not generic words.
+func (s Subject) Specific() int {
+	n := 0
+	for t := range s.weights {
+		if !generic[t] {
+			n++
+		}
+	}
+	return n
+}

@@ -186,7 +186,8 @@ func isNumber(w string) bool {
 	return digits > 0 && digits*2 >= len(w)
 }
 
-// stem strips the commonest English inflections, conservatively.
+// stem strips the commonest English inflections, conservatively; a
+// doubled final consonant left behind goes too ("logging", "log").
 func stem(w string) string {
 	n := len(w)
 	switch {
@@ -195,9 +196,9 @@ func stem(w string) string {
 	case n > 4 && strings.HasSuffix(w, "sses"):
 		return w[:n-2]
 	case n > 5 && strings.HasSuffix(w, "ing"):
-		return w[:n-3]
+		return undouble(w[:n-3])
 	case n > 4 && strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "eed"):
-		return w[:n-2]
+		return undouble(w[:n-2])
 	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") &&
 		!strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
 		return w[:n-1]
@@ -211,4 +212,14 @@ func weightOf(t string) float64 {
 		return genericWeight
 	}
 	return 1
+}
+
+// undouble drops one of a doubled final consonant other than l, s or z
+// ("logg" → "log", "stopp" → "stop"; "fill", "pass" stay).
+func undouble(w string) string {
+	n := len(w)
+	if n < 3 || w[n-1] != w[n-2] || strings.IndexByte("aeioulsz", w[n-1]) >= 0 {
+		return w
+	}
+	return w[:n-1]
 }

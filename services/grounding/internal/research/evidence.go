@@ -105,6 +105,12 @@ func assess(topic string, plan []string, sources []Source) assessment {
 			// topic (package relevance, calibrated on the labelled set);
 			// a model's question must also find half its own words.
 			score := relevant[i].Value
+			if relevant[i].Text >= 1 && about.Specific() >= 2 {
+				// A source holding every word of a short subject is about
+				// it even when its title names it otherwise ("WAL
+				// internals" for "write-ahead logging").
+				score = max(score, RelevanceBar)
+			}
 			if score == 0 {
 				continue
 			}
