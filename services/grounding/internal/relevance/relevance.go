@@ -155,17 +155,7 @@ func Parse(text string) Subject {
 		}
 	}
 	if s.AlertName != "" {
-		for _, w := range strings.Fields(s.AlertName) {
-			if len(splitCamel([]rune(w))) > 1 {
-				if t := term(strings.ToLower(strings.Trim(w, "()[].,:;"))); t != "" {
-					s.whole[t] = true
-				}
-			}
-		}
-		for _, t := range terms(s.AlertName) {
-			s.nameTerms[t] = true
-		}
-		add(s.AlertName, alertNameWeight)
+		s.addName(add)
 	}
 	// An aside in parentheses ("(instance worker-8)", "(etl/import-42)")
 	// names where, not what: it weighs as a label.
@@ -190,6 +180,12 @@ func Parse(text string) Subject {
 			}
 			add(asideRe.ReplaceAllString(line, " "), descriptionWeight)
 		}
+	}
+	if name := s.Labels["alertname"]; s.AlertName == "" && identifier.MatchString(name) {
+		// A group's text (the notifier's GroupQuery) names the alert in
+		// its labels, one per line, not in a "[FIRING] name" line.
+		s.AlertName = name
+		s.addName(add)
 	}
 	return s
 }
@@ -472,4 +468,20 @@ func (s Subject) Specific() int {
 		}
 	}
 	return n
+}
+
+// addName adds the alert name's terms: its identifiers whole, and their
+// words at the alert name's weight.
+func (s *Subject) addName(add func(string, float64)) {
+	for _, w := range strings.Fields(s.AlertName) {
+		if len(splitCamel([]rune(w))) > 1 {
+			if t := term(strings.ToLower(strings.Trim(w, "()[].,:;"))); t != "" {
+				s.whole[t] = true
+			}
+		}
+	}
+	for _, t := range terms(s.AlertName) {
+		s.nameTerms[t] = true
+	}
+	add(s.AlertName, alertNameWeight)
 }
