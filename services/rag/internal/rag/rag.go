@@ -90,11 +90,13 @@ func (s Settings) OutOfScopeAnswerOrDefault() string {
 	return DefaultOutOfScopeAnswer
 }
 
-// validName is the collection name rule of every store.
-var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+// validName is the collection name rule, the one the API's protovalidate
+// rules state (pattern ^[a-z0-9][a-z0-9_-]*$, at most 63 characters) and
+// every store keeps; raggrpc's tests hold the two equal.
+var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 
-// ValidName reports whether name can name a collection: 1..128 letters,
-// digits, '.', '_' or '-', starting with a letter or digit.
+// ValidName reports whether name can name a collection: 1..63 lowercase
+// letters, digits, '_' or '-', starting with a letter or digit.
 func ValidName(name string) bool { return validName.MatchString(name) }
 
 // Settings describe a collection.

@@ -800,3 +800,24 @@ func TestCollectionQuotaPerKey(t *testing.T) {
 		t.Errorf("after a delete the key has room again: %v", err)
 	}
 }
+
+// TestCollectionNameRuleIsTheAPIs holds rag.ValidName, the rule the stores
+// keep, equal to the API's: a name the request rules refuse
+// (InvalidArgument) is one ValidName refuses, and a name they let through
+// to the store (NotFound, as no collection exists) is one it accepts.
+func TestCollectionNameRuleIsTheAPIs(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	for _, name := range []string{
+		"ops", "a", "0runbooks", "gospec-v2", "team_db", strings.Repeat("a", 63), strings.Repeat("a", 64),
+		"", "Ops", "ops.v2", "-ops", "_ops", "ops v2", "ops/v2", "ops\n", "é",
+	} {
+		_, err := f.client.GetCollection(t.Context(), &ragv1.GetCollectionRequest{Collection: name})
+		code := status.Code(err)
+		if code != codes.InvalidArgument && code != codes.NotFound {
+			t.Fatalf("GetCollection(%q) = %v, want InvalidArgument or NotFound", name, err)
+		}
+		if api := code == codes.NotFound; api != rag.ValidName(name) {
+			t.Errorf("%q: the API accepts it: %v, rag.ValidName: %v", name, api, rag.ValidName(name))
+		}
+	}
+}
