@@ -22,6 +22,7 @@ import (
 	"github.com/groundcrew/groundcrew/platform/grpcserver"
 	"github.com/groundcrew/groundcrew/platform/grpcserver/grpcservertest"
 	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
+	"github.com/groundcrew/groundcrew/platform/waitfor"
 )
 
 const testUserID = "0b0e7a4c-3f9d-4c55-9a43-7a0f1f0f6b21"
@@ -118,20 +119,16 @@ func dialSearch(t *testing.T, cfg Config) *grpc.ClientConn {
 // pollRun reads the run until done says so or the deadline passes.
 func pollRun(t *testing.T, c groundingv1.ResearchServiceClient, id string, within time.Duration, done func(*groundingv1.ResearchState) bool) *groundingv1.ResearchState {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
+	var run *groundingv1.ResearchState
+	waitfor.Within(t, within, "run "+id+" to get where the test waits for", nil, func() bool {
 		resp, err := c.GetResearch(t.Context(), &groundingv1.GetResearchRequest{Id: id})
 		if err != nil {
 			t.Fatalf("GetResearch: %v", err)
 		}
-		if done(resp.GetRun()) {
-			return resp.GetRun()
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run still %s after %s", resp.GetRun().GetStatus(), within)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		run = resp.GetRun()
+		return done(run)
+	})
+	return run
 }
 
 func TestStartResearchOffline(t *testing.T) {

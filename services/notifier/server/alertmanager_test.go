@@ -19,6 +19,7 @@ import (
 
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
 	"github.com/groundcrew/groundcrew/platform/logging/logtest"
+	"github.com/groundcrew/groundcrew/platform/waitfor"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/markdownv2"
 	"github.com/groundcrew/groundcrew/services/notifier/telegramtest"
 )
@@ -259,21 +260,16 @@ func TestAlertmanagerGroupSilence(t *testing.T) {
 		t.Fatal("no message reached Telegram within 60s")
 	}
 	var gid string
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	waitfor.Within(t, 60*time.Second, fmt.Sprintf("one group with %d firing and its root sent", n), e.tg.Changed(), func() bool {
 		list, err := e.c.ListAlertGroups(ctx, &notifierv1.ListAlertGroupsRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if gs := list.GetAlertGroups(); len(gs) == 1 && gs[0].GetFiringCount() == n && gs[0].GetRootMessageId() != "" {
 			gid = gs[0].GetId()
-			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("groups = %v, want one group with %d firing", list.GetAlertGroups(), n)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return gid != ""
+	})
 	g := waitGroupDelivered(t, e.c, gid, n)
 	var roots []telegramtest.Sent
 	for _, s := range e.tg.Delivered() {
@@ -324,18 +320,14 @@ func TestAlertmanagerGroupSilence(t *testing.T) {
 		t.Errorf("answers = %+v, want the silence told", answers)
 	}
 	var expire string
-	deadline = time.Now().Add(30 * time.Second)
-	for expire == "" {
+	waitfor.Signalled(t, "an edit of the root showing the silence with an Expire button", e.tg.Changed(), func() bool {
 		for _, ed := range e.tg.Calls("editMessageText") {
 			if ed.Form["message_id"] == g.GetRootMessageId() && strings.Contains(plain(t, ed.Form["text"]), "🔕 silenced by @ann_oncall until ") {
 				expire = buttonData(t, ed.Form["reply_markup"])["Expire silence"]
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no edit of the root shows the silence with an Expire button: %+v", e.tg.Calls("editMessageText"))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return expire != ""
+	})
 	if out, err := e.post(t, secSecret, callback(31, ann, expire, alertsChat, rootMsg.MessageID)); err != nil || out != "decided" {
 		t.Fatalf("Expire press: %q, %v; want decided", out, err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
 	"github.com/groundcrew/groundcrew/platform/actor"
+	"github.com/groundcrew/groundcrew/platform/waitfor"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/markdownv2"
 )
 
@@ -42,26 +43,22 @@ func crashLooping(key string, n int, status string) *notifierv1.IngestAlertmanag
 // returns the group.
 func waitGroupDelivered(t *testing.T, c notifierv1.NotifierServiceClient, id string, alerts int) *notifierv1.AlertGroup {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var g *notifierv1.AlertGroup
+	waitfor.Cond(t, fmt.Sprintf("all %d alerts of group %s delivered", alerts, id), func() bool {
 		res, err := c.GetAlertGroup(t.Context(), &notifierv1.GetAlertGroupRequest{Id: id})
 		if err != nil {
 			t.Fatal(err)
 		}
+		g = res.GetAlertGroup()
 		delivered := 0
-		for _, a := range res.GetAlertGroup().GetAlerts() {
+		for _, a := range g.GetAlerts() {
 			if a.GetStatus() == notifierv1.Alert_DELIVERED {
 				delivered++
 			}
 		}
-		if delivered == alerts {
-			return res.GetAlertGroup()
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("group %s: %d of %d alerts delivered", id, delivered, alerts)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return delivered == alerts
+	})
+	return g
 }
 
 func plain(t *testing.T, text string) string {

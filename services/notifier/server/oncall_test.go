@@ -15,6 +15,7 @@ import (
 
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
 	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
+	"github.com/groundcrew/groundcrew/platform/waitfor"
 	"github.com/groundcrew/groundcrew/services/notifier/telegramtest"
 )
 
@@ -74,17 +75,6 @@ func sentTo(tg *telegramtest.Server, chat int64) []telegramtest.Sent {
 	return out
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // TestEscalationInTelegram: a group for team=db fires; ann (on call) is
 // mentioned in the alert chat under the root and messaged directly;
 // nobody acks, so ben is notified one step later; ben's Ack from his
@@ -106,7 +96,7 @@ func TestEscalationInTelegram(t *testing.T) {
 	root, _ := strconv.ParseInt(g.GetRootMessageId(), 10, 64)
 
 	// Step 1: ann, in the chat (replying to the root) and directly.
-	waitFor(t, "ann's direct page", func() bool { return len(sentTo(e.tg, annID)) == 1 })
+	waitfor.Cond(t, "ann's direct page", func() bool { return len(sentTo(e.tg, annID)) == 1 })
 	var mention telegramtest.Sent
 	for _, s := range sentTo(e.tg, alertsChat) {
 		if strings.Contains(s.Text, "ann") {
@@ -123,7 +113,7 @@ func TestEscalationInTelegram(t *testing.T) {
 	start := time.Now()
 
 	// Step 2 about one unit later: ben.
-	waitFor(t, "ben's direct page", func() bool { return len(sentTo(e.tg, benID)) == 1 })
+	waitfor.Cond(t, "ben's direct page", func() bool { return len(sentTo(e.tg, benID)) == 1 })
 	if took := time.Since(start); took > unit+10*time.Second {
 		t.Errorf("step 2 came %s after step 1, due after %s", took, unit)
 	}
@@ -153,7 +143,7 @@ func TestEscalationInTelegram(t *testing.T) {
 	if got := strings.Join(kinds, ","); got != want {
 		t.Errorf("timeline\n got %s\nwant %s", got, want)
 	}
-	waitFor(t, "the root edited to show the ack", func() bool {
+	waitfor.Cond(t, "the root edited to show the ack", func() bool {
 		for _, c := range e.tg.Calls("editMessageText") {
 			if strings.Contains(c.Form["text"], "ben") {
 				return true
@@ -192,7 +182,7 @@ func TestEscalationToSomeoneWhoNeverStartedTheBot(t *testing.T) {
 	gid := res.GetAlerts()[0].GetGroupId()
 	waitGroupDelivered(t, e.c, gid, 1)
 	var timeline []*notifierv1.EscalationEvent
-	waitFor(t, "step 1 recorded", func() bool {
+	waitfor.Cond(t, "step 1 recorded", func() bool {
 		esc, err := oncallClient(t, e).GetEscalation(ctx, &notifierv1.GetEscalationRequest{GroupId: gid})
 		if status.Code(err) == codes.NotFound {
 			return false
@@ -217,6 +207,18 @@ func TestEscalationToSomeoneWhoNeverStartedTheBot(t *testing.T) {
 	}
 	if mention == "" {
 		t.Errorf("no mention of Cat by id in the chat: %+v", sentTo(e.tg, alertsChat))
+	}
+
+	// A group no policy takes has no escalation: an empty answer, not an error.
+	other, err := e.c.IngestAlertmanager(ctx, crashLooping(`{}:{alertname="KubePodCrashLooping"}`, 1, "firing"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherID := other.GetAlerts()[0].GetGroupId()
+	waitGroupDelivered(t, e.c, otherID, 1)
+	esc, err := oncallClient(t, e).GetEscalation(ctx, &notifierv1.GetEscalationRequest{GroupId: otherID})
+	if err != nil || esc.GetEscalation() != nil {
+		t.Errorf("escalation of a group no policy took = %v, %v; want none, no error", esc, err)
 	}
 }
 
@@ -279,7 +281,7 @@ func TestEscalationSurvivesKill(t *testing.T) {
 	if _, err := dial(t, first.addr).IngestAlertmanager(t.Context(), dbDown(`{}:{alertname="PostgresDown",kill="1"}`)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "ann's page", func() bool { return len(sentTo(tg, annID)) == 1 })
+	waitfor.Cond(t, "ann's page", func() bool { return len(sentTo(tg, annID)) == 1 })
 	paged := time.Now()
 	first.kill(t)
 

@@ -169,6 +169,11 @@ func NewServer(cleanup func(func())) *Server {
 	return s
 }
 
+// Changed delivers after the server records a call (one signal pending
+// at most; WaitCalls and WaitDelivered take them too), for waits such as
+// platform/waitfor.Signalled.
+func (s *Server) Changed() <-chan struct{} { return s.notify }
+
 // Handler is the Bot API itself, for serving it behind something else
 // (a fault injector, say) while Sent and Delivered still see every call
 // that gets through.

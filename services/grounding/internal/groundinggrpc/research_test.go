@@ -27,6 +27,7 @@ import (
 	"github.com/groundcrew/groundcrew/platform/grpcserver/grpcservertest"
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
 	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
+	"github.com/groundcrew/groundcrew/platform/waitfor"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/groundinggrpc"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/notifierclient"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/research"
@@ -279,7 +280,7 @@ func TestQueuedActionOverGRPC(t *testing.T) {
 		t.Errorf("action before it ran = %v, want QUEUED, REVERSIBLE, no approval", a)
 	}
 	close(n.gate)
-	waitFor(t, "the action to run", func() bool { return action().GetStatus() == groundingv1.PlannedAction_EXECUTED })
+	waitfor.Cond(t, "the action to run", func() bool { return action().GetStatus() == groundingv1.PlannedAction_EXECUTED })
 }
 
 func TestApprovalsOverGRPC(t *testing.T) {
@@ -309,7 +310,7 @@ func TestApprovalsOverGRPC(t *testing.T) {
 			// The approval is posted with approval buttons; the notifier
 			// writes their callback data and turns a press back into a
 			// DecideApproval.
-			waitFor(t, "the approval post", func() bool { return len(e.notifier.messages()) == 1 })
+			waitfor.Cond(t, "the approval post", func() bool { return len(e.notifier.messages()) == 1 })
 			post := e.notifier.messages()[0]
 			wantButtons := []*notifierv1.InlineButton{
 				{Text: "Approve", Approval: &notifierv1.ApprovalButton{ApprovalId: a.GetId(), Decision: notifierv1.ApprovalButton_DECISION_APPROVE}},
@@ -332,7 +333,7 @@ func TestApprovalsOverGRPC(t *testing.T) {
 				d.GetComment() != "looks right" || d.GetDurationSeconds() < 0 {
 				t.Errorf("decided approval = %v", dec.GetApproval())
 			}
-			waitFor(t, "the action to settle", func() bool {
+			waitfor.Cond(t, "the action to settle", func() bool {
 				got, err := e.client.GetResearch(t.Context(), &groundingv1.GetResearchRequest{Id: runID})
 				return err == nil && got.GetRun().GetPlannedActions()[0].GetStatus() == tt.wantAction
 			})
@@ -454,18 +455,6 @@ func TestListResearchPages(t *testing.T) {
 	}
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // offsetClock is the system clock moved forward by a settable offset.
 type offsetClock struct {
 	mu  sync.Mutex
@@ -565,11 +554,11 @@ func TestRequestedActionOverGRPC(t *testing.T) {
 	if diff := cmp.Diff(params, act.GetParameters(), protocmp.Transform()); diff != "" || act.GetStatus() != groundingv1.PlannedAction_AWAITING_APPROVAL {
 		t.Errorf("planned action %v, parameters (-want +got):\n%s", act, diff)
 	}
-	waitFor(t, "the approval post", func() bool { return len(n.messages()) == 1 })
+	waitfor.Cond(t, "the approval post", func() bool { return len(n.messages()) == 1 })
 	if _, err := e.client.DecideApproval(t.Context(), &groundingv1.DecideApprovalRequest{Id: a.GetId(), Decision: groundingv1.DecideApprovalRequest_APPROVE, DecidedBy: "x"}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the summary", func() bool { return len(n.messages()) == 2 })
+	waitfor.Cond(t, "the summary", func() bool { return len(n.messages()) == 2 })
 	if got := n.messages()[1].GetChatId(); got != "-100200" {
 		t.Errorf("summary posted to %q, want -100200", got)
 	}
@@ -649,12 +638,12 @@ func TestRefusedSummaryOverGRPC(t *testing.T) {
 		Topic: "Kubernetes operators", UserId: userID, MaxIterations: new(int32(1)),
 		Actions: []*groundingv1.RequestedAction{{ActionType: "send_summary", RiskLevel: groundingv1.RiskLevel_IRREVERSIBLE, Parameters: params}},
 	})
-	waitFor(t, "the approval post", func() bool { return len(n.messages()) == 1 })
+	waitfor.Cond(t, "the approval post", func() bool { return len(n.messages()) == 1 })
 	if _, err := e.client.DecideApproval(t.Context(), &groundingv1.DecideApprovalRequest{Id: a.GetId(), Decision: groundingv1.DecideApprovalRequest_APPROVE, DecidedBy: "x"}); err != nil {
 		t.Fatal(err)
 	}
 	var act *groundingv1.PlannedAction
-	waitFor(t, "the action to end", func() bool {
+	waitfor.Cond(t, "the action to end", func() bool {
 		run, err := e.client.GetResearch(t.Context(), &groundingv1.GetResearchRequest{Id: a.GetRunId()})
 		if err != nil {
 			t.Fatal(err)

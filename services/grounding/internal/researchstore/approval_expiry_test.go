@@ -10,6 +10,7 @@ import (
 
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
 	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
+	"github.com/groundcrew/groundcrew/platform/waitfor"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/research"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/researchstore"
 )
@@ -61,7 +62,7 @@ func pendingApproval(t *testing.T, st *researchstore.Store, svc *research.Servic
 		t.Fatal(err)
 	}
 	var appr *research.Approval
-	waitFor(t, "the approval request", func() bool {
+	waitfor.Cond(t, "the approval request", func() bool {
 		as, _, err := st.ListApprovals(t.Context(), research.ApprovalFilter{RunID: run.ID}, research.Page{})
 		if err != nil || len(as) == 0 {
 			return false
@@ -139,7 +140,7 @@ func TestLateDecisionRefusedWhileJobHeldBack(t *testing.T) {
 					t.Fatal(err)
 				}
 				appr := pendingApproval(t, st, svc)
-				waitFor(t, "the approval post", func() bool { return n.count() == 1 })
+				waitfor.Cond(t, "the approval post", func() bool { return n.count() == 1 })
 				ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 				defer cancel()
 				if err := st.Stop(ctx); err != nil {

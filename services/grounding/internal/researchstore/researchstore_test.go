@@ -17,6 +17,7 @@ import (
 
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
 	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
+	"github.com/groundcrew/groundcrew/platform/waitfor"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/research"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/researchstore"
 )
@@ -61,18 +62,6 @@ func startWorkers(t *testing.T, st *researchstore.Store, svc *research.Service) 
 		defer cancel()
 		_ = st.Stop(ctx)
 	})
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 type search struct {
@@ -187,7 +176,7 @@ func TestRestartResumesFromLastStep(t *testing.T) {
 	svc2 := newService(t, st2, good, planner, &notifier{}, research.Config{})
 	startWorkers(t, st2, svc2)
 	var final *research.Run
-	waitFor(t, "the run to finish", func() bool {
+	waitfor.Cond(t, "the run to finish", func() bool {
 		final, err = svc2.Get(t.Context(), run.ID)
 		return err == nil && final.Status.Terminal()
 	})
@@ -220,7 +209,7 @@ func TestApprovalTimesOutEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	var appr *research.Approval
-	waitFor(t, "the approval to escalate", func() bool {
+	waitfor.Cond(t, "the approval to escalate", func() bool {
 		as, _, err := svc.ListApprovals(t.Context(), research.ApprovalFilter{RunID: run.ID}, research.Page{})
 		if err != nil || len(as) == 0 {
 			return false

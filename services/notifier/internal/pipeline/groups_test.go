@@ -13,6 +13,7 @@ import (
 
 	"github.com/groundcrew/groundcrew/platform/sqlstore"
 	"github.com/groundcrew/groundcrew/platform/sqlstore/sqlstoretest"
+	"github.com/groundcrew/groundcrew/platform/waitfor"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/alertmanager"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/markdownv2"
@@ -159,17 +160,6 @@ func crashPayload(t testing.TB, key string, n int, status string) (alert.GroupPa
 	return gp, as
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func TestGroupRootThenThreadedResolution(t *testing.T) {
 	e := &fakeEnricher{fn: okEnrichment}
 	d := &fakeGroups{}
@@ -215,7 +205,7 @@ func TestGroupRootThenThreadedResolution(t *testing.T) {
 	for _, a := range stored {
 		waitStatus(t, p, a.ID, alert.StatusDelivered)
 	}
-	waitFor(t, "the root's edit", func() bool { _, edits := d.snapshot(); return len(edits) == 1 })
+	waitfor.Cond(t, "the root's edit", func() bool { _, edits := d.snapshot(); return len(edits) == 1 })
 	sends, edits := d.snapshot()
 	if len(sends) != 2 {
 		t.Fatalf("%d messages sent, want the root and one reply", len(sends))
@@ -343,7 +333,7 @@ func TestGroupActions(t *testing.T) {
 		!strings.Contains(s.Comment, "Telegram") || !strings.Contains(s.Comment, gid) || s.EndsAt.Sub(s.StartsAt) != time.Hour {
 		t.Errorf("silence sent = %+v", s)
 	}
-	waitFor(t, "the edit showing the silence", func() bool {
+	waitfor.Cond(t, "the edit showing the silence", func() bool {
 		_, edits := d.snapshot()
 		return len(edits) > 0 && strings.Contains(edits[len(edits)-1].plain, "🔕 silenced by @ann until ")
 	})
@@ -364,7 +354,7 @@ func TestGroupActions(t *testing.T) {
 	if g, _ := p.Ack(ctx, gid, "@carol", ""); g.Ack.Actor != "@bob" {
 		t.Errorf("a second ack replaced the first: %+v", g.Ack)
 	}
-	waitFor(t, "the edit showing the ack", func() bool {
+	waitfor.Cond(t, "the edit showing the ack", func() bool {
 		_, edits := d.snapshot()
 		return len(edits) > 0 && strings.Contains(edits[len(edits)-1].plain, "👀 acked by @bob")
 	})
