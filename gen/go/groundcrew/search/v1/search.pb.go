@@ -97,6 +97,111 @@ func (Engine) EnumDescriptor() ([]byte, []int) {
 	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{0}
 }
 
+// GetDocumentsRequest names the local documents wanted.
+type GetDocumentsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The documents' URLs, 1..10, each http or https.
+	Urls []string `protobuf:"bytes,1,rep,name=urls,proto3" json:"urls,omitempty"`
+	// Leave out documents indexed in these collections, as
+	// SearchRequest.exclude_collections does.
+	ExcludeCollections []string `protobuf:"bytes,2,rep,name=exclude_collections,json=excludeCollections,proto3" json:"exclude_collections,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *GetDocumentsRequest) Reset() {
+	*x = GetDocumentsRequest{}
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetDocumentsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetDocumentsRequest) ProtoMessage() {}
+
+func (x *GetDocumentsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetDocumentsRequest.ProtoReflect.Descriptor instead.
+func (*GetDocumentsRequest) Descriptor() ([]byte, []int) {
+	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *GetDocumentsRequest) GetUrls() []string {
+	if x != nil {
+		return x.Urls
+	}
+	return nil
+}
+
+func (x *GetDocumentsRequest) GetExcludeCollections() []string {
+	if x != nil {
+		return x.ExcludeCollections
+	}
+	return nil
+}
+
+// GetDocumentsResponse holds the documents found.
+type GetDocumentsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One result per indexed document, in the order of the request's URLs
+	// (a document named twice once): its whole text (at most 20,000
+	// characters) in text and its beginning (at most 300 characters) as
+	// snippet.
+	Documents     []*SearchResult `protobuf:"bytes,1,rep,name=documents,proto3" json:"documents,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetDocumentsResponse) Reset() {
+	*x = GetDocumentsResponse{}
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetDocumentsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetDocumentsResponse) ProtoMessage() {}
+
+func (x *GetDocumentsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetDocumentsResponse.ProtoReflect.Descriptor instead.
+func (*GetDocumentsResponse) Descriptor() ([]byte, []int) {
+	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *GetDocumentsResponse) GetDocuments() []*SearchResult {
+	if x != nil {
+		return x.Documents
+	}
+	return nil
+}
+
 // SearchRequest is one search.
 type SearchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -129,7 +234,7 @@ type SearchRequest struct {
 
 func (x *SearchRequest) Reset() {
 	*x = SearchRequest{}
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[0]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -141,7 +246,7 @@ func (x *SearchRequest) String() string {
 func (*SearchRequest) ProtoMessage() {}
 
 func (x *SearchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[0]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -154,7 +259,7 @@ func (x *SearchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchRequest.ProtoReflect.Descriptor instead.
 func (*SearchRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{0}
+	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *SearchRequest) GetQuery() string {
@@ -233,7 +338,7 @@ type SearchResponse struct {
 
 func (x *SearchResponse) Reset() {
 	*x = SearchResponse{}
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[1]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -245,7 +350,7 @@ func (x *SearchResponse) String() string {
 func (*SearchResponse) ProtoMessage() {}
 
 func (x *SearchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[1]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -258,7 +363,7 @@ func (x *SearchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchResponse.ProtoReflect.Descriptor instead.
 func (*SearchResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{1}
+	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *SearchResponse) GetResults() []*SearchResult {
@@ -334,7 +439,7 @@ type SearchResult struct {
 
 func (x *SearchResult) Reset() {
 	*x = SearchResult{}
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[2]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -346,7 +451,7 @@ func (x *SearchResult) String() string {
 func (*SearchResult) ProtoMessage() {}
 
 func (x *SearchResult) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[2]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -359,7 +464,7 @@ func (x *SearchResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchResult.ProtoReflect.Descriptor instead.
 func (*SearchResult) Descriptor() ([]byte, []int) {
-	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{2}
+	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *SearchResult) GetTitle() string {
@@ -462,7 +567,7 @@ type DocumentProvenance struct {
 
 func (x *DocumentProvenance) Reset() {
 	*x = DocumentProvenance{}
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[3]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -474,7 +579,7 @@ func (x *DocumentProvenance) String() string {
 func (*DocumentProvenance) ProtoMessage() {}
 
 func (x *DocumentProvenance) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[3]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -487,7 +592,7 @@ func (x *DocumentProvenance) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DocumentProvenance.ProtoReflect.Descriptor instead.
 func (*DocumentProvenance) Descriptor() ([]byte, []int) {
-	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{3}
+	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *DocumentProvenance) GetIndexedBy() string {
@@ -552,7 +657,7 @@ type Document struct {
 
 func (x *Document) Reset() {
 	*x = Document{}
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[4]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -564,7 +669,7 @@ func (x *Document) String() string {
 func (*Document) ProtoMessage() {}
 
 func (x *Document) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[4]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -577,7 +682,7 @@ func (x *Document) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Document.ProtoReflect.Descriptor instead.
 func (*Document) Descriptor() ([]byte, []int) {
-	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{4}
+	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Document) GetUrl() string {
@@ -655,7 +760,7 @@ type IndexDocumentsRequest struct {
 
 func (x *IndexDocumentsRequest) Reset() {
 	*x = IndexDocumentsRequest{}
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[5]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -667,7 +772,7 @@ func (x *IndexDocumentsRequest) String() string {
 func (*IndexDocumentsRequest) ProtoMessage() {}
 
 func (x *IndexDocumentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[5]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -680,7 +785,7 @@ func (x *IndexDocumentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IndexDocumentsRequest.ProtoReflect.Descriptor instead.
 func (*IndexDocumentsRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{5}
+	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *IndexDocumentsRequest) GetDocuments() []*Document {
@@ -710,7 +815,7 @@ type IndexDocumentsResponse struct {
 
 func (x *IndexDocumentsResponse) Reset() {
 	*x = IndexDocumentsResponse{}
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[6]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -722,7 +827,7 @@ func (x *IndexDocumentsResponse) String() string {
 func (*IndexDocumentsResponse) ProtoMessage() {}
 
 func (x *IndexDocumentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[6]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -735,7 +840,7 @@ func (x *IndexDocumentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IndexDocumentsResponse.ProtoReflect.Descriptor instead.
 func (*IndexDocumentsResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{6}
+	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *IndexDocumentsResponse) GetIndexed() int32 {
@@ -788,7 +893,7 @@ type DocumentReplacement struct {
 
 func (x *DocumentReplacement) Reset() {
 	*x = DocumentReplacement{}
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[7]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -800,7 +905,7 @@ func (x *DocumentReplacement) String() string {
 func (*DocumentReplacement) ProtoMessage() {}
 
 func (x *DocumentReplacement) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[7]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -813,7 +918,7 @@ func (x *DocumentReplacement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DocumentReplacement.ProtoReflect.Descriptor instead.
 func (*DocumentReplacement) Descriptor() ([]byte, []int) {
-	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{7}
+	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *DocumentReplacement) GetIndex() int32 {
@@ -852,7 +957,7 @@ type DocumentRejection struct {
 
 func (x *DocumentRejection) Reset() {
 	*x = DocumentRejection{}
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[8]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -864,7 +969,7 @@ func (x *DocumentRejection) String() string {
 func (*DocumentRejection) ProtoMessage() {}
 
 func (x *DocumentRejection) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[8]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -877,7 +982,7 @@ func (x *DocumentRejection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DocumentRejection.ProtoReflect.Descriptor instead.
 func (*DocumentRejection) Descriptor() ([]byte, []int) {
-	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{8}
+	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *DocumentRejection) GetIndex() int32 {
@@ -910,7 +1015,7 @@ type ListEnginesRequest struct {
 
 func (x *ListEnginesRequest) Reset() {
 	*x = ListEnginesRequest{}
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[9]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -922,7 +1027,7 @@ func (x *ListEnginesRequest) String() string {
 func (*ListEnginesRequest) ProtoMessage() {}
 
 func (x *ListEnginesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[9]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -935,7 +1040,7 @@ func (x *ListEnginesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEnginesRequest.ProtoReflect.Descriptor instead.
 func (*ListEnginesRequest) Descriptor() ([]byte, []int) {
-	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{9}
+	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{11}
 }
 
 // ListEnginesResponse lists every engine.
@@ -949,7 +1054,7 @@ type ListEnginesResponse struct {
 
 func (x *ListEnginesResponse) Reset() {
 	*x = ListEnginesResponse{}
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[10]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -961,7 +1066,7 @@ func (x *ListEnginesResponse) String() string {
 func (*ListEnginesResponse) ProtoMessage() {}
 
 func (x *ListEnginesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[10]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -974,7 +1079,7 @@ func (x *ListEnginesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEnginesResponse.ProtoReflect.Descriptor instead.
 func (*ListEnginesResponse) Descriptor() ([]byte, []int) {
-	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{10}
+	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListEnginesResponse) GetEngines() []*EngineStatus {
@@ -1005,7 +1110,7 @@ type EngineStatus struct {
 
 func (x *EngineStatus) Reset() {
 	*x = EngineStatus{}
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[11]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1017,7 +1122,7 @@ func (x *EngineStatus) String() string {
 func (*EngineStatus) ProtoMessage() {}
 
 func (x *EngineStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_groundcrew_search_v1_search_proto_msgTypes[11]
+	mi := &file_groundcrew_search_v1_search_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1030,7 +1135,7 @@ func (x *EngineStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EngineStatus.ProtoReflect.Descriptor instead.
 func (*EngineStatus) Descriptor() ([]byte, []int) {
-	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{11}
+	return file_groundcrew_search_v1_search_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *EngineStatus) GetEngine() Engine {
@@ -1079,7 +1184,14 @@ var File_groundcrew_search_v1_search_proto protoreflect.FileDescriptor
 
 const file_groundcrew_search_v1_search_proto_rawDesc = "" +
 	"\n" +
-	"!groundcrew/search/v1/search.proto\x12\x14groundcrew.search.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd0\x06\n" +
+	"!groundcrew/search/v1/search.proto\x12\x14groundcrew.search.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x82\x01\n" +
+	"\x13GetDocumentsRequest\x12(\n" +
+	"\x04urls\x18\x01 \x03(\tB\x14\xbaH\x11\x92\x01\x0e\b\x01\x10\n" +
+	"\"\br\x06\x18\x80\x10\x88\x01\x01R\x04urls\x12A\n" +
+	"\x13exclude_collections\x18\x02 \x03(\tB\x10\xbaH\r\x92\x01\n" +
+	"\x10\x14\"\x06r\x04\x10\x01\x18dR\x12excludeCollections\"X\n" +
+	"\x14GetDocumentsResponse\x12@\n" +
+	"\tdocuments\x18\x01 \x03(\v2\".groundcrew.search.v1.SearchResultR\tdocuments\"\xd0\x06\n" +
 	"\rSearchRequest\x12`\n" +
 	"\x05query\x18\x01 \x01(\tBJ\xbaHG\xba\x01?\n" +
 	"\x0fquery.not_blank\x12\x17query must not be blank\x1a\x13this.matches('\\\\S')r\x03\x18\xe8\aR\x05query\x12/\n" +
@@ -1177,12 +1289,13 @@ const file_groundcrew_search_v1_search_proto_rawDesc = "" +
 	"\x03EXA\x10\x04\x12\n" +
 	"\n" +
 	"\x06TAVILY\x10\x05\x12\t\n" +
-	"\x05BRAVE\x10\x062\x8a\x03\n" +
+	"\x05BRAVE\x10\x062\xf1\x03\n" +
 	"\rSearchService\x12j\n" +
 	"\x06Search\x12#.groundcrew.search.v1.SearchRequest\x1a$.groundcrew.search.v1.SearchResponse\"\x15\x82\xd3\xe4\x93\x02\x0f:\x01*\"\n" +
 	"/v1/search\x12\x8c\x01\n" +
 	"\x0eIndexDocuments\x12+.groundcrew.search.v1.IndexDocumentsRequest\x1a,.groundcrew.search.v1.IndexDocumentsResponse\"\x1f\x82\xd3\xe4\x93\x02\x19:\x01*\"\x14/v1/search/documents\x12~\n" +
-	"\vListEngines\x12(.groundcrew.search.v1.ListEnginesRequest\x1a).groundcrew.search.v1.ListEnginesResponse\"\x1a\x82\xd3\xe4\x93\x02\x14\x12\x12/v1/search/enginesBGZEgithub.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1;searchv1b\x06proto3"
+	"\vListEngines\x12(.groundcrew.search.v1.ListEnginesRequest\x1a).groundcrew.search.v1.ListEnginesResponse\"\x1a\x82\xd3\xe4\x93\x02\x14\x12\x12/v1/search/engines\x12e\n" +
+	"\fGetDocuments\x12).groundcrew.search.v1.GetDocumentsRequest\x1a*.groundcrew.search.v1.GetDocumentsResponseBGZEgithub.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1;searchv1b\x06proto3"
 
 var (
 	file_groundcrew_search_v1_search_proto_rawDescOnce sync.Once
@@ -1197,53 +1310,58 @@ func file_groundcrew_search_v1_search_proto_rawDescGZIP() []byte {
 }
 
 var file_groundcrew_search_v1_search_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_groundcrew_search_v1_search_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_groundcrew_search_v1_search_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_groundcrew_search_v1_search_proto_goTypes = []any{
 	(Engine)(0),                    // 0: groundcrew.search.v1.Engine
-	(*SearchRequest)(nil),          // 1: groundcrew.search.v1.SearchRequest
-	(*SearchResponse)(nil),         // 2: groundcrew.search.v1.SearchResponse
-	(*SearchResult)(nil),           // 3: groundcrew.search.v1.SearchResult
-	(*DocumentProvenance)(nil),     // 4: groundcrew.search.v1.DocumentProvenance
-	(*Document)(nil),               // 5: groundcrew.search.v1.Document
-	(*IndexDocumentsRequest)(nil),  // 6: groundcrew.search.v1.IndexDocumentsRequest
-	(*IndexDocumentsResponse)(nil), // 7: groundcrew.search.v1.IndexDocumentsResponse
-	(*DocumentReplacement)(nil),    // 8: groundcrew.search.v1.DocumentReplacement
-	(*DocumentRejection)(nil),      // 9: groundcrew.search.v1.DocumentRejection
-	(*ListEnginesRequest)(nil),     // 10: groundcrew.search.v1.ListEnginesRequest
-	(*ListEnginesResponse)(nil),    // 11: groundcrew.search.v1.ListEnginesResponse
-	(*EngineStatus)(nil),           // 12: groundcrew.search.v1.EngineStatus
-	(*durationpb.Duration)(nil),    // 13: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),  // 14: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),        // 15: google.protobuf.Struct
+	(*GetDocumentsRequest)(nil),    // 1: groundcrew.search.v1.GetDocumentsRequest
+	(*GetDocumentsResponse)(nil),   // 2: groundcrew.search.v1.GetDocumentsResponse
+	(*SearchRequest)(nil),          // 3: groundcrew.search.v1.SearchRequest
+	(*SearchResponse)(nil),         // 4: groundcrew.search.v1.SearchResponse
+	(*SearchResult)(nil),           // 5: groundcrew.search.v1.SearchResult
+	(*DocumentProvenance)(nil),     // 6: groundcrew.search.v1.DocumentProvenance
+	(*Document)(nil),               // 7: groundcrew.search.v1.Document
+	(*IndexDocumentsRequest)(nil),  // 8: groundcrew.search.v1.IndexDocumentsRequest
+	(*IndexDocumentsResponse)(nil), // 9: groundcrew.search.v1.IndexDocumentsResponse
+	(*DocumentReplacement)(nil),    // 10: groundcrew.search.v1.DocumentReplacement
+	(*DocumentRejection)(nil),      // 11: groundcrew.search.v1.DocumentRejection
+	(*ListEnginesRequest)(nil),     // 12: groundcrew.search.v1.ListEnginesRequest
+	(*ListEnginesResponse)(nil),    // 13: groundcrew.search.v1.ListEnginesResponse
+	(*EngineStatus)(nil),           // 14: groundcrew.search.v1.EngineStatus
+	(*durationpb.Duration)(nil),    // 15: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),  // 16: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),        // 17: google.protobuf.Struct
 }
 var file_groundcrew_search_v1_search_proto_depIdxs = []int32{
-	0,  // 0: groundcrew.search.v1.SearchRequest.engine:type_name -> groundcrew.search.v1.Engine
-	13, // 1: groundcrew.search.v1.SearchRequest.max_age:type_name -> google.protobuf.Duration
-	3,  // 2: groundcrew.search.v1.SearchResponse.results:type_name -> groundcrew.search.v1.SearchResult
-	0,  // 3: groundcrew.search.v1.SearchResponse.engine:type_name -> groundcrew.search.v1.Engine
-	0,  // 4: groundcrew.search.v1.SearchResponse.fallback_from:type_name -> groundcrew.search.v1.Engine
-	14, // 5: groundcrew.search.v1.SearchResult.published_at:type_name -> google.protobuf.Timestamp
-	4,  // 6: groundcrew.search.v1.SearchResult.provenance:type_name -> groundcrew.search.v1.DocumentProvenance
-	14, // 7: groundcrew.search.v1.DocumentProvenance.index_time:type_name -> google.protobuf.Timestamp
-	14, // 8: groundcrew.search.v1.DocumentProvenance.previous_index_time:type_name -> google.protobuf.Timestamp
-	15, // 9: groundcrew.search.v1.Document.metadata:type_name -> google.protobuf.Struct
-	5,  // 10: groundcrew.search.v1.IndexDocumentsRequest.documents:type_name -> groundcrew.search.v1.Document
-	9,  // 11: groundcrew.search.v1.IndexDocumentsResponse.rejected:type_name -> groundcrew.search.v1.DocumentRejection
-	8,  // 12: groundcrew.search.v1.IndexDocumentsResponse.replacements:type_name -> groundcrew.search.v1.DocumentReplacement
-	4,  // 13: groundcrew.search.v1.DocumentReplacement.provenance:type_name -> groundcrew.search.v1.DocumentProvenance
-	12, // 14: groundcrew.search.v1.ListEnginesResponse.engines:type_name -> groundcrew.search.v1.EngineStatus
-	0,  // 15: groundcrew.search.v1.EngineStatus.engine:type_name -> groundcrew.search.v1.Engine
-	1,  // 16: groundcrew.search.v1.SearchService.Search:input_type -> groundcrew.search.v1.SearchRequest
-	6,  // 17: groundcrew.search.v1.SearchService.IndexDocuments:input_type -> groundcrew.search.v1.IndexDocumentsRequest
-	10, // 18: groundcrew.search.v1.SearchService.ListEngines:input_type -> groundcrew.search.v1.ListEnginesRequest
-	2,  // 19: groundcrew.search.v1.SearchService.Search:output_type -> groundcrew.search.v1.SearchResponse
-	7,  // 20: groundcrew.search.v1.SearchService.IndexDocuments:output_type -> groundcrew.search.v1.IndexDocumentsResponse
-	11, // 21: groundcrew.search.v1.SearchService.ListEngines:output_type -> groundcrew.search.v1.ListEnginesResponse
-	19, // [19:22] is the sub-list for method output_type
-	16, // [16:19] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	5,  // 0: groundcrew.search.v1.GetDocumentsResponse.documents:type_name -> groundcrew.search.v1.SearchResult
+	0,  // 1: groundcrew.search.v1.SearchRequest.engine:type_name -> groundcrew.search.v1.Engine
+	15, // 2: groundcrew.search.v1.SearchRequest.max_age:type_name -> google.protobuf.Duration
+	5,  // 3: groundcrew.search.v1.SearchResponse.results:type_name -> groundcrew.search.v1.SearchResult
+	0,  // 4: groundcrew.search.v1.SearchResponse.engine:type_name -> groundcrew.search.v1.Engine
+	0,  // 5: groundcrew.search.v1.SearchResponse.fallback_from:type_name -> groundcrew.search.v1.Engine
+	16, // 6: groundcrew.search.v1.SearchResult.published_at:type_name -> google.protobuf.Timestamp
+	6,  // 7: groundcrew.search.v1.SearchResult.provenance:type_name -> groundcrew.search.v1.DocumentProvenance
+	16, // 8: groundcrew.search.v1.DocumentProvenance.index_time:type_name -> google.protobuf.Timestamp
+	16, // 9: groundcrew.search.v1.DocumentProvenance.previous_index_time:type_name -> google.protobuf.Timestamp
+	17, // 10: groundcrew.search.v1.Document.metadata:type_name -> google.protobuf.Struct
+	7,  // 11: groundcrew.search.v1.IndexDocumentsRequest.documents:type_name -> groundcrew.search.v1.Document
+	11, // 12: groundcrew.search.v1.IndexDocumentsResponse.rejected:type_name -> groundcrew.search.v1.DocumentRejection
+	10, // 13: groundcrew.search.v1.IndexDocumentsResponse.replacements:type_name -> groundcrew.search.v1.DocumentReplacement
+	6,  // 14: groundcrew.search.v1.DocumentReplacement.provenance:type_name -> groundcrew.search.v1.DocumentProvenance
+	14, // 15: groundcrew.search.v1.ListEnginesResponse.engines:type_name -> groundcrew.search.v1.EngineStatus
+	0,  // 16: groundcrew.search.v1.EngineStatus.engine:type_name -> groundcrew.search.v1.Engine
+	3,  // 17: groundcrew.search.v1.SearchService.Search:input_type -> groundcrew.search.v1.SearchRequest
+	8,  // 18: groundcrew.search.v1.SearchService.IndexDocuments:input_type -> groundcrew.search.v1.IndexDocumentsRequest
+	12, // 19: groundcrew.search.v1.SearchService.ListEngines:input_type -> groundcrew.search.v1.ListEnginesRequest
+	1,  // 20: groundcrew.search.v1.SearchService.GetDocuments:input_type -> groundcrew.search.v1.GetDocumentsRequest
+	4,  // 21: groundcrew.search.v1.SearchService.Search:output_type -> groundcrew.search.v1.SearchResponse
+	9,  // 22: groundcrew.search.v1.SearchService.IndexDocuments:output_type -> groundcrew.search.v1.IndexDocumentsResponse
+	13, // 23: groundcrew.search.v1.SearchService.ListEngines:output_type -> groundcrew.search.v1.ListEnginesResponse
+	2,  // 24: groundcrew.search.v1.SearchService.GetDocuments:output_type -> groundcrew.search.v1.GetDocumentsResponse
+	21, // [21:25] is the sub-list for method output_type
+	17, // [17:21] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_groundcrew_search_v1_search_proto_init() }
@@ -1251,8 +1369,8 @@ func file_groundcrew_search_v1_search_proto_init() {
 	if File_groundcrew_search_v1_search_proto != nil {
 		return
 	}
-	file_groundcrew_search_v1_search_proto_msgTypes[0].OneofWrappers = []any{}
-	file_groundcrew_search_v1_search_proto_msgTypes[4].OneofWrappers = []any{
+	file_groundcrew_search_v1_search_proto_msgTypes[2].OneofWrappers = []any{}
+	file_groundcrew_search_v1_search_proto_msgTypes[6].OneofWrappers = []any{
 		(*Document_Text)(nil),
 		(*Document_Html)(nil),
 	}
@@ -1262,7 +1380,7 @@ func file_groundcrew_search_v1_search_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_groundcrew_search_v1_search_proto_rawDesc), len(file_groundcrew_search_v1_search_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   12,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -22,6 +22,7 @@ const (
 	SearchService_Search_FullMethodName         = "/groundcrew.search.v1.SearchService/Search"
 	SearchService_IndexDocuments_FullMethodName = "/groundcrew.search.v1.SearchService/IndexDocuments"
 	SearchService_ListEngines_FullMethodName    = "/groundcrew.search.v1.SearchService/ListEngines"
+	SearchService_GetDocuments_FullMethodName   = "/groundcrew.search.v1.SearchService/GetDocuments"
 )
 
 // SearchServiceClient is the client API for SearchService service.
@@ -40,6 +41,12 @@ type SearchServiceClient interface {
 	IndexDocuments(ctx context.Context, in *IndexDocumentsRequest, opts ...grpc.CallOption) (*IndexDocumentsResponse, error)
 	// ListEngines reports every engine, whether it is configured and healthy.
 	ListEngines(ctx context.Context, in *ListEnginesRequest, opts ...grpc.CallOption) (*ListEnginesResponse, error)
+	// GetDocuments looks local documents up by URL (any spelling of the
+	// canonical URL the index keys them by): grounding starts an alert's
+	// enrichment from the runbook its runbook_url names when that runbook is
+	// indexed. URLs not in the index are left out; nothing is fetched from
+	// the web.
+	GetDocuments(ctx context.Context, in *GetDocumentsRequest, opts ...grpc.CallOption) (*GetDocumentsResponse, error)
 }
 
 type searchServiceClient struct {
@@ -80,6 +87,16 @@ func (c *searchServiceClient) ListEngines(ctx context.Context, in *ListEnginesRe
 	return out, nil
 }
 
+func (c *searchServiceClient) GetDocuments(ctx context.Context, in *GetDocumentsRequest, opts ...grpc.CallOption) (*GetDocumentsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetDocumentsResponse)
+	err := c.cc.Invoke(ctx, SearchService_GetDocuments_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SearchServiceServer is the server API for SearchService service.
 // All implementations must embed UnimplementedSearchServiceServer
 // for forward compatibility.
@@ -96,6 +113,12 @@ type SearchServiceServer interface {
 	IndexDocuments(context.Context, *IndexDocumentsRequest) (*IndexDocumentsResponse, error)
 	// ListEngines reports every engine, whether it is configured and healthy.
 	ListEngines(context.Context, *ListEnginesRequest) (*ListEnginesResponse, error)
+	// GetDocuments looks local documents up by URL (any spelling of the
+	// canonical URL the index keys them by): grounding starts an alert's
+	// enrichment from the runbook its runbook_url names when that runbook is
+	// indexed. URLs not in the index are left out; nothing is fetched from
+	// the web.
+	GetDocuments(context.Context, *GetDocumentsRequest) (*GetDocumentsResponse, error)
 	mustEmbedUnimplementedSearchServiceServer()
 }
 
@@ -114,6 +137,9 @@ func (UnimplementedSearchServiceServer) IndexDocuments(context.Context, *IndexDo
 }
 func (UnimplementedSearchServiceServer) ListEngines(context.Context, *ListEnginesRequest) (*ListEnginesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListEngines not implemented")
+}
+func (UnimplementedSearchServiceServer) GetDocuments(context.Context, *GetDocumentsRequest) (*GetDocumentsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetDocuments not implemented")
 }
 func (UnimplementedSearchServiceServer) mustEmbedUnimplementedSearchServiceServer() {}
 func (UnimplementedSearchServiceServer) testEmbeddedByValue()                       {}
@@ -190,6 +216,24 @@ func _SearchService_ListEngines_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _SearchService_GetDocuments_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetDocumentsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SearchServiceServer).GetDocuments(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SearchService_GetDocuments_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SearchServiceServer).GetDocuments(ctx, req.(*GetDocumentsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // SearchService_ServiceDesc is the grpc.ServiceDesc for SearchService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -208,6 +252,10 @@ var SearchService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListEngines",
 			Handler:    _SearchService_ListEngines_Handler,
+		},
+		{
+			MethodName: "GetDocuments",
+			Handler:    _SearchService_GetDocuments_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
