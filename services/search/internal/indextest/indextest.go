@@ -26,6 +26,7 @@ type Index interface {
 	search.Engine
 	search.HealthChecker
 	search.DocumentIndexer
+	search.DocumentReader
 	// Delete removes documents by URL (any spelling of the canonical
 	// one) and returns how many were there.
 	Delete(ctx context.Context, urls []string) (int, error)
@@ -89,6 +90,7 @@ func Run(t *testing.T, open Opener) {
 		{"QuerySyntaxIsPlainWords", querySyntaxIsPlainWords},
 		{"MaxResults", maxResults},
 		{"CollectionsAndText", collectionsAndText},
+		{"DocumentsByKey", documentsByKey},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -508,5 +510,51 @@ func collectionsAndText(t *testing.T, ix Index) {
 	}
 	if utf8.RuneCountInString(got[0].Snippet) >= utf8.RuneCountInString(got[0].Text) {
 		t.Errorf("snippet %q is not a passage of the text", got[0].Snippet)
+	}
+}
+
+// documentsByKey: a lookup by canonical URL returns the indexed documents
+// with their whole text and their beginning as snippet, whatever the text
+// says, and leaves out unknown keys and excluded collections.
+func documentsByKey(t *testing.T, ix Index) {
+	long := strings.Repeat("Check the replica's WAL receiver first. ", 20)
+	upsert(t, ix,
+		search.Document{URL: "https://runbooks.example.com/replica-lag/", Title: "Replica lag", Text: long},
+		search.Document{URL: "https://runbooks.example.com/own", Title: "groundcrew provider errors",
+			Text: "Raise the round timeout.", Metadata: map[string]string{search.MetaCollection: "groundcrew"}},
+	)
+	ids := []string{"https://runbooks.example.com/replica-lag", "https://runbooks.example.com/own", "https://runbooks.example.com/absent"}
+	got, err := ix.Documents(t.Context(), ids, nil)
+	if err != nil {
+		t.Fatalf("Documents() error = %v", err)
+	}
+	var urls []string
+	for _, r := range got {
+		urls = append(urls, r.URL)
+	}
+	slices.Sort(urls)
+	if want := []string{"https://runbooks.example.com/own", "https://runbooks.example.com/replica-lag/"}; !slices.Equal(urls, want) {
+		t.Fatalf("Documents() URLs = %q, want %q", urls, want)
+	}
+	for _, r := range got {
+		if r.Title != "Replica lag" {
+			continue
+		}
+		if r.Text != strings.TrimSpace(long) && r.Text != long {
+			t.Errorf("Documents() text = %q, want the whole document", r.Text)
+		}
+		if n := utf8.RuneCountInString(r.Snippet); n == 0 || n > MaxSnippetChars || !strings.HasPrefix(r.Snippet, "Check the replica") {
+			t.Errorf("Documents() snippet = %q (%d characters), want the document's beginning within %d", r.Snippet, n, MaxSnippetChars)
+		}
+		if r.Provenance == nil || r.Provenance.Revision != 1 {
+			t.Errorf("Documents() provenance = %+v, want revision 1", r.Provenance)
+		}
+	}
+	got, err = ix.Documents(t.Context(), ids, []string{"groundcrew"})
+	if err != nil {
+		t.Fatalf("Documents(excluding groundcrew) error = %v", err)
+	}
+	if len(got) != 1 || got[0].Title != "Replica lag" {
+		t.Errorf("Documents(excluding groundcrew) = %+v, want only the replica-lag runbook", got)
 	}
 }

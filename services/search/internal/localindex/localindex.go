@@ -454,6 +454,48 @@ func (ix *Index) Search(ctx context.Context, q search.Query) ([]search.Result, e
 	return out, nil
 }
 
+var _ search.DocumentReader = (*Index)(nil)
+
+// Documents returns the indexed documents among ids (canonical URLs) in
+// none of the excluded collections, each with its whole text and its
+// beginning as snippet.
+func (ix *Index) Documents(ctx context.Context, ids, excludeCollections []string) ([]search.Result, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	b := bleve.NewBooleanQuery()
+	b.AddMust(bleve.NewDocIDQuery(ids))
+	if len(excludeCollections) > 0 {
+		b.AddMustNot(termsQuery(fieldDomains, indexdoc.CollectionTerms(excludeCollections)))
+	}
+	req := bleve.NewSearchRequestOptions(b, len(ids), 0, false)
+	req.Score = "none"
+	req.Fields = []string{fieldURL, fieldTitle, fieldText, fieldPublished, fieldMetadata}
+	res, err := ix.idx.SearchInContext(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("local index lookup: %w", err)
+	}
+	out := make([]search.Result, 0, len(res.Hits))
+	for _, h := range res.Hits {
+		var r search.Result
+		r.URL, _ = h.Fields[fieldURL].(string)
+		r.Title, _ = h.Fields[fieldTitle].(string)
+		text, _ := h.Fields[fieldText].(string)
+		r.Snippet = snippet(text, nil, SnippetBytes)
+		r.Text = search.TruncateText(text)
+		r.SourceDomain, _ = search.Domain(r.URL)
+		if p, ok := h.Fields[fieldPublished].(string); ok {
+			r.PublishedAt, _ = time.Parse(time.RFC3339Nano, p)
+		}
+		meta := readStored(h.Fields[fieldMetadata])
+		r.MimeType, r.FaviconURL = meta.mimeType, meta.faviconURL
+		prov := meta.provenance
+		r.Provenance = &prov
+		out = append(out, r)
+	}
+	return out, nil
+}
+
 func (ix *Index) buildQuery(q search.Query) query.Query {
 	match := func(field string, boost float64) query.Query {
 		m := bleve.NewMatchQuery(q.Text)

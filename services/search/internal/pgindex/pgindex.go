@@ -437,6 +437,66 @@ func (ix *Index) Search(ctx context.Context, q search.Query) ([]search.Result, e
 	return out, nil
 }
 
+var _ search.DocumentReader = (*Index)(nil)
+
+// documentsSQL reads documents by key ($1), leaving out those whose
+// domains hold a term of $2 (excluded collections), with at most $3
+// characters of text.
+const documentsSQL = `SELECT url, title, published_at, metadata, indexed_by, indexed_at, revision,
+       COALESCE(previous_indexed_by, ''), previous_indexed_at, left(body, $3::int)
+FROM search_documents
+WHERE id = ANY($1) AND NOT (domains && $2)`
+
+// Documents returns the indexed documents among ids (canonical URLs) in
+// none of the excluded collections, each with its whole text and its
+// beginning as snippet.
+func (ix *Index) Documents(ctx context.Context, ids, excludeCollections []string) ([]search.Result, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	excluded := indexdoc.CollectionTerms(excludeCollections)
+	if excluded == nil {
+		excluded = []string{}
+	}
+	rows, err := ix.db.QueryContext(ctx, documentsSQL, ids, excluded, search.MaxTextChars)
+	if err != nil {
+		return nil, fmt.Errorf("local index lookup: %w", err)
+	}
+	defer rows.Close()
+	var out []search.Result
+	for rows.Next() {
+		var (
+			r                 search.Result
+			published, prevAt sql.NullTime
+			meta              []byte
+			prov              search.Provenance
+		)
+		if err := rows.Scan(&r.URL, &r.Title, &published, &meta, &prov.IndexedBy, &prov.IndexedAt, &prov.Revision,
+			&prov.PreviousIndexedBy, &prevAt, &r.Text); err != nil {
+			return nil, fmt.Errorf("local index lookup: %w", err)
+		}
+		r.Snippet = snippet("", r.Text)
+		r.SourceDomain, _ = search.Domain(r.URL)
+		if published.Valid {
+			r.PublishedAt = published.Time.UTC()
+		}
+		prov.IndexedAt = prov.IndexedAt.UTC()
+		if prevAt.Valid {
+			prov.PreviousIndexedAt = prevAt.Time.UTC()
+		}
+		r.Provenance = &prov
+		var m map[string]string
+		if json.Unmarshal(meta, &m) == nil {
+			r.MimeType, r.FaviconURL = m[search.MetaMimeType], m[search.MetaFaviconURL]
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("local index lookup: %w", err)
+	}
+	return out, nil
+}
+
 // snippet makes ts_headline's passage one line of at most MaxSnippetChars
 // characters; when the match was in the title only (no passage), the
 // body's beginning stands in.

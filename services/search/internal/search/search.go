@@ -300,3 +300,16 @@ type EngineStatus struct {
 	// configured engines, 0 when auto does not use it.
 	AutoRank int
 }
+
+// MaxDocumentLookups bounds the URLs of one Documents call.
+const MaxDocumentLookups = 10
+
+// DocumentReader is implemented by local indexes that look documents up
+// by key.
+type DocumentReader interface {
+	// Documents returns the indexed documents among ids (canonical URLs)
+	// that are in none of the excluded collections, in any order: each
+	// with its whole text (at most MaxTextChars) in Text, its beginning as
+	// Snippet, and its provenance.
+	Documents(ctx context.Context, ids, excludeCollections []string) ([]Result, error)
+}

@@ -637,3 +637,52 @@ func (s *Service) Stats() Stats {
 		CacheEntries: entries, CacheEvictions: evictions,
 	}
 }
+
+// Documents looks local documents up by URL: any spelling of the
+// canonical URL the index keys them by. It returns those that are indexed
+// and in none of the excluded collections, in the order of urls, a
+// document named twice once. Nothing is fetched from the web.
+//
+// Errors: *InvalidArgumentError (no URL, too many, one that is not a web
+// address), *NotConfiguredError when no local index can look documents up.
+func (s *Service) Documents(ctx context.Context, urls, excludeCollections []string) ([]Result, error) {
+	reader, ok := s.indexer.(DocumentReader)
+	if !ok {
+		return nil, &NotConfiguredError{Engine: EngineLocal, EnvVar: EnvVar(EngineLocal)}
+	}
+	if len(urls) == 0 {
+		return nil, invalid("urls", "at least one URL is required")
+	}
+	if len(urls) > MaxDocumentLookups {
+		return nil, invalid("urls", "has %d URLs; the limit per call is %d", len(urls), MaxDocumentLookups)
+	}
+	ids := make([]string, 0, len(urls))
+	for i, u := range urls {
+		id, err := CanonicalURL(u)
+		if err != nil {
+			return nil, invalid(fmt.Sprintf("urls[%d]", i), "must be an http or https address")
+		}
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	found, err := reader.Documents(ctx, ids, excludeCollections)
+	if err != nil {
+		return nil, fmt.Errorf("looking documents up: %w", err)
+	}
+	byID := make(map[string]Result, len(found))
+	for _, r := range found {
+		// A document's URL is kept as it was cleaned, its key canonical.
+		if id, err := CanonicalURL(r.URL); err == nil {
+			r.DisplayURL = DisplayURL(r.URL)
+			byID[id] = r
+		}
+	}
+	out := make([]Result, 0, len(found))
+	for _, id := range ids {
+		if r, ok := byID[id]; ok {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}

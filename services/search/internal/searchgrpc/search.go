@@ -30,6 +30,7 @@ type Searcher interface {
 	Search(ctx context.Context, q search.Query) (search.Response, error)
 	IndexDocuments(ctx context.Context, docs []search.Document) (search.IndexResult, error)
 	Engines(ctx context.Context) []search.EngineStatus
+	Documents(ctx context.Context, urls, excludeCollections []string) ([]search.Result, error)
 }
 
 // Counter reports how many documents the local index holds.
@@ -110,6 +111,19 @@ func (s *SearchService) IndexDocuments(ctx context.Context, req *searchv1.IndexD
 			return nil, grpcserver.InternalError(ctx, s.logger, fmt.Errorf("counting indexed documents: %w", err), "IndexDocuments")
 		}
 		out.TotalDocuments = int64(n)
+	}
+	return out, nil
+}
+
+// GetDocuments looks local documents up by URL.
+func (s *SearchService) GetDocuments(ctx context.Context, req *searchv1.GetDocumentsRequest) (*searchv1.GetDocumentsResponse, error) {
+	docs, err := s.svc.Documents(ctx, req.GetUrls(), req.GetExcludeCollections())
+	if err != nil {
+		return nil, s.toStatus(ctx, err)
+	}
+	out := &searchv1.GetDocumentsResponse{Documents: make([]*searchv1.SearchResult, 0, len(docs))}
+	for _, d := range docs {
+		out.Documents = append(out.Documents, FromResult(d))
 	}
 	return out, nil
 }
