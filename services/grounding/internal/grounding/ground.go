@@ -157,9 +157,11 @@ func (s *Service) round(ctx context.Context, req GroundRequest, m *Message) ([]b
 	}
 	m.Context.Query = query
 
-	var evidence []SearchResult
+	var evidence, team []SearchResult
 	note := ""
 	if search {
+		team = s.teamDocuments(ctx, req, maxSources)
+		evidence = team
 		resp, err := s.search.Search(ctx, evidenceRequest(req.Text, query, maxResults, engine))
 		switch {
 		case err != nil:
@@ -170,7 +172,9 @@ func (s *Service) round(ctx context.Context, req GroundRequest, m *Message) ([]b
 		default:
 			// Only sources about the text are evidence, with a model or
 			// without; none means no citation, not the nearest runbook.
-			evidence = relevantEvidence(req.Text, resp.Results, maxSources)
+			// The team's own runbook is evidence whatever its score, and
+			// first.
+			evidence = withTeamFirst(team, relevantEvidence(req.Text, resp.Results, maxSources), maxSources)
 			if len(evidence) == 0 {
 				note = NoRelevantSource
 			}
@@ -191,9 +195,9 @@ func (s *Service) round(ctx context.Context, req GroundRequest, m *Message) ([]b
 
 	plan := planBudget(rc.ContextScale, rc.BudgetTokens)
 	if s.model == nil {
-		return s.groundOffline(m, query, evidence, plan, search, note)
+		return s.groundOffline(m, query, evidence, len(team), plan, search, note)
 	}
-	return s.groundWithModel(ctx, m, req.Text, evidence, plan, search, note)
+	return s.groundWithModel(ctx, m, req.Text, evidence, len(team), plan, search, note)
 }
 
 // budget is how much text a round may put in the prompt and the answer.
@@ -245,7 +249,11 @@ func (b budget) answerChars() int {
 }
 
 // groundOffline writes the answer with the extractive summariser.
-func (s *Service) groundOffline(m *Message, query string, evidence []SearchResult, plan budget, search bool, note string) ([]byte, error) {
+//
+// The first team sources of evidence are the text's own runbooks
+// (GroundRequest.EvidenceURLs): the answer cites them first and the
+// summary is the first one's diagnostic step and mitigation.
+func (s *Service) groundOffline(m *Message, query string, evidence []SearchResult, team int, plan budget, search bool, note string) ([]byte, error) {
 	texts := plan.fit(evidence, 0)
 	if !search {
 		// From the text alone: the input's own most relevant sentences.
@@ -260,6 +268,9 @@ func (s *Service) groundOffline(m *Message, query string, evidence []SearchResul
 		sources[i] = extractive.Source{ID: i + 1, URL: r.URL, Title: r.Title, Text: texts[i]}
 	}
 	res := extractive.Summarize(query, sources, extractive.Options{MaxChars: plan.answerChars(), Input: m.InputText})
+	if team > 0 {
+		res = leadWithTeam(res, sources[0], evidenceText(evidence[0]), team)
+	}
 	m.Text = res.Text
 	m.Summary = extractive.TrimSummary(res.Summary, SummaryMaxChars, SummaryMaxSentences)
 	m.Confidence = res.Confidence
@@ -312,9 +323,14 @@ const (
 	nativeQueryHint = " A suggested web-search query for it follows the text, in its own block."
 )
 
+// teamRule tells the model which sources are the alert's own runbooks.
+const teamRule = "\n\nSource [1] is the runbook the alert itself links to: start from it, giving its first diagnostic step and its mitigation, and cite it."
+
 // groundWithModel asks the model for an answer citing the evidence by
 // number.
-func (s *Service) groundWithModel(ctx context.Context, m *Message, text string, evidence []SearchResult, plan budget, search bool, note string) ([]byte, error) {
+// The first team sources of evidence are the text's own runbooks: the
+// model is told to start from them, and their citations come first.
+func (s *Service) groundWithModel(ctx context.Context, m *Message, text string, evidence []SearchResult, team int, plan budget, search bool, note string) ([]byte, error) {
 	nonce := s.newNonce()
 	input := extractive.TrimSummary(text, promptInputMaxChars, 0)
 	p := Prompt{MaxOutputTokens: plan.responseTokens, Temperature: &groundTemperature}
@@ -325,6 +341,9 @@ func (s *Service) groundWithModel(ctx context.Context, m *Message, text string, 
 		p.System = systemTextOnly + fmt.Sprintf(dataRule, nonce)
 	} else {
 		p.System = systemEvidence + fmt.Sprintf(dataRule, nonce)
+		if team > 0 {
+			p.System += teamRule
+		}
 		fixed := utf8.RuneCountInString(p.System) + utf8.RuneCountInString(user.String()) + 20
 		for i, r := range evidence {
 			fixed += utf8.RuneCountInString(dataBlock(nonce, sourceLabel(i), sourceHeader(r)))
@@ -356,7 +375,7 @@ func (s *Service) groundWithModel(ctx context.Context, m *Message, text string, 
 		return gen.Raw, nil
 	}
 	ans := citeMarkers(gen.Text, evidence, m.Context.Timestamp)
-	m.Text, m.Citations = ans.text, ans.citations
+	m.Text, m.Citations = ans.text, teamCitationsFirst(ans.citations, team)
 	m.Parsed = parsedMetadata("markers", ans.found, ans.lost)
 	m.Summary = extractive.TrimSummary(stripMarkers(ans.text), SummaryMaxChars, SummaryMaxSentences)
 	m.Confidence = ans.confidence

@@ -219,6 +219,12 @@ type GroundRequest struct {
 	// Actor is the authenticated caller (or the service), recorded on the
 	// citations.
 	Actor string
+	// EvidenceURLs are the text's own links, most telling first (an
+	// alert's runbook_url, then its dashboards). Those that are documents
+	// in the search service's local index are the round's first evidence,
+	// whatever their relevance score (see DocumentFinder); the others are
+	// not fetched.
+	EvidenceURLs []string
 }
 
 // Effective returns rc with every default applied: EnableSearch and

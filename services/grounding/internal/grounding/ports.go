@@ -26,6 +26,18 @@ type SearchRequest struct {
 	IncludeText bool
 }
 
+// DocumentFinder is implemented by Searchers that can look documents of
+// the search service's local index up by URL. A Service whose Searcher
+// implements it starts a round from the indexed documents among
+// GroundRequest.EvidenceURLs (the team's own runbook); without it those
+// URLs are ignored.
+type DocumentFinder interface {
+	// Documents returns the indexed documents among urls, in their order,
+	// with their whole text, leaving out those of the excluded
+	// collections; URLs not in the index are left out, not fetched.
+	Documents(ctx context.Context, urls, excludeCollections []string) ([]SearchResult, error)
+}
+
 // SearchResponse holds ranked results and the engine that answered
 // (EngineAuto when it was neither Exa nor the local index).
 type SearchResponse struct {

@@ -175,6 +175,9 @@ func toGroundRequest(req *groundingv1.GroundRequest) grounding.GroundRequest {
 		MaxSources: int(req.GetMaxSources()),
 		Query:      req.GetQuery(),
 		CreatedBy:  req.GetCreatedBy(),
+		// The team's own links: an indexed runbook among them is the
+		// evidence the round starts from.
+		EvidenceURLs: req.GetEvidenceUrls(),
 	}
 }
 

@@ -22,7 +22,13 @@ type Client struct {
 	search searchv1.SearchServiceClient
 }
 
-var _ grounding.Searcher = (*Client)(nil)
+var (
+	_ grounding.Searcher       = (*Client)(nil)
+	_ grounding.DocumentFinder = (*Client)(nil)
+)
+
+// maxLookups is how many URLs one GetDocuments call takes.
+const maxLookups = 10
 
 // New returns a Client calling search.
 func New(search searchv1.SearchServiceClient) *Client {
@@ -55,6 +61,25 @@ func (c *Client) Search(ctx context.Context, req grounding.SearchRequest) (groun
 	out := grounding.SearchResponse{Engine: toEngine(resp.GetEngine()), Results: make([]grounding.SearchResult, 0, len(resp.GetResults()))}
 	for _, r := range resp.GetResults() {
 		out.Results = append(out.Results, FromResult(r))
+	}
+	return out, nil
+}
+
+// Documents implements grounding.DocumentFinder with the search service's
+// GetDocuments: the first maxLookups URLs are looked up.
+func (c *Client) Documents(ctx context.Context, urls, excludeCollections []string) ([]grounding.SearchResult, error) {
+	if len(urls) == 0 {
+		return nil, nil
+	}
+	resp, err := c.search.GetDocuments(ctx, &searchv1.GetDocumentsRequest{
+		Urls: urls[:min(len(urls), maxLookups)], ExcludeCollections: excludeCollections,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("looking documents up: %w", err)
+	}
+	out := make([]grounding.SearchResult, 0, len(resp.GetDocuments()))
+	for _, r := range resp.GetDocuments() {
+		out = append(out, FromResult(r))
 	}
 	return out, nil
 }
