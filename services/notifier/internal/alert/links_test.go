@@ -23,7 +23,7 @@ func TestGenericMetadataBound(t *testing.T) {
 }
 
 func TestGrafanaMetadataBound(t *testing.T) {
-	p := GrafanaPayload{Alerts: []GrafanaAlert{{Status: "firing", Values: map[string]any{"A": strings.Repeat("9", MaxMetadataBytes)}}}}
+	p := GrafanaPayload{Alerts: []GrafanaAlert{{AlertmanagerAlert: AlertmanagerAlert{Status: "firing"}, Values: map[string]any{"A": strings.Repeat("9", MaxMetadataBytes)}}}}
 	_, err := FromGrafana(p)
 	if fe, ok := errors.AsType[*FieldError](err); !ok || fe.Field != "alerts[0]" {
 		t.Fatalf("err = %v, want a FieldError on alerts[0]", err)

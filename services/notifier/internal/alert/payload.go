@@ -37,36 +37,80 @@ type AlertmanagerAlert struct {
 
 // FromAlertmanager returns one Alert per alert of p, in order.
 func FromAlertmanager(p AlertmanagerPayload) ([]Alert, error) {
-	if err := checkCount(len(p.Alerts)); err != nil {
+	c := payloadCommon{p.Receiver, p.GroupKey, p.ExternalURL, p.CommonLabels, p.CommonAnnotations}
+	return fromPayload(SourceAlertmanager, p.Alerts, func(a AlertmanagerAlert) (payloadAlert, func(*upstream, map[string]any)) {
+		return a.payloadAlert(c), func(*upstream, map[string]any) {}
+	})
+}
+
+// fromPayload builds one Alert per alert of a payload from source, in
+// order; each says what an alert has in common with every source's, and
+// what only its source's adds.
+func fromPayload[A any](source string, alerts []A, each func(A) (payloadAlert, func(*upstream, map[string]any))) ([]Alert, error) {
+	if err := checkCount(len(alerts)); err != nil {
 		return nil, err
 	}
-	out := make([]Alert, 0, len(p.Alerts))
-	for i, a := range p.Alerts {
-		status, err := checkStatus(fmt.Sprintf("alerts[%d].status", i), a.Status)
+	out := make([]Alert, 0, len(alerts))
+	for i, a := range alerts {
+		pa, extra := each(a)
+		al, err := pa.build(source, i, extra)
 		if err != nil {
 			return nil, err
 		}
-		u := upstream{
-			status:      status,
-			labels:      merge(p.CommonLabels, a.Labels),
-			annotations: merge(p.CommonAnnotations, a.Annotations),
-		}
-		md := map[string]any{
-			"labels":      stringMap(u.labels),
-			"annotations": stringMap(u.annotations),
-			"receiver":    p.Receiver,
-			"groupKey":    p.GroupKey,
-		}
-		putIf(md, "startsAt", timeString(a.StartsAt))
-		putIf(md, "endsAt", timeString(a.EndsAt))
-		putIf(md, "generatorURL", a.GeneratorURL)
-		putIf(md, "externalURL", p.ExternalURL)
-		if err := checkMetadata(fmt.Sprintf("alerts[%d]", i), md); err != nil {
-			return nil, err
-		}
-		out = append(out, fromUpstream(SourceAlertmanager, u, strings.TrimSpace(a.Fingerprint), md))
+		out = append(out, al)
 	}
 	return out, nil
+}
+
+// payloadAlert is a with what its payload says of all its alerts.
+func (a AlertmanagerAlert) payloadAlert(c payloadCommon) payloadAlert {
+	return payloadAlert{c, a.Status, a.Labels, a.Annotations, a.StartsAt, a.EndsAt, a.GeneratorURL, a.Fingerprint}
+}
+
+// payloadCommon is what a payload says of all its alerts.
+type payloadCommon struct {
+	receiver, groupKey, externalURL string
+	labels, annotations             map[string]string
+}
+
+// payloadAlert is what every upstream payload says of one of its alerts
+// (Alertmanager's and Grafana's share these fields and rules).
+type payloadAlert struct {
+	common                    payloadCommon
+	status                    string
+	labels, annotations       map[string]string
+	startsAt, endsAt          time.Time
+	generatorURL, fingerprint string
+}
+
+// build checks and builds the i-th alert of a payload from source: its
+// labels and annotations over the payload's common ones, and its metadata;
+// extra adds what only that source's payload carries.
+func (pa payloadAlert) build(source string, i int, extra func(u *upstream, md map[string]any)) (Alert, error) {
+	status, err := checkStatus(fmt.Sprintf("alerts[%d].status", i), pa.status)
+	if err != nil {
+		return Alert{}, err
+	}
+	u := upstream{
+		status:      status,
+		labels:      merge(pa.common.labels, pa.labels),
+		annotations: merge(pa.common.annotations, pa.annotations),
+	}
+	md := map[string]any{
+		"labels":      stringMap(u.labels),
+		"annotations": stringMap(u.annotations),
+		"receiver":    pa.common.receiver,
+		"groupKey":    pa.common.groupKey,
+	}
+	putIf(md, "startsAt", timeString(pa.startsAt))
+	putIf(md, "endsAt", timeString(pa.endsAt))
+	putIf(md, "generatorURL", pa.generatorURL)
+	putIf(md, "externalURL", pa.common.externalURL)
+	extra(&u, md)
+	if err := checkMetadata(fmt.Sprintf("alerts[%d]", i), md); err != nil {
+		return Alert{}, err
+	}
+	return fromUpstream(source, u, strings.TrimSpace(pa.fingerprint), md), nil
 }
 
 // GrafanaPayload is Grafana's webhook contact point payload (version 1).
@@ -89,65 +133,36 @@ type GrafanaPayload struct {
 
 // GrafanaAlert is one alert of a Grafana payload.
 type GrafanaAlert struct {
-	Status       string            `json:"status"`
-	Labels       map[string]string `json:"labels"`
-	Annotations  map[string]string `json:"annotations"`
-	StartsAt     time.Time         `json:"startsAt"`
-	EndsAt       time.Time         `json:"endsAt"`
-	GeneratorURL string            `json:"generatorURL"`
-	Fingerprint  string            `json:"fingerprint"`
-	SilenceURL   string            `json:"silenceURL"`
-	DashboardURL string            `json:"dashboardURL"`
-	PanelURL     string            `json:"panelURL"`
-	Values       map[string]any    `json:"values"`
-	ValueString  string            `json:"valueString"`
-	ImageURL     string            `json:"imageURL"`
+	// AlertmanagerAlert holds the fields Grafana's alert shares with
+	// Alertmanager's (its payload follows Alertmanager's webhook).
+	AlertmanagerAlert
+	SilenceURL   string         `json:"silenceURL"`
+	DashboardURL string         `json:"dashboardURL"`
+	PanelURL     string         `json:"panelURL"`
+	Values       map[string]any `json:"values"`
+	ValueString  string         `json:"valueString"`
+	ImageURL     string         `json:"imageURL"`
 }
 
 // FromGrafana returns one Alert per alert of p, in order.
 func FromGrafana(p GrafanaPayload) ([]Alert, error) {
-	if err := checkCount(len(p.Alerts)); err != nil {
-		return nil, err
-	}
-	out := make([]Alert, 0, len(p.Alerts))
-	for i, a := range p.Alerts {
-		status, err := checkStatus(fmt.Sprintf("alerts[%d].status", i), a.Status)
-		if err != nil {
-			return nil, err
+	c := payloadCommon{p.Receiver, p.GroupKey, p.ExternalURL, p.CommonLabels, p.CommonAnnotations}
+	return fromPayload(SourceGrafana, p.Alerts, func(a GrafanaAlert) (payloadAlert, func(*upstream, map[string]any)) {
+		return a.payloadAlert(c), func(u *upstream, md map[string]any) {
+			u.valueString = a.ValueString
+			if p.OrgID != 0 {
+				md["orgId"] = float64(p.OrgID)
+			}
+			putIf(md, "silenceURL", a.SilenceURL)
+			putIf(md, "dashboardURL", a.DashboardURL)
+			putIf(md, "panelURL", a.PanelURL)
+			putIf(md, "imageURL", a.ImageURL)
+			putIf(md, "valueString", a.ValueString)
+			if len(a.Values) > 0 {
+				md["values"] = a.Values
+			}
 		}
-		u := upstream{
-			status:      status,
-			labels:      merge(p.CommonLabels, a.Labels),
-			annotations: merge(p.CommonAnnotations, a.Annotations),
-			valueString: a.ValueString,
-		}
-		md := map[string]any{
-			"labels":      stringMap(u.labels),
-			"annotations": stringMap(u.annotations),
-			"receiver":    p.Receiver,
-			"groupKey":    p.GroupKey,
-		}
-		if p.OrgID != 0 {
-			md["orgId"] = float64(p.OrgID)
-		}
-		putIf(md, "startsAt", timeString(a.StartsAt))
-		putIf(md, "endsAt", timeString(a.EndsAt))
-		putIf(md, "generatorURL", a.GeneratorURL)
-		putIf(md, "silenceURL", a.SilenceURL)
-		putIf(md, "dashboardURL", a.DashboardURL)
-		putIf(md, "panelURL", a.PanelURL)
-		putIf(md, "imageURL", a.ImageURL)
-		putIf(md, "valueString", a.ValueString)
-		putIf(md, "externalURL", p.ExternalURL)
-		if len(a.Values) > 0 {
-			md["values"] = a.Values
-		}
-		if err := checkMetadata(fmt.Sprintf("alerts[%d]", i), md); err != nil {
-			return nil, err
-		}
-		out = append(out, fromUpstream(SourceGrafana, u, strings.TrimSpace(a.Fingerprint), md))
-	}
-	return out, nil
+	})
 }
 
 func checkCount(n int) error {

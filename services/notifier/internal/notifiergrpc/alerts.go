@@ -145,9 +145,12 @@ func toGrafanaPayload(r *notifierv1.IngestGrafanaRequest) alert.GrafanaPayload {
 	}
 	for _, a := range r.GetAlerts() {
 		ga := alert.GrafanaAlert{
-			Status: a.GetStatus(), Labels: a.GetLabels(), Annotations: a.GetAnnotations(),
-			StartsAt: toTime(a.GetStartsAt()), EndsAt: toTime(a.GetEndsAt()),
-			GeneratorURL: a.GetGeneratorUrl(), Fingerprint: a.GetFingerprint(), SilenceURL: a.GetSilenceUrl(),
+			AlertmanagerAlert: alert.AlertmanagerAlert{
+				Status: a.GetStatus(), Labels: a.GetLabels(), Annotations: a.GetAnnotations(),
+				StartsAt: toTime(a.GetStartsAt()), EndsAt: toTime(a.GetEndsAt()),
+				GeneratorURL: a.GetGeneratorUrl(), Fingerprint: a.GetFingerprint(),
+			},
+			SilenceURL:   a.GetSilenceUrl(),
 			DashboardURL: a.GetDashboardUrl(), PanelURL: a.GetPanelUrl(), ValueString: a.GetValueString(), ImageURL: a.GetImageUrl(),
 		}
 		if a.GetValues() != nil {

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strconv"
@@ -55,126 +56,92 @@ func (p *Pipeline) IngestGroup(ctx context.Context, gp alert.GroupPayload, alert
 	if p.groups == nil {
 		return nil, errNoGroups
 	}
-	now := p.now().UTC().Truncate(time.Microsecond)
-	out := make([]*alert.Alert, 0, len(alerts))
-	byChat := map[string][]*alert.Alert{}
-	var chats []string
-	for i := range alerts {
-		a := alerts[i]
-		id, err := uuid.NewV7()
-		if err != nil {
-			return nil, fmt.Errorf("making an alert id: %w", err)
-		}
-		a.ID = id.String()
-		a.Status = alert.StatusReceived
-		a.ReceivedAt, a.UpdatedAt = now, now
-		out = append(out, &a)
-		chat := p.groups.Chat(a.Labels)
-		if _, ok := byChat[chat]; !ok {
-			chats = append(chats, chat)
-		}
-		byChat[chat] = append(byChat[chat], &a)
-	}
-	tx, err := p.db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("starting intake transaction: %w", err)
-	}
-	defer func() { _ = tx.Rollback() }()
-
-	if p.cfg.DedupWindow > 0 {
-		keys := make([]string, len(out))
+	return p.intake(ctx, alerts, func(tx *sql.Tx, out []*alert.Alert, routed []string, now time.Time) ([]river.InsertManyParams, error) {
+		byChat := map[string][]*alert.Alert{}
+		var chats []string
 		for i, a := range out {
-			keys[i] = a.DedupKey()
+			chat := routed[i]
+			if _, ok := byChat[chat]; !ok {
+				chats = append(chats, chat)
+			}
+			byChat[chat] = append(byChat[chat], a)
 		}
-		if err := p.store.LockForDedup(ctx, tx, keys); err != nil {
-			return nil, err
-		}
-	}
-	var jobs []river.InsertManyParams
-	for _, chat := range chats {
-		members := byChat[chat]
-		if err := p.store.LockGroup(ctx, tx, gp.Source, gp.GroupKey, chat); err != nil {
-			return nil, err
-		}
-		g, err := p.store.FindGroup(ctx, tx, gp.Source, gp.GroupKey, chat)
-		if err != nil {
-			return nil, err
-		}
-		isNew := g == nil
-		if isNew {
-			id, err := uuid.NewV7()
+		var jobs []river.InsertManyParams
+		for _, chat := range chats {
+			job, err := p.notify(ctx, tx, gp, chat, byChat[chat], now)
 			if err != nil {
-				return nil, fmt.Errorf("making a group id: %w", err)
-			}
-			g = &alert.Group{ID: id.String(), GroupKey: gp.GroupKey, Source: gp.Source, Destination: chat, CreatedAt: now}
-		}
-		// An upstream notification carries the whole group as it stands,
-		// so its alerts are the group's state.
-		g.GroupLabels, g.CommonLabels, g.CommonAnnotations = gp.GroupLabels, gp.CommonLabels, gp.CommonAnnotations
-		if gp.ExternalURL != "" {
-			g.ExternalURL = gp.ExternalURL
-		}
-		g.Tally(members)
-		g.UpdatedAt = now
-		if isNew {
-			err = p.store.InsertGroup(ctx, tx, g)
-		} else {
-			err = p.store.UpdateGroup(ctx, tx, g)
-		}
-		if err != nil {
-			return nil, err
-		}
-		var ids []string
-		for _, a := range members {
-			a.GroupID = g.ID
-			if p.cfg.DedupWindow > 0 {
-				orig, err := p.store.FindOriginal(ctx, tx, a, now.Add(-p.cfg.DedupWindow))
-				if err != nil {
-					return nil, err
-				}
-				if orig != "" {
-					a.Status, a.DuplicateOf = alert.StatusDuplicate, orig
-				}
-			}
-			if err := p.store.InsertAlert(ctx, tx, a); err != nil {
 				return nil, err
 			}
-			if a.Status == alert.StatusReceived {
-				ids = append(ids, a.ID)
+			if job != nil {
+				jobs = append(jobs, *job)
 			}
 		}
-		if len(ids) == 0 {
-			continue
-		}
-		seq, err := p.store.NextSeq(ctx, tx, g.ID)
+		return jobs, nil
+	})
+}
+
+// notify stores members, the alerts of one payload routed to chat, as a
+// notification of their group there (the group made or updated as the
+// payload says), and returns the job that delivers it; nil when every
+// member is a repeat.
+func (p *Pipeline) notify(ctx context.Context, tx *sql.Tx, gp alert.GroupPayload, chat string, members []*alert.Alert, now time.Time) (*river.InsertManyParams, error) {
+	if err := p.store.LockGroup(ctx, tx, gp.Source, gp.GroupKey, chat); err != nil {
+		return nil, err
+	}
+	g, err := p.store.FindGroup(ctx, tx, gp.Source, gp.GroupKey, chat)
+	if err != nil {
+		return nil, err
+	}
+	isNew := g == nil
+	if isNew {
+		id, err := uuid.NewV7()
 		if err != nil {
+			return nil, fmt.Errorf("making a group id: %w", err)
+		}
+		g = &alert.Group{ID: id.String(), GroupKey: gp.GroupKey, Source: gp.Source, Destination: chat, CreatedAt: now}
+	}
+	// An upstream notification carries the whole group as it stands, so
+	// its alerts are the group's state.
+	g.GroupLabels, g.CommonLabels, g.CommonAnnotations = gp.GroupLabels, gp.CommonLabels, gp.CommonAnnotations
+	if gp.ExternalURL != "" {
+		g.ExternalURL = gp.ExternalURL
+	}
+	g.Tally(members)
+	g.UpdatedAt = now
+	if isNew {
+		err = p.store.InsertGroup(ctx, tx, g)
+	} else {
+		err = p.store.UpdateGroup(ctx, tx, g)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, a := range members {
+		a.GroupID = g.ID
+		if err := p.insertAlert(ctx, tx, a, now); err != nil {
 			return nil, err
 		}
-		nid, err := uuid.NewV7()
-		if err != nil {
-			return nil, fmt.Errorf("making a notification id: %w", err)
-		}
-		n := &store.Notification{ID: nid.String(), GroupID: g.ID, Seq: seq, AlertIDs: ids, Status: alert.StatusReceived, ReceivedAt: now}
-		if err := p.store.InsertNotification(ctx, tx, n); err != nil {
-			return nil, err
-		}
-		jobs = append(jobs, river.InsertManyParams{Args: groupArgs{NotificationID: n.ID}})
-	}
-	if len(jobs) > 0 {
-		if _, err := p.river.InsertManyTx(ctx, tx, jobs); err != nil {
-			return nil, fmt.Errorf("queueing delivery of %d group notifications: %w", len(jobs), err)
+		if a.Status == alert.StatusReceived {
+			ids = append(ids, a.ID)
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("committing intake transaction: %w", err)
+	if len(ids) == 0 {
+		return nil, nil
 	}
-	for _, a := range out {
-		p.metrics.accepted.WithLabelValues(a.Source).Inc()
-		if a.Status == alert.StatusDuplicate {
-			p.metrics.deduplicated.WithLabelValues(a.Source).Inc()
-		}
+	seq, err := p.store.NextSeq(ctx, tx, g.ID)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	nid, err := uuid.NewV7()
+	if err != nil {
+		return nil, fmt.Errorf("making a notification id: %w", err)
+	}
+	n := &store.Notification{ID: nid.String(), GroupID: g.ID, Seq: seq, AlertIDs: ids, Status: alert.StatusReceived, ReceivedAt: now}
+	if err := p.store.InsertNotification(ctx, tx, n); err != nil {
+		return nil, err
+	}
+	return &river.InsertManyParams{Args: groupArgs{NotificationID: n.ID}}, nil
 }
 
 // errNoGroups is IngestGroup on a pipeline whose Deliverer is no

@@ -285,6 +285,41 @@ func (deliverArgs) Kind() string { return "notifier_deliver_alert" }
 // delivery, all in one transaction, and returns them as stored: with ids,
 // RECEIVED, or DUPLICATE and duplicate_of.
 func (p *Pipeline) Ingest(ctx context.Context, alerts []alert.Alert) ([]*alert.Alert, error) {
+	out, err := p.intake(ctx, alerts, func(tx *sql.Tx, out []*alert.Alert, chats []string, now time.Time) ([]river.InsertManyParams, error) {
+		var jobs []river.InsertManyParams
+		for i, a := range out {
+			if chats != nil {
+				// The routed chat, so that its backlog can be counted.
+				a.Destination = chats[i]
+			}
+			if err := p.insertAlert(ctx, tx, a, now); err != nil {
+				return nil, err
+			}
+			if a.Status == alert.StatusReceived {
+				jobs = append(jobs, river.InsertManyParams{Args: deliverArgs{AlertID: a.ID}})
+			}
+		}
+		return jobs, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range out {
+		if a.Status == alert.StatusDuplicate {
+			p.logger.InfoContext(ctx, "alert is a repeat; recorded, not delivered", "alert_id", a.ID, "duplicate_of", a.DuplicateOf)
+		}
+	}
+	return out, nil
+}
+
+// intake is the one intake transaction of Ingest and IngestGroup: it gives
+// each alert an id, RECEIVED and the time it came, and routes it (chats[i]
+// is the chat out[i] goes to; nil without a GroupTransport); locks their
+// dedup keys; lets write store them and name the delivery jobs to queue;
+// queues those in the same transaction and commits, so that an accepted
+// alert survives any crash; then counts the accepted alerts and the
+// repeats.
+func (p *Pipeline) intake(ctx context.Context, alerts []alert.Alert, write func(tx *sql.Tx, out []*alert.Alert, chats []string, now time.Time) ([]river.InsertManyParams, error)) ([]*alert.Alert, error) {
 	now := p.now().UTC().Truncate(time.Microsecond)
 	out := make([]*alert.Alert, 0, len(alerts))
 	for i := range alerts {
@@ -296,11 +331,16 @@ func (p *Pipeline) Ingest(ctx context.Context, alerts []alert.Alert) ([]*alert.A
 		a.ID = id.String()
 		a.Status = alert.StatusReceived
 		a.ReceivedAt, a.UpdatedAt = now, now
-		if p.groups != nil {
-			// The routed chat, so that its backlog can be counted.
-			a.Destination = p.groups.Chat(a.Labels)
-		}
 		out = append(out, &a)
+	}
+	// Routing may read the store (migrated chats): done before the
+	// transaction, which holds SQLite's only connection.
+	var chats []string
+	if p.groups != nil {
+		chats = make([]string, len(out))
+		for i, a := range out {
+			chats[i] = p.groups.Chat(a.Labels)
+		}
 	}
 	tx, err := p.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -319,27 +359,13 @@ func (p *Pipeline) Ingest(ctx context.Context, alerts []alert.Alert) ([]*alert.A
 			return nil, err
 		}
 	}
-	var jobs []river.InsertManyParams
-	for _, a := range out {
-		if p.cfg.DedupWindow > 0 {
-			orig, err := p.store.FindOriginal(ctx, tx, a, now.Add(-p.cfg.DedupWindow))
-			if err != nil {
-				return nil, err
-			}
-			if orig != "" {
-				a.Status, a.DuplicateOf = alert.StatusDuplicate, orig
-			}
-		}
-		if err := p.store.InsertAlert(ctx, tx, a); err != nil {
-			return nil, err
-		}
-		if a.Status == alert.StatusReceived {
-			jobs = append(jobs, river.InsertManyParams{Args: deliverArgs{AlertID: a.ID}})
-		}
+	jobs, err := write(tx, out, chats, now)
+	if err != nil {
+		return nil, err
 	}
 	if len(jobs) > 0 {
 		if _, err := p.river.InsertManyTx(ctx, tx, jobs); err != nil {
-			return nil, fmt.Errorf("queueing delivery of %d alerts: %w", len(jobs), err)
+			return nil, fmt.Errorf("queueing %d delivery jobs: %w", len(jobs), err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
@@ -349,10 +375,24 @@ func (p *Pipeline) Ingest(ctx context.Context, alerts []alert.Alert) ([]*alert.A
 		p.metrics.accepted.WithLabelValues(a.Source).Inc()
 		if a.Status == alert.StatusDuplicate {
 			p.metrics.deduplicated.WithLabelValues(a.Source).Inc()
-			p.logger.InfoContext(ctx, "alert is a repeat; recorded, not delivered", "alert_id", a.ID, "duplicate_of", a.DuplicateOf)
 		}
 	}
 	return out, nil
+}
+
+// insertAlert stores a through tx, as a DUPLICATE of the alert it repeats
+// when one came within the dedup window.
+func (p *Pipeline) insertAlert(ctx context.Context, tx *sql.Tx, a *alert.Alert, now time.Time) error {
+	if p.cfg.DedupWindow > 0 {
+		orig, err := p.store.FindOriginal(ctx, tx, a, now.Add(-p.cfg.DedupWindow))
+		if err != nil {
+			return err
+		}
+		if orig != "" {
+			a.Status, a.DuplicateOf = alert.StatusDuplicate, orig
+		}
+	}
+	return p.store.InsertAlert(ctx, tx, a)
 }
 
 // Insert queues another durable job (one registered through

@@ -15,27 +15,21 @@ import (
 // SaveChatMessage stores m, replacing an earlier copy (an edit) with the
 // same chat and message id.
 func (s *Store) SaveChatMessage(ctx context.Context, m message.ChatMessage) error {
-	parts, err := json.Marshal(m.Parts)
-	if err != nil {
-		return fmt.Errorf("encoding parts of message %d in chat %d: %w", m.MessageID, m.ChatID, err)
-	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO notifier_chat_messages
-		(chat_id, message_id, chat_type, speaker, speaker_id, is_agent, reply_to_id, parts, sent_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-		ON CONFLICT (chat_id, message_id) DO UPDATE SET
+	return s.saveChatMessage(ctx, m, `DO UPDATE SET
 		chat_type = excluded.chat_type, speaker = excluded.speaker, speaker_id = excluded.speaker_id,
-		is_agent = excluded.is_agent, reply_to_id = excluded.reply_to_id, parts = excluded.parts`,
-		m.ChatID, m.MessageID, m.ChatType, m.Speaker, m.SpeakerID, m.IsAgent, m.ReplyToID, string(parts), sqlstore.Micros(m.SentAt))
-	if err != nil {
-		return fmt.Errorf("saving message %d in chat %d: %w", m.MessageID, m.ChatID, err)
-	}
-	return nil
+		is_agent = excluded.is_agent, reply_to_id = excluded.reply_to_id, parts = excluded.parts`)
 }
 
 // SaveChatMessageIfAbsent stores m unless the chat already has a message
 // with its id (used for the replied-to message an update carries, which is
 // older than what is stored).
 func (s *Store) SaveChatMessageIfAbsent(ctx context.Context, m message.ChatMessage) error {
+	return s.saveChatMessage(ctx, m, `DO NOTHING`)
+}
+
+// saveChatMessage inserts m; onConflict is what a stored message with its
+// chat and id does instead (a constant of the callers, never input).
+func (s *Store) saveChatMessage(ctx context.Context, m message.ChatMessage, onConflict string) error {
 	parts, err := json.Marshal(m.Parts)
 	if err != nil {
 		return fmt.Errorf("encoding parts of message %d in chat %d: %w", m.MessageID, m.ChatID, err)
@@ -43,7 +37,7 @@ func (s *Store) SaveChatMessageIfAbsent(ctx context.Context, m message.ChatMessa
 	_, err = s.db.ExecContext(ctx, `INSERT INTO notifier_chat_messages
 		(chat_id, message_id, chat_type, speaker, speaker_id, is_agent, reply_to_id, parts, sent_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-		ON CONFLICT (chat_id, message_id) DO NOTHING`,
+		ON CONFLICT (chat_id, message_id) `+onConflict,
 		m.ChatID, m.MessageID, m.ChatType, m.Speaker, m.SpeakerID, m.IsAgent, m.ReplyToID, string(parts), sqlstore.Micros(m.SentAt))
 	if err != nil {
 		return fmt.Errorf("saving message %d in chat %d: %w", m.MessageID, m.ChatID, err)

@@ -63,21 +63,8 @@ func (s *Store) ClaimForDigest(ctx context.Context, q Querier, destination, dige
 
 // DigestAlerts returns the alerts of a digest, oldest first.
 func (s *Store) DigestAlerts(ctx context.Context, digestID string) ([]*alert.Alert, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+alertColumns+` FROM notifier_alerts
+	return queryAlerts(ctx, s.db, "digest "+digestID, `SELECT `+alertColumns+` FROM notifier_alerts
 		WHERE digest_id = $1 ORDER BY received_at, id`, digestID)
-	if err != nil {
-		return nil, fmt.Errorf("reading digest %s: %w", digestID, err)
-	}
-	defer rows.Close()
-	var out []*alert.Alert
-	for rows.Next() {
-		a, err := scanAlert(rows)
-		if err != nil {
-			return nil, fmt.Errorf("reading digest %s: %w", digestID, err)
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
 }
 
 // DeliverDigestPart marks the alerts ids of digest digestID that are not

@@ -321,24 +321,8 @@ func (s *Store) GroupWithAlerts(ctx context.Context, id string) (*alert.Group, [
 }
 
 func (s *Store) groupAlerts(ctx context.Context, q Querier, groupID string) ([]*alert.Alert, error) {
-	rows, err := q.QueryContext(ctx, `SELECT `+alertColumns+` FROM notifier_alerts
+	return queryAlerts(ctx, q, "alerts of group "+groupID, `SELECT `+alertColumns+` FROM notifier_alerts
 		WHERE group_id = $1 ORDER BY received_at, id`, groupID)
-	if err != nil {
-		return nil, fmt.Errorf("reading alerts of group %s: %w", groupID, err)
-	}
-	defer rows.Close()
-	var out []*alert.Alert
-	for rows.Next() {
-		a, err := scanAlert(rows)
-		if err != nil {
-			return nil, fmt.Errorf("reading alerts of group %s: %w", groupID, err)
-		}
-		out = append(out, a)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reading alerts of group %s: %w", groupID, err)
-	}
-	return out, nil
 }
 
 // Delivered says how a group notification went out.

@@ -64,6 +64,42 @@ const alertColumns = `id, source, text, text_truncated, metadata, labels, alert_
 	duplicate_of, grounding_message_id, enrichment_error, delivery_ids, destination,
 	received_at, updated_at, delivered_at, group_id, digest_id`
 
+// progressValues are a's delivery ids as stored (JSON) and its rendered
+// message (empty when none), which inserts and progress updates write.
+func progressValues(a *alert.Alert) (string, alert.Message, error) {
+	ids, err := json.Marshal(nonNilSlice(a.DeliveryIDs))
+	if err != nil {
+		return "", alert.Message{}, fmt.Errorf("encoding delivery ids of alert %s: %w", a.ID, err)
+	}
+	var m alert.Message
+	if a.Message != nil {
+		m = *a.Message
+	}
+	return string(ids), m, nil
+}
+
+// queryAlerts reads the alerts query selects (alertColumns) through q;
+// what names them in errors.
+func queryAlerts(ctx context.Context, q Querier, what, query string, args ...any) ([]*alert.Alert, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", what, err)
+	}
+	defer rows.Close()
+	var out []*alert.Alert
+	for rows.Next() {
+		a, err := scanAlert(rows)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", what, err)
+		}
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", what, err)
+	}
+	return out, nil
+}
+
 // InsertAlert stores a new alert through q.
 func (s *Store) InsertAlert(ctx context.Context, q Querier, a *alert.Alert) error {
 	md, err := json.Marshal(nonNilMap(a.Metadata))
@@ -74,19 +110,15 @@ func (s *Store) InsertAlert(ctx context.Context, q Querier, a *alert.Alert) erro
 	if err != nil {
 		return fmt.Errorf("encoding labels of alert %s: %w", a.ID, err)
 	}
-	ids, err := json.Marshal(nonNilSlice(a.DeliveryIDs))
+	ids, m, err := progressValues(a)
 	if err != nil {
-		return fmt.Errorf("encoding delivery ids of alert %s: %w", a.ID, err)
-	}
-	var m alert.Message
-	if a.Message != nil {
-		m = *a.Message
+		return err
 	}
 	_, err = q.ExecContext(ctx, `INSERT INTO notifier_alerts (`+alertColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`,
 		a.ID, a.Source, a.Text, a.TextTruncated, string(md), string(labels), a.AlertStatus, a.Fingerprint,
 		string(a.Status), a.Attempts, a.Error, m.Text, m.Plain, m.ParseMode, m.DisableWebPagePreview,
-		a.DuplicateOf, a.GroundingMessageID, a.EnrichmentError, string(ids), a.Destination,
+		a.DuplicateOf, a.GroundingMessageID, a.EnrichmentError, ids, a.Destination,
 		sqlstore.Micros(a.ReceivedAt), sqlstore.Micros(a.UpdatedAt), sqlstore.Micros(a.DeliveredAt), a.GroupID, a.DigestID)
 	if err != nil {
 		return fmt.Errorf("inserting alert %s: %w", a.ID, err)
@@ -162,13 +194,9 @@ func (s *Store) LockForDedup(ctx context.Context, tx Querier, keys []string) err
 // error, message, enrichment and delivery results, and the update and
 // delivery times.
 func (s *Store) SaveProgress(ctx context.Context, a *alert.Alert) error {
-	ids, err := json.Marshal(nonNilSlice(a.DeliveryIDs))
+	ids, m, err := progressValues(a)
 	if err != nil {
-		return fmt.Errorf("encoding delivery ids of alert %s: %w", a.ID, err)
-	}
-	var m alert.Message
-	if a.Message != nil {
-		m = *a.Message
+		return err
 	}
 	res, err := s.db.ExecContext(ctx, `UPDATE notifier_alerts SET
 		status = $2, attempts = $3, error = $4, message_text = $5, message_plain = $6,
@@ -176,7 +204,7 @@ func (s *Store) SaveProgress(ctx context.Context, a *alert.Alert) error {
 		enrichment_error = $10, delivery_ids = $11, destination = $12, updated_at = $13, delivered_at = $14
 		WHERE id = $1`,
 		a.ID, string(a.Status), a.Attempts, a.Error, m.Text, m.Plain, m.ParseMode, m.DisableWebPagePreview,
-		a.GroundingMessageID, a.EnrichmentError, string(ids), a.Destination, sqlstore.Micros(a.UpdatedAt), sqlstore.Micros(a.DeliveredAt))
+		a.GroundingMessageID, a.EnrichmentError, ids, a.Destination, sqlstore.Micros(a.UpdatedAt), sqlstore.Micros(a.DeliveredAt))
 	if err != nil {
 		return fmt.Errorf("saving alert %s: %w", a.ID, err)
 	}

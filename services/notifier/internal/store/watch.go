@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,23 +42,7 @@ func (s *Store) AlertsChangedAfter(ctx context.Context, q ChangeQuery) ([]*alert
 	}
 	query := `SELECT ` + alertColumns + ` FROM notifier_alerts WHERE ` + strings.Join(where, " AND ") +
 		` ORDER BY updated_at, id LIMIT ` + arg(q.Limit)
-	rows, err := s.db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("reading changed alerts: %w", err)
-	}
-	defer rows.Close()
-	var out []*alert.Alert
-	for rows.Next() {
-		a, err := scanAlert(rows)
-		if err != nil {
-			return nil, fmt.Errorf("reading changed alerts: %w", err)
-		}
-		out = append(out, a)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reading changed alerts: %w", err)
-	}
-	return out, nil
+	return queryAlerts(ctx, s.db, "changed alerts", query, args...)
 }
 
 // SubscribeAlertChanges returns a channel that receives (at most one
