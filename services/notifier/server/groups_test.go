@@ -355,13 +355,9 @@ func TestOfflineGroupInDeliveryLog(t *testing.T) {
 	if _, err := c.IngestAlertmanager(t.Context(), crashLooping(key, 60, "resolved")); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for len(n.logs.Named(t, "delivery log: alert group message edited")) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the root was never edited after the resolution")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitfor.Cond(t, "the root edited after the resolution", func() bool {
+		return len(n.logs.Named(t, "delivery log: alert group message edited")) > 0
+	})
 	msgs := n.logs.Named(t, "delivery log: alert group message")
 	if len(msgs) != 2 || msgs[1]["reply_to"] != g.GetRootMessageId() {
 		t.Fatalf("group messages = %v, want the root and one reply to %s", msgs, g.GetRootMessageId())
