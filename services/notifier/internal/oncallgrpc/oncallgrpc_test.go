@@ -180,7 +180,7 @@ func TestDeleteScheduleInUse(t *testing.T) {
 		t.Errorf("missing schedule: %v", err)
 	}
 	if _, err := svc.GetEscalation(ctx, &notifierv1.GetEscalationRequest{GroupId: "g"}); status.Code(err) != codes.NotFound {
-		t.Errorf("missing escalation: %v", err)
+		t.Errorf("escalation of a group that does not exist: %v, want NotFound", err)
 	}
 }
 

@@ -26,6 +26,7 @@ type Store interface {
 	DeleteSchedule(ctx context.Context, id string) error
 	PutPolicy(ctx context.Context, p oncall.Policy, by string) error
 	DeletePolicy(ctx context.Context, id string) error
+	GroupExists(ctx context.Context, id string) (bool, error)
 }
 
 // Service implements notifierv1.OnCallServiceServer.
@@ -263,6 +264,18 @@ func (s *Service) DeletePolicy(ctx context.Context, req *notifierv1.DeletePolicy
 // GetEscalation returns a group's escalation and timeline.
 func (s *Service) GetEscalation(ctx context.Context, req *notifierv1.GetEscalationRequest) (*notifierv1.GetEscalationResponse, error) {
 	e, err := s.store.Escalation(ctx, req.GetGroupId())
+	if errors.Is(err, oncall.ErrNotFound) {
+		// A group no policy took has no escalation: that is an answer, not
+		// an error (the console asks for every group it shows).
+		ok, gerr := s.store.GroupExists(ctx, req.GetGroupId())
+		if gerr != nil {
+			return nil, s.fail(ctx, gerr, "alert group")
+		}
+		if ok {
+			return &notifierv1.GetEscalationResponse{}, nil
+		}
+		return nil, status.Error(codes.NotFound, "alert group not found")
+	}
 	if err != nil {
 		return nil, s.fail(ctx, err, "escalation")
 	}

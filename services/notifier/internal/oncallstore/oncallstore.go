@@ -429,3 +429,12 @@ func (s *Store) GroupByRoot(ctx context.Context, chat, messageID string) (string
 	}
 	return id, nil
 }
+
+// GroupExists reports whether an alert group with this id is stored.
+func (s *Store) GroupExists(ctx context.Context, id string) (bool, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM notifier_alert_groups WHERE id = $1`, id).Scan(&n); err != nil {
+		return false, fmt.Errorf("looking up alert group %s: %w", id, err)
+	}
+	return n > 0, nil
+}

@@ -68,7 +68,7 @@ export interface paths {
         /**
          * GetEscalation returns an alert group's escalation: its policy, state and
          *     timeline (who was notified when, by which step and channel, who
-         *     acknowledged, when it stopped and why).
+         *     acknowledged, when it stopped and why); none for a group no policy took.
          */
         get: operations["OnCallService_GetEscalation"];
         put?: never;

@@ -2064,7 +2064,8 @@ func (x *GetEscalationRequest) GetGroupId() string {
 // GetEscalationResponse holds the group's escalation.
 type GetEscalationResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The escalation; NOT_FOUND when the group never escalated.
+	// The escalation; unset when the group exists but never escalated (no
+	// policy took it). A group that does not exist is NOT_FOUND.
 	Escalation    *Escalation `protobuf:"bytes,1,opt,name=escalation,proto3" json:"escalation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -67,7 +67,7 @@ type OnCallServiceClient interface {
 	DeletePolicy(ctx context.Context, in *DeletePolicyRequest, opts ...grpc.CallOption) (*DeletePolicyResponse, error)
 	// GetEscalation returns an alert group's escalation: its policy, state and
 	// timeline (who was notified when, by which step and channel, who
-	// acknowledged, when it stopped and why).
+	// acknowledged, when it stopped and why); none for a group no policy took.
 	GetEscalation(ctx context.Context, in *GetEscalationRequest, opts ...grpc.CallOption) (*GetEscalationResponse, error)
 }
 
@@ -224,7 +224,7 @@ type OnCallServiceServer interface {
 	DeletePolicy(context.Context, *DeletePolicyRequest) (*DeletePolicyResponse, error)
 	// GetEscalation returns an alert group's escalation: its policy, state and
 	// timeline (who was notified when, by which step and channel, who
-	// acknowledged, when it stopped and why).
+	// acknowledged, when it stopped and why); none for a group no policy took.
 	GetEscalation(context.Context, *GetEscalationRequest) (*GetEscalationResponse, error)
 	mustEmbedUnimplementedOnCallServiceServer()
 }
