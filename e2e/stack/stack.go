@@ -93,6 +93,12 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		"RAG_ADDR": s.Addrs["rag"], "NOTIFIER_ADDR": s.Addrs["notifier"],
 		"GATEWAY_ADDR":       listeners["gateway"].API.Addr().String(),
 		"GATEWAY_RATE_LIMIT": "0",
+		// The storm and soak tests post from one address without a key,
+		// many at once: the bounds on keyless requests in flight (their
+		// own security tests are in gateway/securitytest) would refuse them.
+		"GATEWAY_UNAUTH_MAX_REQUESTS_PER_CLIENT": "4096",
+		"GATEWAY_UNAUTH_MAX_REQUESTS":            "4096",
+		"GATEWAY_UNAUTH_MAX_BUFFERED":            "268435456",
 		// The stack stays on loopback: grounding resolves the Gemini
 		// stand-in's redirect links (on its own host) but fetches no cited
 		// page (the runbooks' addresses are not on this machine).
