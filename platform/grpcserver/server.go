@@ -425,7 +425,9 @@ func (s *Server) Run(ctx context.Context) error {
 	errc := make(chan error, 2)
 	running := 1
 	go func() {
-		if err := s.grpc.Serve(grpcLis); err != nil {
+		// ErrServerStopped: shutdown began before Serve did (a context
+		// cancelled right after Ready), a clean stop, not a failure.
+		if err := s.grpc.Serve(grpcLis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			errc <- fmt.Errorf("grpcserver: serving gRPC: %w", err)
 			return
 		}
