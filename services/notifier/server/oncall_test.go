@@ -111,6 +111,17 @@ func TestEscalationInTelegram(t *testing.T) {
 		t.Fatalf("ann's page %q with buttons %v", page.Text, buttonData(t, page.ReplyMarkup))
 	}
 	start := time.Now()
+	rootEdited := func(want string) func() bool {
+		return func() bool {
+			for _, c := range e.tg.Calls("editMessageText") {
+				if strings.Contains(plain(t, c.Form["text"]), want) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	waitfor.Cond(t, "the root to show step 1", rootEdited("⏳ escalating: step 1 of 3, @ann_oncall notified"))
 
 	// Step 2 about one unit later: ben.
 	waitfor.Cond(t, "ben's direct page", func() bool { return len(sentTo(e.tg, benID)) == 1 })
@@ -143,18 +154,11 @@ func TestEscalationInTelegram(t *testing.T) {
 	if got := strings.Join(kinds, ","); got != want {
 		t.Errorf("timeline\n got %s\nwant %s", got, want)
 	}
-	waitfor.Cond(t, "the root edited to show the ack", func() bool {
-		for _, c := range e.tg.Calls("editMessageText") {
-			if strings.Contains(c.Form["text"], "ben") {
-				return true
-			}
-		}
-		return false
-	})
+	waitfor.Cond(t, "the root to show the ack and how long it took", rootEdited("👀 acked by @ben_oncall after "))
 	// Cat, the third step, was due one unit after ben: never paged. (A
-	// negative check: River moves scheduled jobs every 5 s, so wait that
-	// long past the step's due time.)
-	time.Sleep(unit + 6*time.Second)
+	// negative check: due jobs are made available every second, so wait
+	// a few past the step's due time.)
+	time.Sleep(unit + 3*time.Second)
 	if got := sentTo(e.tg, catID); len(got) != 0 {
 		t.Errorf("cat was paged after the ack: %+v", got)
 	}

@@ -503,6 +503,14 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	}
 	pager.Groups = p
 	escalator.Timer = oncalljobs.Timer{Jobs: p}
+	// The root shows the escalation's line: re-rendered when a step pages
+	// or the escalation stops (a failed edit leaves an older line, never
+	// a lost alert).
+	escalator.Changed = func(ctx context.Context, groupID string) {
+		if err := p.EditRoot(ctx, groupID); err != nil {
+			logger.WarnContext(ctx, "showing the escalation on the group's root failed", "group_id", groupID, "error", err)
+		}
+	}
 	if err := p.Start(ctx); err != nil {
 		return err
 	}

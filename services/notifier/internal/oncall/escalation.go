@@ -125,6 +125,9 @@ type Escalator struct {
 	Observer Observer
 	Logger   *slog.Logger
 	Now      func() time.Time
+	// Changed, when set, is told that a group's escalation changed (a step
+	// paged, it stopped), so the group's root can show it.
+	Changed func(ctx context.Context, groupID string)
 	// Minute is how long one minute of a step's wait lasts: a minute,
 	// unless shortened for a drill or a test (NOTIFIER_ONCALL_WAIT_UNIT).
 	Minute time.Duration
@@ -236,7 +239,14 @@ func (e *Escalator) RunStep(ctx context.Context, groupID string, pos Position) e
 	}
 	people := step.Targets(schedule, now)
 	e.notify(ctx, g, p, pos, people, now)
+	e.changed(ctx, groupID)
 	return nil
+}
+
+func (e *Escalator) changed(ctx context.Context, groupID string) {
+	if e.Changed != nil {
+		e.Changed(ctx, groupID)
+	}
 }
 
 // notify pages people for one step: one mention in the chat, one direct
@@ -324,7 +334,8 @@ func (e *Escalator) acknowledged(ctx context.Context, esc *Escalation, actor str
 	if e.Observer != nil {
 		e.Observer.Acknowledged(esc.PolicyID, at.Sub(esc.StartedAt))
 	}
-	e.Logger.InfoContext(ctx, "escalation acknowledged", "group_id", esc.GroupID, "by", actor, "after", at.Sub(esc.StartedAt).Round(time.Second))
+	e.Logger.InfoContext(ctx, "escalation acknowledged", "group_id", esc.GroupID, "by", actor, "after", at.Sub(esc.StartedAt).Round(time.Second).String())
+	e.changed(ctx, esc.GroupID)
 	return nil
 }
 
@@ -334,6 +345,7 @@ func (e *Escalator) stop(ctx context.Context, esc *Escalation, state State, why 
 		return err
 	}
 	e.Logger.InfoContext(ctx, "escalation stopped", "group_id", esc.GroupID, "state", string(state), "reason", why)
+	e.changed(ctx, esc.GroupID)
 	return nil
 }
 
@@ -355,7 +367,11 @@ func Status(esc *Escalation, steps int, loc *time.Location) string {
 		if last == nil {
 			return "⏳ escalating"
 		}
-		return fmt.Sprintf("⏳ escalating: step %d of %d, %s notified %s", last.Pos.Step, steps, last.Participant.String(), last.At.In(loc).Format("15:04"))
+		of := ""
+		if steps > 0 {
+			of = fmt.Sprintf(" of %d", steps)
+		}
+		return fmt.Sprintf("⏳ escalating: step %d%s, %s notified %s", last.Pos.Step, of, last.Participant.String(), last.At.In(loc).Format("15:04 MST"))
 	case Acknowledged:
 		for _, ev := range esc.Timeline {
 			if ev.Kind == EventAcknowledged {

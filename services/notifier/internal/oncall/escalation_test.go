@@ -218,7 +218,7 @@ func TestEscalationWalksStepsUntilAcknowledged(t *testing.T) {
 		t.Fatalf("step 2 paged %v, want ben", got)
 	}
 	esc, _ := h.store.Escalation(ctx, "g1")
-	if s := Status(esc, 2, time.UTC); s != "⏳ escalating: step 2 of 2, @ben notified 21:05" {
+	if s := Status(esc, 2, time.UTC); s != "⏳ escalating: step 2 of 2, @ben notified 21:05 UTC" {
 		t.Errorf("Status = %q", s)
 	}
 	// Ben acks six minutes in: escalation stops, the last timer is stale.

@@ -13,12 +13,29 @@ import (
 	"github.com/groundcrew/groundcrew/services/notifier/internal/oncall"
 )
 
-// Hook tells the escalator about the pipeline's alert groups; it
-// implements pipeline.Escalation.
+// Hook tells the escalator about the pipeline's alert groups and gives
+// their roots the escalation's line; it implements pipeline.Escalation.
 type Hook struct {
 	Escalator *oncall.Escalator
 	Groups    oncall.Groups
 	Logger    *slog.Logger
+}
+
+// StatusLine is oncall.Status for the group's escalation, in UTC as the
+// root's other times are; "" when the group has none.
+func (h Hook) StatusLine(ctx context.Context, groupID string) string {
+	esc, err := h.Escalator.Store.Escalation(ctx, groupID)
+	if err != nil {
+		if !errors.Is(err, oncall.ErrNotFound) {
+			h.Logger.WarnContext(ctx, "reading the escalation for the root failed", "group_id", groupID, "error", err)
+		}
+		return ""
+	}
+	steps := 0
+	if p, err := h.Escalator.Store.Policy(ctx, esc.PolicyID); err == nil {
+		steps = len(p.Steps)
+	}
+	return oncall.Status(esc, steps, time.UTC)
 }
 
 // RootDelivered starts the group's escalation, if a policy takes it.

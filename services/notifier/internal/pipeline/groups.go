@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -375,10 +376,30 @@ func GroupState(g *alert.Group) []string {
 		out = append(out, "🔕 silenced by "+s.Actor+" until "+s.EndsAt.UTC().Format("15:04 MST"))
 	}
 	if a := g.Ack; a != nil {
-		out = append(out, "👀 acked by "+a.Actor)
+		out = append(out, ackPrefix+a.Actor)
 	}
 	return out
 }
+
+// rootState is GroupState plus the escalation's line, which replaces the
+// plain "acked by" line once the escalation knows how long the ack took.
+func (p *Pipeline) rootState(ctx context.Context, g *alert.Group) []string {
+	st := GroupState(g)
+	if p.escalation == nil {
+		return st
+	}
+	line := p.escalation.StatusLine(ctx, g.ID)
+	if line == "" {
+		return st
+	}
+	if g.Ack != nil && strings.HasPrefix(line, ackPrefix) {
+		st = slices.DeleteFunc(st, func(s string) bool { return strings.HasPrefix(s, ackPrefix) })
+	}
+	return append(st, line)
+}
+
+// ackPrefix starts the state line of an acknowledged group.
+const ackPrefix = "👀 acked by "
 
 // maxGroupLinks is how many of its alerts' own links a group's root shows.
 const maxGroupLinks = 4
@@ -390,9 +411,10 @@ const maxGroupLinks = 4
 func (p *Pipeline) renderRoot(ctx context.Context, g *alert.Group, alerts []*alert.Alert) alert.Message {
 	var text string
 	links := formatLinks(alert.GroupLinks(alerts, maxGroupLinks))
+	state := p.rootState(ctx, g)
 	if len(alerts) == 1 {
 		text = alerts[0].Text
-		if st := GroupState(g); len(st) > 0 {
+		if st := state; len(st) > 0 {
 			first, rest, _ := strings.Cut(text, "\n")
 			text = first + "\n" + strings.Join(st, "\n")
 			if rest != "" {
@@ -400,7 +422,9 @@ func (p *Pipeline) renderRoot(ctx context.Context, g *alert.Group, alerts []*ale
 			}
 		}
 	} else {
-		text = format.GroupText(GroupView(g, alerts))
+		v := GroupView(g, alerts)
+		v.State = state
+		text = format.GroupText(v)
 	}
 	var res format.Result
 	switch e := g.Enrichment; {

@@ -213,6 +213,10 @@ type Deps struct {
 type Escalation interface {
 	RootDelivered(ctx context.Context, groupID string)
 	Acknowledged(ctx context.Context, groupID, actor string, at time.Time)
+	// StatusLine is the line the root shows about the group's escalation
+	// ("⏳ escalating: step 2 of 3, @ben notified 21:04 UTC", "👀 acked by
+	// @ben after 6 min"); "" when there is none.
+	StatusLine(ctx context.Context, groupID string) string
 }
 
 // New migrates River's tables in the store's database and builds a
