@@ -40,6 +40,17 @@ func seed(t *testing.T, su *suite) scenario {
 		su.api(t, "POST", "/v1/alerts", map[string]any{"text": text, "metadata": map[string]any{"labels": map[string]string{"severity": "page"}}}, &alert)
 	}
 	sc.alertID = alert.Alert.ID
+	// On call: a schedule and a policy for severity=page, so the group
+	// below escalates and the on-call page has someone on call.
+	su.api(t, "PUT", "/v1/oncall/schedules/dba", map[string]any{
+		"name": "Database on call", "timeZone": "Europe/Berlin",
+		"layers": []map[string]any{{"name": "weekly",
+			"rotation":     map[string]any{"length": "WEEKLY", "startDate": "2026-01-05", "handoffTime": "10:00"},
+			"participants": []map[string]any{{"userId": 111111111, "username": "ann_sre"}, {"userId": 222222222, "username": "ben_dba"}}}},
+	}, nil)
+	su.api(t, "PUT", "/v1/oncall/policies/paging", map[string]any{
+		"match": "severity=page", "steps": []map[string]any{{"scheduleId": "dba", "waitMinutes": 10}},
+	}, nil)
 	var grouped struct {
 		Alerts []struct{ ID, GroupID string }
 	}
@@ -122,10 +133,11 @@ func consolePages(sc scenario) []consolePage {
 		{name: "alerts", path: "/console/alerts", ready: "#h-alerts", content: "#alert-groups li"},
 		{name: "alert", path: "/console/alerts/" + sc.alertID, ready: "#h-alert", content: "#h-alert"},
 		{name: "grouped-alert", path: "/console/alerts/" + sc.groupedAlertID, ready: "#h-alert", content: "#alert-group-link"},
-		{name: "group", path: "/console/groups/" + sc.groupID, ready: "#h-group", content: "#group-alerts li"},
+		{name: "group", path: "/console/groups/" + sc.groupID, ready: "#h-group", content: "#escalation-timeline li"},
 		{name: "messages", path: "/console/messages", ready: "#h-messages", content: "section .rows li"},
 		{name: "message", path: "/console/messages/" + sc.messageID, ready: "#h-message", content: "#cited-text mark"},
 		{name: "approvals", path: "/console/approvals", ready: "#h-approvals", content: "#pending-approvals li"},
+		{name: "oncall", path: "/console/oncall", ready: "#h-oncall", content: ".oncall-now strong"},
 		{name: "ask", path: "/console/ask", ready: "#h-ask", content: "#primary-source", act: []chromedp.Action{
 			chromedp.WaitReady(`form[aria-label="Ask"] select option[value="runbooks"]`, chromedp.ByQuery),
 			chromedp.SendKeys(`form[aria-label="Ask"] textarea`, "What should I check when the checkout API returns 5xx errors?", chromedp.ByQuery),
