@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -309,5 +310,52 @@ func TestEscalationSurvivesKill(t *testing.T) {
 	}
 	if n := len(sentTo(tg, benID)); n != 1 {
 		t.Errorf("ben was paged directly %d times, want once", n)
+	}
+}
+
+// TestEscalationTwoInstancesOnePostgres runs two notifiers on one
+// PostgreSQL database, both loading the same policy, with groups posted to
+// either: every step of every group pages its person once, not once per
+// instance.
+func TestEscalationTwoInstancesOnePostgres(t *testing.T) {
+	dbURL := sqlstoretest.PostgresURL(t, "notifier_oncall_shared")
+	tg := telegramtest.NewServer(t.Cleanup)
+	grounding := startGrounding(t, 0)
+	file := oncallFile(t, `{user_id: 501, username: ann_oncall}`)
+	startInstance := func() running {
+		return runNotifier(t, map[string]string{
+			"DATA_DIR":                  t.TempDir(),
+			"DATABASE_URL":              dbURL,
+			"NOTIFIER_LISTEN_ADDR":      "127.0.0.1:0",
+			"NOTIFIER_ADMIN_ADDR":       "127.0.0.1:0",
+			"GROUNDING_ADDR":            grounding,
+			"TELEGRAM_BOT_TOKEN":        "7100000001:AAE-oncall-shared",
+			"TELEGRAM_WEBHOOK_SECRET":   "oncall-shared-secret",
+			"TELEGRAM_API_URL":          tg.URL,
+			"TELEGRAM_CHAT_ID":          strconv.Itoa(alertsChat),
+			"TELEGRAM_BOT_USERNAME":     "groundcrew_bot",
+			"NOTIFIER_POLL_INTERVAL":    "20ms",
+			"GRACE_PERIOD":              "2s",
+			"NOTIFIER_ONCALL_FILE":      file,
+			"NOTIFIER_ONCALL_WAIT_UNIT": "300ms",
+		})
+	}
+	a, b := startInstance(), startInstance()
+	clients := []notifierv1.NotifierServiceClient{dial(t, a.grpcAddr), dial(t, b.grpcAddr)}
+	const groups = 4
+	for i := range groups {
+		req := dbDown(fmt.Sprintf(`{}:{alertname="PostgresDown",cluster="c%d"}`, i))
+		req.Alerts[0].Fingerprint = fmt.Sprintf("%016x", 0x100+i)
+		if _, err := clients[i%2].IngestAlertmanager(t.Context(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Three steps each: ann, ben, then cat; nobody acks.
+	waitfor.Within(t, time.Minute, "every group's third step", tg.Changed(), func() bool { return len(sentTo(tg, catID)) >= groups })
+	time.Sleep(2 * time.Second) // a second instance's duplicate would land by now
+	for who, id := range map[string]int64{"ann": annID, "ben": benID, "cat": catID} {
+		if n := len(sentTo(tg, id)); n != groups {
+			t.Errorf("%s was paged directly %d times for %d groups, want once each", who, n, groups)
+		}
 	}
 }
