@@ -553,7 +553,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	// there when NOTIFIER_ACTION_USERS is unset); a direct page's Ack,
 	// pressed outside the allowed chats, counts only for someone the
 	// escalation paged or a listed action user.
-	chatAcker := &oncallbot.Acker{Groups: p, Escalations: oncallStore, Escalator: escalator, Logger: logger,
+	chatAcker := &oncallbot.Acker{Groups: p, Escalations: oncallStore,
 		ActionUser: func(id int64, username string) bool {
 			return actionUsers.Allows(&chat.User{ID: id, Username: username})
 		}}

@@ -123,26 +123,9 @@ func (c *Commands) ack(ctx context.Context, cmd Command) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	a := c.Acker
-	esc, err := a.Escalations.Escalation(ctx, id)
-	if err != nil && !errors.Is(err, oncall.ErrNotFound) {
-		return "", err
-	}
-	if !a.paged(esc, cmd.UserID, cmd.Username) && (a.ActionUser == nil || !a.ActionUser(cmd.UserID, cmd.Username)) {
+	text, err := c.Acker.ack(ctx, id, cmd.UserID, cmd.Username)
+	if errors.Is(err, ErrNotPaged) {
 		return "Sorry, you are not allowed to act on alerts.", nil
 	}
-	actor := "telegram:" + strconv.FormatInt(cmd.UserID, 10)
-	if cmd.Username != "" {
-		actor = "@" + cmd.Username
-	}
-	g, err := a.Groups.Ack(ctx, id, actor, "")
-	if err != nil {
-		return "", err
-	}
-	if a.Escalator != nil {
-		if err := a.Escalator.Acknowledge(ctx, id, g.Ack.Actor, g.Ack.At); err != nil {
-			a.Logger.WarnContext(ctx, "stopping the escalation failed", "group_id", id, "error", err)
-		}
-	}
-	return "👀 Acked by " + g.Ack.Actor, nil
+	return text, err
 }

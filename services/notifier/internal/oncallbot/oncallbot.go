@@ -9,11 +9,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/markdownv2"
@@ -166,23 +164,20 @@ type Escalations interface {
 	Escalation(ctx context.Context, groupID string) (*oncall.Escalation, error)
 }
 
-// Acker acknowledges from a direct page.
+// Acker acknowledges alert groups for the people an escalation paged:
+// from a direct page's button or /ack.
 type Acker struct {
 	Groups      Groups
 	Escalations Escalations
-	Escalator   *oncall.Escalator
 	// ActionUser reports whether a Telegram user may act on any alert
-	// (NOTIFIER_ACTION_USERS; everyone when it is unset).
+	// (NOTIFIER_ACTION_USERS; how an unset list counts is the caller's).
 	ActionUser func(id int64, username string) bool
-	Logger     *slog.Logger
-	Now        func() time.Time
 }
 
 // Press outcomes.
 var (
 	ErrNotMine   = errors.New("not an escalation button")
 	ErrNotPaged  = errors.New("you were not paged for this alert group")
-	ErrNoGroup   = errors.New("this alert group no longer exists")
 	ErrNotDirect = errors.New("the button was not pressed in a direct chat with the bot")
 )
 
@@ -197,6 +192,13 @@ func (a *Acker) Press(ctx context.Context, data string, userID int64, username s
 	if chatID != userID {
 		return "", ErrNotDirect
 	}
+	return a.ack(ctx, groupID, userID, username)
+}
+
+// ack acknowledges a group for a Telegram user the escalation paged, or an
+// action user, and returns the text that says so; ErrNotPaged for anyone
+// else. The pipeline's acknowledgement stops the escalation.
+func (a *Acker) ack(ctx context.Context, groupID string, userID int64, username string) (string, error) {
 	esc, err := a.Escalations.Escalation(ctx, groupID)
 	if err != nil && !errors.Is(err, oncall.ErrNotFound) {
 		return "", err
@@ -211,11 +213,6 @@ func (a *Acker) Press(ctx context.Context, data string, userID int64, username s
 	g, err := a.Groups.Ack(ctx, groupID, actor, "")
 	if err != nil {
 		return "", err
-	}
-	if a.Escalator != nil {
-		if err := a.Escalator.Acknowledge(ctx, groupID, g.Ack.Actor, g.Ack.At); err != nil {
-			a.Logger.WarnContext(ctx, "stopping the escalation failed", "group_id", groupID, "error", err)
-		}
 	}
 	return "👀 Acked by " + g.Ack.Actor, nil
 }

@@ -3,8 +3,6 @@ package oncallbot
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -112,8 +110,7 @@ func TestAckerAcceptsOnlyPagedPeopleInTheirOwnChat(t *testing.T) {
 	newAcker := func(actionUsers bool) (*Acker, *fakeGroups) {
 		g := &fakeGroups{g: group()}
 		return &Acker{Groups: g, Escalations: fakeEscalations{"g1": paged},
-			ActionUser: func(int64, string) bool { return actionUsers },
-			Logger:     slog.New(slog.NewTextHandler(io.Discard, nil))}, g
+			ActionUser: func(int64, string) bool { return actionUsers }}, g
 	}
 	a, g := newAcker(false)
 	if _, err := a.Press(ctx, "grp:g1:ack", 7, "ben_dba", 7); !errors.Is(err, ErrNotMine) {
@@ -155,7 +152,7 @@ func TestCommands(t *testing.T) {
 		Rotation:     oncall.Rotation{Length: oncall.Daily, Start: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)}}}}
 	g := &fakeGroups{g: group()}
 	c := &Commands{Schedules: fakeSchedules{sched}, Roots: fakeRoots{"-1001/42": "g1"},
-		Acker: &Acker{Groups: g, Escalations: fakeEscalations{}, ActionUser: func(int64, string) bool { return true }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+		Acker: &Acker{Groups: g, Escalations: fakeEscalations{}, ActionUser: func(int64, string) bool { return true }},
 		Now:   func() time.Time { return time.Date(2026, 11, 2, 12, 0, 0, 0, time.UTC) }}
 	if !c.Handles("/oncall@gc_bot", "gc_bot") || c.Handles("/oncall@other_bot", "gc_bot") || c.Handles("hello", "gc_bot") || !c.Handles("/ACK", "gc_bot") {
 		t.Error("Handles recognises the wrong commands")
