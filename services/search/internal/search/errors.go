@@ -7,9 +7,10 @@ import (
 )
 
 // Sentinel errors, matched with errors.Is. The gRPC adapter maps
-// ErrInvalidQuery to InvalidArgument, ErrUnknownEngine and
-// ErrEngineNotConfigured to FailedPrecondition, and *EngineError to
-// DeadlineExceeded or Unavailable (see EngineError).
+// ErrInvalidQuery and ErrUnknownEngine to InvalidArgument with a field
+// violation (the field, or engine), ErrEngineNotConfigured to
+// FailedPrecondition, and *EngineError to DeadlineExceeded or Unavailable
+// (see EngineError).
 var (
 	ErrInvalidQuery        = errors.New("invalid query")
 	ErrUnknownEngine       = errors.New("unknown engine")

@@ -157,7 +157,12 @@ func (s *SearchService) toStatus(ctx context.Context, err error) error {
 	case errors.As(err, &notConfigured):
 		return status.Errorf(codes.FailedPrecondition, "engine %s is not configured: set %s", notConfigured.Engine, notConfigured.EnvVar)
 	case errors.Is(err, search.ErrUnknownEngine):
-		return status.Error(codes.InvalidArgument, err.Error())
+		// protovalidate refuses undefined values first; this is the
+		// handler's own guard, naming the field like every other 400.
+		return grpcserver.FieldViolations(grpcserver.FieldViolation{
+			Field:       "engine",
+			Description: "is not a known engine; use one of " + strings.Join(knownEngineValues(), ", "),
+		})
 	case errors.As(err, &engineErr):
 		s.logger.WarnContext(ctx, "search failed", "engine", engineErr.Engine, "tried", engineErr.Tried, "error", err)
 		code := codes.Unavailable
@@ -208,6 +213,20 @@ var engineNames = map[searchv1.Engine]string{
 	searchv1.Engine_EXA:                search.EngineExa,
 	searchv1.Engine_TAVILY:             search.EngineTavily,
 	searchv1.Engine_BRAVE:              search.EngineBrave,
+}
+
+// knownEngineValues lists the Engine values a request may name, as the
+// client spells them (AUTO, SEARXNG, ...), in the proto's order.
+func knownEngineValues() []string {
+	values := searchv1.Engine(0).Descriptor().Values()
+	out := make([]string, 0, values.Len())
+	for i := range values.Len() {
+		v := values.Get(i)
+		if v.Number() != 0 {
+			out = append(out, string(v.Name()))
+		}
+	}
+	return out
 }
 
 func toEngine(e searchv1.Engine) string {

@@ -202,6 +202,41 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
+// TestUnknownEngineNamesTheField calls the handler without the validation
+// interceptor (which refuses undefined enum values first), so the handler's
+// own guard is what answers: InvalidArgument with a violation on engine
+// that lists the values a client may send.
+func TestUnknownEngineNamesTheField(t *testing.T) {
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	index, err := localindex.Open(t.TempDir(), localindex.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = index.Close() })
+	svc, err := search.NewService(search.Config{Engines: []search.Engine{index}, Indexer: index, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = NewSearchService(svc, index, logger).Search(context.Background(), &searchv1.SearchRequest{Query: "q", Engine: searchv1.Engine(99)})
+	st := status.Convert(err)
+	if st.Code() != codes.InvalidArgument {
+		t.Fatalf("code = %v (%s), want InvalidArgument", st.Code(), st.Message())
+	}
+	var got []*errdetails.BadRequest_FieldViolation
+	for _, d := range st.Details() {
+		if br, ok := d.(*errdetails.BadRequest); ok {
+			got = append(got, br.GetFieldViolations()...)
+		}
+	}
+	if len(got) != 1 || got[0].GetField() != "engine" {
+		t.Fatalf("violations = %v, want one on engine", got)
+	}
+	want := "is not a known engine; use one of AUTO, LOCAL, SEARXNG, EXA, TAVILY, BRAVE"
+	if got[0].GetDescription() != want {
+		t.Errorf("description = %q, want %q", got[0].GetDescription(), want)
+	}
+}
+
 func TestEngineOutageNamesEngineNotItsError(t *testing.T) {
 	c := newClient(t, failingEngine{name: search.EngineExa})
 	_, err := c.Search(context.Background(), &searchv1.SearchRequest{Query: "q", Engine: searchv1.Engine_EXA})
