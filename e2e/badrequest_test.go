@@ -1,0 +1,66 @@
+package e2e_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestHandlerChecksNameTheFieldOverREST holds, on the real stack, that a
+// 400 a service's handler writes itself (not a proto rule, not the
+// gateway's decoding) reaches a REST client as a google.rpc.BadRequest
+// naming the field as the client spelt it: a page token no list call
+// issued is refused by grounding's research handler on page_token, and
+// the client, which sent pageToken, reads pageToken.
+func TestHandlerChecksNameTheFieldOverREST(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole stack")
+	}
+	s := startStack(t, map[string]string{}, "")
+	for _, path := range []string{
+		"/v1/research?pageToken=not-a-token",
+		"/v1/approvals?pageToken=not-a-token",
+	} {
+		t.Run(path, func(t *testing.T) {
+			req, err := http.NewRequestWithContext(t.Context(), "GET", s.GatewayURL+path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != http.StatusBadRequest {
+				t.Fatalf("GET %s = %d %s, want 400", path, resp.StatusCode, body)
+			}
+			var st struct {
+				Code    int
+				Message string
+				Details []struct {
+					Type            string `json:"@type"`
+					FieldViolations []struct{ Field, Description string }
+				}
+			}
+			if err := json.Unmarshal(body, &st); err != nil {
+				t.Fatalf("body %s: %v", body, err)
+			}
+			if len(st.Details) == 0 || !strings.HasSuffix(st.Details[0].Type, "google.rpc.BadRequest") {
+				t.Fatalf("body %s has no BadRequest detail", body)
+			}
+			v := st.Details[0].FieldViolations
+			if len(v) != 1 || v[0].Field != "pageToken" || !strings.Contains(v[0].Description, "previous page") {
+				t.Errorf("violations %+v, want one on pageToken saying it is not from a previous page", v)
+			}
+			if !strings.Contains(st.Message, "pageToken") || strings.Contains(string(body), "page_token") {
+				t.Errorf("body %s names the field otherwise than the client spelt it", body)
+			}
+		})
+	}
+}
