@@ -200,3 +200,26 @@ func TestParseFileErrorsNameTheField(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The README's YAML example loads as written.
+func TestREADMEExample(t *testing.T) {
+	readme, err := os.ReadFile("../../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const start = "```yaml\n# NOTIFIER_ONCALL_FILE"
+	i := strings.Index(string(readme), start)
+	if i < 0 {
+		t.Fatal("README.md has no NOTIFIER_ONCALL_FILE example")
+	}
+	block := string(readme[i+len("```yaml\n"):])
+	block = block[:strings.Index(block, "```")]
+	path := t.TempDir() + "/oncall.yaml"
+	if err := os.WriteFile(path, []byte(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, st := newService(t)
+	if ns, np, err := LoadFile(t.Context(), st, path); err != nil || ns != 1 || np != 1 {
+		t.Fatalf("LoadFile(README example) = %d schedules, %d policies, %v", ns, np, err)
+	}
+}
