@@ -466,10 +466,11 @@ func normalizeDomains(field string, in []string) ([]string, error) {
 		return nil, invalid(field, "has %d entries; the limit is %d", len(in), MaxDomains)
 	}
 	var out []string
-	for _, d := range in {
+	for i, d := range in {
 		n, err := NormalizeDomain(d)
 		if err != nil {
-			return nil, invalid(field, "%v", err)
+			// The entry itself, as the proto's own rules name it.
+			return nil, invalid(fmt.Sprintf("%s[%d]", field, i), "%v", err)
 		}
 		out = append(out, n)
 	}

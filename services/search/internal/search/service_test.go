@@ -80,8 +80,8 @@ func TestSearchRejectsBadInput(t *testing.T) {
 		{"invalid utf-8", search.Query{Text: "a\xffb", MaxResults: 3}, "query", "UTF-8"},
 		{"negative max", search.Query{Text: "q", MaxResults: -1}, "max_results", "between 0 and 10"},
 		{"max too big", search.Query{Text: "q", MaxResults: 11}, "max_results", "got 11"},
-		{"bad allowed domain", search.Query{Text: "q", MaxResults: 3, AllowedDomains: []string{"not a domain"}}, "allowed_domains", "not a host name"},
-		{"empty blocked domain", search.Query{Text: "q", MaxResults: 3, BlockedDomains: []string{""}}, "blocked_domains", "empty"},
+		{"bad allowed domain", search.Query{Text: "q", MaxResults: 3, AllowedDomains: []string{"example.com", "not a domain"}}, "allowed_domains[1]", "not a host name"},
+		{"empty blocked domain", search.Query{Text: "q", MaxResults: 3, BlockedDomains: []string{""}}, "blocked_domains[0]", "empty"},
 		{"negative max age", search.Query{Text: "q", MaxResults: 3, MaxAge: -time.Hour}, "max_age", "negative"},
 	}
 	for _, tt := range tests {
