@@ -263,6 +263,23 @@ func TestConsole(t *testing.T) {
 		)
 	})
 
+	t.Run("a violation on one entry of a list is shown next to the list", func(t *testing.T) {
+		// xn--a.example passes the proto's host-name rule; the search
+		// handler's own IDNA check refuses it as blockedDomains[1].
+		su.open(t, "/console/search", "#h-search")
+		var msg string
+		su.run(t, 20*time.Second,
+			chromedp.SendKeys(`form[aria-label="Search"] input[type="search"]`, "disk full", chromedp.ByQuery),
+			chromedp.SendKeys(`//label[text()="Never these domains"]/following-sibling::input`, "example.org, xn--a.example", chromedp.BySearch),
+			chromedp.Click(`form[aria-label="Search"] button[type="submit"]`, chromedp.ByQuery),
+			chromedp.WaitVisible(`.violation[data-field="blocked_domains"]`, chromedp.ByQuery),
+			chromedp.Text(`.violation[data-field="blocked_domains"]`, &msg, chromedp.ByQuery),
+		)
+		if !strings.HasPrefix(msg, "entry 2: ") {
+			t.Errorf("the blocked domains' violation reads %q, want it to name entry 2", msg)
+		}
+	})
+
 	t.Run("approving a pending approval moves the run to EXECUTED", func(t *testing.T) {
 		var started struct {
 			Run struct{ ID string }

@@ -57,10 +57,21 @@ export class ApiError extends Error {
     super(message);
   }
 
-  /** The violation message for a request field, e.g. "query" or "roundConfig.maxResults". */
+  /**
+   * The violation message for a request field, e.g. "query" or
+   * "roundConfig.maxResults". A violation on one entry of a list field
+   * ("allowedDomains[1]", typed as one comma-separated input) is the
+   * field's too, and says which entry.
+   */
   forField(field: string): string | undefined {
     const want = camel(field);
-    return this.violations.find((v) => camel(v.field) === want)?.description;
+    for (const v of this.violations) {
+      const got = camel(v.field);
+      if (got === want) return v.description;
+      const entry = /^\[(\d+)\]$/.exec(got.slice(want.length));
+      if (got.startsWith(want) && entry) return `entry ${Number(entry[1]) + 1}: ${v.description}`;
+    }
+    return undefined;
   }
 }
 
