@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -232,35 +231,9 @@ func (c *Caller) do(ctx context.Context, r Request, out any) error {
 // to any host a redirect names; a redirect elsewhere is returned to Do
 // unfollowed instead. The caller's client is not modified.
 func sameOrigin(rc *httpretry.Client) *httpretry.Client {
-	hc := http.DefaultClient
-	if rc.HTTP != nil {
-		hc = rc.HTTP
-	}
-	guarded := *hc
-	guarded.CheckRedirect = func(next *http.Request, via []*http.Request) error {
-		if origin(next.URL) != origin(via[0].URL) {
-			return http.ErrUseLastResponse
-		}
-		if len(via) >= 10 {
-			return errors.New("stopped after 10 redirects")
-		}
-		if hc.CheckRedirect != nil {
-			return hc.CheckRedirect(next, via)
-		}
-		return nil
-	}
 	out := *rc
-	out.HTTP = &guarded
+	out.HTTP = httpretry.SameOrigin(rc.HTTP)
 	return &out
-}
-
-// origin is scheme://host:port with the default port made explicit.
-func origin(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
-	}
-	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
 }
 
 func isRedirect(code int) bool {
