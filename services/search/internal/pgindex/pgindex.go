@@ -416,20 +416,7 @@ func (ix *Index) Search(ctx context.Context, q search.Query) ([]search.Result, e
 		}
 		r.Score = rank / (1 + rank)
 		r.Snippet = snippet(headline, start)
-		r.SourceDomain, _ = search.Domain(r.URL)
-		if published.Valid {
-			r.PublishedAt = published.Time.UTC()
-		}
-		prov.IndexedAt = prov.IndexedAt.UTC()
-		if prevAt.Valid {
-			prov.PreviousIndexedAt = prevAt.Time.UTC()
-		}
-		r.Provenance = &prov
-		var m map[string]string
-		if json.Unmarshal(meta, &m) == nil {
-			r.MimeType, r.FaviconURL = m[search.MetaMimeType], m[search.MetaFaviconURL]
-		}
-		out = append(out, r)
+		out = append(out, finish(r, published, prevAt, meta, prov))
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("local index search: %w", err)
@@ -476,25 +463,31 @@ func (ix *Index) Documents(ctx context.Context, ids, excludeCollections []string
 			return nil, fmt.Errorf("local index lookup: %w", err)
 		}
 		r.Snippet = snippet("", r.Text)
-		r.SourceDomain, _ = search.Domain(r.URL)
-		if published.Valid {
-			r.PublishedAt = published.Time.UTC()
-		}
-		prov.IndexedAt = prov.IndexedAt.UTC()
-		if prevAt.Valid {
-			prov.PreviousIndexedAt = prevAt.Time.UTC()
-		}
-		r.Provenance = &prov
-		var m map[string]string
-		if json.Unmarshal(meta, &m) == nil {
-			r.MimeType, r.FaviconURL = m[search.MetaMimeType], m[search.MetaFaviconURL]
-		}
-		out = append(out, r)
+		out = append(out, finish(r, published, prevAt, meta, prov))
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("local index lookup: %w", err)
 	}
 	return out, nil
+}
+
+// finish completes a result from the columns every query reads alike: the
+// domain, the publication time, who indexed it and its metadata.
+func finish(r search.Result, published, prevAt sql.NullTime, meta []byte, prov search.Provenance) search.Result {
+	r.SourceDomain, _ = search.Domain(r.URL)
+	if published.Valid {
+		r.PublishedAt = published.Time.UTC()
+	}
+	prov.IndexedAt = prov.IndexedAt.UTC()
+	if prevAt.Valid {
+		prov.PreviousIndexedAt = prevAt.Time.UTC()
+	}
+	r.Provenance = &prov
+	var m map[string]string
+	if json.Unmarshal(meta, &m) == nil {
+		r.MimeType, r.FaviconURL = m[search.MetaMimeType], m[search.MetaFaviconURL]
+	}
+	return r
 }
 
 // snippet makes ts_headline's passage one line of at most MaxSnippetChars
