@@ -94,19 +94,26 @@ func MapLookup(m map[string]string) func(string) (string, bool) {
 	}
 }
 
+// structValue is the struct cfg is or points to; ok is false for a nil
+// pointer or anything that is not a struct.
+func structValue(cfg any) (reflect.Value, bool) {
+	v := reflect.ValueOf(cfg)
+	for v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return reflect.Value{}, false
+		}
+		v = v.Elem()
+	}
+	return v, v.Kind() == reflect.Struct
+}
+
 // Attrs returns one attribute per `env`-tagged field of cfg (a struct or a
 // pointer to one), keyed by the variable name, in declaration order. Secret
 // fields show as [Masked] or [Unset]; a password inside a URL value is
 // replaced by "xxxxx" even when the field is not marked secret.
 func Attrs(cfg any) []slog.Attr {
-	v := reflect.ValueOf(cfg)
-	for v.Kind() == reflect.Pointer {
-		if v.IsNil() {
-			return nil
-		}
-		v = v.Elem()
-	}
-	if v.Kind() != reflect.Struct {
+	v, ok := structValue(cfg)
+	if !ok {
 		return nil
 	}
 	fields := walk(v.Type(), "", nil)

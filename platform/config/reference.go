@@ -204,14 +204,8 @@ func Wrap(s string, width int) []string {
 // whose values differ from their defaults, secrets masked as in [Attrs]:
 // what a start-up line needs to say.
 func Changed(cfg any) []slog.Attr {
-	v := reflect.ValueOf(cfg)
-	for v.Kind() == reflect.Pointer {
-		if v.IsNil() {
-			return nil
-		}
-		v = v.Elem()
-	}
-	if v.Kind() != reflect.Struct {
+	v, ok := structValue(cfg)
+	if !ok {
 		return nil
 	}
 	def := reflect.New(v.Type())
