@@ -8,7 +8,6 @@
 package redact
 
 import (
-	"errors"
 	"net/url"
 	"regexp"
 	"strings"
@@ -76,8 +75,8 @@ type scrubbed struct {
 }
 
 func (e *scrubbed) Error() string { return e.msg }
-func (e *scrubbed) Unwrap() error { return e.err }
 
-// Is reports whether the chain below e matches target, so sentinel checks
-// keep working through a scrubbed error.
-func (e *scrubbed) Is(target error) bool { return errors.Is(e.err, target) }
+// Unwrap keeps the chain below e visible, so sentinel checks (errors.Is)
+// and typed errors (errors.As) work through a scrubbed error; what such a
+// caller prints from the original is its own to scrub.
+func (e *scrubbed) Unwrap() error { return e.err }
