@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -317,12 +319,22 @@ func TestBodyLimit(t *testing.T) {
 	req.Header.Set("Content-Type", "application/json")
 	req.ContentLength = -1
 	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	switch {
+	case err != nil:
+		// The gateway answers 413 and closes the connection without
+		// reading the rest (an oversized body is never read whole), so a
+		// client still writing may see the reset before the answer.
+		if !errors.Is(err, syscall.ECONNRESET) && !errors.Is(err, syscall.EPIPE) {
+			t.Fatalf("chunked 2 MiB body: %v, want 413 or the connection closed", err)
+		}
+	default:
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Errorf("chunked 2 MiB body = %d, want 413", resp.StatusCode)
+		}
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusRequestEntityTooLarge {
-		t.Errorf("chunked 2 MiB body = %d, want 413", resp.StatusCode)
+	if md := h.notifier.md(); md != nil {
+		t.Error("an oversized body reached the notifier")
 	}
 }
 
