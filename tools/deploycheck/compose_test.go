@@ -106,6 +106,9 @@ func TestEveryServiceHasAWorkingDockerfile(t *testing.T) {
 			for _, want := range []string{
 				"COPY " + pkgDir + "/ " + pkgDir + "/", "COPY gen/ gen/", "COPY platform/ platform/",
 				"CGO_ENABLED=0", "GOWORK=off", "USER nonroot", "HEALTHCHECK",
+				// --version in the image says what was built (build args).
+				"ARG VERSION=", "ARG COMMIT=",
+				"platform/entrypoint.Version=${VERSION}", "platform/entrypoint.Commit=${COMMIT}",
 			} {
 				if !strings.Contains(text, want) {
 					t.Errorf("%s lacks %q", df, want)
