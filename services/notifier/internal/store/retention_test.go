@@ -10,11 +10,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
+	"github.com/groundcrew/groundcrew/services/notifier/internal/message"
 )
 
 // TestAlertRetention purges, on SQLite and PostgreSQL, the alerts older
-// than the retention that are done with, and the groups left without
-// alerts; what is recent or still on its way stays.
+// than the retention that are done with, the groups left without alerts
+// (with their escalation), old SendMessage records that are done with, old
+// chat history and handled-update records; what is recent or still on its
+// way stays.
 func TestAlertRetention(t *testing.T) {
 	for name, open := range backends(t) {
 		t.Run(name, func(t *testing.T) {
@@ -54,12 +57,45 @@ func TestAlertRetention(t *testing.T) {
 				t.Fatal(err)
 			}
 
+			// The purged group's escalation goes with it.
+			for _, q := range []string{
+				`INSERT INTO notifier_escalations (group_id, policy_id, state, round, step, next_at, started_at, updated_at) VALUES ('g-old', 'p', 'acked', 1, 1, 0, 0, 0)`,
+				`INSERT INTO notifier_escalation_events (group_id, at, seq, kind, round, step, participant, channel, detail) VALUES ('g-old', 0, 0, 'paged', 1, 1, 'ana', 'mention', '')`,
+				`INSERT INTO notifier_escalations (group_id, policy_id, state, round, step, next_at, started_at, updated_at) VALUES ('g-mixed', 'p', 'acked', 1, 1, 0, 0, 0)`,
+			} {
+				if _, err := s.DB().ExecContext(ctx, q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// SendMessage records: done and old go, on their way or recent stay.
+			for _, m := range []message.Record{
+				{ID: "m-old-delivered", Status: message.StatusDelivered, CreatedAt: old},
+				{ID: "m-old-failed", Status: message.StatusFailed, CreatedAt: old},
+				{ID: "m-old-sending", Status: message.StatusSending, CreatedAt: old},
+				{ID: "m-recent", Status: message.StatusDelivered, CreatedAt: recent},
+			} {
+				m.Text, m.UpdatedAt = "hello", m.CreatedAt
+				if _, err := s.ClaimMessage(ctx, &m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Chat history and handled updates: by age alone.
+			for i, at := range []time.Time{old, old, recent} {
+				m := message.ChatMessage{ChatID: 7, MessageID: int64(i + 1), Speaker: "ana", Parts: []message.Part{{Text: "hi"}}, SentAt: at}
+				if err := s.SaveChatMessage(ctx, m); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.RecordUpdate(ctx, message.UpdateKey{BotID: 1, ChatID: 7, UpdateID: int64(i + 1)}, "handled", at); err != nil {
+					t.Fatal(err)
+				}
+			}
+
 			r := &Retention{Store: s, MaxAge: DefaultAlertRetention, Now: func() time.Time { return now }}
 			got, err := r.RunOnce(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := (Purged{Alerts: 5, Groups: 1}); got != want {
+			if want := (Purged{Alerts: 5, Groups: 1, Messages: 2, ChatMessages: 2, Updates: 2}); got != want {
 				t.Errorf("RunOnce purged %+v, want %+v", got, want)
 			}
 			var kept []string
@@ -81,6 +117,35 @@ func TestAlertRetention(t *testing.T) {
 			}
 			if _, err := s.GetGroup(ctx, nil, "g-mixed"); err != nil {
 				t.Errorf("group with a recent alert: %v", err)
+			}
+			var escalations []string
+			rows, err := s.DB().QueryContext(ctx, `SELECT group_id FROM notifier_escalations UNION ALL SELECT group_id FROM notifier_escalation_events ORDER BY 1`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var id string
+				if err := rows.Scan(&id); err != nil {
+					t.Fatal(err)
+				}
+				escalations = append(escalations, id)
+			}
+			rows.Close()
+			if diff := cmp.Diff([]string{"g-mixed"}, escalations); diff != "" {
+				t.Errorf("escalation rows kept (-want +got):\n%s", diff)
+			}
+			for id, want := range map[string]bool{"m-old-delivered": false, "m-old-failed": false, "m-old-sending": true, "m-recent": true} {
+				if _, err := s.GetMessage(ctx, id); (err == nil) != want {
+					t.Errorf("message %s: GetMessage err = %v, want kept %v", id, err, want)
+				}
+			}
+			if h, err := s.ChatHistory(ctx, 7, 10); err != nil || len(h) != 1 || h[0].MessageID != 3 {
+				t.Errorf("chat history after retention = %+v, %v; want only message 3", h, err)
+			}
+			for id, want := range map[int64]bool{1: false, 2: false, 3: true} {
+				if _, ok, err := s.UpdateOutcome(ctx, message.UpdateKey{BotID: 1, ChatID: 7, UpdateID: id}); err != nil || ok != want {
+					t.Errorf("update %d: recorded %v, %v; want %v", id, ok, err, want)
+				}
 			}
 
 			// A second run finds nothing; no retention keeps everything.
