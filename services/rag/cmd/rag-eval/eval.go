@@ -214,6 +214,18 @@ func evaluateInto(ctx context.Context, cfg config, out io.Writer, rep *report) e
 				correct++
 			default:
 				wrongFacts = append(wrongFacts, fmt.Sprintf("  %q want one of %q (in matched chunks %v)\n    got %q", q.Question, q.Facts, factRanks(r.MatchedChunks, q.Facts), r.Answer))
+				if cfg.explain && !r.IsOutOfScope {
+					for i, s := range (&answer.Extractive{}).Rank(q.Question, r.MatchedChunks) {
+						if i == 8 {
+							break
+						}
+						mark := " "
+						if containsFact(s.Text, q.Facts) {
+							mark = "*"
+						}
+						wrongFacts = append(wrongFacts, fmt.Sprintf("     %s %.3f c%d.%d %.160s", mark, s.Score, s.Chunk+1, s.Pos, s.Text))
+					}
+				}
 			}
 		}
 		if r.IsOutOfScope {

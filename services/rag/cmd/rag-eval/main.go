@@ -46,9 +46,12 @@ type config struct {
 	questionsPath string
 	dir           string
 	verbose       bool
-	minAnswered   float64
-	minFlagged    float64
-	minCorrect    float64
+	// explain prints, for each answer without its fact, the sentences
+	// the extractive writer ranked highest.
+	explain     bool
+	minAnswered float64
+	minFlagged  float64
+	minCorrect  float64
 }
 
 func main() {
@@ -71,6 +74,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.questionsPath, "questions", "testdata/gospec_questions.json", "question sets (JSON), comma-separated")
 	fs.StringVar(&cfg.dir, "dir", "", "store directory (default: a temporary directory, removed afterwards)")
 	fs.BoolVar(&cfg.verbose, "v", false, "print every question that misses")
+	fs.BoolVar(&cfg.explain, "explain", false, "with -v, print the best-scored sentences of each answer without its fact")
 	fs.Float64Var(&cfg.minAnswered, "min-answered", 0.95, "share of in-scope questions that must be answered")
 	fs.Float64Var(&cfg.minFlagged, "min-flagged", 0.95, "share of unrelated questions that must be flagged out of scope")
 	fs.Float64Var(&cfg.minCorrect, "min-correct", 0.8, "share of answers (of questions labelled with facts) that must contain their fact")

@@ -294,6 +294,16 @@ func (a *Asker) Ask(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("retrieving chunks: %w", err)
 	}
+	// The answer is written from chunks found for the question together
+	// with the collection's words for its phrases (see [Expand]); the
+	// scope check judges the question as asked.
+	answerHits := hits
+	if more := Expand(question); more != "" {
+		answerHits, err = a.s.Search(ctx, collection, rag.Query{Text: question + "\n" + more, TopK: topK, Mode: a.opts.Mode})
+		if err != nil {
+			return Result{}, fmt.Errorf("retrieving chunks: %w", err)
+		}
+	}
 	progress(StageScopeCheck)
 	outOfScope := func(reason string) (Result, error) {
 		return Result{
@@ -307,20 +317,29 @@ func (a *Asker) Ask(ctx context.Context, req Request) (Result, error) {
 		}, nil
 	}
 
-	in := ScopeInput{Question: question, Hits: hits, Threshold: a.opts.Scope.Threshold(settings),
-		MinEvidence: a.opts.Scope.MinEvidence, MinCoverage: a.opts.Scope.MinCoverage, Description: settings.Description}
-	if tc, ok := a.s.(TermCounter); ok {
-		// Without term statistics every word weighs the same.
-		if ts, err := tc.TermStats(collection, contentTerms(question)); err == nil {
-			in.Terms = ts
+	verdict := a.scope(collection, settings, question, hits)
+	if tc, ok := a.s.(TermCounter); ok && !verdict.InScope && len(answerHits) > 0 {
+		// "Are strings mutable?": the collection says "immutable". A
+		// question is judged again with the collection's words for its
+		// phrases when they replace words the collection never uses.
+		df := func(t string) int {
+			ts, err := tc.TermStats(collection, []string{t})
+			if err != nil {
+				return -1
+			}
+			return ts.DF[t]
+		}
+		if more := foreignExpansion(question, df); more != "" {
+			if v := a.scope(collection, settings, question+"\n"+more, answerHits); v.InScope {
+				verdict = v
+			}
 		}
 	}
-	verdict := Scope(in)
 	if !verdict.InScope {
 		return outOfScope(verdict.Reason)
 	}
 	progress(StageAnswering)
-	draft, err := a.generate(ctx, Briefing{Collection: collection, Description: settings.Description}, question, hits, req.Delta)
+	draft, err := a.generate(ctx, Briefing{Collection: collection, Description: settings.Description}, question, answerHits, req.Delta)
 	if err != nil {
 		return Result{}, fmt.Errorf("writing the answer: %w", err)
 	}
@@ -339,7 +358,7 @@ func (a *Asker) Ask(ctx context.Context, req Request) (Result, error) {
 		return Result{
 			Answer:           draft.Text,
 			Primary:          -1,
-			MatchedChunks:    hits,
+			MatchedChunks:    answerHits,
 			Success:          true,
 			QueryTime:        a.opts.Now().Sub(start),
 			Model:            draft.Model,
@@ -352,7 +371,7 @@ func (a *Asker) Ask(ctx context.Context, req Request) (Result, error) {
 	}
 	cited := draft.Cited
 	if len(cited) == 0 {
-		cited = make([]int, len(hits))
+		cited = make([]int, len(answerHits))
 		for i := range cited {
 			cited[i] = i
 		}
@@ -360,13 +379,13 @@ func (a *Asker) Ask(ctx context.Context, req Request) (Result, error) {
 	sources := make([]Source, 0, len(cited))
 	primary := -1
 	for _, i := range cited {
-		if i < 0 || i >= len(hits) {
-			return Result{}, fmt.Errorf("the answer cites chunk %d of %d", i, len(hits))
+		if i < 0 || i >= len(answerHits) {
+			return Result{}, fmt.Errorf("the answer cites chunk %d of %d", i, len(answerHits))
 		}
 		if i == draft.Primary {
 			primary = len(sources)
 		}
-		sources = append(sources, SourceOf(hits[i]))
+		sources = append(sources, SourceOf(answerHits[i]))
 	}
 	if primary < 0 {
 		// A primary chunk the answer does not cite would be a citation
@@ -378,7 +397,7 @@ func (a *Asker) Ask(ctx context.Context, req Request) (Result, error) {
 		PrimarySource: FormatSource(primary+1, sources[primary]),
 		Primary:       primary,
 		Sources:       sources,
-		MatchedChunks: hits,
+		MatchedChunks: answerHits,
 		Success:       true,
 		QueryTime:     a.opts.Now().Sub(start),
 		Model:         draft.Model,
@@ -388,6 +407,20 @@ func (a *Asker) Ask(ctx context.Context, req Request) (Result, error) {
 		// kept.
 		DroppedCitations: draft.Dropped,
 	}, nil
+}
+
+// scope runs the scope check for a question and the chunks retrieved
+// for it.
+func (a *Asker) scope(collection string, settings rag.Settings, question string, hits []rag.Hit) Verdict {
+	in := ScopeInput{Question: question, Hits: hits, Threshold: a.opts.Scope.Threshold(settings),
+		MinEvidence: a.opts.Scope.MinEvidence, MinCoverage: a.opts.Scope.MinCoverage, Description: settings.Description}
+	if tc, ok := a.s.(TermCounter); ok {
+		// Without term statistics every word weighs the same.
+		if ts, err := tc.TermStats(collection, contentTerms(question)); err == nil {
+			in.Terms = ts
+		}
+	}
+	return Scope(in)
 }
 
 // generate writes the answer with the configured writer, streaming to

@@ -68,6 +68,13 @@ type Extractive struct {
 	// of a sentence's chunk, SymbolWeight the question's operators
 	// (":=", "==", "~") in the sentence; zero means the defaults.
 	HeadingWeight, SymbolWeight float64
+	// ExpansionWeight is the share of a question word's weight earned by
+	// a word [Expand] adds; zero means expansionWeight.
+	ExpansionWeight float64
+	// CoveredCredit is the share of its weight a question term earns in
+	// a sentence after the lead when an earlier pick has it; zero means
+	// coveredCredit, negative none.
+	CoveredCredit float64
 }
 
 // weight returns w, def when w is zero, 0 when w is negative.
@@ -88,6 +95,9 @@ type candidate struct {
 	text       string
 	terms      map[string]bool
 	score      float64
+	// credit is what each question term found in the sentence adds to
+	// its score.
+	credit map[string]float64
 }
 
 // Generate implements [Generator].
@@ -98,26 +108,7 @@ func (e *Extractive) Generate(ctx context.Context, question string, chunks []rag
 	if from == 0 {
 		return Draft{OutOfScope: true, Reason: "no chunks to answer from"}, nil
 	}
-	qterms := distinct(embedder.Analyze(question))
-
-	var cands []candidate
-	df := map[string]int{}
-	for ci := range from {
-		for si, s := range sentences(chunks[ci].Text) {
-			// Fragments and walls of text make poor answers.
-			if len(s) < 20 || len(s) > 600 {
-				continue
-			}
-			c := candidate{chunk: ci, pos: si, text: s, terms: map[string]bool{}}
-			for _, t := range embedder.Analyze(s) {
-				c.terms[t] = true
-			}
-			for t := range c.terms {
-				df[t]++
-			}
-			cands = append(cands, c)
-		}
-	}
+	cands := e.rank(question, chunks[:from])
 	if len(cands) == 0 {
 		// A chunk of only code or short lines: quote its start.
 		text := strings.TrimSpace(chunks[0].Text)
@@ -126,65 +117,55 @@ func (e *Extractive) Generate(ctx context.Context, question string, chunks []rag
 		}
 		return Draft{Text: text + " [1]", Cited: []int{0}, Primary: 0, Model: ExtractiveModel}, nil
 	}
+	ranked := cands
 
-	var total float64
-	idf := map[string]float64{}
-	for _, t := range qterms {
-		idf[t] = math.Log(1 + float64(len(cands))/float64(1+df[t]))
-		total += idf[t]
-	}
-	pairs := phrases(question)
-	cues := answerCues(question)
-	symbols := symbolsOf(question)
-	headingShare := make([]float64, from)
-	for ci := range from {
-		headingShare[ci] = termShare(qterms, idf, total, chunks[ci].HeadingPath)
-	}
-	for i := range cands {
-		c := &cands[i]
-		var s float64
-		for _, t := range qterms {
-			switch {
-			case c.terms[t]:
-				s += idf[t]
-			case prefixMatch(t, c.terms):
-				// "smaller" and "smallest", "concatenate" and
-				// "concatenation": the stemmer keeps them apart.
-				s += prefixCredit * idf[t]
-			}
-		}
-		if total > 0 {
-			s /= total
-		}
-		c.score = s + weight(e.RankPrior, rankPrior)/float64(c.chunk+1) +
-			weight(e.PhraseWeight, sentencePhraseWeight)*phraseShare(pairs, c.text) +
-			weight(e.CueWeight, sentenceCueWeight)*cueShare(cues, c.text) +
-			weight(e.HeadingWeight, sentenceHeadingWeight)*headingShare[c.chunk] +
-			weight(e.SymbolWeight, sentenceSymbolWeight)*symbolShare(symbols, c.text)
-	}
-	ranked := slices.Clone(cands)
-	slices.SortStableFunc(ranked, func(a, b candidate) int { return cmp.Compare(b.score, a.score) })
-
+	// After the lead, each next sentence is the one adding most: a
+	// question term an earlier pick already has earns only
+	// coveredCredit of its weight, so the answer covers the question's
+	// other words ("missing" in "can a switch have no expression")
+	// instead of saying the lead's again.
 	var picked []candidate
 	size := 0
-	for _, c := range ranked {
-		if len(picked) == maxSent {
+	covered := map[string]bool{}
+	gain := func(c candidate) float64 {
+		g := c.score
+		for t, w := range c.credit {
+			if covered[t] {
+				g -= (1 - weight(e.CoveredCredit, coveredCredit)) * w
+			}
+		}
+		return g
+	}
+	left := slices.Clone(ranked)
+	for len(picked) < maxSent && len(left) > 0 {
+		best := -1
+		for i, c := range left {
+			// Below half the best score a sentence is filler, not support.
+			if len(picked) > 0 && c.score < ranked[0].score/2 {
+				continue
+			}
+			if len(picked) > 0 && size+len(c.text) > maxChars {
+				continue
+			}
+			// A sentence saying what a quoted one already says (the spec
+			// repeats itself across sections) adds nothing.
+			if slices.ContainsFunc(picked, func(p candidate) bool { return nearDuplicate(p.terms, c.terms) }) {
+				continue
+			}
+			if best < 0 || gain(c) > gain(left[best]) {
+				best = i
+			}
+		}
+		if best < 0 {
 			break
 		}
-		// Below half the best score a sentence is filler, not support.
-		if len(picked) > 0 && c.score < ranked[0].score/2 {
-			break
-		}
-		if len(picked) > 0 && size+len(c.text) > maxChars {
-			continue
-		}
-		// A sentence saying what a quoted one already says (the spec
-		// repeats itself across sections) adds nothing.
-		if slices.ContainsFunc(picked, func(p candidate) bool { return nearDuplicate(p.terms, c.terms) }) {
-			continue
-		}
+		c := left[best]
+		left = slices.Delete(left, best, best+1)
 		picked = append(picked, c)
 		size += len(c.text) + 1
+		for t := range c.credit {
+			covered[t] = true
+		}
 	}
 
 	// The answer leads with the sentence that answers best; the others
@@ -217,6 +198,115 @@ func (e *Extractive) Generate(ctx context.Context, question string, chunks []rag
 		}
 	}
 	return Draft{Text: b.String(), Cited: cited, Primary: primary, Model: ExtractiveModel}, nil
+}
+
+// rank scores the sentences of chunks for the question, best first.
+func (e *Extractive) rank(question string, chunks []rag.Hit) []candidate {
+	qterms := distinct(embedder.Analyze(question))
+	// The specification's words for the question's phrases (see
+	// [Expand]) count too, at expansionWeight of a question word.
+	own := len(qterms)
+	for _, t := range distinct(embedder.Analyze(Expand(question))) {
+		if !slices.Contains(qterms[:own], t) {
+			qterms = append(qterms, t)
+		}
+	}
+
+	var cands []candidate
+	df := map[string]int{}
+	for ci := range chunks {
+		for si, s := range sentences(chunks[ci].Text) {
+			// Fragments and walls of text make poor answers.
+			if len(s) < 20 || len(s) > 600 {
+				continue
+			}
+			// A sentence opening in lower case continues a list or a
+			// piece of code ("with x / y truncated towards zero");
+			// quoted as it is, it would join the sentence before it in
+			// the answer. Its first letter is capitalised.
+			if r := s[0]; 'a' <= r && r <= 'z' {
+				s = string(r-'a'+'A') + s[1:]
+			}
+			c := candidate{chunk: ci, pos: si, text: s, terms: map[string]bool{}}
+			for _, t := range embedder.Analyze(s) {
+				c.terms[t] = true
+			}
+			for t := range c.terms {
+				df[t]++
+			}
+			cands = append(cands, c)
+		}
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+
+	var total float64
+	idf := map[string]float64{}
+	for i, t := range qterms {
+		idf[t] = math.Log(1 + float64(len(cands))/float64(1+df[t]))
+		if i >= own {
+			idf[t] *= weight(e.ExpansionWeight, expansionWeight)
+		}
+		total += idf[t]
+	}
+	pairs := phrases(question)
+	cues := answerCues(question)
+	symbols := symbolsOf(question)
+	headingShare := make([]float64, len(chunks))
+	for ci := range chunks {
+		headingShare[ci] = termShare(qterms, idf, total, chunks[ci].HeadingPath)
+	}
+	for i := range cands {
+		c := &cands[i]
+		var s float64
+		c.credit = map[string]float64{}
+		for _, t := range qterms {
+			var w float64
+			switch {
+			case c.terms[t]:
+				w = idf[t]
+			case prefixMatch(t, c.terms):
+				// "smaller" and "smallest", "concatenate" and
+				// "concatenation": the stemmer keeps them apart.
+				w = prefixCredit * idf[t]
+			}
+			if w > 0 && total > 0 {
+				c.credit[t] = w / total
+				s += w / total
+			}
+		}
+		c.score = s + weight(e.RankPrior, rankPrior)/float64(c.chunk+1) +
+			weight(e.PhraseWeight, sentencePhraseWeight)*phraseShare(pairs, c.text) +
+			weight(e.CueWeight, sentenceCueWeight)*cueShare(cues, c.text) +
+			weight(e.HeadingWeight, sentenceHeadingWeight)*headingShare[c.chunk] +
+			weight(e.SymbolWeight, sentenceSymbolWeight)*symbolShare(symbols, c.text)
+	}
+	slices.SortStableFunc(cands, func(a, b candidate) int { return cmp.Compare(b.score, a.score) })
+	return cands
+
+}
+
+// Scored is a sentence of a retrieved chunk with its score, as the
+// extractive writer ranks them.
+type Scored struct {
+	// Chunk is the rank of the sentence's chunk (from 0), Pos its
+	// position in the chunk.
+	Chunk, Pos int
+	// Text is the sentence.
+	Text string
+	// Score is its score.
+	Score float64
+}
+
+// Rank returns the sentences of the chunks scored for the question, best
+// first, as [Extractive.Generate] chooses among them (for evaluation).
+func (e *Extractive) Rank(question string, chunks []rag.Hit) []Scored {
+	var out []Scored
+	for _, c := range e.rank(question, chunks[:min(cmp.Or(e.FromChunks, DefaultFromChunks), len(chunks))]) {
+		out = append(out, Scored{Chunk: c.chunk, Pos: c.pos, Text: c.text, Score: c.score})
+	}
+	return out
 }
 
 // duplicateOverlap is the share of the smaller sentence's terms that a
@@ -276,6 +366,10 @@ const (
 	sentenceHeadingWeight = 0.6
 	sentenceSymbolWeight  = 0.1
 )
+
+// coveredCredit is the share of a question term's weight that a sentence
+// after the lead earns for it when a quoted sentence already has it.
+const coveredCredit = 1.0
 
 // prefixCredit is the share of a term's weight earned by a word sharing
 // its first minPrefix letters (or more) instead of the term itself.

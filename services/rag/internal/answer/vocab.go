@@ -1,0 +1,172 @@
+package answer
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/groundcrew/groundcrew/services/rag/internal/embedder"
+)
+
+// A programmer asks in the words of their trade ("dereference",
+// "underscore", "hex", "+="); the Go specification answers in its own
+// ("indirection", "blank identifier", "hexadecimal", "assignment
+// operation"). The offline answerer matches words, so it cannot bridge
+// the two by itself: [Expand] adds, for each phrase of a question a small
+// map recognises, the words the specification uses for the same thing.
+// Retrieval searches for the question and those words, and the
+// extractive writer counts them at [expansionWeight] of a question word.
+//
+// The map is general programmer vocabulary for the language, not a list
+// of questions: each entry names something any Go programmer may say
+// (an abbreviation, a term from another language, an operator, a
+// paraphrase of a rule) and the specification's word for it. A language
+// model (GROQ_API_KEY) or a neural embedder would not need it.
+
+// synonym is one entry of the map: a phrase of the question (a regular
+// expression over the lowercased question) and the specification's words
+// for it.
+type synonym struct {
+	re   *regexp.Regexp
+	spec string
+}
+
+func syn(pattern, spec string) synonym {
+	return synonym{re: regexp.MustCompile(pattern), spec: spec}
+}
+
+// vocabulary maps a programmer's words to the specification's. Patterns
+// see the question lowercased; \b marks word edges.
+var vocabulary = []synonym{
+	// Abbreviations and spellings.
+	syn(`\bhex\b`, "hexadecimal"),
+	syn(`\bfunc\b`, "function"),
+	syn(`\bvars?\b`, "variable"),
+	syn(`\bconsts?\b`, "constant"),
+	syn(`\bchans?\b`, "channel"),
+	syn(`\bargs?\b|\bparams?\b`, "argument parameter"),
+	syn(`\bptrs?\b`, "pointer"),
+	syn(`\bstrs?\b`, "string"),
+	syn(`\bbool\b`, "boolean"),
+	syn(`\bfloats?\b`, "floating-point"),
+	syn(`\bchars?\b`, "character rune"),
+	syn(`\blen\b`, "length"),
+	syn(`\bcap\b`, "capacity"),
+	syn(`\bnull\b`, "nil"),
+	syn(`\bupper[- ]?case\b|\bcapital(ised|ized)?\b|\bcapital letter`, "uppercase exported"),
+	syn(`\blower[- ]?case\b`, "lowercase exported"),
+	// Words from other languages.
+	syn(`\bdictionar(y|ies)\b|\bhash ?(maps?|tables?)\b|\bassociative arrays?\b`, "map"),
+	syn(`\bdynamic arrays?\b|\bvectors?\b|\barray ?lists?\b`, "slice"),
+	syn(`\bthreads?\b|\basync\w*\b|\bin parallel\b|\bconcurrently\b|\bbackground\b`, "goroutine go statement"),
+	syn(`\bexceptions?\b|\bthrows?\b|\babort\w*\b`, "panic run-time panic"),
+	syn(`\bcatch\w*\b|\brecover\w*\b`, "recover panic deferred"),
+	syn(`\bfinally\b|\bclean ?up\b|\bcleanup\b`, "defer deferred"),
+	syn(`\bwhile loop\b|\bwhile\b.*\bloop\b|\bdo[- ]while\b|\binfinite loop\b|\bloop forever\b`, "for statement condition"),
+	syn(`\bforeach\b|\biterate over\b|\biterating over\b|\bloop over\b|\bloop through\b`, "range clause iteration"),
+	syn(`\bfall ?through\b|\bfalls through\b|\bfalling through\b`, "fallthrough"),
+	syn(`\benums?\b|\benumerat\w*\b`, "iota constant declaration"),
+	syn(`\bcasts?\b|\bcasting\b`, "conversion convert"),
+	syn(`\binstanceof\b|\bdowncast\w*\b|\bcheck\w* (the |its |a )?(dynamic )?type\b`, "type assertion type switch"),
+	syn(`\bclosures?\b|\banonymous functions?\b|\blambdas?\b`, "function literal"),
+	syn(`\bglobals?\b|\btop[- ]level\b|\bpackage level\b`, "package block"),
+	syn(`\bself\b|\bthis\b`, "receiver"),
+	syn(`\binherit\w*\b|\bsubclass\w*\b|\bextends?\b|\b(keep|keeps|retain|retains|get|gets)\b.*\bmethods?\b`, "inherit embedded field promoted methods method set"),
+	syn(`\bgenerics?\b|\btemplates?\b`, "type parameters generic"),
+	syn(`\bduck typing\b|\bsatisf\w*\b`, "implements interface"),
+	syn(`\bentry point\b|\bprogram start\w*\b|\bstarts? running\b|\bwhere does .*\bstart\b`, "program execution begins invoking the function main"),
+	// Operators, said or written.
+	syn(`:=`, "short variable declaration"),
+	syn(`(\+|-|\*|/|%|<<|>>|&|\||\^|&\^)=(\s|$)`, "assignment operation op="),
+	syn(`\+\+|--|\bincrement\w*\b|\bdecrement\w*\b`, "IncDec statement increment decrement"),
+	syn(`&&|\|\||\bshort[- ]circuit\w*\b`, "logical operators conditionally evaluated"),
+	syn(`\btilde\b|~`, "underlying type ~T"),
+	syn(`\bunderscore\b|(^|\s)_(\s|$|[,?.])`, "blank identifier"),
+	syn(`\bdereferenc\w*\b|\bderef\b`, "pointer indirection *x"),
+	syn(`\b(take|taking|get|getting|takes)\b.*\baddress\b|&x\b|\baddress of\b`, "address operation addressable"),
+	syn(`\bmodulo\b|\bmod\b`, "remainder"),
+	syn(`\bdivi\w* by zero\b|\bzero divisor\b`, "divisor zero run-time panic"),
+	syn(`\bjoin\w*\b|\bconcat\w*\b|\bglue\b`, "concatenation"),
+	syn(`\bdot\b`, "period"),
+	// Paraphrases of the specification's rules.
+	syn(`\bvariable number of\b|\bany number of\b|\bvarargs?\b|\.\.\.`, "variadic final parameter"),
+	syn(`\bdefault values?\b|\buninitiali[sz]ed\b|\bbefore (i|you|we) (assign|set|initiali[sz]e)\w*\b|\binitial values?\b|\bnever (assigned|set|initiali[sz]ed)\b`, "zero value"),
+	syn(`\bunlimited\b|\binfinite precision\b|\bhow precise\b`, "arbitrary precision"),
+	syn(`\bfits?\b|\bfitting\b|\btoo (big|large|small)\b|\bdoes not fit\b`, "representable overflow"),
+	syn(`\bmutable\b|\bmodify\b|\bchange a (byte|character)\b`, "immutable"),
+	syn(`\bentries\b|\bentry\b|\bitems?\b`, "elements"),
+	syn(`\bhow many (entries|elements|items|bytes|characters|runes|values)\b|\bnumber of (entries|elements|items)\b|\bsize of\b|\bcount\b`, "length len"),
+	syn(`\bvisible\b|\bpublic\b|\bprivate\b|\bunexported\b|\bother packages?\b|\banother package\b|\boutside (the|its|a) package\b`, "exported"),
+	syn(`\bready\b`, "proceed"),
+	syn(`\bpast\b|\bbeyond\b|\bout of bounds\b|\btoo (big|large) (an )?index\b`, "out of range"),
+	syn(`\bleave out\b|\bleft out\b|\bleave off\b|\bomit\w*\b|\bdo not write\b|\bdon't write\b|\bwithout writing\b`, "omitted missing absent"),
+	syn(`\bhave no\b|\bhas no\b|\bwith no\b`, "missing omitted empty absent"),
+	syn(`\bunused\b|\bnever used\b`, "never used"),
+	syn(`\bshadow\w*\b`, "redeclared inner block scope"),
+	syn(`\bmultiple return values?\b|\breturn (two|multiple|several) values\b|\bmultiple results\b`, "result parameters multi-valued"),
+	syn(`\bnamed returns?\b|\bnaked return\b|\bbare return\b`, "named result parameters return statement"),
+	syn(`\bdeadlock\w*\b|\bhangs?\b|\bblocks? forever\b|\bstuck\b`, "blocks forever"),
+	syn(`\bsend[- ]only\b|\breceive[- ]only\b|\bread[- ]only channel\b|\bwrite[- ]only channel\b|\bone[- ]way channel\b`, "channel direction send receive only"),
+	syn(`\bgrow\w*\b|\bresiz\w*\b|\bpush\b|\badd\w* (an )?elements? to\b`, "append"),
+	syn(`\bremov\w*\b`, "delete removed"),
+	syn(`\b(any|the|is) any\b|\bany (type|keyword|means?)\b`, "any alias for the empty interface"),
+	syn(`\bsame as\b|\bequivalent\b|\bshorthand\b`, "equivalent shorthand"),
+	syn(`==|!=`, "comparable comparison operators"),
+	syn(`\bclos\w*\b.*\btwice\b|\bclos\w*\b.*\balready closed\b`, "close closed channel run-time panic"),
+}
+
+// expansionWeight is the share of a question word's weight that a word
+// added by [Expand] earns when the extractive writer scores a sentence:
+// the question's own words say more than the map's guesses.
+const expansionWeight = 0.5
+
+// Expand returns the specification's words for the programmer's phrases
+// the question uses (see [vocabulary]), as text to add to the question,
+// or "" when the question uses none.
+func Expand(question string) string {
+	var out []string
+	for _, m := range expansions(question) {
+		out = append(out, m.spec)
+	}
+	return strings.Join(out, " ")
+}
+
+// expansion is a phrase of a question the vocabulary knows and the
+// specification's words for it.
+type expansion struct {
+	phrase, spec string
+}
+
+// expansions lists the vocabulary's entries a question uses, each
+// specification text once.
+func expansions(question string) []expansion {
+	q := strings.ToLower(question)
+	var out []expansion
+	seen := map[string]bool{}
+	for _, s := range vocabulary {
+		if seen[s.spec] {
+			continue
+		}
+		if m := s.re.FindString(q); m != "" {
+			seen[s.spec] = true
+			out = append(out, expansion{phrase: m, spec: s.spec})
+		}
+	}
+	return out
+}
+
+// foreignExpansion returns the specification's words for the phrases of
+// the question that use a word the collection never does (df reports a
+// term's chunk count): "mutable" where the collection says "immutable".
+// The scope check may count these, and only these: a phrase whose words
+// the collection uses in another sense ("capital" of a country,
+// "recover" a photo) must not make a question look covered.
+func foreignExpansion(question string, df func(term string) int) string {
+	var out []string
+	for _, m := range expansions(question) {
+		if slices.ContainsFunc(embedder.Analyze(m.phrase), func(t string) bool { return df(t) == 0 }) {
+			out = append(out, m.spec)
+		}
+	}
+	return strings.Join(out, " ")
+}
