@@ -7,11 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/riverqueue/river"
-
 	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/alertmanager"
-	"github.com/groundcrew/groundcrew/services/notifier/internal/senderr"
 )
 
 // Silencer creates and expires Alertmanager silences
@@ -88,37 +85,6 @@ func (p *Pipeline) AllowedActions(g *alert.Group) []alert.GroupAction {
 	return out
 }
 
-// editArgs is the job that edits a group's root message to show its
-// current state.
-type editArgs struct {
-	GroupID string `json:"group_id"`
-}
-
-// Kind names the job in River's tables.
-func (editArgs) Kind() string { return "notifier_edit_group_root" }
-
-// editWorker runs editArgs jobs.
-type editWorker struct {
-	river.WorkerDefaults[editArgs]
-	p *Pipeline
-}
-
-// Work edits the root; it is retried when Telegram fails.
-func (w *editWorker) Work(ctx context.Context, job *river.Job[editArgs]) error {
-	err := w.p.EditRoot(ctx, job.Args.GroupID)
-	if err == nil {
-		return nil
-	}
-	return settle(err, job.Attempt, job.MaxAttempts, func(v senderr.Verdict, final bool) error {
-		if final {
-			// The same edit would be refused again (a root that is gone was
-			// already replaced by EditRoot), or the attempts are used up.
-			w.p.logger.WarnContext(ctx, "editing the group's root message failed for good", "group_id", job.Args.GroupID, "action", v.Action.String(), "error", err)
-		}
-		return nil
-	})
-}
-
 // CanSilence reports whether g can be silenced from here.
 func (p *Pipeline) CanSilence(g *alert.Group) bool {
 	return p.SilenceBlocker(g) == nil
@@ -148,7 +114,7 @@ func (p *Pipeline) Ack(ctx context.Context, id, actor, by string) (*alert.Group,
 		return nil, err
 	}
 	if done {
-		if _, err := p.river.InsertTx(ctx, tx, editArgs{GroupID: id}, nil); err != nil {
+		if _, err := p.river.InsertTx(ctx, tx, messageArgs{Type: messageRootEdit, GroupID: id}, nil); err != nil {
 			return nil, fmt.Errorf("queueing the edit of alert group %s: %w", id, err)
 		}
 	}
@@ -242,7 +208,7 @@ func (p *Pipeline) recordSilence(ctx context.Context, id string, sil alert.Silen
 	if err := p.store.SetGroupSilence(ctx, tx, id, sil, now); err != nil {
 		return err
 	}
-	if _, err := p.river.InsertTx(ctx, tx, editArgs{GroupID: id}, nil); err != nil {
+	if _, err := p.river.InsertTx(ctx, tx, messageArgs{Type: messageRootEdit, GroupID: id}, nil); err != nil {
 		return fmt.Errorf("queueing the edit of alert group %s: %w", id, err)
 	}
 	return tx.Commit()

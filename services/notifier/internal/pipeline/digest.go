@@ -8,32 +8,15 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-	"github.com/riverqueue/river"
 
 	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/format"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/markdownv2"
-	"github.com/groundcrew/groundcrew/services/notifier/internal/outbound"
-	"github.com/groundcrew/groundcrew/services/notifier/internal/senderr"
 )
 
 // DefaultDigestThreshold is the backlog of a chat beyond which its waiting
 // alerts are collapsed into one digest message.
 const DefaultDigestThreshold = 20
-
-// digestArgs is the job that delivers one storm digest.
-type digestArgs struct {
-	DigestID string `json:"digest_id"`
-}
-
-// Kind names the job in River's tables.
-func (digestArgs) Kind() string { return "notifier_deliver_digest" }
-
-// digestWorker runs digestArgs jobs.
-type digestWorker struct {
-	river.WorkerDefaults[digestArgs]
-	p *Pipeline
-}
 
 // maybeDigest collapses the alerts waiting for chat into one digest when
 // there are more than the threshold: they are claimed (only alerts whose
@@ -60,7 +43,7 @@ func (p *Pipeline) maybeDigest(ctx context.Context, chat string) error {
 	if err != nil || claimed == 0 {
 		return err
 	}
-	if _, err := p.river.InsertTx(ctx, tx, digestArgs{DigestID: id.String()}, nil); err != nil {
+	if _, err := p.river.InsertTx(ctx, tx, messageArgs{Type: messageDigest, DigestID: id.String()}, nil); err != nil {
 		return fmt.Errorf("queueing a digest: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -71,61 +54,88 @@ func (p *Pipeline) maybeDigest(ctx context.Context, chat string) error {
 	return nil
 }
 
-// Work sends the digest, as many messages as its alerts need, and marks
-// each message's alerts DELIVERED once that message went out: an alert is
-// DELIVERED only when its own line was sent. A run after a failure or a
-// crash sends only the pages whose alerts are not DELIVERED yet.
-func (w *digestWorker) Work(ctx context.Context, job *river.Job[digestArgs]) error {
-	p := w.p
-	alerts, err := p.store.DigestAlerts(ctx, job.Args.DigestID)
+// digestDelivery is a storm digest: as many messages (pages) as its alerts
+// need, each page's alerts marked DELIVERED once that page went out, so an
+// alert is DELIVERED only when its own line was sent. A run after a
+// failure or a crash sends only the pages whose alerts are not DELIVERED
+// yet.
+type digestDelivery struct {
+	p     *Pipeline
+	id    string
+	pages []DigestPage
+	// next is the page render looks at next; page the one being sent.
+	next, page int
+	// pending are the ids of the page's alerts not yet delivered, sources
+	// their sources.
+	pending, sources []string
+	msg              alert.Message
+}
+
+func (d *digestDelivery) load(ctx context.Context) error {
+	alerts, err := d.p.store.DigestAlerts(ctx, d.id)
 	if err != nil {
 		return err
 	}
 	// Pages are cut from every alert of the digest, in a fixed order, so a
 	// later run cuts the same pages.
-	pages := DigestPages(alerts, p.cfg.Format.Limit)
-	for i, page := range pages {
-		var (
-			pending []string
-			sources []string
-		)
-		for _, a := range page.Alerts {
+	d.pages = DigestPages(alerts, d.p.cfg.Format.Limit)
+	return nil
+}
+
+func (d *digestDelivery) render(ctx context.Context) (bool, error) {
+	for ; d.next < len(d.pages); d.next++ {
+		d.pending, d.sources = nil, nil
+		for _, a := range d.pages[d.next].Alerts {
 			if a.Status != alert.StatusDelivered && a.Status != alert.StatusFailed {
-				pending = append(pending, a.ID)
-				sources = append(sources, a.Source)
+				d.pending = append(d.pending, a.ID)
+				d.sources = append(d.sources, a.Source)
 			}
 		}
-		if len(pending) == 0 {
-			continue
+		if len(d.pending) > 0 {
+			break
 		}
-		res := format.Format(page.Text, nil, p.cfg.Format)
-		if len(res.Cuts) > 0 {
-			// DigestPages measures what Format keeps; a cut is a bug.
-			p.logger.ErrorContext(ctx, "BUG: a storm digest page was cut", "digest_id", job.Args.DigestID, "page", i+1, "cuts", res.Cuts)
-		}
-		msg := toMessage(res)
-		d := &alert.Alert{ID: job.Args.DigestID + "-" + strconv.Itoa(i+1), Source: "digest", Labels: page.Alerts[0].Labels, Message: &msg}
-		receipt, err := p.deliverer.Deliver(ctx, d)
-		now := p.now().UTC()
-		if err != nil {
-			p.metrics.deliveryErrors.WithLabelValues(errorCode(err)).Inc()
-			return settle(err, job.Attempt, job.MaxAttempts, func(_ senderr.Verdict, final bool) error {
-				if !final {
-					return nil
-				}
-				return p.store.FailDigest(ctx, job.Args.DigestID, outbound.PublicError(err), now)
-			})
-		}
-		if err := p.store.DeliverDigestPart(ctx, job.Args.DigestID, pending, receipt.Destination, receipt.MessageIDs, msg, now); err != nil {
-			return err
-		}
-		for _, src := range sources {
-			p.metrics.delivered.WithLabelValues(src, destinationKind(receipt.Destination)).Inc()
-		}
-		p.logger.InfoContext(ctx, "storm digest page delivered", "digest_id", job.Args.DigestID, "page", i+1, "pages", len(pages),
-			"alerts", len(pending), "message_ids", receipt.MessageIDs)
 	}
+	if d.next == len(d.pages) {
+		return false, nil
+	}
+	d.page = d.next
+	d.next++
+	res := format.Format(d.pages[d.page].Text, nil, d.p.cfg.Format)
+	if len(res.Cuts) > 0 {
+		// DigestPages measures what Format keeps; a cut is a bug.
+		d.p.logger.ErrorContext(ctx, "BUG: a storm digest page was cut", "digest_id", d.id, "page", d.page+1, "cuts", res.Cuts)
+	}
+	d.msg = toMessage(res)
+	return true, nil
+}
+
+func (d *digestDelivery) send(ctx context.Context) (Receipt, error) {
+	msg := d.msg
+	return d.p.deliverer.Deliver(ctx, &alert.Alert{
+		ID: d.id + "-" + strconv.Itoa(d.page+1), Source: "digest", Labels: d.pages[d.page].Alerts[0].Labels, Message: &msg,
+	})
+}
+
+func (d *digestDelivery) delivered(ctx context.Context, r Receipt) error {
+	p := d.p
+	if err := p.store.DeliverDigestPart(ctx, d.id, d.pending, r.Destination, r.MessageIDs, d.msg, p.now().UTC()); err != nil {
+		return err
+	}
+	for _, src := range d.sources {
+		p.metrics.delivered.WithLabelValues(src, destinationKind(r.Destination)).Inc()
+	}
+	p.logger.InfoContext(ctx, "storm digest page delivered", "digest_id", d.id, "page", d.page+1, "pages", len(d.pages),
+		"alerts", len(d.pending), "message_ids", r.MessageIDs)
 	return nil
+}
+
+// failed marks the digest's alerts not yet delivered FAILED when the job
+// ends.
+func (d *digestDelivery) failed(ctx context.Context, f failure) error {
+	if !f.final {
+		return nil
+	}
+	return d.p.store.FailDigest(ctx, d.id, f.reason(), d.p.now().UTC())
 }
 
 // DigestPage is one message of a storm digest and the alerts it lists.

@@ -37,14 +37,6 @@ type GroupTransport interface {
 // another group with the same alertname and common labels.
 const DefaultEnrichCacheTTL = 30 * time.Minute
 
-// groupArgs is the job that delivers one notification of an alert group.
-type groupArgs struct {
-	NotificationID string `json:"notification_id"`
-}
-
-// Kind names the job in River's tables.
-func (groupArgs) Kind() string { return "notifier_deliver_group_notification" }
-
 // IngestGroup stores the alerts of one Alertmanager or Grafana payload as a
 // notification of their group (one per destination chat), and queues its
 // delivery, all in one transaction; it returns the alerts as stored. The
@@ -142,57 +134,86 @@ func (p *Pipeline) notify(ctx context.Context, tx *sql.Tx, gp alert.GroupPayload
 	if err := p.store.InsertNotification(ctx, tx, n); err != nil {
 		return nil, err
 	}
-	return &river.InsertManyParams{Args: groupArgs{NotificationID: n.ID}}, nil
+	return &river.InsertManyParams{Args: messageArgs{Type: messageNotification, NotificationID: n.ID}}, nil
 }
 
 // errNoGroups is IngestGroup on a pipeline whose Deliverer is no
 // GroupTransport (the server refuses to start with one).
 var errNoGroups = errors.New("the deliverer cannot send group messages")
 
-// groupWorker runs groupArgs jobs.
-type groupWorker struct {
-	river.WorkerDefaults[groupArgs]
-	p *Pipeline
-}
-
 // rootWait is how long a reply waits for its group's root to go out.
 const rootWait = time.Second
 
-// Work delivers one group notification: the root message (enriched once)
-// for the first, a reply to the root plus an edit of the root's title for
-// later ones. Delivery marks the notification's alerts DELIVERED with the
-// message's id.
-func (w *groupWorker) Work(ctx context.Context, job *river.Job[groupArgs]) error {
-	p := w.p
-	n, err := p.store.GetNotification(ctx, job.Args.NotificationID)
+// groupDelivery is a message of an alert group: a notification's (the
+// root, enriched once, for the first; a reply to the root for later ones,
+// followed by an edit of the root's title), or an edit of the root to show
+// the group as it stands (after an ack, a silence, an escalation step).
+// A notification's delivery marks its alerts DELIVERED with the message's
+// id.
+type groupDelivery struct {
+	p *Pipeline
+	// notificationID is the notification delivered; "" for an edit of
+	// groupID's root.
+	notificationID, groupID string
+
+	n       *store.Notification
+	g       *alert.Group
+	all     []*alert.Alert // every alert of the group
+	members []*alert.Alert // the notification's alerts
+	form    groupForm
+	msg     alert.Message
+	buttons []outbound.Button
+	// done: nothing (left) to send.
+	done bool
+}
+
+// groupForm is which message of a group a groupDelivery sends.
+type groupForm int
+
+const (
+	groupRoot groupForm = iota
+	groupReply
+	groupEdit
+)
+
+func (f groupForm) String() string {
+	return [...]string{"root", "reply", "edit"}[f]
+}
+
+func (d *groupDelivery) load(ctx context.Context) error {
+	p := d.p
+	if d.notificationID == "" {
+		return d.loadEdit(ctx)
+	}
+	n, err := p.store.GetNotification(ctx, d.notificationID)
 	if err != nil {
 		return fmt.Errorf("loading group notification: %w", err)
 	}
+	d.n = n
 	if n.Status == alert.StatusDelivered || n.Status == alert.StatusFailed {
-		return nil // River runs a job again after a crash
+		d.done = true // River runs a job again after a crash
+		return nil
 	}
-	g, err := p.store.GetGroup(ctx, nil, n.GroupID)
-	if err != nil {
+	if d.g, err = p.store.GetGroup(ctx, nil, n.GroupID); err != nil {
 		return err
 	}
-	all, err := p.store.GroupAlerts(ctx, g.ID)
-	if err != nil {
+	if d.all, err = p.store.GroupAlerts(ctx, d.g.ID); err != nil {
 		return err
 	}
 	mine := map[string]bool{}
 	for _, id := range n.AlertIDs {
 		mine[id] = true
 	}
-	var members []*alert.Alert
-	for _, a := range all {
+	for _, a := range d.all {
 		if mine[a.ID] {
-			members = append(members, a)
+			d.members = append(d.members, a)
 		}
 	}
-	log := p.logger.With("group_id", g.ID, "notification_id", n.ID)
-	root := n.Seq == 0
-	if !root && g.RootMessageID == "" {
-		failed, err := p.store.RootFailed(ctx, g.ID)
+	d.form = groupReply
+	if n.Seq == 0 {
+		d.form = groupRoot
+	} else if d.g.RootMessageID == "" {
+		failed, err := p.store.RootFailed(ctx, d.g.ID)
 		if err != nil {
 			return err
 		}
@@ -202,44 +223,119 @@ func (w *groupWorker) Work(ctx context.Context, job *river.Job[groupArgs]) error
 		}
 		// The root never went out (chat not found, …): this notification
 		// becomes the group's root instead of waiting for ever.
-		root = true
+		d.form = groupRoot
 	}
-	var (
-		msg     alert.Message
-		replyTo string
-		buttons []outbound.Button
-	)
-	if root {
-		if err := p.enrichGroup(ctx, g, latest(all)); err != nil {
-			return err
-		}
-		msg = p.renderRoot(ctx, g, latest(all))
-		buttons = p.groupButtons(g)
-	} else {
-		replyTo = g.RootMessageID
-		msg = p.renderReply(g, members)
+	return nil
+}
+
+// loadEdit reads the group whose root is edited. A group whose root has
+// not gone out yet is left alone: the root will show its state.
+func (d *groupDelivery) loadEdit(ctx context.Context) error {
+	p := d.p
+	d.form, d.done = groupEdit, true
+	if p.groups == nil {
+		return nil
 	}
-	id, err := p.groups.SendGroupMessage(ctx, g.Destination, msg, replyTo, buttons)
-	now := p.now().UTC()
+	g, err := p.store.GetGroup(ctx, nil, d.groupID)
 	if err != nil {
-		return p.groupFailure(ctx, job, n, members, err)
-	}
-	delivered := store.Delivered{
-		Destination: g.Destination, DeliveryID: id, Root: root, Message: msg,
-		GroundingMessageID: g.GroundingMessageID, EnrichmentError: g.EnrichmentError,
-	}
-	if err := p.store.DeliverNotification(ctx, n, delivered, now); err != nil {
 		return err
 	}
-	kind := "reply"
-	if root {
-		kind = "root"
+	if g.RootMessageID == "" {
+		return nil
 	}
-	p.metrics.groupMessages.WithLabelValues(kind).Inc()
-	for _, a := range members {
+	all, err := p.store.GroupAlerts(ctx, g.ID)
+	if err != nil {
+		return err
+	}
+	d.g, d.all, d.done = g, all, false
+	return nil
+}
+
+func (d *groupDelivery) render(ctx context.Context) (bool, error) {
+	if d.done {
+		return false, nil
+	}
+	p := d.p
+	switch d.form {
+	case groupReply:
+		d.msg = p.renderReply(d.g, d.members)
+	case groupRoot:
+		// Enriched once: a retried job finds the group enriched.
+		if err := p.enrichGroup(ctx, d.g, latest(d.all)); err != nil {
+			return false, err
+		}
+		fallthrough
+	case groupEdit:
+		d.msg = p.renderRoot(ctx, d.g, latest(d.all))
+		d.buttons = p.groupButtons(d.g)
+	}
+	return true, nil
+}
+
+func (d *groupDelivery) send(ctx context.Context) (Receipt, error) {
+	p, g := d.p, d.g
+	var (
+		id  string
+		err error
+	)
+	switch d.form {
+	case groupRoot:
+		id, err = p.groups.SendGroupMessage(ctx, g.Destination, d.msg, "", d.buttons)
+	case groupReply:
+		id, err = p.groups.SendGroupMessage(ctx, g.Destination, d.msg, g.RootMessageID, nil)
+	case groupEdit:
+		id, err = d.edit(ctx)
+	}
+	if err != nil {
+		return Receipt{}, err
+	}
+	return Receipt{Destination: g.Destination, MessageIDs: []string{id}}, nil
+}
+
+// edit edits the root in place and returns its id. A root that can no
+// longer be edited (deleted, too old, or its group became a supergroup) is
+// replaced by a new one showing the group as it stands: its id is
+// returned, and later replies and edits go to it.
+func (d *groupDelivery) edit(ctx context.Context) (string, error) {
+	p, g := d.p, d.g
+	err := p.groups.EditGroupMessage(ctx, g.Destination, g.RootMessageID, d.msg, d.buttons)
+	if err == nil || senderr.Classify(err).Action != senderr.SendNew {
+		return g.RootMessageID, err
+	}
+	id, serr := p.groups.SendGroupMessage(ctx, g.Destination, d.msg, "", d.buttons)
+	if serr != nil {
+		return "", fmt.Errorf("sending a new root for alert group %s: %w (the old one: %w)", g.ID, serr, err)
+	}
+	p.logger.InfoContext(ctx, "the group's root message could not be edited; sent a new one", "group_id", g.ID,
+		"old_message_id", g.RootMessageID, "message_id", id, "reason", outbound.PublicError(err))
+	return id, nil
+}
+
+func (d *groupDelivery) delivered(ctx context.Context, r Receipt) error {
+	p, g := d.p, d.g
+	d.done = true
+	id := r.MessageIDs[0]
+	now := p.now().UTC()
+	if d.form == groupEdit {
+		if id == g.RootMessageID {
+			return nil
+		}
+		return p.store.SetGroupRoot(ctx, g.ID, id, now)
+	}
+	root := d.form == groupRoot
+	delivered := store.Delivered{
+		Destination: g.Destination, DeliveryID: id, Root: root, Message: d.msg,
+		GroundingMessageID: g.GroundingMessageID, EnrichmentError: g.EnrichmentError,
+	}
+	if err := p.store.DeliverNotification(ctx, d.n, delivered, now); err != nil {
+		return err
+	}
+	p.metrics.groupMessages.WithLabelValues(d.form.String()).Inc()
+	for _, a := range d.members {
 		p.metrics.delivered.WithLabelValues(a.Source, destinationKind(g.Destination)).Inc()
 	}
-	log.InfoContext(ctx, "alert group message delivered", "kind", kind, "message_id", id, "alerts", len(members))
+	log := p.logger.With("group_id", g.ID, "notification_id", d.n.ID)
+	log.InfoContext(ctx, "alert group message delivered", "kind", d.form.String(), "message_id", id, "alerts", len(d.members))
 	if root && p.escalation != nil {
 		p.escalation.RootDelivered(ctx, g.ID)
 	}
@@ -253,24 +349,26 @@ func (w *groupWorker) Work(ctx context.Context, job *river.Job[groupArgs]) error
 	return nil
 }
 
-// groupFailure handles a failed send as the alert worker does: wait when
-// rate limited, fail the alerts when retrying cannot help or attempts are
-// used up, retry otherwise.
-func (p *Pipeline) groupFailure(ctx context.Context, job *river.Job[groupArgs], n *store.Notification, members []*alert.Alert, err error) error {
-	p.metrics.deliveryErrors.WithLabelValues(errorCode(err)).Inc()
-	return settle(err, job.Attempt, job.MaxAttempts, func(v senderr.Verdict, final bool) error {
-		if !final {
-			return nil
-		}
-		if serr := p.store.FailNotification(ctx, n, outbound.PublicError(err), p.now().UTC()); serr != nil {
-			return serr
-		}
-		for _, a := range members {
-			p.metrics.failed.WithLabelValues(a.Source).Inc()
-		}
-		p.logger.ErrorContext(ctx, "group notification failed for good", "notification_id", n.ID, "action", v.Action.String(), "error", err)
+// failed marks the notification's alerts FAILED when the job ends; a
+// root edit that ends only logs (the same edit would be refused again: a
+// root that is gone was already replaced, or the attempts are used up).
+func (d *groupDelivery) failed(ctx context.Context, f failure) error {
+	p := d.p
+	if !f.final {
 		return nil
-	})
+	}
+	if d.form == groupEdit {
+		p.logger.WarnContext(ctx, "editing the group's root message failed for good", "group_id", d.g.ID, "action", f.verdict.Action.String(), "error", f.err)
+		return nil
+	}
+	if err := p.store.FailNotification(ctx, d.n, f.reason(), p.now().UTC()); err != nil {
+		return err
+	}
+	for _, a := range d.members {
+		p.metrics.failed.WithLabelValues(a.Source).Inc()
+	}
+	p.logger.ErrorContext(ctx, "group notification failed for good", "notification_id", d.n.ID, "action", f.verdict.Action.String(), "error", f.err)
+	return nil
 }
 
 // latest is each alert's latest state (by fingerprint), in first-seen
@@ -506,39 +604,11 @@ func (p *Pipeline) groupButtons(g *alert.Group) []outbound.Button {
 }
 
 // EditRoot re-renders a group's root message from its stored state (title,
-// counts, silence, ack, enrichment) and edits it in place. A group whose
-// root has not gone out yet is left alone: the root will show the state.
+// counts, silence, ack, enrichment) and edits it in place, as a root edit's
+// message job does; a failed edit is returned. A group whose root has not
+// gone out yet is left alone: the root will show the state.
 func (p *Pipeline) EditRoot(ctx context.Context, groupID string) error {
-	if p.groups == nil {
-		return nil
-	}
-	g, err := p.store.GetGroup(ctx, nil, groupID)
-	if err != nil {
-		return err
-	}
-	if g.RootMessageID == "" {
-		return nil
-	}
-	all, err := p.store.GroupAlerts(ctx, g.ID)
-	if err != nil {
-		return err
-	}
-	msg := p.renderRoot(ctx, g, latest(all))
-	buttons := p.groupButtons(g)
-	err = p.groups.EditGroupMessage(ctx, g.Destination, g.RootMessageID, msg, buttons)
-	if err == nil || senderr.Classify(err).Action != senderr.SendNew {
-		return err
-	}
-	// The root can no longer be edited (deleted, too old, or its group
-	// became a supergroup): a new root shows the group as it stands, and
-	// later replies and edits go to it.
-	id, serr := p.groups.SendGroupMessage(ctx, g.Destination, msg, "", buttons)
-	if serr != nil {
-		return fmt.Errorf("sending a new root for alert group %s: %w (the old one: %w)", g.ID, serr, err)
-	}
-	p.logger.InfoContext(ctx, "the group's root message could not be edited; sent a new one", "group_id", g.ID,
-		"old_message_id", g.RootMessageID, "message_id", id, "reason", outbound.PublicError(err))
-	return p.store.SetGroupRoot(ctx, g.ID, id, p.now().UTC())
+	return p.run(ctx, &groupDelivery{p: p, groupID: groupID}, func(err error) error { return err })
 }
 
 // GetGroup returns a stored group and its alerts' latest states, read as

@@ -1,7 +1,10 @@
 // Package pipeline is the notifier's durable alert pipeline: webhook,
 // enrichment, message, delivery. Ingest stores alerts and, in the same database transaction, inserts a
 // River job per alert to deliver; it answers once that transaction commits,
-// so an accepted alert survives any crash. The job enriches the alert through
+// so an accepted alert survives any crash. Every delivery (an alert, a
+// group's root, reply or root edit, a storm digest) is one kind of job, a
+// message job, whose worker loads, renders, sends and records it through
+// a delivery of that kind (message.go). The job enriches the alert through
 // an Enricher (bounded by a deadline; a failure or timeout delivers the
 // original alert with a one-line note), formats it with internal/format,
 // and delivers it through a Deliverer, storing each step's result on the
@@ -242,10 +245,9 @@ func New(ctx context.Context, deps Deps, cfg Config) (*Pipeline, error) {
 		p.groups = gt
 	}
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &deliverWorker{p: p})
-	river.AddWorker(workers, &groupWorker{p: p})
-	river.AddWorker(workers, &editWorker{p: p})
-	river.AddWorker(workers, &digestWorker{p: p})
+	river.AddWorker(workers, &messageWorker{p: p})
+	// The previous release's job kinds, for jobs it left queued.
+	addLegacyWorkers(workers, p)
 	if deps.Register != nil {
 		deps.Register(workers)
 	}
@@ -277,14 +279,6 @@ func (p *Pipeline) Stop(ctx context.Context) error {
 	return p.jobs.Stop(ctx)
 }
 
-// deliverArgs is the job that takes one alert through the pipeline.
-type deliverArgs struct {
-	AlertID string `json:"alert_id"`
-}
-
-// Kind names the job in River's tables.
-func (deliverArgs) Kind() string { return "notifier_deliver_alert" }
-
 // Ingest stores alerts (as built by package alert) and queues their
 // delivery, all in one transaction, and returns them as stored: with ids,
 // RECEIVED, or DUPLICATE and duplicate_of.
@@ -300,7 +294,7 @@ func (p *Pipeline) Ingest(ctx context.Context, alerts []alert.Alert) ([]*alert.A
 				return nil, err
 			}
 			if a.Status == alert.StatusReceived {
-				jobs = append(jobs, river.InsertManyParams{Args: deliverArgs{AlertID: a.ID}})
+				jobs = append(jobs, river.InsertManyParams{Args: messageArgs{Type: messageAlert, AlertID: a.ID}})
 			}
 		}
 		return jobs, nil

@@ -5,38 +5,38 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/riverqueue/river"
-
 	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/format"
-	"github.com/groundcrew/groundcrew/services/notifier/internal/outbound"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/senderr"
 )
 
-// deliverWorker runs deliverArgs jobs.
-type deliverWorker struct {
-	river.WorkerDefaults[deliverArgs]
-	p *Pipeline
+// alertDelivery is one alert by itself: enriched (unless it is a
+// resolution), rendered once, sent through the Deliverer, and taken from
+// where it stands to DELIVERED or FAILED. Every step's result is saved
+// before the next starts, so a run after a crash resumes instead of
+// starting over.
+type alertDelivery struct {
+	p  *Pipeline
+	id string
+	a  *alert.Alert
+	// done: nothing (left) to send.
+	done bool
 }
 
-// Work takes one alert from where it stands to DELIVERED or FAILED. Every
-// step's result is saved before the next starts, so a run after a crash
-// resumes instead of starting over.
-func (w *deliverWorker) Work(ctx context.Context, job *river.Job[deliverArgs]) error {
-	p := w.p
-	a, err := p.store.GetAlert(ctx, job.Args.AlertID)
+func (d *alertDelivery) load(ctx context.Context) error {
+	p := d.p
+	a, err := p.store.GetAlert(ctx, d.id)
 	if err != nil {
 		return fmt.Errorf("loading alert for delivery: %w", err)
 	}
-	switch a.Status {
-	case alert.StatusDelivered, alert.StatusDuplicate, alert.StatusFailed:
+	d.a = a
+	switch {
+	case a.Status == alert.StatusDelivered, a.Status == alert.StatusDuplicate, a.Status == alert.StatusFailed:
 		// Already done: River runs a job again after a crash.
-		return nil
-	}
-	if a.DigestID != "" {
-		return nil // a storm digest delivers it
-	}
-	if a.Status == alert.StatusReceived {
+		d.done = true
+	case a.DigestID != "":
+		d.done = true // a storm digest delivers it
+	case a.Status == alert.StatusReceived:
 		// Claimed before anything else, so that a digest collecting the
 		// chat's backlog cannot take it too.
 		next := alert.StatusEnriching
@@ -48,71 +48,89 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[deliverArgs]) e
 			return err
 		}
 		if !mine {
-			return nil // a storm digest took it
+			d.done = true // a storm digest took it
+			return nil
 		}
 		a.Status = next
 		if err := p.maybeDigest(ctx, a.Destination); err != nil {
 			p.logger.WarnContext(ctx, "collecting a storm digest failed; alerts go out one by one", "error", err)
 		}
 	}
-	log := p.logger.With("alert_id", a.ID)
+	return nil
+}
 
+func (d *alertDelivery) render(ctx context.Context) (bool, error) {
+	if d.done {
+		return false, nil
+	}
+	p, a := d.p, d.a
 	if a.Message == nil {
 		if err := p.render(ctx, a); err != nil {
-			return err
+			return false, err
 		}
 	}
-
 	if a.Resolved() {
 		// A resolution replies to its firing message where there is one.
 		_, firing, err := p.store.FiringDelivery(ctx, a)
 		if err != nil {
-			return err
+			return false, err
 		}
 		a.ReplyTo = firing
 	}
+	return true, nil
+}
+
+func (d *alertDelivery) send(ctx context.Context) (Receipt, error) {
+	p, a := d.p, d.a
 	a.Attempts++
 	a.Status = alert.StatusDelivering
 	a.UpdatedAt = p.now().UTC()
 	// The attempt is saved before sending so that a crash during the send
 	// still counts it.
 	if err := p.store.SaveProgress(ctx, a); err != nil {
-		return err
+		return Receipt{}, err
 	}
-	receipt, err := p.deliverer.Deliver(ctx, a)
+	return p.deliverer.Deliver(ctx, a)
+}
+
+func (d *alertDelivery) delivered(ctx context.Context, r Receipt) error {
+	p, a := d.p, d.a
+	d.done = true
 	a.UpdatedAt = p.now().UTC()
-	if err != nil {
-		a.Error = outbound.PublicError(err)
-		p.metrics.deliveryErrors.WithLabelValues(errorCode(err)).Inc()
-		// Only a plain retry can still succeed: the transport already
-		// followed a migration and an alert is never an edit.
-		return settle(err, job.Attempt, job.MaxAttempts, func(v senderr.Verdict, final bool) error {
-			switch {
-			case v.Action == senderr.RetryAfter:
-				// A rate limit is no failure of the alert: wait as asked,
-				// without using up an attempt.
-				log.WarnContext(ctx, "delivery rate limited; waiting", "retry_after", v.Wait.String())
-			case final:
-				a.Status = alert.StatusFailed
-				p.metrics.failed.WithLabelValues(a.Source).Inc()
-				log.ErrorContext(ctx, "delivery failed for good", "attempts", a.Attempts, "action", v.Action.String(), "error", err)
-			default:
-				log.WarnContext(ctx, "delivery failed; will retry", "attempt", job.Attempt, "max_attempts", job.MaxAttempts, "error", err)
-			}
-			return p.store.SaveProgress(ctx, a)
-		})
-	}
 	a.Status = alert.StatusDelivered
 	a.Error = ""
-	a.Destination = receipt.Destination
-	a.DeliveryIDs = append(a.DeliveryIDs, receipt.MessageIDs...)
+	a.Destination = r.Destination
+	a.DeliveryIDs = append(a.DeliveryIDs, r.MessageIDs...)
 	a.DeliveredAt = a.UpdatedAt
 	if err := p.store.SaveProgress(ctx, a); err != nil {
 		return err
 	}
-	p.metrics.delivered.WithLabelValues(a.Source, destinationKind(receipt.Destination)).Inc()
-	log.InfoContext(ctx, "alert delivered", "destination", receipt.Destination, "message_ids", receipt.MessageIDs)
+	p.metrics.delivered.WithLabelValues(a.Source, destinationKind(r.Destination)).Inc()
+	p.logger.InfoContext(ctx, "alert delivered", "alert_id", a.ID, "destination", r.Destination, "message_ids", r.MessageIDs)
 	return nil
+}
+
+// failed saves the attempt's error on the alert, and FAILED when the job
+// ends. Only a plain retry can still succeed: the transport already
+// followed a migration and an alert is never an edit.
+func (d *alertDelivery) failed(ctx context.Context, f failure) error {
+	p, a := d.p, d.a
+	log := p.logger.With("alert_id", a.ID)
+	a.UpdatedAt = p.now().UTC()
+	a.Error = f.reason()
+	switch {
+	case f.verdict.Action == senderr.RetryAfter:
+		// A rate limit is no failure of the alert: wait as asked, without
+		// using up an attempt.
+		log.WarnContext(ctx, "delivery rate limited; waiting", "retry_after", f.verdict.Wait.String())
+	case f.final:
+		a.Status = alert.StatusFailed
+		p.metrics.failed.WithLabelValues(a.Source).Inc()
+		log.ErrorContext(ctx, "delivery failed for good", "attempts", a.Attempts, "action", f.verdict.Action.String(), "error", f.err)
+	default:
+		log.WarnContext(ctx, "delivery failed; will retry", "attempt", f.attempt, "max_attempts", f.maxAttempts, "error", f.err)
+	}
+	return p.store.SaveProgress(ctx, a)
 }
 
 // render enriches (unless the alert is a resolution) and formats a, and
