@@ -13,7 +13,9 @@ import (
 // gateway's decoding) reaches a REST client as a google.rpc.BadRequest
 // naming the field as the client spelt it: a page token no list call
 // issued is refused by grounding's research handler on page_token, and
-// the client, which sent pageToken, reads pageToken.
+// the client, which sent pageToken, reads pageToken. A refusal caused by
+// the server's configuration rather than a field (an engine with no key)
+// is a 400 carrying a google.rpc.PreconditionFailure that names it.
 func TestHandlerChecksNameTheFieldOverREST(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole stack")
@@ -63,4 +65,38 @@ func TestHandlerChecksNameTheFieldOverREST(t *testing.T) {
 			}
 		})
 	}
+	t.Run("engine not configured", func(t *testing.T) {
+		req, err := http.NewRequestWithContext(t.Context(), "POST", s.GatewayURL+"/v1/search", strings.NewReader(`{"query":"redis eviction","engine":"EXA"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st struct {
+			Code    int
+			Message string
+			Details []struct {
+				Type       string `json:"@type"`
+				Violations []struct{ Type, Subject, Description string }
+			}
+		}
+		if err := json.Unmarshal(body, &st); err != nil {
+			t.Fatalf("body %s: %v", body, err)
+		}
+		if resp.StatusCode != http.StatusBadRequest || st.Code != 9 || !strings.Contains(st.Message, "EXA_API_KEY") {
+			t.Fatalf("POST /v1/search with engine EXA and no key = %d %s, want 400, code 9 naming EXA_API_KEY", resp.StatusCode, body)
+		}
+		if len(st.Details) != 1 || !strings.HasSuffix(st.Details[0].Type, "google.rpc.PreconditionFailure") ||
+			len(st.Details[0].Violations) != 1 || st.Details[0].Violations[0].Type != "ENGINE_NOT_CONFIGURED" || st.Details[0].Violations[0].Subject != "engines/exa" {
+			t.Errorf("body %s: want one PreconditionFailure ENGINE_NOT_CONFIGURED on engines/exa", body)
+		}
+	})
 }

@@ -80,3 +80,23 @@ func FieldViolations(violations ...FieldViolation) error {
 	}
 	return withDetails.Err()
 }
+
+// PreconditionFailed returns a FailedPrecondition status whose message is
+// description and which carries a google.rpc.PreconditionFailure detail
+// with one violation, so that a client (or the REST body's "details") can
+// tell what state refused the request without parsing the message. kind
+// is the violation's type, an UPPER_SNAKE word of the service
+// ("ENGINE_NOT_CONFIGURED", "APPROVAL_DECIDED"); subject names what it is
+// about, relative to kind ("engines/exa", "approvals/<id>"). Use it for a
+// refusal caused by the server's configuration or a resource's state, not
+// by a field of the request (that is [FieldViolations]).
+func PreconditionFailed(kind, subject, description string) error {
+	st := status.New(codes.FailedPrecondition, description)
+	withDetails, err := st.WithDetails(&errdetails.PreconditionFailure{
+		Violations: []*errdetails.PreconditionFailure_Violation{{Type: kind, Subject: subject, Description: description}},
+	})
+	if err != nil {
+		return st.Err()
+	}
+	return withDetails.Err()
+}

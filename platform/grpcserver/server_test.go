@@ -658,6 +658,26 @@ func TestFieldViolations(t *testing.T) {
 	}
 }
 
+// TestPreconditionFailed: the status says the description and carries it
+// as a PreconditionFailure with its type and subject.
+func TestPreconditionFailed(t *testing.T) {
+	st := status.Convert(grpcserver.PreconditionFailed("ENGINE_NOT_CONFIGURED", "engines/exa", "engine exa is not configured: set EXA_API_KEY"))
+	if st.Code() != codes.FailedPrecondition || st.Message() != "engine exa is not configured: set EXA_API_KEY" {
+		t.Fatalf("status = %v %q", st.Code(), st.Message())
+	}
+	var got []string
+	for _, d := range st.Details() {
+		if pf, ok := d.(*errdetails.PreconditionFailure); ok {
+			for _, v := range pf.GetViolations() {
+				got = append(got, v.GetType()+" "+v.GetSubject()+" "+v.GetDescription())
+			}
+		}
+	}
+	if diff := cmp.Diff([]string{"ENGINE_NOT_CONFIGURED engines/exa engine exa is not configured: set EXA_API_KEY"}, got); diff != "" {
+		t.Errorf("PreconditionFailure violations mismatch (-want +got):\n%s", diff)
+	}
+}
+
 // TestServesInjectedListeners runs a Server on listeners its embedder opened
 // (config.Listeners), ignoring the configured addresses, and closes them on
 // shutdown so the ports are free again.

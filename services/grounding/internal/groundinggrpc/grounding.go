@@ -151,7 +151,7 @@ func (s *GroundingService) toStatusError(ctx context.Context, err error, what st
 		return status.Error(codes.NotFound, "message not found")
 	case errors.Is(err, grounding.ErrInvalidTransition):
 		// The domain's text names only the two statuses.
-		return status.Error(codes.FailedPrecondition, err.Error())
+		return grpcserver.PreconditionFailed("MESSAGE_STATUS", "messages", err.Error())
 	case errors.Is(err, grounding.ErrConflict):
 		return status.Error(codes.Aborted, "the message was reviewed concurrently; read it and try again")
 	case errors.Is(err, grounding.ErrInvalidPageToken):

@@ -141,9 +141,9 @@ func (s *ResearchService) toStatus(ctx context.Context, err error, doing string)
 	case errors.Is(err, research.ErrNotFound):
 		return status.Error(codes.NotFound, doing+": not found")
 	case errors.Is(err, research.ErrEscalated):
-		return status.Error(codes.FailedPrecondition, "the approval escalated: its timeout passed before the decision, so the action was skipped")
+		return grpcserver.PreconditionFailed("APPROVAL_ESCALATED", "approvals", "the approval escalated: its timeout passed before the decision, so the action was skipped")
 	case errors.Is(err, research.ErrAlreadyDecided):
-		return status.Error(codes.FailedPrecondition, "the approval is no longer pending: it was decided or timed out")
+		return grpcserver.PreconditionFailed("APPROVAL_NOT_PENDING", "approvals", "the approval is no longer pending: it was decided or timed out")
 	}
 	return grpcserver.InternalError(ctx, s.logger, err, doing)
 }

@@ -290,7 +290,7 @@ func (s *RagService) toStatus(ctx context.Context, err error, doing, field strin
 	case errors.Is(err, rag.ErrInvalidName):
 		return grpcserver.FieldViolations(grpcserver.FieldViolation{Field: field, Description: "must be 1..63 lower-case letters, digits, '-' or '_'"})
 	case errors.Is(err, rag.ErrEmbedderMismatch):
-		return status.Error(codes.FailedPrecondition, "the collection was embedded with another model than this service's; re-ingest it into a new collection")
+		return grpcserver.PreconditionFailed("EMBEDDING_MODEL_MISMATCH", "collections", "the collection was embedded with another model than this service's; re-ingest it into a new collection")
 	case errors.Is(err, rag.ErrClosed):
 		return status.Error(codes.Unavailable, "the service is shutting down")
 	}

@@ -155,7 +155,8 @@ func (s *SearchService) toStatus(ctx context.Context, err error) error {
 	case errors.As(err, &invalid):
 		return grpcserver.FieldViolations(grpcserver.FieldViolation{Field: fieldName(invalid.Field), Description: invalid.Reason})
 	case errors.As(err, &notConfigured):
-		return status.Errorf(codes.FailedPrecondition, "engine %s is not configured: set %s", notConfigured.Engine, notConfigured.EnvVar)
+		return grpcserver.PreconditionFailed("ENGINE_NOT_CONFIGURED", "engines/"+notConfigured.Engine,
+			fmt.Sprintf("engine %s is not configured: set %s", notConfigured.Engine, notConfigured.EnvVar))
 	case errors.Is(err, search.ErrUnknownEngine):
 		// protovalidate refuses undefined values first; this is the
 		// handler's own guard, naming the field like every other 400.

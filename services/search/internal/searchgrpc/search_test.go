@@ -184,6 +184,22 @@ func TestBadInput(t *testing.T) {
 			if !strings.Contains(st.Message(), tt.text) {
 				t.Errorf("message %q does not mention %q", st.Message(), tt.text)
 			}
+			if tt.code == codes.FailedPrecondition {
+				// The refusal is the server's configuration: said as a
+				// PreconditionFailure naming the engine, not a field.
+				var got []string
+				for _, d := range st.Details() {
+					if pf, ok := d.(*errdetails.PreconditionFailure); ok {
+						for _, v := range pf.GetViolations() {
+							got = append(got, v.GetType()+" "+v.GetSubject())
+						}
+					}
+				}
+				want := "ENGINE_NOT_CONFIGURED engines/" + strings.ToLower(tt.req.GetEngine().String())
+				if len(got) != 1 || got[0] != want {
+					t.Errorf("precondition violations = %q, want [%q]", got, want)
+				}
+			}
 			if tt.field == "" {
 				return
 			}
