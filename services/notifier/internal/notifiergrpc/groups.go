@@ -12,6 +12,7 @@ import (
 
 	notifierv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/notifier/v1"
 	"github.com/groundcrew/groundcrew/platform/actor"
+	"github.com/groundcrew/groundcrew/platform/grpcserver"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/alert"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/pipeline"
 	"github.com/groundcrew/groundcrew/services/notifier/internal/store"
@@ -123,7 +124,7 @@ func (s *NotifierService) groupError(ctx context.Context, err error, doing strin
 		if r, ok := errors.AsType[*pipeline.SilenceRefusal](err); ok {
 			reason = r.Reason
 		}
-		return status.Error(codes.FailedPrecondition, reason)
+		return grpcserver.PreconditionFailed("SILENCE_UNAVAILABLE", "alert-groups", reason)
 	case errors.As(err, &pub):
 		// Alertmanager unreachable or refusing: said in its own safe words.
 		s.logger.WarnContext(ctx, doing+" failed", "error", err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -113,6 +114,17 @@ func TestSilenceOnlyWhereItCanWork(t *testing.T) {
 	_, err := c.SilenceAlertGroup(ctx, &notifierv1.SilenceAlertGroupRequest{Id: id, Duration: durationpb.New(time.Hour)})
 	if status.Code(err) != codes.FailedPrecondition || status.Convert(err).Message() != pipeline.SilenceNotConfigured {
 		t.Errorf("Silence without ALERTMANAGER_URL = %v, want FailedPrecondition %q", err, pipeline.SilenceNotConfigured)
+	}
+	var kinds []string
+	for _, d := range status.Convert(err).Details() {
+		if pf, ok := d.(*errdetails.PreconditionFailure); ok {
+			for _, v := range pf.GetViolations() {
+				kinds = append(kinds, v.GetType())
+			}
+		}
+	}
+	if diff := cmp.Diff([]string{"SILENCE_UNAVAILABLE"}, kinds); diff != "" {
+		t.Errorf("PreconditionFailure types (-want +got):\n%s", diff)
 	}
 }
 

@@ -95,7 +95,7 @@ func (s *NotifierService) sendError(ctx context.Context, err error) error {
 	}
 	if v.Action != senderr.Retry {
 		// Sending the same message again would be refused again.
-		return status.Error(codes.FailedPrecondition, pub.Public())
+		return grpcserver.PreconditionFailed("RECEIVER_REFUSED", "chats", pub.Public())
 	}
 	return status.Error(codes.Unavailable, pub.Public())
 }

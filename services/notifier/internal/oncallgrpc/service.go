@@ -100,7 +100,8 @@ func (s *Service) DeleteSchedule(ctx context.Context, req *notifierv1.DeleteSche
 	for _, p := range policies {
 		for _, st := range p.Steps {
 			if st.ScheduleID == req.GetId() {
-				return nil, status.Errorf(codes.FailedPrecondition, "policy %q escalates to schedule %q: change or delete the policy first", p.ID, req.GetId())
+				return nil, grpcserver.PreconditionFailed("SCHEDULE_IN_USE", "policies/"+p.ID,
+					fmt.Sprintf("policy %q escalates to schedule %q: change or delete the policy first", p.ID, req.GetId()))
 			}
 		}
 	}
