@@ -41,7 +41,7 @@ func TestEvalSets(t *testing.T) {
 		// Tuning sets: 67/67 answered, 44/45 flagged; 40/40, 42/42;
 		// 40/40, 45/45.
 		{"../../testdata/gospec_questions.json", 67.0 / 67, 44.0 / 45,
-			figures{0.552, 0.851, 0.679}, figures{0.522, 0.896, 0.680}, figures{0.672, 0.896, 0.764}, 54.0 / 67, false, false},
+			figures{0.552, 0.851, 0.679}, figures{0.522, 0.896, 0.680}, figures{0.672, 0.896, 0.764}, 56.0 / 67, false, false},
 		{"../../testdata/gospec_heldout.json", 40.0 / 40, 42.0 / 42,
 			figures{0.625, 0.950, 0.755}, figures{0.675, 1.000, 0.797}, figures{0.700, 1.000, 0.828}, 0, false, false},
 		{"../../testdata/gospec_heldout2.json", 40.0 / 40, 45.0 / 45,
@@ -59,13 +59,13 @@ func TestEvalSets(t *testing.T) {
 		// answered, 12/12 flagged; hybrid trails BM25 at hit@5 here.
 		{"../../testdata/gospec_heldout4.json", 36.0 / 36, 12.0 / 12,
 			figures{0.611, 0.917, 0.738}, figures{0.750, 0.972, 0.842}, figures{0.750, 0.944, 0.844},
-			30.0 / 36, true, false},
+			29.0 / 36, true, false},
 		// Held out at the third tuning (19/48 answers with their fact,
 		// 45/48 answered at its one blind run), tuning material for the
 		// fourth: 46/48 answered, 12/12 flagged; see BENCHMARKS.md.
 		{"../../testdata/gospec_heldout5.json", 46.0 / 48, 12.0 / 12,
 			figures{0.479, 0.750, 0.591}, figures{0.521, 0.771, 0.642}, figures{0.562, 0.792, 0.670},
-			24.0 / 48, false, false},
+			26.0 / 48, false, false},
 	}
 	near := func(got, want float64) bool { return math.Abs(got-want) < 0.0005 }
 	for _, tt := range tests {
@@ -92,10 +92,9 @@ func TestEvalSets(t *testing.T) {
 			if !near(rep.Correct, tt.correct) {
 				t.Errorf("answers with their fact %.3f; measured %.3f", rep.Correct, tt.correct)
 			}
-			// The extractive writer never quotes near-duplicates; what
-			// the measure still finds are sentences the splitter joins
-			// differently once quoted (a sentence ending in a colon).
-			if rep.Repeats > 0.05 {
+			// The extractive writer checks its answer with the same
+			// measure, as a reader splits it, and never repeats itself.
+			if rep.Repeats > 0 {
 				t.Errorf("%.3f of answers state a sentence twice", rep.Repeats)
 			}
 			if trails := rep.Hit5["hybrid"] < rep.Hit5["bm25"]; trails != tt.hybridTrails {

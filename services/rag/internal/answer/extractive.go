@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/groundcrew/groundcrew/services/rag/internal/chunker"
 	"github.com/groundcrew/groundcrew/services/rag/internal/embedder"
 	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 )
@@ -41,16 +42,21 @@ const (
 // A sentence scores the IDF-weighted share of the question's terms it
 // contains (IDF over the candidate sentences, so words every sentence has
 // count little; a word sharing its first six letters with a term earns
-// half), plus RankPrior/rank of its chunk (retrieval, which sees whole
-// chunks and their headings, judges chunks better than word overlap of
-// single sentences), plus bonuses for the question's phrases in the
-// sentence, the question's terms in the chunk's section heading, the
+// half; the collection's words for the question's phrases, see [Expand],
+// earn expansionWeight; a list item earns introCredit for the terms of
+// the sentence introducing its list), plus RankPrior/rank of its chunk
+// (retrieval, which sees whole chunks and their headings, judges chunks
+// better than word overlap of single sentences), plus bonuses for the
+// question's phrases in the sentence, the question's terms in the
+// sentence in the question's order ("string to slice", not "slice to
+// string"), the question's terms in the chunk's section heading, the
 // question's operators (":=", "==") and words that answer the question's
-// kind ("what happens" → panic, error; "is it legal" → must, not). The
-// weights were chosen on the answer facts of
-// testdata/gospec_questions.json and gospec_heldout3.json;
-// gospec_heldout4.json and gospec_heldout5.json, each written before
-// a tuning and run once, measure them (BENCHMARKS.md).
+// kind ("what happens" → panic, error; "is it legal" → must, not). A
+// sentence introducing a short piece of code ("is defined as") quotes the
+// code with it. The weights were chosen on the answer facts of
+// testdata/gospec_questions.json and gospec_heldout3.json to
+// gospec_heldout5.json; gospec_heldout6.json, written before the fourth
+// tuning and run once after it, measures them (BENCHMARKS.md).
 type Extractive struct {
 	// MaxSentences bounds the sentences quoted; default 4.
 	MaxSentences int
@@ -71,10 +77,13 @@ type Extractive struct {
 	// ExpansionWeight is the share of a question word's weight earned by
 	// a word [Expand] adds; zero means expansionWeight.
 	ExpansionWeight float64
-	// CoveredCredit is the share of its weight a question term earns in
-	// a sentence after the lead when an earlier pick has it; zero means
-	// coveredCredit, negative none.
-	CoveredCredit float64
+	// IntroCredit is the share of a question term's weight that a list
+	// item earns when the sentence introducing its list has the term;
+	// zero means introCredit, negative none.
+	IntroCredit float64
+	// OrderWeight weighs the share of the question's terms a sentence
+	// has in the question's order; zero means orderWeight, negative none.
+	OrderWeight float64
 }
 
 // weight returns w, def when w is zero, 0 when w is negative.
@@ -95,9 +104,99 @@ type candidate struct {
 	text       string
 	terms      map[string]bool
 	score      float64
-	// credit is what each question term found in the sentence adds to
-	// its score.
-	credit map[string]float64
+	// context holds the terms of the sentence introducing a list item
+	// that the item itself lacks.
+	context map[string]bool
+}
+
+// unit is a sentence of a chunk as the extractive writer quotes it.
+type unit struct {
+	// text is the sentence; one introducing a short piece of code ("The
+	// predeclared type error is defined as") carries the code too.
+	text string
+	// intro is, for a list item, the sentence introducing the list
+	// ("For struct literals with keys the following rules apply:").
+	intro string
+	// code is set when text ends with the code it introduces.
+	code bool
+}
+
+// maxQuotedCode is the longest piece of code quoted with the sentence
+// introducing it, in bytes.
+const maxQuotedCode = 160
+
+// units splits a chunk's text into the sentences the extractive writer
+// may quote. A paragraph ending in "as" or a colon ("is defined as",
+// "has the form:") followed by a short code block carries the code, its
+// white space collapsed: the code is what it says. A list item ("- …")
+// knows the sentence ending in a colon that introduces its list.
+func units(text string) []unit {
+	var (
+		out               []unit
+		para              []string
+		code              []string
+		intro             string
+		inCode, afterPara bool
+	)
+	flushPara := func() {
+		if len(para) == 0 {
+			return
+		}
+		item := strings.HasPrefix(para[0], "- ")
+		for _, s := range chunker.Sentences(strings.Join(para, "\n")) {
+			u := unit{text: s}
+			if item {
+				u.intro = intro
+			}
+			out = append(out, u)
+		}
+		if !item {
+			intro = ""
+			if last := out[len(out)-1].text; strings.HasSuffix(last, ":") {
+				intro = last
+			}
+		}
+		para = para[:0]
+		afterPara = true
+	}
+	for line := range strings.Lines(text) {
+		line = strings.TrimRight(line, "\n")
+		trimmed := strings.TrimSpace(line)
+		if strings.HasPrefix(trimmed, "```") {
+			if inCode {
+				// The code completes the sentence before it: quote it
+				// with that sentence.
+				if c := strings.Join(strings.Fields(strings.Join(code, " ")), " "); afterPara && len(out) > 0 && c != "" && len(c) <= maxQuotedCode {
+					last := &out[len(out)-1]
+					if strings.HasSuffix(last.text, ":") || strings.HasSuffix(last.text, " as") {
+						last.text += " " + c
+						last.code = true
+					}
+				}
+				code = code[:0]
+				afterPara = false
+			} else {
+				flushPara()
+			}
+			inCode = !inCode
+			continue
+		}
+		switch {
+		case inCode:
+			code = append(code, line)
+		case trimmed == "":
+			flushPara()
+		default:
+			if afterPara && len(para) == 0 {
+				afterPara = false
+			}
+			para = append(para, line)
+		}
+	}
+	if !inCode {
+		flushPara()
+	}
+	return out
 }
 
 // Generate implements [Generator].
@@ -119,68 +218,49 @@ func (e *Extractive) Generate(ctx context.Context, question string, chunks []rag
 	}
 	ranked := cands
 
-	// After the lead, each next sentence is the one adding most: a
-	// question term an earlier pick already has earns only
-	// coveredCredit of its weight, so the answer covers the question's
-	// other words ("missing" in "can a switch have no expression")
-	// instead of saying the lead's again.
 	var picked []candidate
 	size := 0
-	covered := map[string]bool{}
-	gain := func(c candidate) float64 {
-		g := c.score
-		for t, w := range c.credit {
-			if covered[t] {
-				g -= (1 - weight(e.CoveredCredit, coveredCredit)) * w
-			}
-		}
-		return g
-	}
-	left := slices.Clone(ranked)
-	for len(picked) < maxSent && len(left) > 0 {
-		best := -1
-		for i, c := range left {
-			// Below half the best score a sentence is filler, not support.
-			if len(picked) > 0 && c.score < ranked[0].score/2 {
-				continue
-			}
-			if len(picked) > 0 && size+len(c.text) > maxChars {
-				continue
-			}
-			// A sentence saying what a quoted one already says (the spec
-			// repeats itself across sections) adds nothing.
-			if slices.ContainsFunc(picked, func(p candidate) bool { return nearDuplicate(p.terms, c.terms) }) {
-				continue
-			}
-			if best < 0 || gain(c) > gain(left[best]) {
-				best = i
-			}
-		}
-		if best < 0 {
+	for _, c := range ranked {
+		if len(picked) == maxSent {
 			break
 		}
-		c := left[best]
-		left = slices.Delete(left, best, best+1)
+		// Below half the best score a sentence is filler, not support.
+		if len(picked) > 0 && c.score < ranked[0].score/2 {
+			break
+		}
+		if len(picked) > 0 && size+len(c.text) > maxChars {
+			continue
+		}
+		// A sentence saying what a quoted one already says (the spec
+		// repeats itself across sections) adds nothing. The answer
+		// is checked as a reader splits it too: a sentence ending in
+		// code or a colon runs into the next one.
+		if slices.ContainsFunc(picked, func(p candidate) bool { return nearDuplicate(p.terms, c.terms) }) {
+			continue
+		}
+		if text, _, _ := compose(append(slices.Clone(picked), c)); HasRepeats(text) {
+			continue
+		}
 		picked = append(picked, c)
 		size += len(c.text) + 1
-		for t := range c.credit {
-			covered[t] = true
-		}
 	}
+	text, cited, primary := compose(picked)
+	return Draft{Text: text, Cited: cited, Primary: primary, Model: ExtractiveModel}, nil
+}
 
-	// The answer leads with the sentence that answers best; the others
-	// follow in reading order (by chunk rank, then position), so that
-	// sentences of one passage stay together. The lead's chunk is the
-	// primary one.
-	primary := picked[0].chunk
+// compose writes the answer from the sentences picked, best first: it
+// leads with the sentence that answers best; the others follow in
+// reading order (by chunk rank, then position), so that sentences of one
+// passage stay together; each group of sentences from one chunk is
+// followed by its citation. The lead's chunk is the primary one.
+func compose(picked []candidate) (text string, cited []int, primary int) {
+	primary = picked[0].chunk
+	picked = slices.Clone(picked)
 	rest := picked[1:]
 	slices.SortFunc(rest, func(a, b candidate) int {
 		return cmp.Or(cmp.Compare(a.chunk, b.chunk), cmp.Compare(a.pos, b.pos))
 	})
-	var (
-		b     strings.Builder
-		cited []int
-	)
+	var b strings.Builder
 	number := map[int]int{}
 	for i, c := range picked {
 		if i > 0 {
@@ -197,7 +277,7 @@ func (e *Extractive) Generate(ctx context.Context, question string, chunks []rag
 			fmt.Fprintf(&b, " [%d]", n)
 		}
 	}
-	return Draft{Text: b.String(), Cited: cited, Primary: primary, Model: ExtractiveModel}, nil
+	return b.String(), cited, primary
 }
 
 // rank scores the sentences of chunks for the question, best first.
@@ -215,11 +295,13 @@ func (e *Extractive) rank(question string, chunks []rag.Hit) []candidate {
 	var cands []candidate
 	df := map[string]int{}
 	for ci := range chunks {
-		for si, s := range sentences(chunks[ci].Text) {
+		for si, u := range units(chunks[ci].Text) {
+			s := u.text
 			// Fragments and walls of text make poor answers.
 			if len(s) < 20 || len(s) > 600 {
 				continue
 			}
+
 			// A sentence opening in lower case continues a list or a
 			// piece of code ("with x / y truncated towards zero");
 			// quoted as it is, it would join the sentence before it in
@@ -227,9 +309,14 @@ func (e *Extractive) rank(question string, chunks []rag.Hit) []candidate {
 			if r := s[0]; 'a' <= r && r <= 'z' {
 				s = string(r-'a'+'A') + s[1:]
 			}
-			c := candidate{chunk: ci, pos: si, text: s, terms: map[string]bool{}}
+			c := candidate{chunk: ci, pos: si, text: s, terms: map[string]bool{}, context: map[string]bool{}}
 			for _, t := range embedder.Analyze(s) {
 				c.terms[t] = true
+			}
+			for _, t := range embedder.Analyze(u.intro) {
+				if !c.terms[t] {
+					c.context[t] = true
+				}
 			}
 			for t := range c.terms {
 				df[t]++
@@ -250,6 +337,7 @@ func (e *Extractive) rank(question string, chunks []rag.Hit) []candidate {
 		}
 		total += idf[t]
 	}
+	qseq := embedder.Analyze(question)
 	pairs := phrases(question)
 	cues := answerCues(question)
 	symbols := symbolsOf(question)
@@ -260,24 +348,27 @@ func (e *Extractive) rank(question string, chunks []rag.Hit) []candidate {
 	for i := range cands {
 		c := &cands[i]
 		var s float64
-		c.credit = map[string]float64{}
 		for _, t := range qterms {
 			var w float64
 			switch {
 			case c.terms[t]:
 				w = idf[t]
+			case c.context[t]:
+				// A list item is about what the sentence
+				// introducing it names.
+				w = weight(e.IntroCredit, introCredit) * idf[t]
 			case prefixMatch(t, c.terms):
 				// "smaller" and "smallest", "concatenate" and
 				// "concatenation": the stemmer keeps them apart.
 				w = prefixCredit * idf[t]
 			}
-			if w > 0 && total > 0 {
-				c.credit[t] = w / total
+			if total > 0 {
 				s += w / total
 			}
 		}
 		c.score = s + weight(e.RankPrior, rankPrior)/float64(c.chunk+1) +
 			weight(e.PhraseWeight, sentencePhraseWeight)*phraseShare(pairs, c.text) +
+			weight(e.OrderWeight, sentenceOrderWeight)*orderShare(qseq, embedder.Analyze(c.text)) +
 			weight(e.CueWeight, sentenceCueWeight)*cueShare(cues, c.text) +
 			weight(e.HeadingWeight, sentenceHeadingWeight)*headingShare[c.chunk] +
 			weight(e.SymbolWeight, sentenceSymbolWeight)*symbolShare(symbols, c.text)
@@ -362,14 +453,15 @@ func HasRepeats(answer string) bool {
 // Weights of the phrase and cue bonuses of a sentence's score.
 const (
 	sentencePhraseWeight  = 0.2
+	sentenceOrderWeight   = 0.2
 	sentenceCueWeight     = 0.45
 	sentenceHeadingWeight = 0.6
 	sentenceSymbolWeight  = 0.1
 )
 
-// coveredCredit is the share of a question term's weight that a sentence
-// after the lead earns for it when a quoted sentence already has it.
-const coveredCredit = 1.0
+// introCredit is the share of a question term's weight a list item earns
+// for the term in the sentence introducing its list.
+const introCredit = 1.0
 
 // prefixCredit is the share of a term's weight earned by a word sharing
 // its first minPrefix letters (or more) instead of the term itself.
@@ -516,4 +608,27 @@ func cueShare(answers map[string]bool, sentence string) float64 {
 		}
 	}
 	return 0
+}
+
+// orderShare is the share of the question's terms a sentence has in the
+// question's order: the length of their longest common subsequence over
+// the number of question terms.
+func orderShare(question, sentence []string) float64 {
+	if len(question) == 0 {
+		return 0
+	}
+	prev := make([]int, len(sentence)+1)
+	cur := make([]int, len(sentence)+1)
+	for i := range question {
+		for j := range sentence {
+			switch {
+			case question[i] == sentence[j]:
+				cur[j+1] = prev[j] + 1
+			default:
+				cur[j+1] = max(cur[j], prev[j+1])
+			}
+		}
+		prev, cur = cur, prev
+	}
+	return float64(prev[len(sentence)]) / float64(len(question))
 }

@@ -3,6 +3,8 @@ package answer
 import (
 	"strings"
 	"testing"
+
+	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 )
 
 func TestExpand(t *testing.T) {
@@ -94,5 +96,70 @@ func TestAskInTheProgrammersWords(t *testing.T) {
 				t.Errorf("answer states a fact twice: %s", r.Answer)
 			}
 		})
+	}
+}
+
+func TestUnits(t *testing.T) {
+	text := "The predeclared type error is defined as\n\n```\ntype error interface {\n\tError() string\n}\n```\n\nIt is the conventional interface. A function might be defined:\n\n```\n" +
+		strings.Repeat("func Read(f *File, b []byte) (n int, err error)\n", 5) + "```\n\n" +
+		"For struct literals with keys the following rules apply:\n\n- Every element must have a key.\n\n- The list may be short. Omitted fields get the zero value.\n\nGiven the declarations\n\none may write x."
+	got := units(text)
+	want := []unit{
+		{text: "The predeclared type error is defined as type error interface { Error() string }", code: true},
+		{text: "It is the conventional interface."},
+		// Code longer than maxQuotedCode is not quoted.
+		{text: "A function might be defined:"},
+		{text: "For struct literals with keys the following rules apply:"},
+		{text: "- Every element must have a key.", intro: "For struct literals with keys the following rules apply:"},
+		{text: "- The list may be short.", intro: "For struct literals with keys the following rules apply:"},
+		{text: "Omitted fields get the zero value.", intro: "For struct literals with keys the following rules apply:"},
+		{text: "Given the declarations"},
+		{text: "one may write x."},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("units = %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("unit %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+func TestOrderShare(t *testing.T) {
+	q := []string{"convert", "string", "slice", "rune"}
+	if got := orderShare(q, []string{"convert", "valu", "string", "type", "slice", "rune"}); got != 1 {
+		t.Errorf("same order: %v, want 1", got)
+	}
+	if got := orderShare(q, []string{"convert", "slice", "rune", "string"}); got != 0.75 {
+		t.Errorf("reversed conversion: %v, want 0.75", got)
+	}
+}
+
+// TestExtractiveWordOrderAndLists: of two sentences with the same words,
+// the one saying them in the question's order leads ("string to slice",
+// not "slice to string"); a list item is credited with the words of the
+// sentence introducing its list.
+func TestExtractiveWordOrderAndLists(t *testing.T) {
+	e := &Extractive{MaxSentences: 1}
+	chunks := []rag.Hit{{Text: "Converting values: a slice of runes becomes a string.\n\n" +
+		"Converting values: a string becomes a slice of runes."}}
+	d, err := e.Generate(t.Context(), "Can I convert a string to a slice of runes?", chunks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(d.Text, "Converting values: a string becomes") {
+		t.Errorf("answer %q; want the conversion from string to slice", d.Text)
+	}
+
+	e = &Extractive{MaxSentences: 2}
+	chunks = []rag.Hit{{Text: "A key of a map literal must be a constant.\n\n" +
+		"For struct literals with keys the following rules apply:\n\n- Every element must have a key."}}
+	d, err = e.Generate(t.Context(), "Which rules apply to struct literals with keys?", chunks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(d.Text, "- Every element must have a key.") {
+		t.Errorf("answer %q; want the list item the question's rules introduce", d.Text)
 	}
 }
