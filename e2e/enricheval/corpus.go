@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -23,15 +24,33 @@ type Corpus struct {
 	Names map[string]string
 }
 
-// LoadCorpus reads the team's runbooks from userDir and groundcrew's own
+// DefaultBaseURL is the URL prefix of a runbook whose front matter names
+// no url, as search-index's -base-url default.
+const DefaultBaseURL = "https://docs.groundcrew.example/"
+
+// LoadCorpus reads the team's runbooks from userDirs and groundcrew's own
 // from groundcrewDir (in GroundcrewCollection), as search-index does:
-// front matter gives the title and URL, the rest is the text.
-func LoadCorpus(userDir, groundcrewDir string) (Corpus, error) {
+// Markdown and text files, front matter giving the title and URL when it
+// has them. A file without a url is DefaultBaseURL joined with its
+// directory's and its own name; without a title, the search service
+// takes the document's first heading. A runbook's name is its file name
+// without the extension.
+func LoadCorpus(userDirs []string, groundcrewDir string) (Corpus, error) {
 	c := Corpus{Names: map[string]string{}}
-	for _, d := range []struct{ dir, collection string }{{userDir, ""}, {groundcrewDir, GroundcrewCollection}} {
-		files, err := filepath.Glob(filepath.Join(d.dir, "*.md"))
-		if err != nil {
-			return c, err
+	type source struct{ dir, collection string }
+	var sources []source
+	for _, d := range userDirs {
+		sources = append(sources, source{d, ""})
+	}
+	sources = append(sources, source{groundcrewDir, GroundcrewCollection})
+	for _, d := range sources {
+		var files []string
+		for _, ext := range []string{"*.md", "*.txt"} {
+			fs, err := filepath.Glob(filepath.Join(d.dir, ext))
+			if err != nil {
+				return c, err
+			}
+			files = append(files, fs...)
 		}
 		if len(files) == 0 {
 			return c, fmt.Errorf("no runbooks in %s", d.dir)
@@ -42,15 +61,20 @@ func LoadCorpus(userDir, groundcrewDir string) (Corpus, error) {
 				return c, err
 			}
 			fm, body := splitFrontMatter(string(b))
-			if fm["url"] == "" {
-				return c, fmt.Errorf("%s: front matter has no url", f)
+			name := strings.TrimSuffix(filepath.Base(f), filepath.Ext(f))
+			u := fm["url"]
+			if u == "" {
+				u = DefaultBaseURL + path.Join(filepath.Base(filepath.Clean(d.dir)), filepath.Base(f))
 			}
-			doc := &searchv1.Document{Url: fm["url"], Title: fm["title"], Content: &searchv1.Document_Text{Text: body}}
+			if prev, ok := c.Names[u]; ok {
+				return c, fmt.Errorf("%s: url %s is %s's too", f, u, prev)
+			}
+			doc := &searchv1.Document{Url: u, Title: strings.Trim(fm["title"], `"'`), Content: &searchv1.Document_Text{Text: body}}
 			if d.collection != "" {
 				doc.Metadata, _ = structpb.NewStruct(map[string]any{"collection": d.collection})
 			}
 			c.Docs = append(c.Docs, doc)
-			c.Names[fm["url"]] = strings.TrimSuffix(filepath.Base(f), ".md")
+			c.Names[u] = name
 		}
 	}
 	return c, nil

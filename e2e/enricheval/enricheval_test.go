@@ -18,7 +18,7 @@ func TestTuningSet(t *testing.T) {
 		t.Skip("runs the search and grounding services")
 	}
 	root := enricheval.Root()
-	corpus, err := enricheval.LoadCorpus(filepath.Join(root, "examples", "runbooks"), filepath.Join(root, "docs", "runbooks"))
+	corpus, err := enricheval.LoadCorpus([]string{filepath.Join(root, "examples", "runbooks")}, filepath.Join(root, "docs", "runbooks"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func ScoreAlerts(outs []Outcome) AlertFigures {
 			if slices.Contains(o.Cited, r) {
 				f.Found++
 			} else {
-				f.Misses = append(f.Misses, fmt.Sprintf("%s: %s not cited (cited %v, %s %q)", a.ID, r, o.Cited, o.Status, o.Error))
+				f.Misses = append(f.Misses, fmt.Sprintf("%s: %s not cited (cited %v, %s %q; %s)", a.ID, r, o.Cited, o.Status, o.Error, retrieval(o, r)))
 			}
 		}
 		for _, c := range o.Cited {
@@ -72,6 +72,17 @@ func ScoreAlerts(outs []Outcome) AlertFigures {
 		}
 	}
 	return f
+}
+
+// retrieval says whether the search service returned runbook r at all.
+func retrieval(o Outcome, r string) string {
+	if o.Retrieved == nil {
+		return "search not recorded"
+	}
+	if i := slices.Index(o.Retrieved, r); i >= 0 {
+		return fmt.Sprintf("search returned it at %d of %d: a relevance miss", i+1, len(o.Retrieved))
+	}
+	return fmt.Sprintf("search did not return it (returned %v): a retrieval miss", o.Retrieved)
 }
 
 // TopicFigures are the research figures of one set.

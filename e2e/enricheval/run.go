@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/protobuf/proto"
 
 	groundingv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/grounding/v1"
 	searchv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/search/v1"
@@ -33,6 +34,7 @@ type Env struct {
 	conns    []*grpc.ClientConn
 	ground   groundingv1.GroundingServiceClient
 	research groundingv1.ResearchServiceClient
+	search   searchv1.SearchServiceClient
 }
 
 // Start runs the search and grounding services in-process, each through
@@ -99,7 +101,8 @@ func Start(ctx context.Context, dataDir string, corpus Corpus, logs io.Writer) (
 	}
 	e.ground = groundingv1.NewGroundingServiceClient(gc)
 	e.research = groundingv1.NewResearchServiceClient(gc)
-	resp, err := searchv1.NewSearchServiceClient(sc).IndexDocuments(ctx, &searchv1.IndexDocumentsRequest{Documents: corpus.Docs})
+	e.search = searchv1.NewSearchServiceClient(sc)
+	resp, err := e.search.IndexDocuments(ctx, &searchv1.IndexDocumentsRequest{Documents: corpus.Docs})
 	if err != nil {
 		e.Close()
 		return nil, fmt.Errorf("indexing the corpus: %w", err)
@@ -166,6 +169,11 @@ type Outcome struct {
 	Status  string
 	Error   string
 	Summary string
+	// Retrieved are the runbooks the search service returned for the
+	// derived query (the candidates relevance judged), in its order: a
+	// required runbook missing here is a retrieval miss, not a relevance
+	// one.
+	Retrieved []string
 }
 
 // Enrich asks grounding about the alert as the notifier does:
@@ -182,6 +190,19 @@ func (e *Env) Enrich(ctx context.Context, a Alert) (Outcome, error) {
 	}
 	m := resp.GetMessage()
 	out := Outcome{Alert: a, Status: m.GetStatus().String(), Error: m.GetError(), Summary: m.GetSummary()}
+	// The same search grounding made (its default of five results,
+	// groundcrew's runbooks left out of a user's alert).
+	sreq := &searchv1.SearchRequest{Query: q.GetQuery(), MaxResults: proto.Int32(groundingMaxResults)}
+	if !groundcrewAlert(a) {
+		sreq.ExcludeCollections = []string{GroundcrewCollection}
+	}
+	found, err := e.search.Search(ctx, sreq)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("%s: Search: %w", a.ID, err)
+	}
+	for _, r := range found.GetResults() {
+		out.Retrieved = append(out.Retrieved, e.name(r.GetUrl()))
+	}
 	for _, c := range m.GetCitations() {
 		name := e.name(c.GetUrl())
 		if !slices.Contains(out.Cited, name) {
@@ -189,6 +210,21 @@ func (e *Env) Enrich(ctx context.Context, a Alert) (Outcome, error) {
 		}
 	}
 	return out, nil
+}
+
+// groundingMaxResults is how many results grounding asks the search
+// service for by default.
+const groundingMaxResults = 5
+
+// groundcrewAlert reports whether grounding consults groundcrew's own
+// runbooks for the alert: its name starts with Groundcrew, or it has the
+// label service=groundcrew.
+func groundcrewAlert(a Alert) bool {
+	name := a.Labels["alertname"]
+	if name == "" {
+		name = a.Labels["rulename"]
+	}
+	return strings.HasPrefix(strings.ToLower(name), "groundcrew") || strings.EqualFold(a.Labels["service"], "groundcrew")
 }
 
 func (e *Env) name(url string) string {

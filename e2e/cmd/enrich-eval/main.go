@@ -5,7 +5,7 @@
 // collection), then asks grounding about every alert as the notifier does
 // and runs a research workflow on every topic.
 //
-//	go run ./cmd/enrich-eval [-alerts eval/enrichment-tuning.json,...] [-topics eval/research-tuning.json,...] [-v]
+//	go run ./cmd/enrich-eval [-alerts eval/enrichment-tuning.json,...] [-topics eval/research-tuning.json,...] [-runbooks examples/runbooks,DIR...] [-v]
 //
 // It prints citation precision, recall and abstention per alert set and
 // the research figures per topic set; -v adds every outcome and miss.
@@ -28,7 +28,8 @@ import (
 
 type config struct {
 	alerts, topics          []string
-	runbooks, groundcrew    string
+	runbooks                []string
+	groundcrew              string
 	verbose                 bool
 	minPrecision, minRecall float64
 	minAbstention           float64
@@ -50,12 +51,12 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	root := enricheval.Root()
 	in := func(p string) string { return filepath.Join(root, p) }
 	var cfg config
-	var alerts, topics string
+	var alerts, topics, runbooks string
 	fs := flag.NewFlagSet("enrich-eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&alerts, "alerts", in("eval/enrichment-tuning.json")+","+in("eval/enrichment-heldout.json")+","+in("eval/enrichment-heldout2.json")+","+in("eval/enrichment-heldout3.json"), "alert sets (comma-separated JSON files)")
 	fs.StringVar(&topics, "topics", in("eval/research-tuning.json")+","+in("eval/research-heldout.json"), "research topic sets (comma-separated; empty: none)")
-	fs.StringVar(&cfg.runbooks, "runbooks", in("examples/runbooks"), "the team's runbooks")
+	fs.StringVar(&runbooks, "runbooks", in("examples/runbooks"), "the team's runbooks (comma-separated directories, indexed together)")
 	fs.StringVar(&cfg.groundcrew, "groundcrew-runbooks", in("docs/runbooks"), "groundcrew's own runbooks (indexed in their own collection)")
 	fs.BoolVar(&cfg.verbose, "v", false, "print every outcome and miss")
 	fs.Float64Var(&cfg.minPrecision, "min-precision", 0, "exit 2 when a set's precision is below this")
@@ -64,7 +65,10 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
-	cfg.alerts, cfg.topics = split(alerts), split(topics)
+	cfg.alerts, cfg.topics, cfg.runbooks = split(alerts), split(topics), split(runbooks)
+	if len(cfg.runbooks) == 0 {
+		return cfg, fmt.Errorf("-runbooks names no directory")
+	}
 	return cfg, nil
 }
 
@@ -97,7 +101,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) int {
 	}
 	defer env.Close()
 	fmt.Fprintf(stdout, "corpus: %d runbooks (%s, and %s in collection %q), offline search and grounding\n",
-		len(corpus.Docs), cfg.runbooks, cfg.groundcrew, enricheval.GroundcrewCollection)
+		len(corpus.Docs), strings.Join(cfg.runbooks, " + "), cfg.groundcrew, enricheval.GroundcrewCollection)
 
 	code := 0
 	for _, path := range cfg.alerts {

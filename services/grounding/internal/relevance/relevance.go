@@ -63,12 +63,20 @@ const (
 	// lag beside WAL growth) is not cited when one is plainly about the
 	// alert.
 	NearBest = 0.75
+	// NearShare is the share of the best source's score another needs to
+	// be cited beside it: a runbook plainly about the alert (0.99) keeps
+	// one that merely passes the bar (0.54) out.
+	NearShare = 0.6
 
 	titleWeight  = 0.5
 	nameWeight   = 0.25
 	textWeight   = 0.25
 	phraseWeight = 0.1
 	quoteWeight  = 0.2
+	// passageWeight weighs the best line's share of the alert's terms,
+	// counted from passageTerms specific terms in one line.
+	passageWeight = 0.3
+	passageTerms  = 3
 	// otherSystemFactor scales the score of a runbook about another
 	// system than the alert's.
 	otherSystemFactor = 0.5
@@ -108,7 +116,28 @@ var (
 	labelPair    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=\S+$`)
 	asideRe      = regexp.MustCompile(`\([^()]*\)`)
 	identifier   = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_:.-]*$`)
+	// A name of a thing in running text: a path, a host name of three
+	// parts or more, an address, or a hyphenated or underscored name
+	// with a digit (web-3, checkout-6d5f, 0042_add_index).
+	entityRe = regexp.MustCompile(`/|^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+){2,}$|^\d+\.\d+\.\d+|^[A-Za-z0-9]*\d[A-Za-z0-9]*[-_][A-Za-z0-9_-]*$|^[A-Za-z0-9_]*[-_][A-Za-z0-9_-]*\d`)
 )
+
+// where splits running text into what it says and the names of things it
+// mentions (paths, hosts, pods: where, not what), which weigh as labels.
+func where(text string) (what, names string) {
+	var w, n []string
+	for _, f := range strings.Fields(text) {
+		core := strings.Trim(f, ":,;'\"`()[]")
+		if core != "" && entityRe.MatchString(core) {
+			n = append(n, core)
+			// A break in the run: words on either side are not adjacent.
+			w = append(w, "|")
+			continue
+		}
+		w = append(w, f)
+	}
+	return strings.Join(w, " "), strings.Join(n, " ")
+}
 
 // Parse reads an alert as the notifier renders it, or any other text.
 func Parse(text string) Subject {
@@ -162,7 +191,9 @@ func Parse(text string) Subject {
 	for _, aside := range asideRe.FindAllString(summary, -1) {
 		add(aside, labelWeight)
 	}
-	add(asideRe.ReplaceAllString(summary, " "), summaryWeight)
+	what, names := where(asideRe.ReplaceAllString(summary, " "))
+	add(names, labelWeight)
+	add(what, summaryWeight)
 	for _, line := range lines[1:] {
 		line = strings.TrimSpace(line)
 		switch {
@@ -178,7 +209,9 @@ func Parse(text string) Subject {
 			for _, aside := range asideRe.FindAllString(line, -1) {
 				add(aside, labelWeight)
 			}
-			add(asideRe.ReplaceAllString(line, " "), descriptionWeight)
+			what, names := where(asideRe.ReplaceAllString(line, " "))
+			add(names, labelWeight)
+			add(what, descriptionWeight)
 		}
 	}
 	if name := s.Labels["alertname"]; s.AlertName == "" && identifier.MatchString(name) {
@@ -216,6 +249,9 @@ type Score struct {
 	// Title, Name, Text, Phrase and Quote are the components (before
 	// weighting).
 	Title, Name, Text, Phrase, Quote float64
+	// Passage is the weighted share of the alert's terms one line of the
+	// source holds (a symptom or error line of its Diagnose section).
+	Passage float64
 }
 
 // Relevant reports whether the score reaches the bar.
@@ -336,6 +372,25 @@ func (s Subject) Score(src Source) Score {
 	}
 	if want > 0 {
 		sc.Text = have / want
+		for line := range strings.SplitSeq(src.Text, "\n") {
+			in := map[string]bool{}
+			for _, t := range terms(line) {
+				in[t] = true
+			}
+			var got float64
+			specific := 0
+			for t, w := range s.weights {
+				if in[t] && !(s.whole[t] && !body[t]) {
+					got += w
+					if !generic[t] {
+						specific++
+					}
+				}
+			}
+			if specific >= passageTerms {
+				sc.Passage = max(sc.Passage, got/want)
+			}
+		}
 	}
 
 	titleRun := runTerms(src.Title)
@@ -345,11 +400,22 @@ func (s Subject) Score(src Source) Score {
 			break
 		}
 	}
-	v := titleWeight*sc.Title + nameWeight*sc.Name + textWeight*sc.Text
+	titleMatch := sc.Title
+	if s.AlertName == "" {
+		// Free text (a log line, an error) says what is wrong as the
+		// runbook's symptom lines do, not as its title: a line holding
+		// much of it counts as the title would.
+		titleMatch = max(titleMatch, sc.Passage)
+	}
+	v := titleWeight*titleMatch + nameWeight*sc.Name + textWeight*sc.Text
 	if len(names) == 0 {
 		// A runbook that lists no alert names is judged by its title and
 		// text alone: the missing signal is not a mismatch.
 		v /= titleWeight + textWeight
+	} else if s.AlertName == "" {
+		// Nor is it for free text, which has no alert name to match a
+		// runbook's; its words may still name one (vault ... sealed).
+		v = max(v, (titleWeight*titleMatch+textWeight*sc.Text)/(titleWeight+textWeight))
 	}
 	v += phraseWeight*sc.Phrase + quoteWeight*sc.Quote
 	if s.otherSystem(title, body) {
@@ -425,9 +491,13 @@ func unique(ts []string) []string {
 // NearBest.
 func Select(scores []Score) []int {
 	named := slices.ContainsFunc(scores, func(sc Score) bool { return sc.Named })
+	best := 0.0
+	for _, sc := range scores {
+		best = max(best, sc.Value)
+	}
 	var out []int
 	for i, sc := range scores {
-		if sc.Relevant() && (!named || sc.Value >= NearBest) {
+		if sc.Relevant() && (!named || sc.Value >= NearBest) && sc.Value >= NearShare*best {
 			out = append(out, i)
 		}
 	}

@@ -68,9 +68,15 @@ func TestScore(t *testing.T) {
 }
 
 func TestSelect(t *testing.T) {
-	got := Select([]Score{{Value: 0.6}, {Value: 0.2}, {Value: 0.9}, {Value: 0.5}})
+	got := Select([]Score{{Value: 0.6}, {Value: 0.2}, {Value: 0.8}, {Value: 0.5}})
 	if !slices.Equal(got, []int{2, 0, 3}) {
 		t.Errorf("Select() = %v, want [2 0 3]: the relevant ones, best first", got)
+	}
+	// Beside a source plainly about the alert, one that merely passes the
+	// bar is left out: it needs NearShare of the best score.
+	got = Select([]Score{{Value: 0.52}, {Value: 0.99}, {Value: 0.6}})
+	if !slices.Equal(got, []int{1, 2}) {
+		t.Errorf("Select() = %v, want [1 2]", got)
 	}
 	// Beside a source that names the alert, a near topic needs NearBest.
 	got = Select([]Score{{Value: 0.6}, {Value: 1, Named: true}, {Value: 0.8}})

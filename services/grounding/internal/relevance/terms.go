@@ -1,6 +1,7 @@
 package relevance
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
 )
@@ -70,6 +71,34 @@ var synonyms = map[string]string{
 	"deploy": "deployment", "deployments": "deployment", "rollout": "rollout", "rollouts": "rollout",
 	"ingress": "ingress", "nginx": "ingress",
 	"fds": "descriptor", "fd": "descriptor", "descriptors": "descriptor",
+	"deadlock": "lock", "deadlocks": "lock",
+	"max": "limit", "maximum": "limit", "approaching": "near", "approach": "near",
+	"drift": "skew", "drifting": "skew", "drifted": "skew", "offset": "skew",
+	"issuer": "ca", "issuing": "ca", "authority": "ca", "authorities": "ca",
+	"unschedulable": "pending", "failedscheduling": "pending",
+	"iuse": "inode", "iused": "inode", "ifree": "inode",
+}
+
+// phrases are what operators' tools print for one thing in several words
+// ("no such host" is a DNS failure, "Bad Gateway" a 5xx): each is read as
+// the term it means, wherever it is written (alert, title or runbook).
+var phrases = []struct {
+	re   *regexp.Regexp
+	term string
+}{
+	{regexp.MustCompile(`(?i)\bno such host\b|\bname or service not known\b|\bname resolution\b|\bcould not resolve\b|\bfailed to resolve\b`), "dns"},
+	{regexp.MustCompile(`(?i)\bbad gateway\b|\bgateway time-?out\b|\bservice unavailable\b|\binternal server error\b`), "5xx"},
+	{regexp.MustCompile(`(?i)\btoo many open files\b`), "descriptor"},
+	{regexp.MustCompile(`(?i)\bout of memory\b`), "oom"},
+	{regexp.MustCompile(`(?i)\bdf -i\b`), "inode"},
+}
+
+// withPhrases adds, after each phrase of phrases in s, the term it means.
+func withPhrases(s string) string {
+	for _, p := range phrases {
+		s = p.re.ReplaceAllStringFunc(s, func(m string) string { return m + " " + p.term })
+	}
+	return s
 }
 
 // canonical are the synonym groups' own terms, which are not stemmed
@@ -94,7 +123,7 @@ func set(words ...string) map[string]bool {
 // snake_case and kebab-case, and adds a camelCase word's parts after it:
 // "KubePodCrashLooping" gives "kubepodcrashlooping", "kube", "pod",
 // "crash", "looping".
-func words(s string) []string { return splitWords(s, true) }
+func words(s string) []string { return splitWords(withPhrases(s), true) }
 
 // splitWords is words, with camelCase parts when parts is set.
 func splitWords(s string, parts bool) []string {
@@ -163,7 +192,7 @@ func terms(s string) []string { return indexForms(words(s)) }
 // runTerms are the index forms of the words of s as written (a camelCase
 // word as one term, without its parts), for word runs: phrases and
 // quotes.
-func runTerms(s string) []string { return indexForms(splitWords(s, false)) }
+func runTerms(s string) []string { return indexForms(splitWords(withPhrases(s), false)) }
 
 func indexForms(ws []string) []string {
 	var out []string

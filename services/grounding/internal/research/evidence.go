@@ -21,6 +21,10 @@ import (
 // decides which sentences a section quotes, not which sources it may.
 const RelevanceBar = relevance.Bar
 
+// offQuestion scales the score of a source that misses half of a model
+// question's own words: even a source scoring 1 stays below the bar.
+const offQuestion = 0.45
+
 // SectionEvidence records which sources a sub-question's section may draw
 // on and why: every source that shares a term with it, scored.
 type SectionEvidence struct {
@@ -72,10 +76,10 @@ func questionFocus(q, topic string) (focus, own []string) {
 	return subjTerms, own
 }
 
-// assess scores every source against every sub-question of plan: the
-// IDF-weighted share of the question's focus terms the source holds,
-// halved when the source does not speak to the question's angle (a cue
-// word, or half of a model question's own terms).
+// assess scores every source against every sub-question of plan: its
+// relevance to the topic (package relevance), kept below the bar for a
+// model's question when the source holds fewer than half of the
+// question's own words.
 func assess(topic string, plan []string, sources []Source) assessment {
 	texts := make([]map[string]bool, len(sources))
 	for i, s := range sources {
@@ -115,7 +119,10 @@ func assess(topic string, plan []string, sources []Source) assessment {
 				continue
 			}
 			if !matchesHalf(texts[i], own) {
-				score /= 2
+				// A source that misses half of a model question's own
+				// words does not answer it, however plainly it is about
+				// the topic: it keeps under half its score, below the bar.
+				score *= offQuestion
 			}
 			score = math.Round(score*1000) / 1000
 			ok := score >= RelevanceBar
