@@ -51,21 +51,21 @@ func TestEvalSets(t *testing.T) {
 		{"../../testdata/gospec_heldout3.json", 44.0 / 44, 52.0 / 54,
 			figures{0.614, 0.909, 0.738}, figures{0.750, 0.955, 0.856}, figures{0.705, 0.955, 0.820},
 			// Answer facts: 31/44 at its one blind run (round 4), 32/44
-			// after the second tuning, 38/44 after the fourth (which used
+			// after the second tuning, 39/44 after the fourth (which used
 			// it); see BENCHMARKS.md.
-			38.0 / 44, false, false},
+			39.0 / 44, false, false},
 		// Held out at the second tuning (28/36 answers with their fact
 		// at its one blind run), tuning material for the fourth: 36/36
 		// answered, 12/12 flagged; hybrid trails BM25 at hit@5 here.
 		{"../../testdata/gospec_heldout4.json", 36.0 / 36, 12.0 / 12,
 			figures{0.611, 0.917, 0.738}, figures{0.750, 0.972, 0.842}, figures{0.750, 0.944, 0.844},
-			29.0 / 36, true, false},
+			31.0 / 36, true, false},
 		// Held out at the third tuning (19/48 answers with their fact,
 		// 45/48 answered at its one blind run), tuning material for the
 		// fourth: 46/48 answered, 12/12 flagged; see BENCHMARKS.md.
 		{"../../testdata/gospec_heldout5.json", 46.0 / 48, 12.0 / 12,
 			figures{0.479, 0.750, 0.591}, figures{0.521, 0.771, 0.642}, figures{0.562, 0.792, 0.670},
-			26.0 / 48, false, false},
+			29.0 / 48, false, false},
 	}
 	near := func(got, want float64) bool { return math.Abs(got-want) < 0.0005 }
 	for _, tt := range tests {

@@ -46,7 +46,8 @@ const (
 // earn expansionWeight; a list item earns introCredit for the terms of
 // the sentence introducing its list), plus RankPrior/rank of its chunk
 // (retrieval, which sees whole chunks and their headings, judges chunks
-// better than word overlap of single sentences), plus bonuses for the
+// better than word overlap of single sentences; a chunk whose section
+// heading the question names counts as ranked first), plus bonuses for the
 // question's phrases in the sentence, the question's terms in the
 // sentence in the question's order ("string to slice", not "slice to
 // string"), the question's terms in the chunk's section heading, the
@@ -342,8 +343,15 @@ func (e *Extractive) rank(question string, chunks []rag.Hit) []candidate {
 	cues := answerCues(question)
 	symbols := symbolsOf(question)
 	headingShare := make([]float64, len(chunks))
+	// A chunk whose section the question names ("a method
+	// expression", "go statements": every word of its deepest heading
+	// is the question's or the collection's word for one of its
+	// phrases) ranks with retrieval's best: the question says where its
+	// answer is.
+	named := make([]bool, len(chunks))
 	for ci := range chunks {
 		headingShare[ci] = termShare(qterms, idf, total, chunks[ci].HeadingPath)
+		named[ci] = namesSection(qterms, chunks[ci].HeadingPath)
 	}
 	for i := range cands {
 		c := &cands[i]
@@ -366,7 +374,11 @@ func (e *Extractive) rank(question string, chunks []rag.Hit) []candidate {
 				s += w / total
 			}
 		}
-		c.score = s + weight(e.RankPrior, rankPrior)/float64(c.chunk+1) +
+		rank := c.chunk + 1
+		if named[c.chunk] {
+			rank = 1
+		}
+		c.score = s + weight(e.RankPrior, rankPrior)/float64(rank) +
 			weight(e.PhraseWeight, sentencePhraseWeight)*phraseShare(pairs, c.text) +
 			weight(e.OrderWeight, sentenceOrderWeight)*orderShare(qseq, embedder.Analyze(c.text)) +
 			weight(e.CueWeight, sentenceCueWeight)*cueShare(cues, c.text) +
@@ -493,6 +505,16 @@ func commonPrefix(a, b string) int {
 	return n
 }
 
+// namesSection says whether the question's terms include every term of
+// the deepest heading.
+func namesSection(qterms []string, headings []string) bool {
+	if len(headings) == 0 {
+		return false
+	}
+	ht := embedder.Analyze(headings[len(headings)-1])
+	return len(ht) > 0 && !slices.ContainsFunc(ht, func(t string) bool { return !slices.Contains(qterms, t) })
+}
+
 // termShare is the IDF-weighted share of the question's terms found in
 // the deepest of the headings.
 func termShare(qterms []string, idf map[string]float64, total float64, headings []string) float64 {
@@ -577,6 +599,7 @@ var cues = []cue{
 	{[]string{"happens", "happen", "wrong", "fails", "fail", "overflows", "overflow"}, []string{"panic", "error", "causes", "results", "yields", "occurs", "discard"}},
 	{[]string{"legal", "allowed", "can", "may", "possible", "ok", "okay"}, []string{"must", "may", "not", "cannot", "illegal", "only", "permitted", "valid", "invalid"}},
 	{[]string{"many", "much", "size", "bits", "bytes", "long"}, []string{"bits", "bytes", "size", "either", "0", "1", "2", "4", "8", "16", "32", "64"}},
+	{[]string{"times", "often"}, []string{"once", "twice", "exactly", "each", "every"}},
 	{[]string{"order"}, []string{"order", "first", "before", "after", "reverse"}},
 }
 

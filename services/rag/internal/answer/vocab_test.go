@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/groundcrew/groundcrew/services/rag/internal/embedder"
 	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 )
 
@@ -161,5 +162,31 @@ func TestExtractiveWordOrderAndLists(t *testing.T) {
 	}
 	if !strings.Contains(d.Text, "- Every element must have a key.") {
 		t.Errorf("answer %q; want the list item the question's rules introduce", d.Text)
+	}
+}
+
+// TestExtractiveNamedSection: a chunk whose section heading the question
+// names ranks with retrieval's first, so its sentence can lead although
+// retrieval ranked it lower.
+func TestExtractiveNamedSection(t *testing.T) {
+	chunks := []rag.Hit{
+		{HeadingPath: []string{"Statements", "Loops"}, Text: "The arguments are evaluated before each loop iteration."},
+		{HeadingPath: []string{"Statements", "Go statements"}, Text: "The function value and parameters are evaluated as usual in the calling goroutine."},
+	}
+	if !namesSection(distinct(embedder.Analyze("When are the arguments of a go statement evaluated?")), chunks[1].HeadingPath) {
+		t.Fatal("the question names the section Go statements")
+	}
+	d, err := (&Extractive{MaxSentences: 1}).Generate(t.Context(), "When are the arguments of a go statement evaluated?", chunks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(d.Text, "The function value and parameters are evaluated") || d.Primary != 1 {
+		t.Errorf("answer %q (primary chunk %d); want the Go statements sentence", d.Text, d.Primary)
+	}
+}
+
+func TestAnswerCuesHowManyTimes(t *testing.T) {
+	if got := answerCues("How many times is the switch expression evaluated?"); !got["once"] {
+		t.Errorf("answerCues = %v; want once among them", got)
 	}
 }
