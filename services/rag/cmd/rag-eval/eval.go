@@ -47,7 +47,7 @@ const rankDepth = 10
 // report holds the measured figures.
 type report struct {
 	// Hit1, Hit5 and MRR are per ranking mode ("embedder", "bm25",
-	// "hybrid").
+	// "hybrid", "hybrid+vocabulary").
 	Hit1, Hit5, MRR map[string]float64
 	// Answered is the share of in-scope questions answered, Flagged the
 	// share of unrelated ones (including shared-word ones) flagged.
@@ -160,13 +160,21 @@ func evaluateInto(ctx context.Context, cfg config, out io.Writer, rep *report) e
 	for _, m := range []struct {
 		name string
 		mode rag.Mode
-	}{{"embedder", rag.ModeDense}, {"bm25", rag.ModeBM25}, {"hybrid", rag.ModeHybrid}} {
+		// vocab searches for the question with the collection's words
+		// for its phrases (answer.Expand), as the Asker does for the
+		// chunks it answers from.
+		vocab bool
+	}{{"embedder", rag.ModeDense, false}, {"bm25", rag.ModeBM25, false}, {"hybrid", rag.ModeHybrid, false}, {"hybrid+vocabulary", rag.ModeHybrid, true}} {
 		var hit1, hit5 int
 		var mrr float64
 		var lat []time.Duration
 		for _, q := range qs.InScope {
 			t := time.Now()
-			hits, err := store.Search(ctx, collection, rag.Query{Text: q.Question, TopK: rankDepth, Mode: m.mode})
+			text := q.Question
+			if more := answer.Expand(q.Question); m.vocab && more != "" {
+				text += "\n" + more
+			}
+			hits, err := store.Search(ctx, collection, rag.Query{Text: text, TopK: rankDepth, Mode: m.mode})
 			lat = append(lat, time.Since(t))
 			if err != nil {
 				return err
@@ -182,7 +190,7 @@ func evaluateInto(ctx context.Context, cfg config, out io.Writer, rep *report) e
 			if rank > 0 {
 				mrr += 1 / float64(rank)
 			}
-			if cfg.verbose && m.mode == rag.ModeHybrid && rank != 1 {
+			if cfg.verbose && m.mode == rag.ModeHybrid && !m.vocab && rank != 1 {
 				misses = append(misses, fmt.Sprintf("  rank %2d  %q want %v, got %s", rank, q.Question, q.Expected, top3(hits)))
 			}
 		}

@@ -26,8 +26,9 @@ func TestEvalSets(t *testing.T) {
 	tests := []struct {
 		questions         string
 		answered, flagged float64
-		// embedder, bm25, hybrid
-		dense, bm25, hybrid figures
+		// embedder, bm25, hybrid, and hybrid for the question with the
+		// vocabulary's words (answer.Expand), as answers are written
+		dense, bm25, hybrid, vocab figures
 		// correct is the share of answers containing their labelled
 		// fact (sets with facts only).
 		correct float64
@@ -41,15 +42,15 @@ func TestEvalSets(t *testing.T) {
 		// Tuning sets: 67/67 answered, 44/45 flagged; 40/40, 42/42;
 		// 40/40, 45/45.
 		{"../../testdata/gospec_questions.json", 67.0 / 67, 44.0 / 45,
-			figures{0.552, 0.851, 0.679}, figures{0.522, 0.896, 0.680}, figures{0.672, 0.896, 0.764}, 56.0 / 67, false, false},
+			figures{0.552, 0.851, 0.679}, figures{0.522, 0.896, 0.680}, figures{0.672, 0.896, 0.764}, figures{0.821, 0.970, 0.887}, 56.0 / 67, false, false},
 		{"../../testdata/gospec_heldout.json", 40.0 / 40, 42.0 / 42,
-			figures{0.625, 0.950, 0.755}, figures{0.675, 1.000, 0.797}, figures{0.700, 1.000, 0.828}, 0, false, false},
+			figures{0.625, 0.950, 0.755}, figures{0.675, 1.000, 0.797}, figures{0.700, 1.000, 0.828}, figures{0.675, 1.000, 0.815}, 0, false, false},
 		{"../../testdata/gospec_heldout2.json", 40.0 / 40, 45.0 / 45,
-			figures{0.675, 0.925, 0.789}, figures{0.725, 0.950, 0.811}, figures{0.750, 0.975, 0.843}, 0, false, false},
+			figures{0.675, 0.925, 0.789}, figures{0.725, 0.950, 0.811}, figures{0.750, 0.975, 0.843}, figures{0.775, 0.975, 0.859}, 0, false, false},
 		// Held out (round 3): 44/44 answered, 52/54 flagged (96.3 %).
 		// Hybrid ties BM25 at hit@5 but trails it at hit@1 and MRR.
 		{"../../testdata/gospec_heldout3.json", 44.0 / 44, 52.0 / 54,
-			figures{0.614, 0.909, 0.738}, figures{0.750, 0.955, 0.856}, figures{0.705, 0.955, 0.820},
+			figures{0.614, 0.909, 0.738}, figures{0.750, 0.955, 0.856}, figures{0.705, 0.955, 0.820}, figures{0.727, 1.000, 0.842},
 			// Answer facts: 31/44 at its one blind run (round 4), 32/44
 			// after the second tuning, 39/44 after the fourth (which used
 			// it); see BENCHMARKS.md.
@@ -58,14 +59,14 @@ func TestEvalSets(t *testing.T) {
 		// at its one blind run), tuning material for the fourth: 36/36
 		// answered, 12/12 flagged; hybrid trails BM25 at hit@5 here.
 		{"../../testdata/gospec_heldout4.json", 36.0 / 36, 12.0 / 12,
-			figures{0.611, 0.917, 0.738}, figures{0.750, 0.972, 0.842}, figures{0.750, 0.944, 0.844},
+			figures{0.611, 0.917, 0.738}, figures{0.750, 0.972, 0.842}, figures{0.750, 0.944, 0.844}, figures{0.806, 0.972, 0.877},
 			31.0 / 36, true, false},
 		// Held out at the third tuning (19/48 answers with their fact,
 		// 45/48 answered at its one blind run), tuning material for the
 		// fourth: 46/48 answered, 12/12 flagged; see BENCHMARKS.md.
 		{"../../testdata/gospec_heldout5.json", 46.0 / 48, 12.0 / 12,
-			figures{0.479, 0.750, 0.591}, figures{0.521, 0.771, 0.642}, figures{0.562, 0.792, 0.670},
-			29.0 / 48, false, false},
+			figures{0.479, 0.750, 0.591}, figures{0.521, 0.771, 0.642}, figures{0.562, 0.792, 0.670}, figures{0.604, 0.917, 0.733},
+			31.0 / 48, false, false},
 	}
 	near := func(got, want float64) bool { return math.Abs(got-want) < 0.0005 }
 	for _, tt := range tests {
@@ -83,7 +84,7 @@ func TestEvalSets(t *testing.T) {
 			if !near(rep.Answered, tt.answered) || !near(rep.Flagged, tt.flagged) {
 				t.Errorf("answered %.3f, flagged %.3f; measured %.3f, %.3f", rep.Answered, rep.Flagged, tt.answered, tt.flagged)
 			}
-			for mode, want := range map[string]figures{"embedder": tt.dense, "bm25": tt.bm25, "hybrid": tt.hybrid} {
+			for mode, want := range map[string]figures{"embedder": tt.dense, "bm25": tt.bm25, "hybrid": tt.hybrid, "hybrid+vocabulary": tt.vocab} {
 				got := figures{rep.Hit1[mode], rep.Hit5[mode], rep.MRR[mode]}
 				if !near(got.hit1, want.hit1) || !near(got.hit5, want.hit5) || !near(got.mrr, want.mrr) {
 					t.Errorf("%s: hit@1 %.3f, hit@5 %.3f, MRR %.3f; measured %.3f, %.3f, %.3f", mode, got.hit1, got.hit5, got.mrr, want.hit1, want.hit5, want.mrr)

@@ -47,7 +47,8 @@ const (
 // the sentence introducing its list), plus RankPrior/rank of its chunk
 // (retrieval, which sees whole chunks and their headings, judges chunks
 // better than word overlap of single sentences; a chunk whose section
-// heading the question names counts as ranked first), plus bonuses for the
+// heading the question names counts as ranked first, one whose heading
+// it names in part as ranked 1/share), plus bonuses for the
 // question's phrases in the sentence, the question's terms in the
 // sentence in the question's order ("string to slice", not "slice to
 // string"), the question's terms in the chunk's section heading, the
@@ -347,11 +348,11 @@ func (e *Extractive) rank(question string, chunks []rag.Hit) []candidate {
 	// expression", "go statements": every word of its deepest heading
 	// is the question's or the collection's word for one of its
 	// phrases) ranks with retrieval's best: the question says where its
-	// answer is.
-	named := make([]bool, len(chunks))
+	// answer is; one whose heading it names in part, by that part.
+	named := make([]float64, len(chunks))
 	for ci := range chunks {
 		headingShare[ci] = termShare(qterms, idf, total, chunks[ci].HeadingPath)
-		named[ci] = namesSection(qterms, chunks[ci].HeadingPath)
+		named[ci] = namedShare(qterms, chunks[ci].HeadingPath)
 	}
 	for i := range cands {
 		c := &cands[i]
@@ -374,11 +375,7 @@ func (e *Extractive) rank(question string, chunks []rag.Hit) []candidate {
 				s += w / total
 			}
 		}
-		rank := c.chunk + 1
-		if named[c.chunk] {
-			rank = 1
-		}
-		c.score = s + weight(e.RankPrior, rankPrior)/float64(rank) +
+		c.score = s + weight(e.RankPrior, rankPrior)*max(1/float64(c.chunk+1), named[c.chunk]) +
 			weight(e.PhraseWeight, sentencePhraseWeight)*phraseShare(pairs, c.text) +
 			weight(e.OrderWeight, sentenceOrderWeight)*orderShare(qseq, embedder.Analyze(c.text)) +
 			weight(e.CueWeight, sentenceCueWeight)*cueShare(cues, c.text) +
@@ -505,14 +502,23 @@ func commonPrefix(a, b string) int {
 	return n
 }
 
-// namesSection says whether the question's terms include every term of
-// the deepest heading.
-func namesSection(qterms []string, headings []string) bool {
+// namedShare is the share of the deepest heading's terms the question's
+// terms include: 1 when the question names the section.
+func namedShare(qterms []string, headings []string) float64 {
 	if len(headings) == 0 {
-		return false
+		return 0
 	}
-	ht := embedder.Analyze(headings[len(headings)-1])
-	return len(ht) > 0 && !slices.ContainsFunc(ht, func(t string) bool { return !slices.Contains(qterms, t) })
+	ht := distinct(embedder.Analyze(headings[len(headings)-1]))
+	if len(ht) == 0 {
+		return 0
+	}
+	n := 0
+	for _, t := range ht {
+		if slices.Contains(qterms, t) {
+			n++
+		}
+	}
+	return float64(n) / float64(len(ht))
 }
 
 // termShare is the IDF-weighted share of the question's terms found in

@@ -173,7 +173,7 @@ func TestExtractiveNamedSection(t *testing.T) {
 		{HeadingPath: []string{"Statements", "Loops"}, Text: "The arguments are evaluated before each loop iteration."},
 		{HeadingPath: []string{"Statements", "Go statements"}, Text: "The function value and parameters are evaluated as usual in the calling goroutine."},
 	}
-	if !namesSection(distinct(embedder.Analyze("When are the arguments of a go statement evaluated?")), chunks[1].HeadingPath) {
+	if namedShare(distinct(embedder.Analyze("When are the arguments of a go statement evaluated?")), chunks[1].HeadingPath) != 1 {
 		t.Fatal("the question names the section Go statements")
 	}
 	d, err := (&Extractive{MaxSentences: 1}).Generate(t.Context(), "When are the arguments of a go statement evaluated?", chunks)
