@@ -26,21 +26,9 @@ func TestHandlerChecksNameTheFieldOverREST(t *testing.T) {
 		"/v1/approvals?pageToken=not-a-token",
 	} {
 		t.Run(path, func(t *testing.T) {
-			req, err := http.NewRequestWithContext(t.Context(), "GET", s.GatewayURL+path, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			body, err := io.ReadAll(resp.Body)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if resp.StatusCode != http.StatusBadRequest {
-				t.Fatalf("GET %s = %d %s, want 400", path, resp.StatusCode, body)
+			code, body := roundTrip(t, "GET", s.GatewayURL+path, "")
+			if code != http.StatusBadRequest {
+				t.Fatalf("GET %s = %d %s, want 400", path, code, body)
 			}
 			var st struct {
 				Code    int
@@ -66,20 +54,7 @@ func TestHandlerChecksNameTheFieldOverREST(t *testing.T) {
 		})
 	}
 	t.Run("engine not configured", func(t *testing.T) {
-		req, err := http.NewRequestWithContext(t.Context(), "POST", s.GatewayURL+"/v1/search", strings.NewReader(`{"query":"redis eviction","engine":"EXA"}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
+		code, body := roundTrip(t, "POST", s.GatewayURL+"/v1/search", `{"query":"redis eviction","engine":"EXA"}`)
 		var st struct {
 			Code    int
 			Message string
@@ -91,12 +66,37 @@ func TestHandlerChecksNameTheFieldOverREST(t *testing.T) {
 		if err := json.Unmarshal(body, &st); err != nil {
 			t.Fatalf("body %s: %v", body, err)
 		}
-		if resp.StatusCode != http.StatusBadRequest || st.Code != 9 || !strings.Contains(st.Message, "EXA_API_KEY") {
-			t.Fatalf("POST /v1/search with engine EXA and no key = %d %s, want 400, code 9 naming EXA_API_KEY", resp.StatusCode, body)
+		if code != http.StatusBadRequest || st.Code != 9 || !strings.Contains(st.Message, "EXA_API_KEY") {
+			t.Fatalf("POST /v1/search with engine EXA and no key = %d %s, want 400, code 9 naming EXA_API_KEY", code, body)
 		}
 		if len(st.Details) != 1 || !strings.HasSuffix(st.Details[0].Type, "google.rpc.PreconditionFailure") ||
 			len(st.Details[0].Violations) != 1 || st.Details[0].Violations[0].Type != "ENGINE_NOT_CONFIGURED" || st.Details[0].Violations[0].Subject != "engines/exa" {
 			t.Errorf("body %s: want one PreconditionFailure ENGINE_NOT_CONFIGURED on engines/exa", body)
 		}
 	})
+}
+
+// roundTrip sends body (JSON, or nothing when "") and returns the status
+// and the answer's body, whatever the status.
+func roundTrip(t *testing.T, method, url, body string) (int, []byte) {
+	t.Helper()
+	var in io.Reader
+	if body != "" {
+		in = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), method, url, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, out
 }

@@ -58,7 +58,7 @@ func TestTeamRunbookFirst(t *testing.T) {
 		t.Skip("runs the whole stack")
 	}
 	root := enricheval.Root()
-	corpus, err := enricheval.LoadCorpus(filepath.Join(root, "examples", "runbooks"), filepath.Join(root, "docs", "runbooks"))
+	corpus, err := enricheval.LoadCorpus([]string{filepath.Join(root, "examples", "runbooks")}, filepath.Join(root, "docs", "runbooks"))
 	if err != nil {
 		t.Fatal(err)
 	}
