@@ -36,6 +36,8 @@ var generic = set(
 	"ratio", "long", "new", "old", "run", "start", "stop", "expect", "predict", "left", "free", "full",
 	"reach", "exceed", "more", "less", "than", "ready", "not", "stuck", "keep", "lost", "loss", "miss",
 	"missing", "fast", "budget",
+	// What a log line says went wrong, not what did.
+	"unable", "cannot", "call", "attempt", "try", "retry", "invalid", "bad", "unexpected", "exception",
 )
 
 // synonyms map the words operators use for one thing to one term.
@@ -187,7 +189,7 @@ func term(w string) string {
 }
 
 // terms are the index forms of the words of s, in order, without empties.
-func terms(s string) []string { return indexForms(words(s)) }
+func terms(s string) []string { return withImplied(indexForms(words(s))) }
 
 // runTerms are the index forms of the words of s as written (a camelCase
 // word as one term, without its parts), for word runs: phrases and
@@ -197,11 +199,33 @@ func runTerms(s string) []string { return indexForms(splitWords(withPhrases(s), 
 func indexForms(ws []string) []string {
 	var out []string
 	for _, w := range ws {
-		if t := term(w); t != "" {
-			out = append(out, t)
+		t := term(w)
+		// "x509: certificate" is one term, not the same term twice.
+		if t == "" || len(out) > 0 && out[len(out)-1] == t {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// withImplied adds after each term the term it implies, if any.
+func withImplied(ts []string) []string {
+	out := make([]string, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, t)
+		if i, ok := implies[t]; ok {
+			out = append(out, i)
 		}
 	}
 	return out
+}
+
+// implies adds the broader thing a specific term is always about: a
+// certificate error is a TLS problem, an OOM kill a memory one, an inode
+// shortage a disk one, PgBouncer is Postgres's.
+var implies = map[string]string{
+	"certificate": "tls",
 }
 
 func isNumber(w string) bool {
