@@ -418,7 +418,7 @@ func (s Subject) Score(src Source) Score {
 		v = max(v, (titleWeight*titleMatch+textWeight*sc.Text)/(titleWeight+textWeight))
 	}
 	v += phraseWeight*sc.Phrase + quoteWeight*sc.Quote
-	if s.otherSystem(title, body) {
+	if s.otherSystem(title, body) || s.otherProblem(runTerms(src.Title), names, src.Text) {
 		// The alert names its system (MongodbReplicationLag) and the
 		// runbook another (Postgres — replica lag high): the same kind of
 		// problem on something else.
@@ -438,11 +438,35 @@ func (s Subject) Score(src Source) Score {
 // title and in its sentences that say an alert fires or list alerts
 // ("Alert: `KubePodCrashLooping` fires when…", "Alerts: …"), not the ones
 // it merely mentions.
+//
+// In a title, only an identifier of three words or more is an alert name:
+// "MongoDB" or "RabbitMQ" names a product. Under a heading "Alerts", each
+// line's first identifier is one.
 func ownNames(title, text string) []string {
-	names := listedNames(title)
+	var names []string
+	for _, n := range listedNames(title) {
+		if len(splitCamel([]rune(n))) >= 3 || strings.Count(n, "_") >= 2 {
+			names = append(names, n)
+		}
+	}
 	for _, sentence := range sentenceEnd.Split(text, -1) {
 		if firesRe.MatchString(sentence) {
 			names = append(names, listedNames(sentence)...)
+		}
+	}
+	under := false
+	for line := range strings.SplitSeq(text, "\n") {
+		switch {
+		case alertsHeading.MatchString(line):
+			under = true
+		case under:
+			first := listedNames(line)
+			lead := strings.TrimLeft(line, " \t-*+0123456789.)`|")
+			if len(first) == 0 || !strings.HasPrefix(lead, first[0]) {
+				under = false
+				continue
+			}
+			names = append(names, first[0])
 		}
 	}
 	return names
@@ -450,7 +474,10 @@ func ownNames(title, text string) []string {
 
 var (
 	sentenceEnd = regexp.MustCompile(`[.!?]\s+|\n+`)
-	firesRe     = regexp.MustCompile(`(?i)\bfires?\b|^\s*alerts?\s*:`)
+	firesRe     = regexp.MustCompile(`(?i)\bfires?\b|^\s*alerts?\s*:|\btrigger(?:s|ed)? (?:by|when)\b|\balertname\b`)
+	// alertsHeading is a heading over a list of alerts ("## Alerts",
+	// "Related alerts:").
+	alertsHeading = regexp.MustCompile(`(?i)^[\s#*]*(?:related |firing |prometheus )?alerts?[\s:.*]*$`)
 )
 
 // listedNames are the identifiers in text that look like alert names:
@@ -527,6 +554,61 @@ func (s Subject) otherSystem(title []string, body map[string]bool) bool {
 		return false
 	}
 	return !generic[title[0]] && s.weights[title[0]] == 0
+}
+
+// otherProblem reports whether the source's title shares only the
+// alert's system with it (the first word of its name: Cassandra in
+// CassandraNodeDown) while naming a specific problem the alert does not
+// ("Cassandra pending compactions"), and none of the alert names it lists
+// shares another specific word with the alert either, nor does one line
+// of its text hold two of the name's other specific words (the metric
+// ApproximateAgeOfOldestMessage for SQSOldestMessageAgeHigh): another
+// problem on the same system.
+func (s Subject) otherProblem(title []string, names []string, text string) bool {
+	first, _, _ := strings.Cut(s.AlertName, " ")
+	parts := splitCamel([]rune(first))
+	if len(parts) < 2 {
+		parts = strings.Fields(s.AlertName)
+	}
+	if len(parts) < 2 {
+		return false
+	}
+	sys := term(strings.ToLower(parts[0]))
+	if sys == "" || generic[sys] {
+		return false
+	}
+	shared, other := false, false
+	for _, t := range title {
+		switch {
+		case generic[t] || t == sys:
+		case s.weights[t] > 0:
+			shared = true
+		default:
+			other = true
+		}
+	}
+	if shared || !other || !slices.Contains(title, sys) {
+		return false
+	}
+	for _, n := range names {
+		for _, t := range terms(n) {
+			if t != sys && !generic[t] && s.weights[t] > 0 {
+				return false
+			}
+		}
+	}
+	for line := range strings.SplitSeq(text, "\n") {
+		held := map[string]bool{}
+		for _, t := range terms(line) {
+			if t != sys && !generic[t] && s.nameTerms[t] && !s.whole[t] {
+				held[t] = true
+			}
+		}
+		if len(held) >= 2 {
+			return false
+		}
+	}
+	return true
 }
 
 // Specific counts the subject's terms that are not generic words.

@@ -37,7 +37,9 @@ var generic = set(
 	"reach", "exceed", "more", "less", "than", "ready", "not", "stuck", "keep", "lost", "loss", "miss",
 	"missing", "fast", "budget",
 	// What a log line says went wrong, not what did.
+	"unreachable", "unavailable", "offline", "degraded", "broken", "sick", "unhealthy", "healthy",
 	"unable", "cannot", "call", "attempt", "try", "retry", "invalid", "bad", "unexpected", "exception",
+	"rpc", "code", "desc", "errno",
 )
 
 // synonyms map the words operators use for one thing to one term.
