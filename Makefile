@@ -245,11 +245,13 @@ tidy: ## go mod tidy in every module (not tools: buf as a tool breaks tidy there
 # The labelled evaluation sets (docs/evaluation.md): enrichment citation
 # precision, recall and abstention and the research figures on the tuning
 # and held-out parts (search and grounding run in-process, offline), then
+# the fourth held-out part over its own runbooks added to the corpus, then
 # rag-eval's retrieval, scope and answer figures on the Go specification's
 # held-out questions. Figures go in BENCHMARKS.md.
 .PHONY: eval
 eval: ## Run the labelled evaluation sets: enrichment, research and rag answers (docs/evaluation.md).
 	cd e2e && go run ./cmd/enrich-eval
+	cd e2e && go run ./cmd/enrich-eval -alerts $(CURDIR)/eval/heldout4/alerts.json -topics $(CURDIR)/eval/heldout4/research.json -runbooks $(CURDIR)/examples/runbooks,$(CURDIR)/eval/heldout4/runbooks
 	cd services/rag && go run ./cmd/rag-eval -questions testdata/gospec_questions.json,testdata/gospec_heldout3.json,testdata/gospec_heldout4.json,testdata/gospec_heldout5.json,testdata/gospec_heldout6.json
 
 .PHONY: bench

@@ -100,3 +100,54 @@ func TestWords(t *testing.T) {
 		}
 	}
 }
+
+// TestOtherFormats: a runbook written unlike ours (no alert list, its own
+// headings, a product name in its title, the symptoms as the tools print
+// them) is found for a log line and for an alert that words it its own
+// way, and not for another problem on the same system.
+func TestOtherFormats(t *testing.T) {
+	mongo := Source{Title: "MongoDB replica set member unhealthy",
+		Text: "When a member of a replica set stops replicating, reads from secondaries go stale.\n" +
+			"What you'll see.\n" +
+			"rs.status() shows a member in RECOVERING, DOWN or STARTUP2 state.\n" +
+			"The member's mongod log says it is too stale to catch up; clients log MongoServerSelectionError: connection timed out.\n" +
+			"Fix.\n" +
+			"Restart mongod if it hung; if it is too stale, wipe its data directory and let it do an initial sync."}
+	tests := []struct {
+		name     string
+		alert    string
+		relevant bool
+	}{
+		{"a log line it quotes", "mongod[812]: member mongo-2:27017 is too stale to catch up, entering RECOVERING state", true},
+		{"an alert in other words", "[FIRING] MongodbReplicaMemberUnhealthy (critical): MongoDB replica member mongo-2 is unhealthy\nMember state is RECOVERING.", true},
+		{"another problem on the same system", "[FIRING] MongodbTooManyConnections (warning): MongoDB too many connections (instance mongo-1)\nToo many connections (> 80%)", false},
+		{"another system", "[FIRING] CassandraNodeDown (critical): Cassandra node down (instance cass-3)", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if sc := Parse(tt.alert).Score(mongo); sc.Relevant() != tt.relevant || sc.Named {
+				t.Errorf("Score() = %+v; want relevant %v, not named", sc, tt.relevant)
+			}
+		})
+	}
+}
+
+func TestOwnNames(t *testing.T) {
+	got := ownNames("MongoDB — KubePodCrashLooping and RabbitMQ",
+		"Alert: `RedisDown` fires when Redis is down.\nSee also PostgresTooManyConnections.\nAlerts.\n- NodeDiskFull: the disk is full.\n- `NodeInodesLow` when inodes run out.\nDiagnose.\n- CheckThis first.")
+	want := []string{"KubePodCrashLooping", "RedisDown", "NodeDiskFull", "NodeInodesLow"}
+	if !slices.Equal(got, want) {
+		t.Errorf("ownNames() = %q, want %q: a product name in a title and a mention in passing are not alert names", got, want)
+	}
+}
+
+func TestParseWhere(t *testing.T) {
+	s := Parse("payments-api errors: dial tcp: lookup ledger.internal.svc.cluster.local on 10.96.0.10:53: no such host (pod web-3)")
+	if s.AlertName != "" {
+		t.Errorf("AlertName = %q for a log line", s.AlertName)
+	}
+	// Host names, addresses and pods say where; "no such host" says DNS.
+	if s.weights["ledger"] != labelWeight || s.weights["dns"] != summaryWeight {
+		t.Errorf("weights = %v; want ledger at the label weight and dns at the summary's", s.weights)
+	}
+}
