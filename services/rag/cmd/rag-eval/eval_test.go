@@ -67,14 +67,14 @@ func TestEvalSets(t *testing.T) {
 		{"../../testdata/gospec_heldout5.json", 46.0 / 48, 12.0 / 12,
 			figures{0.479, 0.750, 0.591}, figures{0.521, 0.771, 0.642}, figures{0.562, 0.792, 0.670}, figures{0.604, 0.917, 0.733},
 			31.0 / 48, false, false},
-		// Held out (written by another engineer while the fourth tuning
-		// ran, committed before it ended, run once after it): 49/50
-		// answered, 11/12 flagged (91.7 %, below the 0.95 target),
-		// answers with their fact 32/50 (0.64), below the 0.8 target;
-		// see BENCHMARKS.md.
+		// Held out at the fourth tuning (written by another engineer
+		// while it ran, run once after it: 32/50 answers with their
+		// fact), tuning material for the fifth, which dropped "len" →
+		// "length" from the vocabulary: 34/50; 49/50 answered, 11/12
+		// flagged (91.7 %, below the 0.95 target); see BENCHMARKS.md.
 		{"../../testdata/gospec_heldout6.json", 49.0 / 50, 11.0 / 12,
-			figures{0.420, 0.820, 0.584}, figures{0.740, 0.900, 0.818}, figures{0.580, 0.940, 0.729}, figures{0.640, 0.920, 0.759},
-			32.0 / 50, false, true},
+			figures{0.420, 0.820, 0.584}, figures{0.740, 0.900, 0.818}, figures{0.580, 0.940, 0.729}, figures{0.640, 0.960, 0.766},
+			34.0 / 50, false, true},
 	}
 	near := func(got, want float64) bool { return math.Abs(got-want) < 0.0005 }
 	for _, tt := range tests {

@@ -50,7 +50,6 @@ var vocabulary = []synonym{
 	syn(`\bbool\b`, "boolean"),
 	syn(`\bfloats?\b`, "floating-point"),
 	syn(`\bchars?\b`, "character rune"),
-	syn(`\blen\b`, "length"),
 	syn(`\bcap\b`, "capacity"),
 	syn(`\bnull\b`, "nil"),
 	syn(`\bupper[- ]?case\b|\bcapital(ised|ized)?\b|\bcapital letter`, "uppercase exported"),
