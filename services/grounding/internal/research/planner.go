@@ -37,6 +37,12 @@ type form struct {
 	// has no finite verb of its own ("Kubernetes pods get OOM killed",
 	// "pods stuck in Pending"), so the other questions "see" it.
 	aux string
+	// how marks a how-question about a situation ("how does MongoDB
+	// elect a new primary"): its clause, with aux, is asked as such.
+	how bool
+	// action is a how-to topic's task ("recover a replica set member
+	// that is too stale"): its questions ask how to do it.
+	action string
 	// asked are the angles the topic names, in its order.
 	asked []questionKind
 	// a and b are a comparison's sides.
@@ -52,6 +58,8 @@ var (
 	tellRe        = regexp.MustCompile(`(?i)^how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we))\s+(?:tell|know|detect|check|see|find out)\s+(?:(?:if|whether|that|when)\s+)?(.+)$`)
 	whatRe        = regexp.MustCompile(`(?i)^(?:what\s+(?:is|are)|what's|explain|describe)\s+(.+)$`)
 	howWorksRe    = regexp.MustCompile(`(?i)^how\s+(?:does|do)\s+(.+?)\s+(?:work|works|function)$`)
+	howToRe       = regexp.MustCompile(`(?i)^how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we)|should\s+(?:i|you|we))\s+(.+)$`)
+	howAuxRe      = regexp.MustCompile(`(?i)^how\s+(do|does|did|is|are|can|could|would|will)\s+(.+)$`)
 	askedByRe     = regexp.MustCompile(`(?i),?\s+(?:as\s+)?(?:asked|requested|sent|posted)\s+by\s+.*$`)
 	leadRe        = regexp.MustCompile(`(?i)^(?:research|tell me about|an overview of|overview of)\s+`)
 	articleRe     = regexp.MustCompile(`(?i)^(?:a|an|the)\s+`)
@@ -121,13 +129,26 @@ func parseForm(topic string) form {
 			if f.noun == "" {
 				f.noun = howWorksRe.FindStringSubmatch(p)[1]
 			}
+		case howToRe.MatchString(p):
+			// "How to recover a stale member": what to do, first.
+			f.asked = append(f.asked, kindPrevention)
+			if f.noun == "" && f.clause == "" && f.action == "" {
+				f.action = howToRe.FindStringSubmatch(p)[1]
+			}
+		case howAuxRe.MatchString(p):
+			// "How does MongoDB elect a new primary": how it goes, first.
+			m := howAuxRe.FindStringSubmatch(p)
+			f.asked = append(f.asked, kindOverview)
+			if f.noun == "" && f.clause == "" && f.action == "" {
+				f.how, f.aux, f.clause = true, strings.ToLower(m[1]), m[2]
+			}
 		case whatRe.MatchString(p):
 			f.asked = append(f.asked, kindOverview)
 			if f.noun == "" {
 				f.noun = whatRe.FindStringSubmatch(p)[1]
 			}
 		default:
-			if f.noun == "" && f.clause == "" {
+			if f.noun == "" && f.clause == "" && f.action == "" {
 				f.noun = p
 			}
 		}
@@ -145,7 +166,7 @@ func parseForm(topic string) form {
 			f.asked = append([]questionKind{kindComparison}, f.asked...)
 		}
 	}
-	if f.noun == "" && f.clause == "" {
+	if f.noun == "" && f.clause == "" && f.action == "" {
 		f.noun = strings.TrimSpace(topic)
 	}
 	return f
@@ -202,8 +223,24 @@ func (f form) question(k questionKind, sharper bool) string {
 			return pick("What do you do about "+a+" or "+b+"?", "How do you prevent "+a+" and "+b+"?")
 		}
 	}
+	if f.action != "" {
+		a := f.action
+		switch k.name {
+		case kindOverview.name:
+			return pick("What does it take to "+a+"?", "What should you know before you "+a+"?")
+		case kindCause.name:
+			return pick("Why would you need to "+a+"?", "What leads to having to "+a+"?")
+		case kindDiagnosis.name:
+			return pick("How do you check whether you need to "+a+"?", "How do you confirm it worked after you "+a+"?")
+		default:
+			return pick("How do you "+a+"?", "What are the steps to "+a+"?")
+		}
+	}
 	if f.clause != "" && !(k.name == kindOverview.name && f.noun != "") {
 		c := f.clause
+		if f.how && k.name == kindOverview.name {
+			return pick("How "+f.aux+" "+c+"?", "How "+f.aux+" "+c+", step by step?")
+		}
 		if f.aux != "" {
 			// A clause without its own finite verb: "why do pods get
 			// OOM killed" is asked as such, and seen otherwise.
@@ -352,6 +389,8 @@ func subject(topic string) string {
 		s = f.a + " and " + f.b
 	case f.noun != "":
 		s = f.noun
+	case f.action != "":
+		s = f.action
 	default:
 		s = f.clause
 	}
@@ -360,5 +399,5 @@ func subject(topic string) string {
 
 // describe is the plan's form in words, for tests and logs.
 func (f form) String() string {
-	return fmt.Sprintf("noun %q clause %q aux %q a %q b %q", f.noun, f.clause, f.aux, f.a, f.b)
+	return fmt.Sprintf("noun %q clause %q aux %q how %v action %q a %q b %q", f.noun, f.clause, f.aux, f.how, f.action, f.a, f.b)
 }
