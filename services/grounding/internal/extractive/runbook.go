@@ -10,11 +10,22 @@ import (
 // mitigations start. A heading is a short line of its own ("Diagnose.",
 // "## Mitigation", "How to fix:"), as the search service's Markdown
 // reduction or the Markdown itself writes it.
+//
+// A runbook written as labelled paragraphs ("Diagnosis: run …", "**Do**:
+// stop …") gives the text after its label.
+const (
+	diagnoseWords = `diagnos[a-z]*|investigat[a-z]*|triage|troubleshoot[a-z]*|debug[a-z]*|checks?|checklist|confirm|look|how to (?:diagnose|investigate|check|confirm)|first steps?|what to (?:check|look at)|runbook steps|steps`
+	mitigateWords = `mitigat[a-z]*|remediat[a-z]*|fix(?:es)?|resolution|resolve|recover[a-z]*|workarounds?|actions?|act|do|what to do|how to (?:fix|mitigate|resolve|recover)`
+)
+
 var (
-	diagnoseHeading = regexp.MustCompile(`(?i)^(?:diagnos[a-z]*|investigat[a-z]*|triage|troubleshoot[a-z]*|debug[a-z]*|checks?|how to (?:diagnose|investigate|check)|first steps?|what to check)$`)
-	mitigateHeading = regexp.MustCompile(`(?i)^(?:mitigat[a-z]*|remediat[a-z]*|fix(?:es)?|resolution|resolve|recover[a-z]*|workarounds?|actions?|what to do|how to (?:fix|mitigate|resolve|recover))$`)
-	headingMarks    = regexp.MustCompile(`^\s*#{1,6}\s*|[\s.:!]+$`)
-	itemMarks       = regexp.MustCompile(`^\s*(?:[-*+]|\d{1,3}[.)])\s+`)
+	diagnoseHeading = regexp.MustCompile(`(?i)^(?:` + diagnoseWords + `)$`)
+	mitigateHeading = regexp.MustCompile(`(?i)^(?:` + mitigateWords + `)$`)
+	// A label and its paragraph on one line: "Diagnosis: mount | grep nfs".
+	diagnoseLabel = regexp.MustCompile(`(?i)^\**(?:` + diagnoseWords + `)\**\s*[:.]\**\s+(\S.*)$`)
+	mitigateLabel = regexp.MustCompile(`(?i)^\**(?:` + mitigateWords + `)\**\s*[:.]\**\s+(\S.*)$`)
+	headingMarks  = regexp.MustCompile(`^\s*#{1,6}\s*|\*\*|[\s.:!=*-]+$`)
+	itemMarks     = regexp.MustCompile(`^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?`)
 )
 
 // maxHeadingWords: a line with more words is prose, not a heading.
@@ -31,8 +42,19 @@ func RunbookSteps(text string) (diagnose, mitigate string) {
 		if line == "" {
 			continue
 		}
+		if m := diagnoseLabel.FindStringSubmatch(line); m != nil && diagnose == "" {
+			diagnose, section = strings.TrimSpace(m[1]), nil
+			continue
+		}
+		if m := mitigateLabel.FindStringSubmatch(line); m != nil && mitigate == "" {
+			mitigate, section = strings.TrimSpace(m[1]), nil
+			continue
+		}
 		if h := headingMarks.ReplaceAllString(line, ""); len(strings.Fields(h)) <= maxHeadingWords {
 			switch {
+			case h == "":
+				// A setext heading's underline or a rule.
+				continue
 			case diagnoseHeading.MatchString(h):
 				section = &diagnose
 				continue

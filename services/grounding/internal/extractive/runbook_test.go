@@ -29,6 +29,25 @@ func TestRunbookSteps(t *testing.T) {
 			diagnose: "Check the logs.",
 		},
 		{
+			name:     "labelled paragraphs",
+			text:     "NFS mounts hanging.\nClients report Stale file handle.\nDiagnosis: nfsstat -m shows the options; rpcinfo -p checks the server.\nResolution: remount with umount -f -l.",
+			diagnose: "nfsstat -m shows the options; rpcinfo -p checks the server.",
+			mitigate: "remount with umount -f -l.",
+		},
+		{
+			name: "bold labels, a checklist and setext headings",
+			text: "**Look**: kubectl describe order -n ns.\n**Do**: stop the loop that re-creates the Certificate.\n" +
+				"Checklist\n=========\n- [ ] systemctl --failed\n",
+			diagnose: "kubectl describe order -n ns.",
+			mitigate: "stop the loop that re-creates the Certificate.",
+		},
+		{
+			name:     "a checklist under setext headings",
+			text:     "Triage\n======\n- [ ] `systemctl --failed` shows the unit\n\nRemediation\n-----------\n* reset-failed, then start",
+			diagnose: "`systemctl --failed` shows the unit.",
+			mitigate: "reset-failed, then start.",
+		},
+		{
 			name: "prose only",
 			text: "Kafka keeps messages for seven days. Consumers read them in order.",
 		},
