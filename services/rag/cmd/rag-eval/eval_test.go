@@ -75,6 +75,14 @@ func TestEvalSets(t *testing.T) {
 		{"../../testdata/gospec_heldout6.json", 49.0 / 50, 11.0 / 12,
 			figures{0.420, 0.820, 0.584}, figures{0.740, 0.900, 0.818}, figures{0.580, 0.940, 0.729}, figures{0.640, 0.960, 0.766},
 			34.0 / 50, false, true},
+		// Held out (written by another engineer while the fifth tuning
+		// ran, committed before it ended, run once after its last
+		// commit): 36/40 answered (90 %, below the 0.95 target), 10/10
+		// flagged, answers with their fact 24/40 (0.60), below the 0.8
+		// target; hybrid trails BM25 at hit@5. See BENCHMARKS.md.
+		{"../../testdata/gospec_heldout7.json", 36.0 / 40, 10.0 / 10,
+			figures{0.500, 0.675, 0.582}, figures{0.625, 0.925, 0.765}, figures{0.600, 0.800, 0.699}, figures{0.625, 0.800, 0.704},
+			24.0 / 40, true, true},
 	}
 	near := func(got, want float64) bool { return math.Abs(got-want) < 0.0005 }
 	for _, tt := range tests {

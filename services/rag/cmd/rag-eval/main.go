@@ -21,7 +21,10 @@
 // then joined the tuning of the second round; gospec_heldout4.json was
 // written before the second round, run once, then measured the third
 // (which kept no change); gospec_heldout5.json was written before the
-// third round and is the held-out measure, run once.
+// third round and run once; gospec_heldout6.json was written during the
+// fourth and run once after it; gospec_heldout7.json was written during
+// the fifth, run once after it, and is the held-out measure
+// (BENCHMARKS.md, "rag — offline answers").
 //
 // It exits 2 when a target is missed: at least 95 % of in-scope
 // questions answered, at least 95 % of unrelated ones flagged, and (sets
