@@ -69,6 +69,14 @@ func TestComposeFileLoads(t *testing.T) {
 		if name != "gateway" && len(svc.Ports) > 0 {
 			t.Errorf("%s publishes ports %v; only the gateway should face clients", name, svc.Ports)
 		}
+		// A service told to use PostgreSQL (search, grounding and the
+		// notifier read DATABASE_URL; rag and the gateway have no
+		// database) starts once it is healthy, not in a crash loop.
+		if url := svc.Environment["DATABASE_URL"]; name != "rag" && name != "gateway" && url != nil && strings.Contains(*url, "@postgres:") {
+			if dep, ok := svc.DependsOn["postgres"]; !ok || dep.Condition != "service_healthy" {
+				t.Errorf("%s uses DATABASE_URL on the postgres service but does not depend on it being healthy", name)
+			}
+		}
 	}
 }
 
