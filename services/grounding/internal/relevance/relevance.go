@@ -461,6 +461,10 @@ func ownNames(title, text string) []string {
 			under = true
 		case under:
 			first := listedNames(line)
+			if strings.Trim(line, " |-:") == "" {
+				// A table's rule under its header.
+				continue
+			}
 			lead := strings.TrimLeft(line, " \t-*+0123456789.)`|")
 			if len(first) == 0 || !strings.HasPrefix(lead, first[0]) {
 				under = false
@@ -476,8 +480,9 @@ var (
 	sentenceEnd = regexp.MustCompile(`[.!?]\s+|\n+`)
 	firesRe     = regexp.MustCompile(`(?i)\bfires?\b|^\s*alerts?\s*:|\btrigger(?:s|ed)? (?:by|when)\b|\balertname\b`)
 	// alertsHeading is a heading over a list of alerts ("## Alerts",
-	// "Related alerts:").
-	alertsHeading = regexp.MustCompile(`(?i)^[\s#*]*(?:related |firing |prometheus )?alerts?[\s:.*]*$`)
+	// "Related alerts:"), or a table's header row whose first column is
+	// the alert ("| Alert | Severity |", "Alert name; Severity.").
+	alertsHeading = regexp.MustCompile(`(?i)^[\s#*|]*(?:related |firing |prometheus )?(?:alerts?|alert ?names?)[\s:.*|]*(?:[;|][^;|]*)*$`)
 )
 
 // listedNames are the identifiers in text that look like alert names:

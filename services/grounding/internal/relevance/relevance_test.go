@@ -132,6 +132,18 @@ func TestOtherFormats(t *testing.T) {
 	}
 }
 
+func TestOwnNamesTable(t *testing.T) {
+	for _, text := range []string{
+		"Covers these.\n| Alert | Severity |\n|---|---|\n| `KafkaDiskFull` | critical |\n| KafkaLogDirOffline | warning |\n\nSteps.\n1. Check.",
+		// As the search service's Markdown reduction writes a table.
+		"Covers these.\nAlert; Severity.\nKafkaDiskFull; critical.\nKafkaLogDirOffline; warning.\nSteps.",
+	} {
+		if got, want := ownNames("Kafka disk", text), []string{"KafkaDiskFull", "KafkaLogDirOffline"}; !slices.Equal(got, want) {
+			t.Errorf("ownNames(%q) = %q, want %q", text, got, want)
+		}
+	}
+}
+
 func TestOwnNames(t *testing.T) {
 	got := ownNames("MongoDB — KubePodCrashLooping and RabbitMQ",
 		"Alert: `RedisDown` fires when Redis is down.\nSee also PostgresTooManyConnections.\nAlerts.\n- NodeDiskFull: the disk is full.\n- `NodeInodesLow` when inodes run out.\nDiagnose.\n- CheckThis first.")

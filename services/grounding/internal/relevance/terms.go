@@ -23,6 +23,9 @@ var stopWords = set(
 	"day", "days", "ago", "utc", "now", "yet", "still", "currently", "instance", "http", "https",
 	"www", "com", "example", "internal", "svc", "local", "prod", "production", "staging", "eu", "us",
 	"west", "east", "ip", "id", "tell", "prevent", "explain", "compare", "compared", "versus", "vs",
+	// The alerting tool that sent a line, not what it is about.
+	"datadog", "zabbix", "nagios", "icinga", "pagerduty", "opsgenie", "cloudwatch", "newrelic",
+	"triggered", "alarm", "alarms", "monitor", "notification",
 )
 
 // generic words say that something is wrong, or where, but not what: they
