@@ -11,34 +11,50 @@
 // name=value) is parsed into its alert name, split into words (camelCase
 // and snake_case), and weighted terms: the alert name's words weigh most,
 // then the summary's, then the description's and the labels'. Free text
-// (a question, a generic alert) is all summary. Words are lower-cased,
-// stemmed and mapped to one term per synonym group (PostgreSQL and pg are
-// postgres, filesystem is disk, x509 is certificate); words that say that
-// something is wrong or where, but not what ("high", "error", "node",
-// "service"), weigh a third.
+// (a log line, a question, a generic alert) is all summary. In running
+// text, names of things (paths, host names, addresses, pods such as
+// web-3) and asides in parentheses say where, not what: they weigh as
+// labels. Words are lower-cased, stemmed and mapped to one term per
+// synonym group (PostgreSQL and pg are postgres, filesystem is disk, x509
+// is certificate, issuer is ca), phrases tools print to the term they mean
+// ("no such host" is dns, "Bad Gateway" 5xx, "df -i" inode), and a
+// certificate implies TLS; words that say that something is wrong or
+// where, but not what ("high", "error", "node", "unable", "offline"),
+// weigh a third, and the alerting tool that sent a line (Datadog,
+// "[Triggered]") not at all.
 //
 // A source (its title and text, a runbook) scores in [0, 1]:
 //
 //   - 1 when it names the alert itself (the alert name as one of the
-//     identifiers it lists: "Alert: `KubePodCrashLooping` fires when…");
-//   - otherwise titleWeight × the weighted share of the title's terms the
-//     alert mentions (what the runbook is about, said by the alert; or
-//     the share of the alert's terms the title holds, when higher, for a
-//     short question) +
-//     nameWeight × the best share of one of its listed alert names' words
-//     the alert's own name or text holds + textWeight × the weighted share
-//     of the alert's terms the source holds (what the alert says, found in
-//     the runbook) (for a runbook that lists no alert names, title and text
-//     alone, scaled to the same range), + phraseWeight when two adjacent
-//     words of the alert appear adjacent in the title, + quoteWeight when
-//     three words in a row of its summary or description (two of them
-//     specific) appear in a row in the source: an error message the
-//     runbook quotes.
+//     identifiers it lists: "Alert: `KubePodCrashLooping` fires when…",
+//     a list under an "Alerts" heading or a table of alerts);
+//   - otherwise titleWeight × the title match (the weighted share of the
+//     title's terms the alert mentions; or of the alert's terms, or of
+//     its name's, the title holds, when higher) + nameWeight × the best
+//     share of one of its listed alert names' words the alert holds +
+//     textWeight × the weighted share of the alert's terms the source
+//     holds, + phraseWeight when two adjacent words of the alert appear
+//     adjacent in the title, + quoteWeight when three words in a row of
+//     its summary or description appear in a row in the source (an error
+//     message the runbook quotes). For free text the title match is at
+//     least the share of its terms one line of the runbook holds (three
+//     specific ones at least: the symptom line that says what the log
+//     line says). A missing signal is not a mismatch: a runbook that lists
+//     no alert names, or free text that has no alert name, is judged by
+//     title and text alone, scaled to the same range.
 //
-// A source is relevant when its score reaches [Bar]. The weights and the
-// bar were calibrated on the tuning part of the labelled evaluation set
-// (eval/enrichment-tuning.json; docs/evaluation.md) and checked once on
-// its held-out part.
+// The score halves for a runbook about another system (the alert's name
+// starts with a system the runbook never mentions, and the runbook's
+// title with one the alert never mentions) or about another problem on
+// the same system (its title shares only the system with the alert's
+// name and names a problem the alert does not), and shrinks in
+// proportion below [TextBar] text match.
+//
+// A source is relevant when its score reaches [Bar] and, beside a better
+// one, [NearShare] of its score ([NearBest] beside one that names the
+// alert). The weights and the bar were calibrated on the labelled
+// evaluation sets (eval/; docs/evaluation.md), each held-out part run once
+// blind before it became tuning material.
 package relevance
 
 import (
