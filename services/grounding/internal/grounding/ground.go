@@ -289,6 +289,7 @@ func (s *Service) groundOffline(m *Message, query string, evidence []SearchResul
 	if s := runbookSummary(evidence, m.Citations); s != "" {
 		m.Summary = s
 	}
+	m.Confidence = citedRelevance(m.InputText, evidence, m.Citations, m.Confidence)
 	m.Status = StatusProcessed
 	switch {
 	case len(evidence) == 0:

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/groundcrew/groundcrew/services/grounding/internal/grounding"
+	"github.com/groundcrew/groundcrew/services/grounding/internal/relevance"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/runbooktest"
 )
 
@@ -108,6 +109,15 @@ func TestGroundOfflineRunbooks(t *testing.T) {
 			}
 			if len(m.Citations) == 0 {
 				t.Fatalf("no citations; status %v %q", m.Status, m.Error)
+			}
+			// The right runbook, cited because relevance judged it about
+			// the alert, is not sent for review as "low confidence"
+			// because its steps do not repeat the alert's words.
+			if m.Confidence == nil {
+				t.Fatalf("no confidence; status %v %q", m.Status, m.Error)
+			}
+			if m.Status != grounding.StatusProcessed || *m.Confidence < relevance.Bar {
+				t.Errorf("status %v %q, confidence %v; want PROCESSED with confidence at least %v", m.Status, m.Error, *m.Confidence, relevance.Bar)
 			}
 			for _, c := range m.Citations {
 				if c.URL != tt.want {
