@@ -418,7 +418,7 @@ func TestResearchCanceled(t *testing.T) {
 func TestResearchLookupPanicReachesTheStep(t *testing.T) {
 	errBoom := errors.New("boom")
 	b := &scriptedBackend{answer: func(c lookupCall) ([]Evidence, error) {
-		if c.Kind == "retrieve" && strings.HasPrefix(c.Query, "causes") {
+		if c.Kind == "retrieve" && strings.HasPrefix(c.Query, "choose") {
 			panic(errBoom)
 		}
 		return evidenceFor(nil)(c)

@@ -45,8 +45,15 @@ type form struct {
 	action string
 	// asked are the angles the topic names, in its order.
 	asked []questionKind
-	// a and b are a comparison's sides.
-	a, b string
+	// a and b are a comparison's sides; context what they are compared
+	// for (" for session storage"), said once.
+	a, b, context string
+	// cause: the topic asks what causes its subject ("what causes etcd
+	// leader elections"), so the subject is a problem whatever its words.
+	cause bool
+	// should: the topic asks whether to do its action ("should we alert
+	// on CPU usage").
+	should bool
 }
 
 var (
@@ -60,6 +67,11 @@ var (
 	howWorksRe    = regexp.MustCompile(`(?i)^how\s+(?:does|do)\s+(.+?)\s+(?:work|works|function)$`)
 	howToRe       = regexp.MustCompile(`(?i)^how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we)|should\s+(?:i|you|we))\s+(.+)$`)
 	howAuxRe      = regexp.MustCompile(`(?i)^how\s+(do|does|did|is|are|can|could|would|will)\s+(.+)$`)
+	causeRe       = regexp.MustCompile(`(?i)^(?:what\s+(?:causes|leads\s+to|triggers)|(?:the\s+)?(?:root\s+)?causes?\s+of|reasons?\s+for)\s+(.+)$`)
+	practiceRe    = regexp.MustCompile(`(?i)^(?:(?:best|good|recommended)\s+practices?|tips|recommendations|guidelines)\s+(?:for|on|with|when)\s+(.+)$`)
+	shouldRe      = regexp.MustCompile(`(?i)^(?:should\s+(?:i|we|you)|when\s+should\s+(?:i|we|you)|is\s+it\s+(?:worth|wise|a\s+good\s+idea)(?:\s+to)?)\s+(.+)$`)
+	contextRe     = regexp.MustCompile(`(?i)^(.+?)\s+((?:for|in|with|on|under)\s+.+)$`)
+	possessiveRe  = regexp.MustCompile(`(?i)\b(?:my|our)\b`)
 	askedByRe     = regexp.MustCompile(`(?i),?\s+(?:as\s+)?(?:asked|requested|sent|posted)\s+by\s+.*$`)
 	leadRe        = regexp.MustCompile(`(?i)^(?:research|tell me about|an overview of|overview of)\s+`)
 	articleRe     = regexp.MustCompile(`(?i)^(?:a|an|the)\s+`)
@@ -142,6 +154,23 @@ func parseForm(topic string) form {
 			if f.noun == "" && f.clause == "" && f.action == "" {
 				f.how, f.aux, f.clause = true, strings.ToLower(m[1]), m[2]
 			}
+		case causeRe.MatchString(p):
+			// "What causes etcd leader elections": why it happens, first.
+			f.asked = append(f.asked, kindCause)
+			if f.noun == "" && f.clause == "" && f.action == "" {
+				f.noun, f.cause = causeRe.FindStringSubmatch(p)[1], true
+			}
+		case practiceRe.MatchString(p):
+			f.asked = append(f.asked, kindPrevention)
+			if f.noun == "" && f.clause == "" && f.action == "" {
+				f.noun = practiceRe.FindStringSubmatch(p)[1]
+			}
+		case shouldRe.MatchString(p):
+			// "Should we alert on CPU usage": whether to, first.
+			f.asked = append(f.asked, kindOverview)
+			if f.noun == "" && f.clause == "" && f.action == "" {
+				f.action, f.should = shouldRe.FindStringSubmatch(p)[1], true
+			}
 		case whatRe.MatchString(p):
 			f.asked = append(f.asked, kindOverview)
 			if f.noun == "" {
@@ -163,25 +192,45 @@ func parseForm(topic string) form {
 		}
 		if f.a != "" {
 			f.a, f.b = articleRe.ReplaceAllString(f.a, ""), articleRe.ReplaceAllString(f.b, "")
+			// "Redis vs Memcached for session storage": both are
+			// compared for session storage.
+			if m := contextRe.FindStringSubmatch(f.b); m != nil && !prepositionRe.MatchString(" "+f.a+" ") {
+				f.b, f.context = m[1], " "+m[2]
+			}
 			f.asked = append([]questionKind{kindComparison}, f.asked...)
 		}
 	}
+	// The person's "my disk" is the reader's "your disk".
+	f.noun, f.clause, f.action = yours(f.noun), yours(f.clause), yours(f.action)
 	if f.noun == "" && f.clause == "" && f.action == "" {
 		f.noun = strings.TrimSpace(topic)
 	}
 	return f
 }
 
+// yours turns the asker's "my" and "our" into "your".
+func yours(s string) string {
+	return possessiveRe.ReplaceAllStringFunc(s, func(w string) string {
+		if w[0] == 'M' || w[0] == 'O' {
+			return "Your"
+		}
+		return "your"
+	})
+}
+
 // problem reports whether the noun names a problem: its head word does
 // ("certificate expiry", "CPU throttling in Kubernetes"; not "error
-// correction codes").
+// correction codes"), or the topic asks what causes it.
 func (f form) problem() bool {
-	return problemWords[strings.ToLower(f.head())]
+	return f.cause || problemWords[strings.ToLower(f.head())]
 }
 
 // head is the noun's head word: its last word before a preposition.
-func (f form) head() string {
-	head := f.noun
+func (f form) head() string { return headOf(f.noun) }
+
+// headOf is a noun phrase's head word: its last word before a
+// preposition.
+func headOf(head string) string {
 	if loc := prepositionRe.FindStringIndex(head); loc != nil {
 		head = head[:loc[0]]
 	}
@@ -209,10 +258,26 @@ func (f form) question(k questionKind, sharper bool) string {
 		return first
 	}
 	if f.a != "" {
-		a, b := f.a, f.b
+		a, b, ctx := f.a, f.b, f.context
+		if k.name == kindComparison.name {
+			return pick("How do "+a+" and "+b+" differ"+ctx+"?", "What separates "+a+" from "+b+ctx+"?")
+		}
+		if !problemWords[strings.ToLower(headOf(a))] && !problemWords[strings.ToLower(headOf(b))] {
+			// Two things to choose between (Redis and Memcached), not
+			// two problems: what each is, when to pick which, the
+			// trade-offs.
+			switch k.name {
+			case kindOverview.name:
+				return pick("What is "+a+", and what is "+b+"?", "How do "+a+" and "+b+" each work?")
+			case kindCause.name:
+				return pick("When would you choose "+a+" over "+b+ctx+"?", "When is "+b+" the better choice"+ctx+"?")
+			case kindDiagnosis.name:
+				return pick("How do you tell whether "+a+" or "+b+" fits"+ctx+"?", "What should you measure to choose between "+a+" and "+b+"?")
+			default:
+				return pick("What are the trade-offs between "+a+" and "+b+ctx+"?", "What goes wrong with "+a+" or "+b+ctx+"?")
+			}
+		}
 		switch k.name {
-		case kindComparison.name:
-			return pick("How do "+a+" and "+b+" differ?", "What separates "+a+" from "+b+"?")
 		case kindOverview.name:
 			return pick("What is "+a+", and what is "+b+"?", "How do "+a+" and "+b+" each show up?")
 		case kindCause.name:
@@ -227,6 +292,9 @@ func (f form) question(k questionKind, sharper bool) string {
 		a := f.action
 		switch k.name {
 		case kindOverview.name:
+			if f.should {
+				return pick("Should you "+a+", and when?", "When is it worth it to "+a+"?")
+			}
 			return pick("What does it take to "+a+"?", "What should you know before you "+a+"?")
 		case kindCause.name:
 			return pick("Why would you need to "+a+"?", "What leads to having to "+a+"?")
@@ -280,7 +348,11 @@ func (f form) question(k questionKind, sharper bool) string {
 		return pick("What goes wrong with "+n+", and why?", "What are the common problems with "+n+"?")
 	case kindDiagnosis.name:
 		if f.problem() {
-			return pick("How can you tell "+n+" is the problem?", "Which checks show "+n+"?")
+			verb := " is"
+			if f.plural() {
+				verb = " are"
+			}
+			return pick("How can you tell "+n+verb+" the problem?", "Which checks show "+n+"?")
 		}
 		return pick("How do you check "+n+"?", "Which metrics and commands show how "+n+" is doing?")
 	default:

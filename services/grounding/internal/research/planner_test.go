@@ -89,6 +89,54 @@ func TestPlan(t *testing.T) {
 				"What do you do about Redis memory or Kubernetes node memory pressure?",
 			},
 		},
+		{
+			// Two things to choose between, not two problems, compared
+			// for one purpose said once.
+			topic: "Redis vs Memcached for session storage",
+			want: []string{
+				"How do Redis and Memcached differ for session storage?",
+				"What is Redis, and what is Memcached?",
+				"When would you choose Redis over Memcached for session storage?",
+				"How do you tell whether Redis or Memcached fits for session storage?",
+				"What are the trade-offs between Redis and Memcached for session storage?",
+			},
+		},
+		{
+			topic: "What causes etcd leader elections?",
+			want: []string{
+				"What causes etcd leader elections?",
+				"What are etcd leader elections?",
+				"How can you tell etcd leader elections are the problem?",
+				"How do you prevent etcd leader elections?",
+			},
+		},
+		{
+			topic: "Best practices for Postgres vacuum",
+			want: []string{
+				"What are good practices for Postgres vacuum?",
+				"What is Postgres vacuum?",
+				"What goes wrong with Postgres vacuum, and why?",
+				"How do you check Postgres vacuum?",
+			},
+		},
+		{
+			topic: "Should we alert on CPU usage?",
+			want: []string{
+				"Should you alert on CPU usage, and when?",
+				"Why would you need to alert on CPU usage?",
+				"How do you check whether you need to alert on CPU usage?",
+				"How do you alert on CPU usage?",
+			},
+		},
+		{
+			topic: "Why is my disk filling up with logs",
+			want: []string{
+				"Why is your disk filling up with logs?",
+				"What does it mean to see your disk filling up with logs?",
+				"How do you notice your disk filling up with logs?",
+				"What helps when you see your disk filling up with logs, and how do you prevent it?",
+			},
+		},
 	}
 	for _, tt := range tests {
 		got, err := OfflinePlanner{}.Plan(t.Context(), tt.topic)
