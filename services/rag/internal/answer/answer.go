@@ -297,8 +297,24 @@ func (a *Asker) Ask(ctx context.Context, req Request) (Result, error) {
 	// The answer is written from chunks found for the question together
 	// with the collection's words for its phrases (see [Expand]); the
 	// scope check judges the question as asked.
+	// The vocabulary is the Go specification's ([speaksGo]): a collection
+	// that is not gets the question as asked.
+	df := func(string) int { return -1 }
+	if tc, ok := a.s.(TermCounter); ok {
+		df = func(t string) int {
+			ts, err := tc.TermStats(collection, []string{t})
+			if err != nil {
+				return -1
+			}
+			return ts.DF[t]
+		}
+	}
+	vocabulary := speaksGo(df)
+	if vocabulary {
+		ctx = withVocabulary(ctx)
+	}
 	answerHits := hits
-	if more := Expand(question); more != "" {
+	if more := Expand(question); vocabulary && more != "" {
 		answerHits, err = a.s.Search(ctx, collection, rag.Query{Text: question + "\n" + more, TopK: topK, Mode: a.opts.Mode})
 		if err != nil {
 			return Result{}, fmt.Errorf("retrieving chunks: %w", err)
@@ -318,17 +334,10 @@ func (a *Asker) Ask(ctx context.Context, req Request) (Result, error) {
 	}
 
 	verdict := a.scope(collection, settings, question, hits)
-	if tc, ok := a.s.(TermCounter); ok && !verdict.InScope && len(answerHits) > 0 {
+	if vocabulary && !verdict.InScope && len(answerHits) > 0 {
 		// "Are strings mutable?": the collection says "immutable". A
 		// question is judged again with the collection's words for its
 		// phrases when they replace words the collection never uses.
-		df := func(t string) int {
-			ts, err := tc.TermStats(collection, []string{t})
-			if err != nil {
-				return -1
-			}
-			return ts.DF[t]
-		}
 		if more := foreignExpansion(question, df); more != "" {
 			if v := a.scope(collection, settings, question+"\n"+more, answerHits); v.InScope {
 				verdict = v

@@ -212,7 +212,7 @@ func (e *Extractive) Generate(ctx context.Context, question string, chunks []rag
 	if from == 0 {
 		return Draft{OutOfScope: true, Reason: "no chunks to answer from"}, nil
 	}
-	cands := e.rank(question, chunks[:from])
+	cands := e.rank(question, chunks[:from], vocabularyOn(ctx))
 	if len(cands) == 0 {
 		// A chunk of only code or short lines: quote its start.
 		text := strings.TrimSpace(chunks[0].Text)
@@ -286,12 +286,17 @@ func compose(picked []candidate) (text string, cited []int, primary int) {
 }
 
 // rank scores the sentences of chunks for the question, best first.
-func (e *Extractive) rank(question string, chunks []rag.Hit) []candidate {
+func (e *Extractive) rank(question string, chunks []rag.Hit, vocabulary bool) []candidate {
 	qterms := distinct(embedder.Analyze(question))
 	// The specification's words for the question's phrases (see
-	// [Expand]) count too, at expansionWeight of a question word.
+	// [Expand]) count too, at expansionWeight of a question word, in a
+	// collection the vocabulary is for.
 	own := len(qterms)
-	for _, t := range distinct(embedder.Analyze(Expand(question))) {
+	more := ""
+	if vocabulary {
+		more = Expand(question)
+	}
+	for _, t := range distinct(embedder.Analyze(more)) {
 		if !slices.Contains(qterms[:own], t) {
 			qterms = append(qterms, t)
 		}
@@ -403,10 +408,11 @@ type Scored struct {
 }
 
 // Rank returns the sentences of the chunks scored for the question, best
-// first, as [Extractive.Generate] chooses among them (for evaluation).
+// first, as [Extractive.Generate] chooses among them (for evaluation, on
+// the Go specification: the vocabulary counts).
 func (e *Extractive) Rank(question string, chunks []rag.Hit) []Scored {
 	var out []Scored
-	for _, c := range e.rank(question, chunks[:min(cmp.Or(e.FromChunks, DefaultFromChunks), len(chunks))]) {
+	for _, c := range e.rank(question, chunks[:min(cmp.Or(e.FromChunks, DefaultFromChunks), len(chunks))], true) {
 		out = append(out, Scored{Chunk: c.chunk, Pos: c.pos, Text: c.text, Score: c.score})
 	}
 	return out

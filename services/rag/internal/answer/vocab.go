@@ -1,6 +1,7 @@
 package answer
 
 import (
+	"context"
 	"regexp"
 	"slices"
 	"strings"
@@ -180,6 +181,42 @@ var vocabulary = []synonym{
 	syn(`\[[a-z]\w* (any|comparable|constraints\.)`, "type parameter list constraint"),
 	syn(`==|!=`, "comparable comparison operators"),
 	syn(`\bclos\w*\b.*\btwice\b|\bclos\w*\b.*\balready closed\b`, "close closed channel run-time panic"),
+}
+
+// goAnchors are words of the Go specification that hardly any other text
+// uses together: a collection holding both is one the vocabulary is for.
+var goAnchors = []string{"goroutine", "fallthrough"}
+
+// speaksGo reports whether collection uses the specification's own words
+// ([goAnchors]; df is a term's chunk count in the collection, -1 when it
+// cannot be read). The vocabulary maps a Go programmer's words to the Go
+// specification's, so it is applied only there: in a collection of
+// runbooks "this" is not a method's receiver, nor "count" a length.
+func speaksGo(df func(term string) int) bool {
+	for _, w := range goAnchors {
+		for _, t := range embedder.Analyze(w) {
+			if df(t) <= 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// vocabularyKey marks a context whose question is asked of a collection
+// the vocabulary is for (see [speaksGo]); the extractive writer reads it.
+type vocabularyKey struct{}
+
+// withVocabulary returns ctx marked so that the writer counts the
+// vocabulary's words.
+func withVocabulary(ctx context.Context) context.Context {
+	return context.WithValue(ctx, vocabularyKey{}, true)
+}
+
+// vocabularyOn reports whether ctx was marked by [withVocabulary].
+func vocabularyOn(ctx context.Context) bool {
+	on, _ := ctx.Value(vocabularyKey{}).(bool)
+	return on
 }
 
 // expansionWeight is the share of a question word's weight that a word

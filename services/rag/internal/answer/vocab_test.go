@@ -1,11 +1,15 @@
 package answer
 
 import (
+	"context"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/groundcrew/groundcrew/services/rag/internal/chunker"
 	"github.com/groundcrew/groundcrew/services/rag/internal/embedder"
 	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
+	"github.com/groundcrew/groundcrew/services/rag/internal/vectorindex"
 )
 
 func TestExpand(t *testing.T) {
@@ -190,5 +194,63 @@ func TestExtractiveNamedSection(t *testing.T) {
 func TestAnswerCuesHowManyTimes(t *testing.T) {
 	if got := answerCues("How many times is the switch expression evaluated?"); !got["once"] {
 		t.Errorf("answerCues = %v; want once among them", got)
+	}
+}
+
+// recordingStore records the queries an Asker retrieves with.
+type recordingStore struct {
+	*vectorindex.Store
+	mu      sync.Mutex
+	queries []string
+}
+
+func (s *recordingStore) Search(ctx context.Context, collection string, q rag.Query) ([]rag.Hit, error) {
+	s.mu.Lock()
+	s.queries = append(s.queries, q.Text)
+	s.mu.Unlock()
+	return s.Store.Search(ctx, collection, q)
+}
+
+// TestVocabularyOnlyForGo: the programmer-to-specification vocabulary is
+// the Go specification's. A question to a collection of runbooks ("this",
+// "count", "remove" are its own words there) is retrieved as asked, and
+// answered from the runbook it is about; a question to the specification
+// is retrieved again with the vocabulary's words.
+func TestVocabularyOnlyForGo(t *testing.T) {
+	st, err := vectorindex.Open(t.TempDir(), embedder.NewHashing(0), vectorindex.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	for _, d := range []rag.Document{
+		{URL: "https://runbooks.example/queue", Title: "Queue backlog", Chunks: []chunker.Chunk{{Text: "When this alert fires, count the messages waiting in the queue with rabbitmqctl list_queues. Remove stuck consumers and scale the workers."}}},
+		{URL: "https://runbooks.example/alertmanager", Title: "Alertmanager receiver failing", Chunks: []chunker.Chunk{{Text: "A receiver is where Alertmanager sends notifications. When a receiver fails, check its webhook URL and the length of its retry queue."}}},
+	} {
+		if _, err := st.Upsert(t.Context(), "runbooks", d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := &recordingStore{Store: st}
+	q := "How do I count the messages waiting in this queue?"
+	if Expand(q) == "" {
+		t.Fatalf("Expand(%q) is empty: the test needs a question the vocabulary has words for", q)
+	}
+	r, err := NewAsker(rec, Options{}).Ask(t.Context(), Request{Collection: "runbooks", Question: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.queries) != 1 || rec.queries[0] != q {
+		t.Errorf("a runbook collection was searched with %q; want the question as asked, once", rec.queries)
+	}
+	if r.IsOutOfScope || !strings.Contains(r.Answer, "rabbitmqctl") {
+		t.Errorf("answer %q (out of scope %v: %s); want the queue runbook's step", r.Answer, r.IsOutOfScope, r.OutOfScopeReason)
+	}
+
+	spec := &recordingStore{Store: goSpec(t)}
+	if _, err := NewAsker(spec, Options{}).Ask(t.Context(), Request{Collection: "gospec", Question: "Is a Go string mutable?"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(spec.queries) != 2 || !strings.Contains(spec.queries[1], "immutable") {
+		t.Errorf("the specification was searched with %q; want the question, then with the vocabulary's words", spec.queries)
 	}
 }
