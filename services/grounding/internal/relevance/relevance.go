@@ -93,6 +93,10 @@ const (
 	// counted from passageTerms specific terms in one line.
 	passageWeight = 0.3
 	passageTerms  = 3
+	// plainTitle is how many specific terms of the alert a title names
+	// for it to be plainly about the alert: beside it, a source whose
+	// title names none is not cited.
+	plainTitle = 2
 	// otherSystemFactor scales the score of a runbook about another
 	// system than the alert's.
 	otherSystemFactor = 0.5
@@ -268,6 +272,9 @@ type Score struct {
 	// Passage is the weighted share of the alert's terms one line of the
 	// source holds (a symptom or error line of its Diagnose section).
 	Passage float64
+	// topic are the specific terms of the source's title; said, those of
+	// them the alert says. Select compares them between sources.
+	topic, said map[string]bool
 }
 
 // Relevant reports whether the score reaches the bar.
@@ -278,6 +285,16 @@ func (s Subject) Score(src Source) Score {
 	var sc Score
 	if s.Empty() {
 		return sc
+	}
+	title := terms(src.Title)
+	sc.topic, sc.said = map[string]bool{}, map[string]bool{}
+	for _, t := range title {
+		if !generic[t] {
+			sc.topic[t] = true
+			if s.weights[t] > 0 {
+				sc.said[t] = true
+			}
+		}
 	}
 	names := ownNames(src.Title, src.Text)
 	if s.AlertName != "" {
@@ -292,7 +309,6 @@ func (s Subject) Score(src Source) Score {
 		}
 	}
 
-	title := terms(src.Title)
 	var num, den float64
 	seen := map[string]bool{}
 	for _, t := range title {
@@ -536,21 +552,70 @@ func unique(ts []string) []string {
 
 // Select returns the indexes of the relevant scores, best first (in their
 // order on a tie); when a source names the alert itself, others need
-// NearBest.
+// NearBest, unless they quote the alert's own message and their title
+// names something the alert says that the named one's does not (the
+// admission webhook a rollout's events name). A source on a near topic of
+// the best one is left out when its title adds nothing the alert says and
+// names something it never does (the inode runbook beside the disk one
+// for an alert that never says inode).
 func Select(scores []Score) []int {
 	named := slices.ContainsFunc(scores, func(sc Score) bool { return sc.Named })
-	best := 0.0
-	for _, sc := range scores {
-		best = max(best, sc.Value)
+	best, top := 0.0, -1
+	for i, sc := range scores {
+		if sc.Value > best {
+			best, top = sc.Value, i
+		}
 	}
 	var out []int
 	for i, sc := range scores {
-		if sc.Relevant() && (!named || sc.Value >= NearBest) && sc.Value >= NearShare*best {
-			out = append(out, i)
+		if !sc.Relevant() || sc.Value < NearShare*best {
+			continue
 		}
+		if i != top && top >= 0 && !sc.Named {
+			b := scores[top]
+			if named && sc.Value < NearBest && !(sc.Quote > 0 && addsSaid(sc, b)) {
+				continue
+			}
+			if len(b.said) >= plainTitle && len(sc.said) == 0 {
+				// Its title names nothing the alert says, beside one whose
+				// title plainly does: it only mentions the alert's symptom.
+				continue
+			}
+			if !addsSaid(sc, b) && namesUnsaid(sc, b) {
+				continue
+			}
+		}
+		out = append(out, i)
 	}
 	slices.SortStableFunc(out, func(a, b int) int { return cmp.Compare(scores[b].Value, scores[a].Value) })
 	return out
+}
+
+// addsSaid reports whether sc's title names something the alert says that
+// best's title does not.
+func addsSaid(sc, best Score) bool {
+	for t := range sc.said {
+		if !best.topic[t] {
+			return true
+		}
+	}
+	return false
+}
+
+// namesUnsaid reports whether sc's title names something specific the
+// alert never says and best's title does not, while sharing a subject
+// with best's: the near topic's distinguishing word (inode beside disk).
+func namesUnsaid(sc, best Score) bool {
+	shared, unsaid := false, false
+	for t := range sc.topic {
+		switch {
+		case best.topic[t]:
+			shared = true
+		case !sc.said[t]:
+			unsaid = true
+		}
+	}
+	return shared && unsaid
 }
 
 // Groundcrew reports whether the subject is one of groundcrew's own alerts:

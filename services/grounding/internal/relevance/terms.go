@@ -98,6 +98,25 @@ var phrases = []struct {
 	{regexp.MustCompile(`(?i)\btoo many open files\b`), "descriptor"},
 	{regexp.MustCompile(`(?i)\bout of memory\b`), "oom"},
 	{regexp.MustCompile(`(?i)\bdf -i\b`), "inode"},
+	// What Kubernetes prints for a state, read as the state it names (the
+	// name runbooks are titled by).
+	{regexp.MustCompile(`(?i)\bback-?off restarting failed container\b`), "CrashLoopBackOff"},
+	{regexp.MustCompile(`(?i)\bback-?off pulling image\b|\bfailed to pull image\b|\bErrImagePull\b`), "ImagePullBackOff"},
+	{regexp.MustCompile(`(?i)\bFailedScheduling\b|\b\d+/\d+ nodes are available\b|\binsufficient (?:cpu|memory|ephemeral-storage)\b|\bhad untolerated taint\b`), "unschedulable"},
+	{regexp.MustCompile(`(?i)\bNodeNotReady\b|\bkubelet stopped posting node status\b|\bnode\.kubernetes\.io/not-ready\b`), "NotReady"},
+	{regexp.MustCompile(`(?i)\bthe node was low on resource\b`), "evicted"},
+	{regexp.MustCompile(`(?i)\bBackoffLimitExceeded\b|\bjob has reached the specified backoff limit\b`), "Job failed"},
+	{regexp.MustCompile(`(?i)\bFailedMount\b|\bunable to attach or mount volumes\b|\bMountVolume\.\w+ failed\b`), "volume mount"},
+	// What Linux, the kernel and systemd print.
+	{regexp.MustCompile(`(?i)\binvoked oom-killer\b|\bkilled process \d+\b|\bmemory cgroup out of memory\b`), "oom"},
+	{regexp.MustCompile(`(?i)\bcannot allocate memory\b|\bENOMEM\b`), "memory"},
+	{regexp.MustCompile(`\bENOSPC\b`), "No space left on device"},
+	{regexp.MustCompile(`\bEMFILE\b|\bENFILE\b`), "descriptor"},
+	{regexp.MustCompile(`(?i)\bfork: (?:retry: )?resource temporarily unavailable\b|\bfork rejected by pids controller\b|\bpids\.max\b`), "process IDs"},
+	{regexp.MustCompile(`(?i)\bmain process exited, code=|\bfailed with result '|\bentered failed state\b|\bstart request repeated too quickly\b`), "systemd unit failed"},
+	// A share of a resource used, at 80% or more ("Root disk usage >
+	// 90%", "/ is 96% used", "memory at 95%"): the resource is near full.
+	{regexp.MustCompile(`(?i)\b(?:usage|used|utili[sz]ation|util|full|at)\b\s*(?:[>=≥]+|is|of|above|over|at)?\s*(?:[89]\d|100)(?:\.\d+)?\s?%|\b(?:[89]\d|100)(?:\.\d+)?\s?%\s*(?:used|full|utili[sz]ed)\b`), "almost full"},
 }
 
 // withPhrases adds, after each phrase of phrases in s, the term it means.
