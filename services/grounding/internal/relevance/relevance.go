@@ -557,7 +557,7 @@ func unique(ts []string) []string {
 // admission webhook a rollout's events name). A source on a near topic of
 // the best one is left out when its title adds nothing the alert says and
 // names something it never does (the inode runbook beside the disk one
-// for an alert that never says inode).
+// for an alert that never says inode: see closer).
 func Select(scores []Score) []int {
 	named := slices.ContainsFunc(scores, func(sc Score) bool { return sc.Named })
 	best, top := 0.0, -1
@@ -581,9 +581,16 @@ func Select(scores []Score) []int {
 				// title plainly does: it only mentions the alert's symptom.
 				continue
 			}
-			if !addsSaid(sc, b) && namesUnsaid(sc, b) {
+			if !addsSaid(sc, b) && unsaidBeyond(sc, b) && sharesTopic(sc, b) {
+				// A near topic of the best source's, by a word the
+				// alert never says.
 				continue
 			}
+		}
+		if !sc.Named && slices.ContainsFunc(scores, func(k Score) bool {
+			return k.Relevant() && k.Value >= NearShare*best && closer(k, sc)
+		}) {
+			continue
 		}
 		out = append(out, i)
 	}
@@ -602,20 +609,35 @@ func addsSaid(sc, best Score) bool {
 	return false
 }
 
-// namesUnsaid reports whether sc's title names something specific the
-// alert never says and best's title does not, while sharing a subject
-// with best's: the near topic's distinguishing word (inode beside disk).
-func namesUnsaid(sc, best Score) bool {
-	shared, unsaid := false, false
-	for t := range sc.topic {
-		switch {
-		case best.topic[t]:
-			shared = true
-		case !sc.said[t]:
-			unsaid = true
+// closer reports whether k is a source on the same subject as sc that
+// is closer to what the alert says: their titles share a specific term,
+// k's title names all that sc's title says of the alert, and sc's title
+// names something specific the alert never says and k's does not (the
+// near topic's own word: inode beside disk, PgBouncer beside Postgres),
+// while k's names nothing unsaid that sc's lacks.
+func closer(k, sc Score) bool {
+	return !addsSaid(sc, k) && unsaidBeyond(sc, k) && !unsaidBeyond(k, sc) && sharesTopic(sc, k)
+}
+
+// sharesTopic reports whether two titles share a specific term.
+func sharesTopic(a, b Score) bool {
+	for t := range a.topic {
+		if b.topic[t] {
+			return true
 		}
 	}
-	return shared && unsaid
+	return false
+}
+
+// unsaidBeyond reports whether a's title names a specific term the alert
+// never says and b's title does not hold.
+func unsaidBeyond(a, b Score) bool {
+	for t := range a.topic {
+		if !a.said[t] && !b.topic[t] {
+			return true
+		}
+	}
+	return false
 }
 
 // Groundcrew reports whether the subject is one of groundcrew's own alerts:
