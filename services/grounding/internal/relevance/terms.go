@@ -113,10 +113,10 @@ var phrases = []struct {
 	{regexp.MustCompile(`\bENOSPC\b`), "No space left on device"},
 	{regexp.MustCompile(`\bEMFILE\b|\bENFILE\b`), "descriptor"},
 	{regexp.MustCompile(`(?i)\bfork: (?:retry: )?resource temporarily unavailable\b|\bfork rejected by pids controller\b|\bpids\.max\b`), "process IDs"},
-	{regexp.MustCompile(`(?i)\bmain process exited, code=|\bfailed with result '|\bentered failed state\b|\bstart request repeated too quickly\b`), "systemd unit failed"},
+	{regexp.MustCompile(`(?i)\bmain process exited, code=|\bfailed with result '|\bentered failed state\b|\bstart request repeated too quickly\b|\bsystemd\[\d+\]: failed to start\b|\.service: failed\b`), "systemd unit failed"},
 	// A share of a resource used, at 80% or more ("Root disk usage >
 	// 90%", "/ is 96% used", "memory at 95%"): the resource is near full.
-	{regexp.MustCompile(`(?i)\b(?:usage|used|utili[sz]ation|util|full|at)\b\s*(?:[>=≥]+|is|of|above|over|at)?\s*(?:[89]\d|100)(?:\.\d+)?\s?%|\b(?:[89]\d|100)(?:\.\d+)?\s?%\s*(?:used|full|utili[sz]ed)\b`), "almost full"},
+	{regexp.MustCompile(`(?i)\b(?:usage|used|utili[sz]ation|util|full|(?:disk|filesystem|partition|volume|memory|mem|ram|swap|inodes?|storage|heap) (?:is )?at)\b\s*(?:[>=≥]+|is|of|above|over|at)?\s*(?:[89]\d|100)(?:\.\d+)?\s?%|\b(?:[89]\d|100)(?:\.\d+)?\s?%\s*(?:used|full|utili[sz]ed)\b`), "almost full"},
 }
 
 // withPhrases adds, after each phrase of phrases in s, the term it means.
