@@ -9,13 +9,27 @@ import (
 	"github.com/groundcrew/groundcrew/e2e/enricheval"
 )
 
-// tuningAlerts and tuningTopics are the parts relevance is now tuned on:
-// the tuning parts and the older held-out parts, each run blind once
-// before it became tuning material (BENCHMARKS.md).
-var (
-	tuningAlerts = []string{"enrichment-tuning.json", "enrichment-heldout.json", "enrichment-heldout2.json", "enrichment-heldout3.json"}
-	tuningTopics = []string{"research-tuning.json", "research-heldout.json"}
-)
+// tuningParts are the parts relevance is now tuned on, each over its
+// corpus: the tuning parts and the older held-out parts, each run blind
+// once before it became tuning material (BENCHMARKS.md), over
+// examples/runbooks; the fourth held-out part over examples/runbooks and
+// its own runbooks.
+var tuningParts = []struct {
+	runbooks []string
+	alerts   []string
+	topics   []string
+}{
+	{
+		runbooks: []string{"examples/runbooks"},
+		alerts:   []string{"eval/enrichment-tuning.json", "eval/enrichment-heldout.json", "eval/enrichment-heldout2.json", "eval/enrichment-heldout3.json"},
+		topics:   []string{"eval/research-tuning.json", "eval/research-heldout.json"},
+	},
+	{
+		runbooks: []string{"examples/runbooks", "eval/heldout4/runbooks"},
+		alerts:   []string{"eval/heldout4/alerts.json"},
+		topics:   []string{"eval/heldout4/research.json"},
+	},
+}
 
 // TestTuningSet runs the tuning parts of the enrichment and research sets
 // through the real search and grounding services, offline, and holds the
@@ -29,17 +43,29 @@ func TestTuningSet(t *testing.T) {
 		t.Skip("runs the search and grounding services")
 	}
 	root := enricheval.Root()
-	corpus, err := enricheval.LoadCorpus([]string{filepath.Join(root, "examples", "runbooks")}, filepath.Join(root, "docs", "runbooks"))
-	if err != nil {
-		t.Fatal(err)
+	for _, part := range tuningParts {
+		var dirs []string
+		for _, d := range part.runbooks {
+			dirs = append(dirs, filepath.Join(root, d))
+		}
+		corpus, err := enricheval.LoadCorpus(dirs, filepath.Join(root, "docs", "runbooks"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		env, err := enricheval.Start(t.Context(), t.TempDir(), corpus, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tuneAlerts(t, env, root, part.alerts)
+		tuneTopics(t, env, root, part.topics)
+		env.Close()
 	}
-	env, err := enricheval.Start(t.Context(), t.TempDir(), corpus, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(env.Close)
-	for _, file := range tuningAlerts {
-		set, err := enricheval.LoadAlerts(filepath.Join(root, "eval", file))
+}
+
+func tuneAlerts(t *testing.T, env *enricheval.Env, root string, files []string) {
+	t.Helper()
+	for _, file := range files {
+		set, err := enricheval.LoadAlerts(filepath.Join(root, file))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,12 +89,14 @@ func TestTuningSet(t *testing.T) {
 			t.Errorf("%s: precision %.3f, recall %.3f, abstention %.3f; want at least 0.95, 0.9 and 0.9", file, f.Precision(), f.Recall(), f.Abstention())
 		}
 	}
+}
 
-	// Research on the tuning topics: every covered topic cites its
-	// runbooks and answers at least half its sections; every uncovered one
-	// cites nothing and says so once.
-	for _, file := range tuningTopics {
-		topics, err := enricheval.LoadTopics(filepath.Join(root, "eval", file))
+// tuneTopics: every covered topic cites its runbooks and answers at least
+// half its sections; every uncovered one cites nothing and says so once.
+func tuneTopics(t *testing.T, env *enricheval.Env, root string, files []string) {
+	t.Helper()
+	for _, file := range files {
+		topics, err := enricheval.LoadTopics(filepath.Join(root, file))
 		if err != nil {
 			t.Fatal(err)
 		}
