@@ -52,7 +52,12 @@
 //
 // A source is relevant when its score reaches [Bar] and, beside a better
 // one, [NearShare] of its score ([NearBest] beside one that names the
-// alert). The weights and the bar were calibrated on the labelled
+// alert, unless it quotes the alert's message and its title names more of
+// it). Titles decide between near topics: beside the best, a source whose
+// title names nothing the alert says (when the best's names two of its
+// terms), or only adds a word the alert never says (inode beside disk), is
+// left out, as is, of two on one subject, the one naming such a word when
+// the other names all it says of the alert (see [Select]). The weights and the bar were calibrated on the labelled
 // evaluation sets (eval/; docs/evaluation.md), each held-out part run once
 // blind before it became tuning material.
 package relevance
