@@ -55,11 +55,12 @@
 // alert, unless it quotes the alert's message and its title names more of
 // it). Titles decide between near topics: beside the best, a source whose
 // title names nothing the alert says (when the best's names two of its
-// terms), or only adds a word the alert never says (inode beside disk), is
-// left out, as is, of two on one subject, the one naming such a word when
-// the other names all it says of the alert (see [Select]). The weights and the bar were calibrated on the labelled
-// evaluation sets (eval/; docs/evaluation.md), each held-out part run once
-// blind before it became tuning material.
+// terms) is left out, and of two on one subject, the one whose title adds
+// only a word the alert never says (inode beside disk) when the other's
+// names all it says of the alert and nothing unsaid (see [Select]). The
+// weights and the bar were calibrated on the labelled evaluation sets
+// (eval/; docs/evaluation.md), each held-out part run once blind before it
+// became tuning material.
 package relevance
 
 import (
@@ -560,9 +561,10 @@ func unique(ts []string) []string {
 // NearBest, unless they quote the alert's own message and their title
 // names something the alert says that the named one's does not (the
 // admission webhook a rollout's events name). A source on a near topic of
-// the best one is left out when its title adds nothing the alert says and
-// names something it never does (the inode runbook beside the disk one
-// for an alert that never says inode: see closer).
+// another is left out when its title adds nothing the alert says and
+// names something it never does, while the other's names nothing unsaid
+// (the inode runbook beside the disk one for an alert that never says
+// inode: see closer).
 func Select(scores []Score) []int {
 	named := slices.ContainsFunc(scores, func(sc Score) bool { return sc.Named })
 	best, top := 0.0, -1
@@ -584,11 +586,6 @@ func Select(scores []Score) []int {
 			if len(b.said) >= plainTitle && len(sc.said) == 0 {
 				// Its title names nothing the alert says, beside one whose
 				// title plainly does: it only mentions the alert's symptom.
-				continue
-			}
-			if !addsSaid(sc, b) && unsaidBeyond(sc, b) && sharesTopic(sc, b) {
-				// A near topic of the best source's, by a word the
-				// alert never says.
 				continue
 			}
 		}
