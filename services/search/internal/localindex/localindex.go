@@ -432,23 +432,9 @@ func (ix *Index) Search(ctx context.Context, q search.Query) ([]search.Result, e
 	}
 	out := make([]search.Result, 0, len(res.Hits))
 	for _, h := range res.Hits {
+		r := resultOf(h.Fields, spansOf(h.Locations[fieldText]), q.IncludeText)
 		// BM25 scores are unbounded; s/(1+s) keeps their order in [0,1).
-		r := search.Result{Score: h.Score / (1 + h.Score)}
-		r.URL, _ = h.Fields[fieldURL].(string)
-		r.Title, _ = h.Fields[fieldTitle].(string)
-		text, _ := h.Fields[fieldText].(string)
-		r.Snippet = snippet(text, spansOf(h.Locations[fieldText]), SnippetBytes)
-		if q.IncludeText {
-			r.Text = search.TruncateText(text)
-		}
-		r.SourceDomain, _ = search.Domain(r.URL)
-		if p, ok := h.Fields[fieldPublished].(string); ok {
-			r.PublishedAt, _ = time.Parse(time.RFC3339Nano, p)
-		}
-		meta := readStored(h.Fields[fieldMetadata])
-		r.MimeType, r.FaviconURL = meta.mimeType, meta.faviconURL
-		prov := meta.provenance
-		r.Provenance = &prov
+		r.Score = h.Score / (1 + h.Score)
 		out = append(out, r)
 	}
 	return out, nil
@@ -477,23 +463,32 @@ func (ix *Index) Documents(ctx context.Context, ids, excludeCollections []string
 	}
 	out := make([]search.Result, 0, len(res.Hits))
 	for _, h := range res.Hits {
-		var r search.Result
-		r.URL, _ = h.Fields[fieldURL].(string)
-		r.Title, _ = h.Fields[fieldTitle].(string)
-		text, _ := h.Fields[fieldText].(string)
-		r.Snippet = snippet(text, nil, SnippetBytes)
-		r.Text = search.TruncateText(text)
-		r.SourceDomain, _ = search.Domain(r.URL)
-		if p, ok := h.Fields[fieldPublished].(string); ok {
-			r.PublishedAt, _ = time.Parse(time.RFC3339Nano, p)
-		}
-		meta := readStored(h.Fields[fieldMetadata])
-		r.MimeType, r.FaviconURL = meta.mimeType, meta.faviconURL
-		prov := meta.provenance
-		r.Provenance = &prov
-		out = append(out, r)
+		out = append(out, resultOf(h.Fields, nil, true))
 	}
 	return out, nil
+}
+
+// resultOf is a result from a hit's stored fields, as the search and the
+// lookup both read them: the passage at spans as snippet (the text's
+// beginning when nil), the whole text when withText.
+func resultOf(fields map[string]any, spans []span, withText bool) search.Result {
+	var r search.Result
+	r.URL, _ = fields[fieldURL].(string)
+	r.Title, _ = fields[fieldTitle].(string)
+	text, _ := fields[fieldText].(string)
+	r.Snippet = snippet(text, spans, SnippetBytes)
+	if withText {
+		r.Text = search.TruncateText(text)
+	}
+	r.SourceDomain, _ = search.Domain(r.URL)
+	if p, ok := fields[fieldPublished].(string); ok {
+		r.PublishedAt, _ = time.Parse(time.RFC3339Nano, p)
+	}
+	meta := readStored(fields[fieldMetadata])
+	r.MimeType, r.FaviconURL = meta.mimeType, meta.faviconURL
+	prov := meta.provenance
+	r.Provenance = &prov
+	return r
 }
 
 func (ix *Index) buildQuery(q search.Query) query.Query {
