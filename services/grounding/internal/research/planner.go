@@ -144,31 +144,31 @@ func parseForm(topic string) form {
 		case howToRe.MatchString(p):
 			// "How to recover a stale member": what to do, first.
 			f.asked = append(f.asked, kindPrevention)
-			if f.noun == "" && f.clause == "" && f.action == "" {
+			if f.unset() {
 				f.action = howToRe.FindStringSubmatch(p)[1]
 			}
 		case howAuxRe.MatchString(p):
 			// "How does MongoDB elect a new primary": how it goes, first.
 			m := howAuxRe.FindStringSubmatch(p)
 			f.asked = append(f.asked, kindOverview)
-			if f.noun == "" && f.clause == "" && f.action == "" {
+			if f.unset() {
 				f.how, f.aux, f.clause = true, strings.ToLower(m[1]), m[2]
 			}
 		case causeRe.MatchString(p):
 			// "What causes etcd leader elections": why it happens, first.
 			f.asked = append(f.asked, kindCause)
-			if f.noun == "" && f.clause == "" && f.action == "" {
+			if f.unset() {
 				f.noun, f.cause = causeRe.FindStringSubmatch(p)[1], true
 			}
 		case practiceRe.MatchString(p):
 			f.asked = append(f.asked, kindPrevention)
-			if f.noun == "" && f.clause == "" && f.action == "" {
+			if f.unset() {
 				f.noun = practiceRe.FindStringSubmatch(p)[1]
 			}
 		case shouldRe.MatchString(p):
 			// "Should we alert on CPU usage": whether to, first.
 			f.asked = append(f.asked, kindOverview)
-			if f.noun == "" && f.clause == "" && f.action == "" {
+			if f.unset() {
 				f.action, f.should = shouldRe.FindStringSubmatch(p)[1], true
 			}
 		case whatRe.MatchString(p):
@@ -177,7 +177,7 @@ func parseForm(topic string) form {
 				f.noun = whatRe.FindStringSubmatch(p)[1]
 			}
 		default:
-			if f.noun == "" && f.clause == "" && f.action == "" {
+			if f.unset() {
 				f.noun = p
 			}
 		}
@@ -202,11 +202,15 @@ func parseForm(topic string) form {
 	}
 	// The person's "my disk" is the reader's "your disk".
 	f.noun, f.clause, f.action = yours(f.noun), yours(f.clause), yours(f.action)
-	if f.noun == "" && f.clause == "" && f.action == "" {
+	if f.unset() {
 		f.noun = strings.TrimSpace(topic)
 	}
 	return f
 }
+
+// unset reports whether no part of the topic has yet said what it is
+// about (its subject, situation or task): the first part that does wins.
+func (f form) unset() bool { return f.noun == "" && f.clause == "" && f.action == "" }
 
 // yours turns the asker's "my" and "our" into "your".
 func yours(s string) string {
