@@ -183,12 +183,11 @@ func (g *Gemini) Embed(ctx context.Context, texts []string) ([][]float32, error)
 
 // OpenAI embeds with an OpenAI-compatible /embeddings endpoint.
 type OpenAI struct {
-	svc       openai.EmbeddingService
-	model     string
-	dims      int
-	sendDims  bool
-	modelName string
-	key       string
+	svc      openai.EmbeddingService
+	model    string
+	dims     int
+	sendDims bool
+	key      string
 }
 
 // NewOpenAI returns an OpenAI-compatible embedder. Without

@@ -49,9 +49,6 @@ const maxFrame = 1 << 30
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
-// errTorn marks a frame cut short at the end of the file.
-var errTorn = errors.New("torn frame")
-
 // settingsRecord is the persisted form of a collection's settings.
 type settingsRecord struct {
 	rag.Settings
@@ -142,16 +139,6 @@ func (d *decoder) fail() {
 	if d.err == nil {
 		d.err = errors.New("truncated record")
 	}
-}
-
-func (d *decoder) byte() byte {
-	if len(d.buf) < 1 {
-		d.fail()
-		return 0
-	}
-	b := d.buf[0]
-	d.buf = d.buf[1:]
-	return b
 }
 
 func (d *decoder) uvarint() int {
