@@ -294,9 +294,6 @@ func (a *Asker) Ask(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("retrieving chunks: %w", err)
 	}
-	// The answer is written from chunks found for the question together
-	// with the collection's words for its phrases (see [Expand]); the
-	// scope check judges the question as asked.
 	// The vocabulary is the Go specification's ([speaksGo]): a collection
 	// that is not gets the question as asked.
 	df := func(string) int { return -1 }
@@ -313,6 +310,9 @@ func (a *Asker) Ask(ctx context.Context, req Request) (Result, error) {
 	if vocabulary {
 		ctx = withVocabulary(ctx)
 	}
+	// The answer is written from chunks found for the question together
+	// with the specification's words for its phrases (see [Expand]); the
+	// scope check judges the question as asked.
 	answerHits := hits
 	if more := Expand(question); vocabulary && more != "" {
 		answerHits, err = a.s.Search(ctx, collection, rag.Query{Text: question + "\n" + more, TopK: topK, Mode: a.opts.Mode})
