@@ -24,19 +24,7 @@ func TestRelevantRunbooksOnly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole stack")
 	}
-	root := enricheval.Root()
-	corpus, err := enricheval.LoadCorpus([]string{filepath.Join(root, "examples", "runbooks")}, filepath.Join(root, "docs", "runbooks"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var docs []json.RawMessage
-	for _, d := range corpus.Docs {
-		b, err := protojson.Marshal(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		docs = append(docs, b)
-	}
+	docs := runbookCorpusJSON(t)
 	s := startStack(t, map[string]string{"NOTIFIER_POLL_INTERVAL": "50ms"}, "")
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
@@ -84,4 +72,25 @@ func TestRelevantRunbooksOnly(t *testing.T) {
 			t.Errorf("%q cites a groundcrew operational runbook:\n%s", tt.text, text)
 		}
 	}
+}
+
+// runbookCorpusJSON is the team's example runbooks and groundcrew's own
+// (in collection "groundcrew"), as make run indexes them, each document in
+// the JSON an IndexDocuments request carries.
+func runbookCorpusJSON(t *testing.T) []json.RawMessage {
+	t.Helper()
+	root := enricheval.Root()
+	corpus, err := enricheval.LoadCorpus([]string{filepath.Join(root, "examples", "runbooks")}, filepath.Join(root, "docs", "runbooks"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []json.RawMessage
+	for _, d := range corpus.Docs {
+		b, err := protojson.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, b)
+	}
+	return docs
 }

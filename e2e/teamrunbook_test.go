@@ -4,14 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protojson"
-
-	"github.com/groundcrew/groundcrew/e2e/enricheval"
 	"github.com/groundcrew/groundcrew/services/notifier/telegramtest"
 )
 
@@ -57,19 +53,7 @@ func TestTeamRunbookFirst(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole stack")
 	}
-	root := enricheval.Root()
-	corpus, err := enricheval.LoadCorpus([]string{filepath.Join(root, "examples", "runbooks")}, filepath.Join(root, "docs", "runbooks"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var docs []json.RawMessage
-	for _, d := range corpus.Docs {
-		b, err := protojson.Marshal(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		docs = append(docs, b)
-	}
+	docs := runbookCorpusJSON(t)
 	ledger, err := json.Marshal(map[string]any{
 		"url": ledgerRunbookURL, "title": "Payments team on-call notes",
 		"text": "Payments team on-call notes.\n\nDiagnose.\nOpen the settlement dashboard and compare yesterday's batch with the bank file.\n\n" +
