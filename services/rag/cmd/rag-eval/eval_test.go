@@ -70,19 +70,23 @@ func TestEvalSets(t *testing.T) {
 		// Held out at the fourth tuning (written by another engineer
 		// while it ran, run once after it: 32/50 answers with their
 		// fact), tuning material for the fifth, which dropped "len" →
-		// "length" from the vocabulary: 34/50; 49/50 answered, 11/12
-		// flagged (91.7 %, below the 0.95 target); see BENCHMARKS.md.
+		// "length" from the vocabulary: 34/50; 35/50 after the sixth
+		// (a rule and its opposite are not the same fact); 49/50
+		// answered, 11/12 flagged (91.7 %, below the 0.95 target); see
+		// BENCHMARKS.md.
 		{"../../testdata/gospec_heldout6.json", 49.0 / 50, 11.0 / 12,
 			figures{0.420, 0.820, 0.584}, figures{0.740, 0.900, 0.818}, figures{0.580, 0.940, 0.729}, figures{0.640, 0.960, 0.766},
-			34.0 / 50, false, true},
-		// Held out (written by another engineer while the fifth tuning
-		// ran, committed before it ended, run once after its last
-		// commit): 36/40 answered (90 %, below the 0.95 target), 10/10
-		// flagged, answers with their fact 24/40 (0.60), below the 0.8
-		// target; hybrid trails BM25 at hit@5. See BENCHMARKS.md.
-		{"../../testdata/gospec_heldout7.json", 36.0 / 40, 10.0 / 10,
+			35.0 / 50, false, true},
+		// Held out at the fifth tuning (written by another engineer
+		// while it ran, run once after its last commit: 36/40 answered,
+		// 24/40 answers with their fact), tuning material for the sixth:
+		// 38/40 answered (four words of the collection together cover a
+		// question), 10/10 flagged, 25/40 with their fact (0.625, below
+		// the 0.8 target); hybrid trails BM25 at hit@5. See
+		// BENCHMARKS.md.
+		{"../../testdata/gospec_heldout7.json", 38.0 / 40, 10.0 / 10,
 			figures{0.500, 0.675, 0.582}, figures{0.625, 0.925, 0.765}, figures{0.600, 0.800, 0.699}, figures{0.625, 0.800, 0.704},
-			24.0 / 40, true, true},
+			25.0 / 40, true, false},
 	}
 	near := func(got, want float64) bool { return math.Abs(got-want) < 0.0005 }
 	for _, tt := range tests {

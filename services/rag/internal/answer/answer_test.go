@@ -301,6 +301,11 @@ func TestHasRepeats(t *testing.T) {
 		{"Sending to or closing a closed channel causes a run-time panic. [1] A send on a closed channel proceeds by causing a run-time panic. [2]", true},
 		{"The non-blank variable names on the left side of := must be unique. [1] The non-blank variable names on the left side of := must be unique. [2]", true},
 		{"Sending to or closing a closed channel causes a run-time panic. [1] Receiving from a nil channel blocks forever. [2]", false},
+		// The same words, opposite rules: what is forbidden and what is
+		// allowed, what happens and that it happens only once.
+		{"In an alias declaration the given type cannot be a type parameter declared in the same declaration. [1] An alias declaration may declare type parameters. [2]", false},
+		{"If a package has imports, the imported packages are initialized before initializing the package itself. If multiple packages import a package, the imported package will be initialized only once. [1]", false},
+		{"Short variable declarations may appear only inside functions. [1] Short variable declarations may appear only inside functions. [2]", true},
 	}
 	for _, tt := range tests {
 		if got := HasRepeats(tt.answer); got != tt.want {
@@ -523,6 +528,38 @@ func TestScopePhrasesAndScarceTerms(t *testing.T) {
 	}
 	if small, large := share(10), share(200); math.Abs(small-1) > 1e-9 || large >= 1 {
 		t.Errorf("a term in one chunk: evidence %.3f of 10 chunks, %.3f of 200; want 1 and less", small, large)
+	}
+}
+
+// TestScopeKnownWordsTogether checks that a question whose words the
+// collection uses stand together in one chunk, four or more of them, is
+// covered whatever its everyday words the collection never uses weigh,
+// while one sharing fewer words with the collection is not.
+func TestScopeKnownWordsTogether(t *testing.T) {
+	hits := []rag.Hit{
+		{HeadingPath: []string{"Index expressions"}, Text: "For a map a, the index expression a[x] is the value with key x. If the map does not contain such an entry, a[x] is the zero value for the element type of the map.", Score: 0.3},
+	}
+	stats := rag.TermStats{Chunks: 300, DF: map[string]int{"key": 17, "map": 38, "valu": 153, "zero": 40, "lookup": 1, "leather": 0, "boot": 0, "pair": 0, "break": 20, "new": 30, "take": 6}}
+	tests := []struct {
+		question string
+		in       bool
+	}{
+		{"How do I tell whether a key is really in a map or the lookup just gave me the zero value?", true},
+		// Three words of the collection ("break", "new", "take"), none
+		// about it.
+		{"How long does it take to break in a new pair of leather boots?", false},
+	}
+	for _, tt := range tests {
+		v := Scope(ScopeInput{Question: tt.question, Hits: hits, Threshold: 0.1, MinEvidence: DefaultMinEvidence, Terms: stats})
+		if v.InScope != tt.in {
+			t.Errorf("Scope(%q) = %+v, want in scope %v", tt.question, v, tt.in)
+		}
+	}
+	// Without the fourth word the key question is judged on its
+	// evidence alone, as before.
+	few := Scope(ScopeInput{Question: "Is the lookup really gave zero?", Hits: hits, Threshold: 0.1, MinEvidence: DefaultMinEvidence, Terms: stats})
+	if few.InScope {
+		t.Errorf("two words of the collection among foreign ones: %+v, want out of scope", few)
 	}
 }
 

@@ -36,8 +36,9 @@ const (
 // The answer leads with the best-scoring sentence (its chunk is the
 // primary source); the other quoted sentences follow in reading order
 // (chunk rank, then position). A sentence that states what a quoted one
-// already says (most of its terms in common, see [HasRepeats]) is
-// skipped: the Go specification says several things twice.
+// already says (most of its terms in common, negated or restricted alike,
+// see [HasRepeats]) is skipped: the Go specification says several things
+// twice.
 //
 // A sentence scores the IDF-weighted share of the question's terms it
 // contains (IDF over the candidate sentences, so words every sentence has
@@ -108,7 +109,9 @@ type candidate struct {
 	chunk, pos int // chunk rank and sentence position in it
 	text       string
 	terms      map[string]bool
-	score      float64
+	// form is whether the sentence negates or restricts (see [formOf]).
+	form  string
+	score float64
 	// context holds the terms of the sentence introducing a list item
 	// that the item itself lacks.
 	context map[string]bool
@@ -240,7 +243,7 @@ func (e *Extractive) Generate(ctx context.Context, question string, chunks []rag
 		// repeats itself across sections) adds nothing. The answer
 		// is checked as a reader splits it too: a sentence ending in
 		// code or a colon runs into the next one.
-		if slices.ContainsFunc(picked, func(p candidate) bool { return nearDuplicate(p.terms, c.terms) }) {
+		if slices.ContainsFunc(picked, func(p candidate) bool { return sameFact(p.terms, c.terms, p.form, c.form) }) {
 			continue
 		}
 		if text, _, _ := compose(append(slices.Clone(picked), c)); HasRepeats(text) {
@@ -319,7 +322,7 @@ func (e *Extractive) rank(question string, chunks []rag.Hit, vocabulary bool) []
 			if r := s[0]; 'a' <= r && r <= 'z' {
 				s = string(r-'a'+'A') + s[1:]
 			}
-			c := candidate{chunk: ci, pos: si, text: s, terms: map[string]bool{}, context: map[string]bool{}}
+			c := candidate{chunk: ci, pos: si, text: s, terms: map[string]bool{}, context: map[string]bool{}, form: formOf(s)}
 			for _, t := range embedder.Analyze(s) {
 				c.terms[t] = true
 			}
@@ -452,20 +455,58 @@ func termSet(s string) map[string]bool {
 }
 
 // HasRepeats says whether an answer states a fact twice: two of its
-// sentences (citation markers aside) are near-duplicates, as
-// [Extractive] never writes them.
+// sentences (citation markers aside) are near-duplicates in the same form
+// (see [sameFact]), as [Extractive] never writes them.
 func HasRepeats(answer string) bool {
-	var sets []map[string]bool
+	type said struct {
+		terms map[string]bool
+		form  string
+	}
+	var prev []said
 	for _, s := range sentences(markerRE.ReplaceAllString(answer, "")) {
-		ts := termSet(s)
-		for _, prev := range sets {
-			if nearDuplicate(prev, ts) {
+		cur := said{termSet(s), formOf(s)}
+		for _, p := range prev {
+			if sameFact(p.terms, cur.terms, p.form, cur.form) {
 				return true
 			}
 		}
-		sets = append(sets, ts)
+		prev = append(prev, cur)
 	}
 	return false
+}
+
+// sameFact says whether two sentences state the same fact: most of the
+// smaller one's terms are the larger one's, and they say it in the same
+// form (see [formOf]): "An alias declaration may declare type
+// parameters" and "In an alias declaration the given type cannot be a
+// type parameter" share their terms but not their facts.
+func sameFact(a, b map[string]bool, formA, formB string) bool {
+	return formA == formB && nearDuplicate(a, b)
+}
+
+// formWords are the words, stop words to the analyser, that turn a rule
+// into another: one that forbids ("cannot") or restricts ("only once")
+// what a sentence with the same terms allows. Modal words ("may",
+// "must") are left out: "A labeled statement may be the target of a goto,
+// break or continue statement" and "Labels are … used in the break,
+// continue, and goto statements" say one thing.
+var formWords = map[string]string{
+	"not": "not", "no": "not", "never": "not", "cannot": "not", "neither": "not", "nor": "not",
+	"only": "only", "once": "only",
+}
+
+// formOf is the set of forms (see formWords) a sentence's words take,
+// as a sorted string.
+func formOf(s string) string {
+	var forms []string
+	for _, w := range strings.Fields(strings.ToLower(s)) {
+		w = strings.Trim(w, "?,.!;:'\"()")
+		if f, ok := formWords[w]; ok && !slices.Contains(forms, f) {
+			forms = append(forms, f)
+		}
+	}
+	slices.Sort(forms)
+	return strings.Join(forms, " ")
 }
 
 // Weights of the phrase and cue bonuses of a sentence's score.
