@@ -59,10 +59,19 @@ func Start(ctx context.Context, dataDir string, corpus Corpus, logs io.Writer) (
 		lis[name] = config.Listeners{API: api, Admin: admin}
 		addrs[name] = api.Addr().String()
 	}
+	// rag and the notifier are not started. Their default addresses are
+	// where `make run` serves them, so an evaluation beside a running stack
+	// would post its research approvals into that stack's chat: point them
+	// at a port nothing listens on instead.
+	nowhere, err := refusedAddr()
+	if err != nil {
+		return nil, err
+	}
 	env := func(name string) func(string) (string, bool) {
 		return config.MapLookup(map[string]string{
 			"DATA_DIR": filepath.Join(dataDir, name), "LOG_FORMAT": "json", "LOG_LEVEL": "warn", "GRACE_PERIOD": "2s",
 			"SEARCH_ADDR": addrs["search"], "GROUNDING_ADDR": addrs["grounding"],
+			"RAG_ADDR": nowhere, "NOTIFIER_ADDR": nowhere,
 			strings.ToUpper(name) + "_ADMIN_ADDR": lis[name].Admin.Addr().String(),
 		})
 	}
@@ -112,6 +121,17 @@ func Start(ctx context.Context, dataDir string, corpus Corpus, logs io.Writer) (
 		return nil, fmt.Errorf("indexing the corpus: %s rejected: %s", resp.GetRejected()[0].GetUrl(), resp.GetRejected()[0].GetReason())
 	}
 	return e, nil
+}
+
+// refusedAddr returns a loopback address that refuses connections: a port
+// the system handed out and that was closed again at once.
+func refusedAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	addr := l.Addr().String()
+	return addr, l.Close()
 }
 
 func (e *Env) dial(addr string) (*grpc.ClientConn, error) {
