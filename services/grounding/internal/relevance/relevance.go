@@ -144,8 +144,10 @@ var (
 	identifier   = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_:.-]*$`)
 	// A name of a thing in running text: a path, a host name of three
 	// parts or more, an address, or a hyphenated or underscored name
-	// with a digit (web-3, checkout-6d5f, 0042_add_index).
-	entityRe = regexp.MustCompile(`/|^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+){2,}$|^\d+\.\d+\.\d+|^[A-Za-z0-9]*\d[A-Za-z0-9]*[-_][A-Za-z0-9_-]*$|^[A-Za-z0-9_]*[-_][A-Za-z0-9_-]*\d`)
+	// with a digit (web-3, checkout-6d5f, 0042_add_index); a log record's
+	// field with a number (total-vm:14820112kB, status=429) names a
+	// measure, not what is wrong.
+	entityRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*[:=]-?\d|/|^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+){2,}$|^\d+\.\d+\.\d+|^[A-Za-z0-9]*\d[A-Za-z0-9]*[-_][A-Za-z0-9_-]*$|^[A-Za-z0-9_]*[-_][A-Za-z0-9_-]*\d`)
 )
 
 // where splits running text into what it says and the names of things it

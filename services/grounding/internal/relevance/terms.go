@@ -26,6 +26,9 @@ var stopWords = set(
 	// The alerting tool that sent a line, not what it is about.
 	"datadog", "zabbix", "nagios", "icinga", "pagerduty", "opsgenie", "cloudwatch", "newrelic",
 	"triggered", "alarm", "alarms", "monitor", "notification",
+	// A log line's timestamp says when, not what.
+	"mon", "tue", "wed", "thu", "fri", "sat", "sun", "jan", "feb", "mar", "apr", "jun", "jul", "aug",
+	"sep", "oct", "nov", "dec",
 )
 
 // generic words say that something is wrong, or where, but not what: they
@@ -73,7 +76,7 @@ var synonyms = map[string]string{
 	"crashloopbackoff": "restart", "crashlooping": "restart", "crashloop": "restart",
 	"consumergroup": "consumer", "consumergroups": "consumer",
 	"gc": "garbage", "jvm": "jvm", "java": "jvm", "heap": "heap",
-	"ntp": "clock", "chrony": "clock", "time": "time", "skew": "skew", "skewed": "skew",
+	"ntp": "clock", "chrony": "clock", "chronyd": "clock", "chronyc": "clock", "ntpd": "clock", "timesyncd": "clock", "time": "time", "skew": "skew", "skewed": "skew",
 	"cron": "cronjob", "cronjobs": "cronjob",
 	"deploy": "deployment", "deployments": "deployment", "rollout": "rollout", "rollouts": "rollout",
 	"ingress": "ingress", "nginx": "ingress",
@@ -96,6 +99,11 @@ var phrases = []struct {
 	{regexp.MustCompile(`(?i)\bno such host\b|\bname or service not known\b|\bname resolution\b|\bcould not resolve\b|\bfailed to resolve\b`), "dns"},
 	{regexp.MustCompile(`(?i)\bbad gateway\b|\bgateway time-?out\b|\bservice unavailable\b|\binternal server error\b`), "5xx"},
 	{regexp.MustCompile(`(?i)\btoo many open files\b`), "descriptor"},
+	// A client that cannot verify the peer's certificate fails the TLS
+	// handshake: what curl, OpenSSL and Go print for it.
+	{regexp.MustCompile(`(?i)\bunable to get local issuer certificate\b|\bself[- ]signed certificate in certificate chain\b|\bcertificate verify failed\b|\bsigned by unknown authority\b|\bSSL certificate problem\b|\btls: (?:handshake failure|bad certificate)\b`), "handshake"},
+	// What chronyd and ntpd print of a clock that is off.
+	{regexp.MustCompile(`(?i)\bclock (?:is )?wrong by\b|\bclock (?:is )?(?:not|un)synchroni[sz]ed\b|\btime (?:is )?(?:not|un)synchroni[sz]ed\b`), "skew"},
 	{regexp.MustCompile(`(?i)\bout of memory\b`), "oom"},
 	{regexp.MustCompile(`(?i)\bdf -i\b`), "inode"},
 	// What Kubernetes prints for a state, read as the state it names (the
@@ -118,6 +126,9 @@ var phrases = []struct {
 	// 90%", "/ is 96% used", "memory at 95%"): the resource is near full.
 	{regexp.MustCompile(`(?i)\b(?:usage|used|utili[sz]ation|util|full|(?:disk|filesystem|partition|volume|memory|mem|ram|swap|inodes?|storage|heap) (?:is )?at)\b\s*(?:[>=≥]+|is|of|above|over|at)?\s*(?:[89]\d|100)(?:\.\d+)?\s?%|\b(?:[89]\d|100)(?:\.\d+)?\s?%\s*(?:used|full|utili[sz]ed)\b`), "almost full"},
 }
+
+// unitNumber is a number with a unit ("14820112kb", "250ms").
+var unitNumber = regexp.MustCompile(`^\d+(?:\.\d+)?[a-z]{0,3}$`)
 
 // withPhrases adds, after each phrase of phrases in s, the term it means.
 func withPhrases(s string) string {
@@ -206,8 +217,25 @@ func term(w string) string {
 	if s, ok := synonyms[st]; ok {
 		return s
 	}
+	if canonical[st] {
+		return st
+	}
+	st = dropE(st)
+	if s, ok := synonyms[st]; ok {
+		return s
+	}
 	if stopWords[st] {
 		return ""
+	}
+	return st
+}
+
+// dropE drops the final e of a verb in -ise, -ize or -ate, whose
+// inflections the stemmer leaves without it ("synchronise" and
+// "synchronised", "rotate" and "rotated" are one term).
+func dropE(st string) string {
+	if len(st) > 5 && (strings.HasSuffix(st, "ise") || strings.HasSuffix(st, "ize") || strings.HasSuffix(st, "ate")) {
+		return st[:len(st)-1]
 	}
 	return st
 }
@@ -253,6 +281,10 @@ var implies = map[string]string{
 }
 
 func isNumber(w string) bool {
+	if unitNumber.MatchString(w) {
+		// "0kb", "12ms", "3x": a quantity with its unit.
+		return true
+	}
 	digits := 0
 	for _, r := range w {
 		if unicode.IsDigit(r) {

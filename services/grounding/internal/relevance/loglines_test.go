@@ -1,0 +1,89 @@
+package relevance
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestLogLineWords: what a log line is made of besides what went wrong —
+// its timestamp, its record's numbered fields, quantities with units —
+// says nothing of the topic; the inflections of -ise, -ize and -ate verbs
+// are one term; a daemon is read as what it keeps.
+func TestLogLineWords(t *testing.T) {
+	for _, pair := range [][2]string{{"synchronise", "synchronised"}, {"synchronize", "synchronizing"}, {"rotate", "rotated"}} {
+		if a, b := terms(pair[0]), terms(pair[1]); !slices.Equal(a, b) {
+			t.Errorf("terms(%q) = %v, terms(%q) = %v, want the same", pair[0], a, pair[1], b)
+		}
+	}
+	// Short words and synonym groups' own terms keep their e.
+	for w, want := range map[string]string{"state": "state", "certificates": "certificate"} {
+		if got := terms(w); len(got) == 0 || got[0] != want {
+			t.Errorf("terms(%q) = %v, want %q first", w, got, want)
+		}
+	}
+	for _, tt := range []struct {
+		text string
+		want []string
+		not  []string
+	}{
+		{"[Thu Nov 26 03:14:07 2026] Out of memory", []string{"oom", "memory"}, []string{"thu", "nov"}},
+		{"rss 0kB, took 250ms", []string{"rss", "took"}, []string{"0kb", "250m"}},
+		{"chronyd[812]: System clock wrong by 3.2 seconds", []string{"clock", "skew"}, nil},
+		{"curl: (60) SSL certificate problem: unable to get local issuer certificate", []string{"handshake", "certificate", "tls", "ca"}, nil},
+		{"Time on db-7 is not synchronised", []string{"time"}, []string{"skew"}},
+	} {
+		got := terms(tt.text)
+		for _, w := range tt.want {
+			if !slices.Contains(got, w) {
+				t.Errorf("terms(%q) = %v, want %q among them", tt.text, got, w)
+			}
+		}
+		for _, w := range tt.not {
+			if slices.Contains(got, w) {
+				t.Errorf("terms(%q) = %v, want no %q", tt.text, got, w)
+			}
+		}
+	}
+	// A record's numbered fields weigh as labels: where and how much, not
+	// what.
+	s := Parse("Out of memory: Killed process 21877 (python3) total-vm:14820112kB, anon-rss:12501124kB, oom_score_adj:0")
+	for _, w := range []string{"vm", "anon", "rss", "score", "adj"} {
+		if got := s.weights[w]; got != labelWeight {
+			t.Errorf("weight of %q = %v, want the label weight %v", w, got, labelWeight)
+		}
+	}
+	if got := s.weights["oom"]; got != summaryWeight {
+		t.Errorf("weight of oom = %v, want %v", got, summaryWeight)
+	}
+}
+
+var (
+	nodeMemory = Source{Title: "Node memory pressure and OOM kills",
+		Text: "Alerts: `NodeOOMKillDetected` fires when the kernel OOM killer ended a process on the node.\nDiagnose\n`dmesg -T | grep -i \"killed process\"` names what the kernel OOM killer ended.\nMitigate\nSet memory requests to the real working set."}
+	clockSkew = Source{Title: "Node — clock skew and NTP not synchronised",
+		Text: "Alerts: `NodeClockSkewDetected` fires when a node's clock is more than 0.05 s off.\nDiagnose\n`chronyc tracking`: check `System clock synchronized` and the current offset.\n`chronyc sources -v`: unreachable sources mean UDP 123 is blocked.\nMitigate\nRestart chrony and force a step: `chronyc makestep`."}
+	tlsHandshake = Source{Title: "TLS handshake failures between services",
+		Text: "Alert: `TLSHandshakeErrorsHigh` fires when more than 5% of TLS handshakes fail.\nDiagnose\nRead the client error: `x509: certificate signed by unknown authority` means the client lacks the issuing CA.\nMitigate\nServe the full chain."}
+)
+
+// TestLogLinesScore: log lines worded unlike any runbook title — the
+// kernel's OOM killer, chronyd, curl — are about the runbook whose
+// symptoms they print, and not about the others.
+func TestLogLinesScore(t *testing.T) {
+	for _, tt := range []struct {
+		line string
+		want Source
+	}{
+		{"[Thu Nov 26 03:14:07 2026] Out of memory: Killed process 21877 (python3) total-vm:14820112kB, anon-rss:12501124kB, file-rss:0kB, shmem-rss:0kB, UID:1001 pgtables:24812kB oom_score_adj:0 (host etl-vm-04)", nodeMemory},
+		{"chronyd[812]: System clock wrong by 3.218744 seconds; Can't synchronise: no selectable sources (host kafka-2)", clockSkew},
+		{"Synthetic check 'payments-gw TLS' FAILED from 3 locations: curl: (60) SSL certificate problem: unable to get local issuer certificate", tlsHandshake},
+	} {
+		s := Parse(tt.line)
+		for _, src := range []Source{nodeMemory, clockSkew, tlsHandshake} {
+			sc := s.Score(src)
+			if want := src.Title == tt.want.Title; sc.Relevant() != want {
+				t.Errorf("%q scores %+v for %q, want relevant %v", tt.line, sc, src.Title, want)
+			}
+		}
+	}
+}
