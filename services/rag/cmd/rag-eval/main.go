@@ -23,7 +23,8 @@
 // (which kept no change); gospec_heldout5.json was written before the
 // third round and run once; gospec_heldout6.json was written during the
 // fourth and run once after it; gospec_heldout7.json was written during
-// the fifth, run once after it, and is the held-out measure
+// the fifth and run once after it; gospec_heldout8.json was written
+// during the sixth, run once after it, and is the held-out measure
 // (BENCHMARKS.md, "rag — offline answers").
 //
 // It exits 2 when a target is missed: at least 95 % of in-scope

@@ -58,11 +58,11 @@ const (
 // sentence introducing a short piece of code ("is defined as") quotes the
 // code with it. The weights were chosen on the answer facts of
 // testdata/gospec_questions.json and gospec_heldout3.json to
-// gospec_heldout5.json; gospec_heldout6.json and gospec_heldout7.json,
+// gospec_heldout5.json; gospec_heldout6.json to gospec_heldout8.json,
 // each written by another engineer during a tuning and run once after
 // it, measure them (BENCHMARKS.md). Refitting them, a wider pool of
 // chunks and further sentence features lost on the sets left out of the
-// fit (BENCHMARKS.md, the fifth tuning).
+// fit (BENCHMARKS.md, the fifth and sixth tunings).
 type Extractive struct {
 	// MaxSentences bounds the sentences quoted; default 4.
 	MaxSentences int
