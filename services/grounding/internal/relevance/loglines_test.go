@@ -2,6 +2,7 @@ package relevance
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -85,5 +86,53 @@ func TestLogLinesScore(t *testing.T) {
 				t.Errorf("%q scores %+v for %q, want relevant %v", tt.line, sc, src.Title, want)
 			}
 		}
+	}
+}
+
+var (
+	portsText = "Every outbound TCP connection needs a unique source port; a closed connection keeps its port in TIME_WAIT for 60 seconds.\nWhat you see:\n- Applications fail to connect with `connect: cannot assign requested address` (EADDRNOTAVAIL).\nConfirm:\nss -s; node_exporter exposes `node_sockstat_TCP_tw`.\nFixing it:\n1. Reuse connections."
+	ports     = Source{Title: "Out of ephemeral ports (cannot assign requested address)", Text: portsText}
+)
+
+// TestCodesQuoted: an identifier the alert quotes as code writes it (an
+// errno name, a metric, a setting) found in a runbook is evidence that
+// the runbook is about what printed it.
+func TestCodesQuoted(t *testing.T) {
+	alert := "[FIRING] TCP TIME_WAIT sockets high: batch-worker-5 has 27,944 sockets in TIME_WAIT\nnode_sockstat_TCP_tw above 25000; nearly all toward 10.8.0.30:6432; jobs fail with EADDRNOTAVAIL.\ninstance=batch-worker-5:9100"
+	s := Parse(alert)
+	for _, c := range []string{"eaddrnotavail", "node_sockstat_tcp_tw"} {
+		if !s.codes[c] {
+			t.Errorf("codes = %v, want %q among them", s.codes, c)
+		}
+	}
+	sc := s.Score(ports)
+	if sc.Code != 1 || !sc.Relevant() {
+		t.Errorf("score %+v, want the codes found and relevant", sc)
+	}
+	plain := Source{Title: ports.Title, Text: strings.NewReplacer("EADDRNOTAVAIL", "", "node_sockstat_TCP_tw", "").Replace(portsText)}
+	if got := s.Score(plain); got.Code != 0 || got.Value >= sc.Value {
+		t.Errorf("without the codes: score %+v, want no code and less than %v", got, sc.Value)
+	}
+	// The alert's own name is a name, not a quoted code.
+	if s := Parse("[FIRING] KubeJobNotCompleted (warning): Job reports/nightly did not complete"); len(s.codes) != 0 {
+		t.Errorf("codes = %v, want none", s.codes)
+	}
+}
+
+var alertmanagerText = "This is the alert about the alerting pipeline itself.\n## Symptoms\n- `AlertmanagerFailedToSendAlerts`: the share of notifications failed for an integration (slack, pagerduty, webhook).\n- Alertmanager logs `msg=\"Notify for alerts failed\"`.\n## Resolution\n1. Find the failing integration and receiver.\n2. Read the error in the logs."
+
+// TestNameQuotedWhole: a runbook that quotes the alert's name whole (in a
+// list of symptoms, not a list of alerts) is not another problem on the
+// alert's system, whatever its title says.
+func TestNameQuotedWhole(t *testing.T) {
+	alert := "[FIRING] AlertmanagerFailedToSendAlerts (warning): An Alertmanager instance failed to send notifications.\nAlertmanager monitoring/alertmanager-main-1 failed to send 100% of notifications to pagerduty.\nnamespace=monitoring pod=alertmanager-main-1"
+	s := Parse(alert)
+	src := Source{Title: "Alertmanager cannot deliver notifications", Text: alertmanagerText}
+	if sc := s.Score(src); !sc.Relevant() {
+		t.Errorf("score %+v, want relevant", sc)
+	}
+	unnamed := Source{Title: src.Title, Text: strings.ReplaceAll(alertmanagerText, "`AlertmanagerFailedToSendAlerts`", "Notifications failing")}
+	if sc := s.Score(unnamed); sc.Relevant() {
+		t.Errorf("without the name: score %+v, want another problem on Alertmanager, under the bar", sc)
 	}
 }

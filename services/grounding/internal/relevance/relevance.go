@@ -95,6 +95,9 @@ const (
 	textWeight   = 0.25
 	phraseWeight = 0.1
 	quoteWeight  = 0.2
+	// codeWeight weighs an identifier of the alert's the source quotes
+	// (EADDRNOTAVAIL, startingDeadlineSeconds).
+	codeWeight = 0.15
 	// passageWeight weighs the best line's share of the alert's terms,
 	// counted from passageTerms specific terms in one line.
 	passageWeight = 0.3
@@ -135,6 +138,11 @@ type Subject struct {
 	// ("kubepodcrashloop"): found, they tell; missing, they say nothing
 	// (a runbook words the alert its own way).
 	whole map[string]bool
+	// codes are the identifiers its summary and description quote, as
+	// code writes them (EADDRNOTAVAIL, startingDeadlineSeconds,
+	// node_sockstat_TCP_tw), lower-cased: a source quoting one is
+	// about what printed it.
+	codes map[string]bool
 }
 
 var (
@@ -142,6 +150,11 @@ var (
 	labelPair    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=\S+$`)
 	asideRe      = regexp.MustCompile(`\([^()]*\)`)
 	identifier   = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_:.-]*$`)
+	// codeRe is an identifier as code writes it: an errno name
+	// (EADDRNOTAVAIL), a camelCase name of three words or more
+	// (startingDeadlineSeconds, NotTriggerScaleUp), a snake_case one of
+	// three (node_sockstat_TCP_tw).
+	codeRe = regexp.MustCompile(`^E[A-Z]{4,}$|^[A-Za-z][a-z0-9]+(?:[A-Z][a-z0-9]+){2,}$|^[A-Za-z0-9]+(?:_[A-Za-z0-9]+){2,}$`)
 	// A name of a thing in running text: a path, a host name of three
 	// parts or more, an address, or a hyphenated or underscored name
 	// with a digit (web-3, checkout-6d5f, 0042_add_index); a log record's
@@ -172,6 +185,7 @@ func Parse(text string) Subject {
 	s := Subject{
 		Labels: map[string]string{}, weights: map[string]float64{}, nameTerms: map[string]bool{},
 		pairs: map[[2]string]bool{}, triples: map[[3]string]bool{}, whole: map[string]bool{},
+		codes: map[string]bool{},
 	}
 	lines := strings.Split(strings.TrimSpace(text), "\n")
 	first := strings.TrimSpace(lines[0])
@@ -222,6 +236,7 @@ func Parse(text string) Subject {
 	what, names := where(asideRe.ReplaceAllString(summary, " "))
 	add(names, labelWeight)
 	add(what, summaryWeight)
+	s.addCodes(summary)
 	for _, line := range lines[1:] {
 		line = strings.TrimSpace(line)
 		switch {
@@ -240,6 +255,7 @@ func Parse(text string) Subject {
 			what, names := where(asideRe.ReplaceAllString(line, " "))
 			add(names, labelWeight)
 			add(what, descriptionWeight)
+			s.addCodes(line)
 		}
 	}
 	if name := s.Labels["alertname"]; s.AlertName == "" && identifier.MatchString(name) {
@@ -250,6 +266,18 @@ func Parse(text string) Subject {
 	}
 	return s
 }
+
+// addCodes adds the identifiers text quotes as code writes them (not the
+// alert's own name).
+func (s *Subject) addCodes(text string) {
+	for _, f := range strings.FieldsFunc(text, notIdentRune) {
+		if codeRe.MatchString(f) && !strings.EqualFold(f, s.AlertName) {
+			s.codes[strings.ToLower(f)] = true
+		}
+	}
+}
+
+func notIdentRune(r rune) bool { return !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_') }
 
 func isLabelLine(line string) bool {
 	for f := range strings.FieldsSeq(line) {
@@ -280,6 +308,9 @@ type Score struct {
 	// Passage is the weighted share of the alert's terms one line of the
 	// source holds (a symptom or error line of its Diagnose section).
 	Passage float64
+	// Code is 1 when the source quotes an identifier the alert quotes
+	// as code writes it (an errno name, a setting, a metric).
+	Code float64
 	// topic are the specific terms of the source's title; said, those of
 	// them the alert says. Select compares them between sources.
 	topic, said map[string]bool
@@ -390,6 +421,22 @@ func (s Subject) Score(src Source) Score {
 	for _, t := range terms(src.Text) {
 		body[t] = true
 	}
+	// The alert's name quoted whole (a list of symptoms, "the alert that
+	// usually pages is X"): the source speaks of this alert even where
+	// it does not say that the alert fires, so it is not about another
+	// system or another problem whatever its title says.
+	mentioned := false
+	for t := range s.whole {
+		mentioned = mentioned || body[t]
+	}
+	if len(s.codes) > 0 {
+		for _, f := range strings.FieldsFunc(src.Text, notIdentRune) {
+			if s.codes[strings.ToLower(f)] {
+				sc.Code = 1
+				break
+			}
+		}
+	}
 	// The alert's own words, three in a row, in the source: an error
 	// message the runbook quotes ("x509: certificate signed by unknown
 	// authority", "No space left on device").
@@ -457,8 +504,8 @@ func (s Subject) Score(src Source) Score {
 		// runbook's; its words may still name one (vault ... sealed).
 		v = max(v, (titleWeight*titleMatch+textWeight*sc.Text)/(titleWeight+textWeight))
 	}
-	v += phraseWeight*sc.Phrase + quoteWeight*sc.Quote
-	if s.otherSystem(title, body) || s.otherProblem(runTerms(src.Title), names, src.Text) {
+	v += phraseWeight*sc.Phrase + quoteWeight*sc.Quote + codeWeight*sc.Code
+	if !mentioned && (s.otherSystem(title, body) || s.otherProblem(runTerms(src.Title), names, src.Text)) {
 		// The alert names its system (MongodbReplicationLag) and the
 		// runbook another (Postgres — replica lag high): the same kind of
 		// problem on something else.
