@@ -174,7 +174,11 @@ func (s *Service) round(ctx context.Context, req GroundRequest, m *Message) ([]b
 			// without; none means no citation, not the nearest runbook.
 			// The team's own runbook is evidence whatever its score, and
 			// first.
-			evidence = withTeamFirst(team, relevantEvidence(req.Text, resp.Results, maxSources), maxSources)
+			relevant := relevantEvidence(req.Text, resp.Results, maxSources)
+			if len(relevant) == 0 {
+				relevant = s.searchKeywords(ctx, req.Text, query, resp.Results, maxResults, maxSources, engine)
+			}
+			evidence = withTeamFirst(team, relevant, maxSources)
 			if len(evidence) == 0 {
 				note = NoRelevantSource
 			}

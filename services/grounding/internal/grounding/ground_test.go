@@ -24,10 +24,12 @@ import (
 
 var discard = slog.New(slog.DiscardHandler)
 
-// fakeSearch answers every query with the same results.
+// fakeSearch answers every query with the same results, or a query of
+// byQuery with its own.
 type fakeSearch struct {
 	mu       sync.Mutex
 	results  []grounding.SearchResult
+	byQuery  map[string][]grounding.SearchResult
 	err      error
 	requests []grounding.SearchRequest
 }
@@ -39,7 +41,11 @@ func (f *fakeSearch) Search(_ context.Context, req grounding.SearchRequest) (gro
 	if f.err != nil {
 		return grounding.SearchResponse{}, f.err
 	}
-	return grounding.SearchResponse{Results: f.results[:min(len(f.results), req.MaxResults)], Engine: req.Engine}, nil
+	results := f.results
+	if r, ok := f.byQuery[req.Query]; ok {
+		results = r
+	}
+	return grounding.SearchResponse{Results: results[:min(len(results), req.MaxResults)], Engine: req.Engine}, nil
 }
 
 // fakeModel returns a scripted generation and records prompts.

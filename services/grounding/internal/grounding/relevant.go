@@ -1,7 +1,9 @@
 package grounding
 
 import (
+	"context"
 	"slices"
+	"strings"
 
 	"github.com/groundcrew/groundcrew/services/grounding/internal/extractive"
 	"github.com/groundcrew/groundcrew/services/grounding/internal/relevance"
@@ -108,4 +110,33 @@ func citedRelevance(text string, evidence []SearchResult, cites []Citation, conf
 		}
 	}
 	return &best
+}
+
+// searchKeywords searches again, when nothing the query found is about
+// text, with text's own keywords (relevance's Keywords: the alert name's
+// words split, the specific words of its summary and description) and
+// judges what both searches found together. A query keeps an alert name
+// whole and a log line's first words; the runbook may say the name's
+// words or the line's later ones. Nothing new (the same query, a failed
+// search) leaves the answer as it was: no relevant source.
+func (s *Service) searchKeywords(ctx context.Context, text, query string, first []SearchResult, maxResults, maxSources int, engine Engine) []SearchResult {
+	keywords := strings.Join(relevance.Parse(text).Keywords(text), " ")
+	if keywords == "" || strings.EqualFold(keywords, query) {
+		return nil
+	}
+	resp, err := s.search.Search(ctx, evidenceRequest(text, keywords, maxResults, engine))
+	if err != nil {
+		s.logger.WarnContext(ctx, "search by the text's keywords failed", "error", err)
+		return nil
+	}
+	all := slices.Clone(first)
+	for _, r := range resp.Results {
+		if !slices.ContainsFunc(all, func(o SearchResult) bool { return o.URL == r.URL }) {
+			all = append(all, r)
+		}
+	}
+	if len(all) == len(first) {
+		return nil
+	}
+	return relevantEvidence(text, all, maxSources)
 }

@@ -84,3 +84,43 @@ func TestGroundOfflineRunbookSummary(t *testing.T) {
 		t.Errorf("the message keeps the document's text: %q", m.Context.Results[0].Text)
 	}
 }
+
+// TestGroundSearchesKeywords: when nothing the derived query found is
+// about the alert, grounding searches again with the alert's keywords
+// (its name's words split, the specific words of its text) and cites
+// what that finds about it; when the first search found something, it
+// searches once.
+func TestGroundSearchesKeywords(t *testing.T) {
+	const alert = "[FIRING] IstioHighRequestFailures (warning): High 5xx rate from cart to inventory\n7.4% of requests from cart to inventory return 503 (response_flags UC) over 5 minutes."
+	const query = "IstioHighRequestFailures high 5xx rate cart inventory requests response_flags"
+	checkout := grounding.SearchResult{Title: "Checkout — 5xx error rate high", URL: "https://runbooks.example.com/checkout-5xx",
+		Text: "Alert: CheckoutErrorRateHigh fires when more than 2% of checkout requests return 5xx.\nDiagnose\nRead the checkout logs.\nMitigate\nRoll back the last deploy."}
+	istio := grounding.SearchResult{Title: "Istio / Envoy: 503s with upstream reset or connection failure flags", URL: "https://runbooks.example.com/istio",
+		Text: "When a caller sees a 503 that the application never logged, the sidecar produced it: Envoy writes the reason into the access log as response flags.\n" +
+			"The alert that usually pages is IstioHighRequestFailures (5xx ratio from istio_requests_total above 5%).\nWhere to look first\nRead the caller's sidecar log.\nFixes by flag\nUC: set the idle timeout below the app's keep-alive."}
+	f := newFixture(t, nil)
+	f.search.results = []grounding.SearchResult{checkout}
+	f.search.byQuery = map[string][]grounding.SearchResult{
+		"istio high request failures 5xx cart inventory return": {istio, checkout},
+	}
+	m, err := f.svc.Ground(t.Context(), grounding.GroundRequest{Text: alert, Query: query})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Citations) == 0 || m.Citations[0].URL != istio.URL || m.Error != "" {
+		t.Errorf("citations %v error %q; want the Istio runbook found by the keywords", m.Citations, m.Error)
+	}
+	if len(f.search.requests) != 2 || f.search.requests[1].Query != "istio high request failures 5xx cart inventory return" || !f.search.requests[1].IncludeText {
+		t.Errorf("searches %+v; want the derived query, then the keywords with whole documents", f.search.requests)
+	}
+
+	// The first search found the Istio runbook: no second search.
+	f = newFixture(t, nil)
+	f.search.results = []grounding.SearchResult{istio}
+	if _, err := f.svc.Ground(t.Context(), grounding.GroundRequest{Text: alert, Query: query}); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.search.requests) != 1 {
+		t.Errorf("%d searches, want 1", len(f.search.requests))
+	}
+}

@@ -136,3 +136,24 @@ func TestNameQuotedWhole(t *testing.T) {
 		t.Errorf("without the name: score %+v, want another problem on Alertmanager, under the bar", sc)
 	}
 }
+
+// TestKeywords: the words that say what an alert is about, as written:
+// its name's words split, the specific words of its summary and
+// description; not its labels, names of things or words that only say
+// something is wrong.
+func TestKeywords(t *testing.T) {
+	for _, tt := range []struct {
+		text string
+		want string
+	}{
+		{"[FIRING] IstioHighRequestFailures (warning): High 5xx rate from cart to inventory\n7.4% of requests from cart to inventory.shop.svc.cluster.local return 503 (response_flags UC) over 5 minutes.\nnamespace=shop",
+			"istio high request failures 5xx cart inventory return"},
+		{"chronyd[812]: System clock wrong by 3.218744 seconds; Can't synchronise: no selectable sources (host kafka-2)",
+			"chronyd wrong synchronise selectable sources"},
+	} {
+		s := Parse(tt.text)
+		if got := strings.Join(s.Keywords(tt.text), " "); got != tt.want {
+			t.Errorf("Keywords(%q) = %q, want %q", tt.text, got, tt.want)
+		}
+	}
+}

@@ -796,3 +796,36 @@ func (s *Subject) addName(add func(string, float64)) {
 	}
 	add(s.AlertName, alertNameWeight)
 }
+
+// maxKeywords bounds Keywords: past a dozen words a search engine's
+// match of any one of them counts for little.
+const maxKeywords = 12
+
+// Keywords are the words of text (as written) that say what the subject
+// is about: the alert name's words (split from camelCase and snake_case)
+// and the specific words of its summary and description, once each, in
+// their order, at most maxKeywords. Names of things, labels and words
+// that only say something is wrong are left out. They are a search query
+// of their own when the derived one found nothing about the subject: a
+// query keeps an alert name whole ("IstioHighRequestFailures"), which
+// a runbook titled "Istio / Envoy: 503s…" never says, and a log line's
+// first words, not its most telling ones.
+func (s Subject) Keywords(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, w := range splitWords(text, true) {
+		t := term(w)
+		if t == "" || seen[t] {
+			continue
+		}
+		if !s.nameTerms[t] && (generic[t] || s.weights[t] < descriptionWeight) || s.whole[t] {
+			continue
+		}
+		seen[t] = true
+		out = append(out, w)
+		if len(out) == maxKeywords {
+			break
+		}
+	}
+	return out
+}
