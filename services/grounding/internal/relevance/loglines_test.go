@@ -157,3 +157,72 @@ func TestKeywords(t *testing.T) {
 		}
 	}
 }
+
+// TestCodesAndNames: a package and class (redis.exceptions.ConnectionError)
+// is code, not a host name, and its words count; a host under a common
+// domain (orders-db.internal) is a name; "ERROR" is no errno, HY000 is a
+// SQLSTATE; Go's "server misbehaving" from a lookup is DNS.
+func TestCodesAndNames(t *testing.T) {
+	s := Parse("redis.exceptions.ConnectionError: Error 111 connecting to redis-master:6379. Connection refused.")
+	if got := s.weights["redis"]; got != summaryWeight {
+		t.Errorf("weight of redis = %v, want %v: a code path's words are what the line says", got, summaryWeight)
+	}
+	s = Parse("dial tcp: lookup orders-db.internal on 10.96.0.10:53: server misbehaving")
+	if got := s.weights["order"]; got != labelWeight {
+		t.Errorf("weight of orders = %v, want the label weight %v", got, labelWeight)
+	}
+	if s.weights["dns"] == 0 {
+		t.Errorf("weights %v, want dns", s.weights)
+	}
+	s = Parse("ERROR 1040 (HY000): Too many connections")
+	if !s.codes["hy000"] || s.codes["error"] {
+		t.Errorf("codes = %v, want hy000 and not error", s.codes)
+	}
+}
+
+// TestSelectByCode: of runbooks whose titles all say what a terse error
+// says ("too many connections"), the one quoting its code (ERROR 1040
+// (HY000), MySQL's) is cited, and one whose title names another system
+// the alert never names is not.
+func TestSelectByCode(t *testing.T) {
+	mysql := Source{Title: "MySQL — too many connections",
+		Text: "Symptoms\nApplications log `ERROR 1040 (HY000): Too many connections`.\nCheck\nSHOW STATUS LIKE 'Threads_connected'; compare with max_connections.\nFix\nLower the pools' sizes."}
+	if got := selected("ERROR 1040 (HY000): Too many connections", pgConns, mysql); !slices.Equal(got, []string{mysql.Title}) {
+		t.Errorf("selects %q, want only the MySQL runbook", got)
+	}
+	// Without the code, both titles say as much of it: both stay.
+	plain := Source{Title: mysql.Title, Text: strings.ReplaceAll(mysql.Text, "ERROR 1040 (HY000): ", "")}
+	if got := selected("ERROR 1040 (HY000): Too many connections", pgConns, plain); len(got) != 2 {
+		t.Errorf("selects %q, want both", got)
+	}
+}
+
+// TestQuoteWithOtherNames: a runbook quoting the message with its own
+// example names (filer-1) quotes the alert's (nas-01) all the same.
+func TestQuoteWithOtherNames(t *testing.T) {
+	nfs := Source{Title: "NFS mounts hung or returning Stale file handle",
+		Text: "Server not responding: with hard mounts every process touching the mount hangs; the kernel logs\n`nfs: server filer-1 not responding, still trying` and later `OK`.\nFix the server or network first."}
+	sc := Parse("kernel: nfs: server nas-01 not responding, still trying").Score(nfs)
+	if sc.Quote != 1 || !sc.Relevant() {
+		t.Errorf("score %+v, want the message quoted and relevant", sc)
+	}
+}
+
+// TestDisclaimed: a runbook that says what it is not about ("Not this
+// page: queries timing out → Loki query runbook") scores half for an
+// alert about that, and is unaffected for one about what it covers.
+func TestDisclaimed(t *testing.T) {
+	text := "Alerts: LokiRequestErrors (ingest path)\n- Confirm it is rate limiting: sum by (tenant, reason) (rate(loki_discarded_samples_total[5m])).\n- Agents log `429 Too Many Requests: Ingestion rate limit exceeded`; raise ingestion_rate_mb for the tenant.\n"
+	loki := Source{Title: "Loki ingestion rate limited — checklist", Text: text + "Not this page: queries timing out or slow (read path) → Loki query runbook."}
+	// The same words, not as a disclaimer.
+	plain := Source{Title: loki.Title, Text: text + "Also: queries timing out or slow (read path) → Loki query runbook."}
+	query := Parse("[FIRING] Loki query p99 > 30s: Loki query_range p99 latency 41s\nQueriers saturated; dashboards time out. Ingestion is normal.")
+	with, without := query.Score(loki), query.Score(plain)
+	if with.Value > without.Value/2+0.001 {
+		t.Errorf("query alert scores %v with the disclaimer, %v without; want half", with.Value, without.Value)
+	}
+	ingest := Parse("[FIRING] LokiIngestionRateLimited (warning): Loki is discarding samples: ingestion rate limit exceeded for tenant fake")
+	if a, b := ingest.Score(loki), ingest.Score(plain); a.Value != b.Value {
+		t.Errorf("ingestion alert scores %v with the disclaimer, %v without; want the same", a.Value, b.Value)
+	}
+}

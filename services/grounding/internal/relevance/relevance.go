@@ -150,17 +150,22 @@ var (
 	labelPair    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=\S+$`)
 	asideRe      = regexp.MustCompile(`\([^()]*\)`)
 	identifier   = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_:.-]*$`)
+	// codePath is a package and class, not a host name:
+	// redis.exceptions.ConnectionError, java.lang.OutOfMemoryError.
+	codePath = regexp.MustCompile(`^(?:[a-z][a-z0-9_]*\.)+[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*$`)
 	// codeRe is an identifier as code writes it: an errno name
-	// (EADDRNOTAVAIL), a camelCase name of three words or more
+	// (EADDRNOTAVAIL), a SQLSTATE-like code (HY000), a camelCase name of
+	// three words or more
 	// (startingDeadlineSeconds, NotTriggerScaleUp), a snake_case one of
 	// three (node_sockstat_TCP_tw).
-	codeRe = regexp.MustCompile(`^E[A-Z]{4,}$|^[A-Za-z][a-z0-9]+(?:[A-Z][a-z0-9]+){2,}$|^[A-Za-z0-9]+(?:_[A-Za-z0-9]+){2,}$`)
+	codeRe = regexp.MustCompile(`^E(?:ADDR|CONN|NO|HOST|NET|TIMEDOUT|AGAIN|ACCES|PERM|PIPE|[MN]FILE|XIST|INVAL|BUSY|ROFS|DQUOT|STALE|IO$)[A-Z]*$|^[A-Z]{1,3}\d{3,}$|^[A-Za-z][a-z0-9]+(?:[A-Z][a-z0-9]+){2,}$|^[A-Za-z0-9]+(?:_[A-Za-z0-9]+){2,}$`)
 	// A name of a thing in running text: a path, a host name of three
 	// parts or more, an address, or a hyphenated or underscored name
 	// with a digit (web-3, checkout-6d5f, 0042_add_index); a log record's
 	// field with a number (total-vm:14820112kB, status=429) names a
-	// measure, not what is wrong.
-	entityRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*[:=]-?\d|/|^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+){2,}$|^\d+\.\d+\.\d+|^[A-Za-z0-9]*\d[A-Za-z0-9]*[-_][A-Za-z0-9_-]*$|^[A-Za-z0-9_]*[-_][A-Za-z0-9_-]*\d`)
+	// measure, not what is wrong; so does a host name of two parts under
+	// a common domain (orders-db.internal, api.com).
+	entityRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*[:=]-?\d|/|^[A-Za-z0-9-]+\.(?:internal|local|lan|corp|svc|com|net|org|io)(?::\d+)?$|^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+){2,}$|^\d+\.\d+\.\d+|^[A-Za-z0-9]*\d[A-Za-z0-9]*[-_][A-Za-z0-9_-]*$|^[A-Za-z0-9_]*[-_][A-Za-z0-9_-]*\d`)
 )
 
 // where splits running text into what it says and the names of things it
@@ -169,7 +174,7 @@ func where(text string) (what, names string) {
 	var w, n []string
 	for _, f := range strings.Fields(text) {
 		core := strings.Trim(f, ":,;'\"`()[]")
-		if core != "" && entityRe.MatchString(core) {
+		if core != "" && entityRe.MatchString(core) && !codePath.MatchString(core) {
 			n = append(n, core)
 			// A break in the run: words on either side are not adjacent.
 			w = append(w, "|")
@@ -440,7 +445,11 @@ func (s Subject) Score(src Source) Score {
 	// The alert's own words, three in a row, in the source: an error
 	// message the runbook quotes ("x509: certificate signed by unknown
 	// authority", "No space left on device").
-	run := runTerms(src.Text)
+	// Names of things in the runbook's quoted message (filer-1 in "nfs:
+	// server filer-1 not responding") are not the alert's, as the
+	// alert's own are not part of its run.
+	srcWhat, _ := where(src.Text)
+	run := runTerms(srcWhat)
 	for i := 2; i < len(run); i++ {
 		if s.triples[[3]string{run[i-2], run[i-1], run[i]}] {
 			sc.Quote = 1
@@ -505,7 +514,7 @@ func (s Subject) Score(src Source) Score {
 		v = max(v, (titleWeight*titleMatch+textWeight*sc.Text)/(titleWeight+textWeight))
 	}
 	v += phraseWeight*sc.Phrase + quoteWeight*sc.Quote + codeWeight*sc.Code
-	if !mentioned && (s.otherSystem(title, body) || s.otherProblem(runTerms(src.Title), names, src.Text)) {
+	if !mentioned && (s.otherSystem(title, body) || s.otherProblem(runTerms(src.Title), names, src.Text) || s.disclaimed(title, src.Text)) {
 		// The alert names its system (MongodbReplicationLag) and the
 		// runbook another (Postgres — replica lag high): the same kind of
 		// problem on something else.
@@ -630,6 +639,13 @@ func Select(scores []Score) []int {
 		if i != top && top >= 0 && !sc.Named {
 			b := scores[top]
 			if named && sc.Value < NearBest && !(sc.Quote > 0 && addsSaid(sc, b)) {
+				continue
+			}
+			if b.Code > 0 && sc.Code == 0 && unsaidBeyond(sc, b) {
+				// The best quotes the alert's code (ERROR 1040 (HY000) in
+				// MySQL's runbook) and this one names in its title what the
+				// alert never says (Postgres): the same words, another
+				// system.
 				continue
 			}
 			if len(b.said) >= plainTitle && len(sc.said) == 0 {
@@ -768,6 +784,32 @@ func (s Subject) otherProblem(title []string, names []string, text string) bool 
 		}
 	}
 	return true
+}
+
+// disclaimerRe opens a sentence in which a runbook says what it is not
+// about ("Not this page: queries timing out → Loki query runbook", "This
+// is not the conntrack table").
+var disclaimerRe = regexp.MustCompile(`(?i)^\W*(?:not this (?:page|runbook)|this is not\b|this (?:page|runbook) is not\b|not for\b)|\bthis is not the (?:page|runbook)\b`)
+
+// disclaimed reports whether the source says it is not about what the
+// alert says: one of its sentences that says what the page is not holds
+// a specific term of the alert's name or summary its title does not.
+func (s Subject) disclaimed(title []string, text string) bool {
+	own := map[string]bool{}
+	for _, t := range title {
+		own[t] = true
+	}
+	for _, sentence := range sentenceEnd.Split(text, -1) {
+		if !disclaimerRe.MatchString(sentence) {
+			continue
+		}
+		for _, t := range terms(sentence) {
+			if !own[t] && !generic[t] && s.weights[t] >= summaryWeight {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Specific counts the subject's terms that are not generic words.

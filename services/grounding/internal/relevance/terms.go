@@ -96,7 +96,7 @@ var phrases = []struct {
 	re   *regexp.Regexp
 	term string
 }{
-	{regexp.MustCompile(`(?i)\bno such host\b|\bname or service not known\b|\bname resolution\b|\bcould not resolve\b|\bfailed to resolve\b`), "dns"},
+	{regexp.MustCompile(`(?i)\bno such host\b|\bserver misbehaving\b|\blookup \S+ on \S+:53\b|\bname or service not known\b|\bname resolution\b|\bcould not resolve\b|\bfailed to resolve\b`), "dns"},
 	{regexp.MustCompile(`(?i)\bbad gateway\b|\bgateway time-?out\b|\bservice unavailable\b|\binternal server error\b`), "5xx"},
 	{regexp.MustCompile(`(?i)\btoo many open files\b`), "descriptor"},
 	// A client that cannot verify the peer's certificate fails the TLS
