@@ -59,7 +59,10 @@ type form struct {
 var (
 	comparisonRe  = regexp.MustCompile(`(?i)^(?:compare\s+)?(.+?)\s+(?:vs\.?|versus|compared (?:with|to)|and|or)\s+(.+)$`)
 	differenceRe  = regexp.MustCompile(`(?i)^(?:the\s+)?differences?\s+between\s+(.+?)\s+and\s+(.+)$`)
-	partSplitRe   = regexp.MustCompile(`(?i),?\s+and\s+(?:(?:how|why|what|when)\b)`)
+	partSplitRe   = regexp.MustCompile(`(?i)(?:,?\s+and\s+(?:how|why|what|when)|,\s+(?:how|why|what|when|where|which|should|can|could|any)|[.;]\s+(?:how|why|what|when|where|which|should|can|could|any))\b`)
+	meanRe        = regexp.MustCompile(`(?i)^what\s+does\s+it\s+mean\s+(?:when|if|that)\s+(.+)$`)
+	lookRe        = regexp.MustCompile(`(?i)^(?:(?:what|where)\s+(?:should|do|can|could|must)\s+(?:i|we|you)\s+(?:look|check|start|begin)|how\s+(?:do|can|should)\s+(?:i|we|you)\s+(?:debug|troubleshoot|investigate|diagnose)|any\s+(?:ideas|hints|pointers))\b`)
+	remedyRe      = regexp.MustCompile(`(?i)^(?:what\s+(?:should|can|could|do)\s+(?:i|we|you)\s+do|how\s+(?:do|can|should)\s+(?:i|we|you)\s+(?:fix|solve|resolve|handle|recover))\b`)
 	whyRe         = regexp.MustCompile(`(?i)^why\s+(do|does|did|is|are|was|were|would|can|could|should|will)\s+(.+)$`)
 	preventRe     = regexp.MustCompile(`(?i)^(?:how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we))\s+)?(?:prevent|avoid|stop|fix|reduce|mitigate)\s+(.+)$`)
 	tellRe        = regexp.MustCompile(`(?i)^how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we))\s+(?:tell|know|detect|check|see|find out)\s+(?:(?:if|whether|that|when)\s+)?(.+)$`)
@@ -111,7 +114,7 @@ func parseForm(topic string) form {
 			break
 		}
 		parts = append(parts, t[:loc[0]])
-		t = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(strings.TrimPrefix(t[loc[0]:], ",")), "and"))
+		t = strings.TrimSpace(strings.TrimPrefix(strings.TrimLeft(t[loc[0]:], ",.; "), "and "))
 	}
 	for i, p := range parts {
 		p = strings.TrimSpace(p)
@@ -120,6 +123,18 @@ func parseForm(topic string) form {
 			p = pronounWordRe.ReplaceAllString(p, f.noun)
 		}
 		switch {
+		case meanRe.MatchString(p):
+			// "What does it mean when Vault is sealed": the situation.
+			f.asked = append(f.asked, kindOverview)
+			if f.unset() {
+				f.clause = meanRe.FindStringSubmatch(p)[1]
+			}
+		case i > 0 && lookRe.MatchString(p):
+			// "…, what should we look at": where to look.
+			f.asked = append(f.asked, kindDiagnosis)
+		case i > 0 && remedyRe.MatchString(p):
+			// "…, what can we do": what to do.
+			f.asked = append(f.asked, kindPrevention)
 		case whyRe.MatchString(p):
 			m := whyRe.FindStringSubmatch(p)
 			f.asked = append(f.asked, kindCause)
@@ -177,7 +192,13 @@ func parseForm(topic string) form {
 				f.noun = whatRe.FindStringSubmatch(p)[1]
 			}
 		default:
-			if f.unset() {
+			switch {
+			case !f.unset():
+			case statement(p):
+				// "Our Kafka consumers keep falling behind": a
+				// situation told, not a subject named.
+				f.clause = p
+			default:
 				f.noun = p
 			}
 		}
@@ -200,34 +221,88 @@ func parseForm(topic string) form {
 			f.asked = append([]questionKind{kindComparison}, f.asked...)
 		}
 	}
-	// The person's "my disk" is the reader's "your disk".
-	f.noun, f.clause, f.action = yours(f.noun), yours(f.clause), yours(f.action)
+	// The person's "my disk" is the reader's "your disk", and a subject
+	// quoted inside a question starts in lower case unless it is a name.
+	f.noun, f.clause, f.action = lowerLead(yours(f.noun)), lowerLead(yours(f.clause)), lowerLead(yours(f.action))
 	if f.unset() {
 		f.noun = strings.TrimSpace(topic)
 	}
 	return f
 }
 
+// finiteVerbs are verbs that only ever act as a sentence's verb, so a
+// topic holding one tells a situation ("the disk keeps filling up")
+// rather than naming a subject ("disk usage"). Words that are nouns as
+// often ("restarts", "fails over") are left out.
+var finiteVerbs = map[string]bool{
+	"is": true, "are": true, "was": true, "were": true, "keep": true, "keeps": true, "kept": true, "get": true,
+	"gets": true, "got": true, "seem": true, "seems": true, "has": true, "have": true, "had": true, "went": true,
+	"goes": true, "became": true, "becomes": true, "started": true, "stopped": true, "failed": true, "crashed": true,
+	"stays": true, "stay": true, "stayed": true, "won't": true, "can't": true, "cannot": true, "don't": true,
+	"doesn't": true, "isn't": true, "aren't": true, "wasn't": true, "didn't": true, "never": true,
+}
+
+// statement reports whether s tells a situation: it has a finite verb
+// after its first word (a subject comes first).
+func statement(s string) bool {
+	ws := strings.Fields(strings.ToLower(s))
+	for _, w := range ws[min(1, len(ws)):] {
+		if finiteVerbs[strings.Trim(w, ",.;:!?\"'")] {
+			return true
+		}
+	}
+	return false
+}
+
+// lowerLeadWords are sentence-starting words that are no names.
+var lowerLeadWords = map[string]bool{
+	"the": true, "a": true, "an": true, "this": true, "that": true, "these": true, "those": true, "too": true,
+	"not": true, "some": true, "many": true, "much": true, "all": true, "every": true, "each": true, "no": true,
+	"your": true, "their": true, "slow": true, "out": true, "lack": true, "high": true, "low": true,
+}
+
+// lowerLead lowers s's first letter when its first word is a common
+// word or a gerund ("The disk …", "Scaling Kafka consumers"), not a name
+// ("Postgres", "TLS", "Spring Boot").
+func lowerLead(s string) string {
+	w, _, _ := strings.Cut(s, " ")
+	lw := strings.ToLower(w)
+	if len(w) < 2 || w == lw || w[1:] != lw[1:] {
+		return s
+	}
+	if !lowerLeadWords[lw] && !gerund(lw) {
+		return s
+	}
+	return lw + s[len(w):]
+}
+
+// gerund reports whether the lower-case word w is a verb's -ing form
+// ("scaling", "running"); "spring" and "string" are not.
+func gerund(w string) bool {
+	return len(w) > 5 && strings.HasSuffix(w, "ing") && w != "spring" && w != "string"
+}
+
 // unset reports whether no part of the topic has yet said what it is
 // about (its subject, situation or task): the first part that does wins.
 func (f form) unset() bool { return f.noun == "" && f.clause == "" && f.action == "" }
 
-// yours turns the asker's "my" and "our" into "your".
+// yours turns the asker's "my" and "our" into "your" (lower case: the
+// subject is always quoted inside a question).
 func yours(s string) string {
-	return possessiveRe.ReplaceAllStringFunc(s, func(w string) string {
-		if w[0] == 'M' || w[0] == 'O' {
-			return "Your"
-		}
-		return "your"
-	})
+	return possessiveRe.ReplaceAllString(s, "your")
 }
 
 // problem reports whether the noun names a problem: its head word does
 // ("certificate expiry", "CPU throttling in Kubernetes"; not "error
 // correction codes"), or the topic asks what causes it.
 func (f form) problem() bool {
-	return f.cause || problemWords[strings.ToLower(f.head())]
+	return f.cause || problemWords[strings.ToLower(f.head())] || problemLeadRe.MatchString(f.noun)
 }
+
+// problemLeadRe marks a subject that is a problem by its first words
+// whatever its head ("running out of inodes on build servers", "too many
+// open files", "slow queries").
+var problemLeadRe = regexp.MustCompile(`(?i)^(?:running\s+out|out\s+of|hitting|losing|leaking|failing|crashing|dropping|timing\s+out|exceeding|exhausting|filling\s+up|too\s+(?:many|much|few)|not\s+enough|lack\s+of|slow)\b`)
 
 // head is the noun's head word: its last word before a preposition.
 func (f form) head() string { return headOf(f.noun) }
@@ -248,6 +323,10 @@ func headOf(head string) string {
 // plural reports whether the noun's head word is plural ("models" in
 // "language models in testing").
 func (f form) plural() bool {
+	if lead, _, _ := strings.Cut(f.noun, " "); gerund(strings.ToLower(lead)) {
+		// "scaling Kafka consumers" is one activity.
+		return false
+	}
 	w := strings.ToLower(f.head())
 	return len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is")
 }
@@ -341,6 +420,10 @@ func (f form) question(k questionKind, sharper bool) string {
 	n := f.noun
 	switch k.name {
 	case kindOverview.name:
+		if problemLeadRe.MatchString(n) {
+			// "running out of inodes" is not a thing that is or works.
+			return pick("What does "+n+" look like?", "What happens with "+n+"?")
+		}
 		if f.plural() {
 			return pick("What are "+n+"?", "How do "+n+" work?")
 		}

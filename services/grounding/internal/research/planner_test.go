@@ -137,6 +137,53 @@ func TestPlan(t *testing.T) {
 				"What helps when you see your disk filling up with logs, and how do you prevent it?",
 			},
 		},
+		{
+			// A situation told, then the question: where to look first.
+			topic: "Our Kafka consumers keep falling behind during peak hours, what should we look at?",
+			want: []string{
+				"How can you tell when your Kafka consumers keep falling behind during peak hours?",
+				"What does it mean when your Kafka consumers keep falling behind during peak hours?",
+				"What causes it when your Kafka consumers keep falling behind during peak hours?",
+				"What can you do when your Kafka consumers keep falling behind during peak hours, and how do you prevent it?",
+			},
+		},
+		{
+			topic: "The disk on db-1 keeps filling up. What can we do?",
+			want: []string{
+				"What can you do when the disk on db-1 keeps filling up, and how do you prevent it?",
+				"What does it mean when the disk on db-1 keeps filling up?",
+				"What causes it when the disk on db-1 keeps filling up?",
+				"How can you tell when the disk on db-1 keeps filling up?",
+			},
+		},
+		{
+			topic: "What does it mean when Vault is sealed and how do we get it back?",
+			want: []string{
+				"What does it mean when Vault is sealed?",
+				"What can you do when Vault is sealed, and how do you prevent it?",
+				"What causes it when Vault is sealed?",
+				"How can you tell when Vault is sealed?",
+			},
+		},
+		{
+			// A problem named by its first words, not its head.
+			topic: "How can we stop running out of inodes on build servers?",
+			want: []string{
+				"How do you prevent running out of inodes on build servers?",
+				"What does running out of inodes on build servers look like?",
+				"What causes running out of inodes on build servers?",
+				"How can you tell running out of inodes on build servers is the problem?",
+			},
+		},
+		{
+			topic: "Scaling Kafka consumers",
+			want: []string{
+				"What is scaling Kafka consumers?",
+				"What goes wrong with scaling Kafka consumers, and why?",
+				"How do you check scaling Kafka consumers?",
+				"What are good practices for scaling Kafka consumers?",
+			},
+		},
 	}
 	for _, tt := range tests {
 		got, err := OfflinePlanner{}.Plan(t.Context(), tt.topic)
