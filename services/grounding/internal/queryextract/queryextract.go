@@ -17,6 +17,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/groundcrew/groundcrew/services/grounding/internal/logrecord"
 )
 
 // Query is a derived search query.
@@ -90,6 +92,8 @@ func DeriveWith(text string, opt Options) Query {
 			text = text[:len(text)-1]
 		}
 	}
+	// A JSON or logfmt record is read as its message and labels.
+	text = logrecord.Flatten(text)
 	e := newExtractor(text)
 	format := e.run()
 	terms := choose(e.terms, opt)

@@ -70,6 +70,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/groundcrew/groundcrew/services/grounding/internal/logrecord"
 )
 
 // Calibrated weights and bar (docs/evaluation.md).
@@ -192,7 +194,8 @@ func Parse(text string) Subject {
 		pairs: map[[2]string]bool{}, triples: map[[3]string]bool{}, whole: map[string]bool{},
 		codes: map[string]bool{},
 	}
-	lines := strings.Split(strings.TrimSpace(text), "\n")
+	// A JSON or logfmt record is judged by its message and labels.
+	lines := strings.Split(strings.TrimSpace(logrecord.Flatten(text)), "\n")
 	first := strings.TrimSpace(lines[0])
 	summary := first
 	if statusPrefix.MatchString(first) {
