@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/groundcrew/groundcrew/services/grounding/internal/relevance"
@@ -76,6 +77,27 @@ func questionFocus(q, topic string) (focus, own []string) {
 	return subjTerms, own
 }
 
+// settingRe finds where a subject's setting starts: a place or a time
+// ("on build servers", "during peak hours", "in production").
+var settingRe = regexp.MustCompile(`\s(?:on|in|during|at|across|after|while|when|under)\s`)
+
+// withoutSetting returns subject without a trailing setting written in
+// common words only, keeping at least two words before it; a setting
+// that names something ("in Kubernetes", "on db-1") is part of the
+// subject and stays.
+func withoutSetting(subject string) string {
+	for _, loc := range settingRe.FindAllStringIndex(subject, -1) {
+		head, setting := subject[:loc[0]], subject[loc[0]:]
+		if len(strings.Fields(head)) < 2 {
+			continue
+		}
+		if strings.IndexFunc(setting, func(r rune) bool { return unicode.IsUpper(r) || unicode.IsDigit(r) || r == '-' || r == '_' || r == '.' }) < 0 {
+			return head
+		}
+	}
+	return subject
+}
+
 // assess scores every source against every sub-question of plan: its
 // relevance to the topic (package relevance), kept below the bar for a
 // model's question when the source holds fewer than half of the
@@ -93,9 +115,23 @@ func assess(topic string, plan []string, sources []Source) assessment {
 		onTopic:  make([]bool, len(sources)),
 	}
 	about := relevance.Parse(subject(topic))
+	// A subject told with where or when it happens ("running out of
+	// inodes on build servers", "consumers falling behind during peak
+	// hours") is also judged without it: no runbook says "build servers".
+	var core *relevance.Subject
+	if c := withoutSetting(subject(topic)); c != subject(topic) {
+		p := relevance.Parse(c)
+		core = &p
+	}
 	relevant := make([]relevance.Score, len(sources))
 	for i, s := range sources {
-		relevant[i] = about.Score(relevance.Source{Title: s.Title, Text: s.Snippet})
+		src := relevance.Source{Title: s.Title, Text: s.Snippet}
+		relevant[i] = about.Score(src)
+		if core != nil {
+			if sc := core.Score(src); sc.Value > relevant[i].Value {
+				relevant[i] = sc
+			}
+		}
 	}
 	for qi, q := range plan {
 		focus, own := questionFocus(q, topic)

@@ -327,3 +327,18 @@ func TestCritique(t *testing.T) {
 		})
 	}
 }
+
+func TestWithoutSetting(t *testing.T) {
+	for in, want := range map[string]string{
+		"running out of inodes on build servers":                     "running out of inodes",
+		"your Kafka consumers keep falling behind during peak hours": "your Kafka consumers keep falling behind",
+		"pods get OOM killed in Kubernetes":                          "pods get OOM killed in Kubernetes",
+		"disk filling up on db-1":                                    "disk filling up on db-1",
+		"lag in production":                                          "lag in production",
+		"Postgres connection pooling":                                "Postgres connection pooling",
+	} {
+		if got := withoutSetting(in); got != want {
+			t.Errorf("withoutSetting(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
