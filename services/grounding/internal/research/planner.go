@@ -54,33 +54,45 @@ type form struct {
 	// should: the topic asks whether to do its action ("should we alert
 	// on CPU usage").
 	should bool
+	// apart: the topic asks how to tell its two sides apart ("a failing
+	// disk from a busy one"): two problems, not two things to choose.
+	apart bool
+	// situation: the noun is a thing doing something ("a replica set
+	// losing its primary", from "prevent a replica set from losing its
+	// primary"), a problem whatever its head.
+	situation bool
 }
 
 var (
-	comparisonRe  = regexp.MustCompile(`(?i)^(?:compare\s+)?(.+?)\s+(?:vs\.?|versus|compared (?:with|to)|and|or)\s+(.+)$`)
-	differenceRe  = regexp.MustCompile(`(?i)^(?:the\s+)?differences?\s+between\s+(.+?)\s+and\s+(.+)$`)
-	partSplitRe   = regexp.MustCompile(`(?i)(?:,?\s+and\s+(?:how|why|what|when)|,\s+(?:how|why|what|when|where|which|should|can|could|any)|[.;]\s+(?:how|why|what|when|where|which|should|can|could|any))\b`)
-	meanRe        = regexp.MustCompile(`(?i)^what\s+does\s+it\s+mean\s+(?:when|if|that)\s+(.+)$`)
-	lookRe        = regexp.MustCompile(`(?i)^(?:(?:what|where)\s+(?:should|do|can|could|must)\s+(?:i|we|you)\s+(?:look|check|start|begin)|how\s+(?:do|can|should)\s+(?:i|we|you)\s+(?:debug|troubleshoot|investigate|diagnose)|any\s+(?:ideas|hints|pointers))\b`)
-	remedyRe      = regexp.MustCompile(`(?i)^(?:what\s+(?:should|can|could|do)\s+(?:i|we|you)\s+do|how\s+(?:do|can|should)\s+(?:i|we|you)\s+(?:fix|solve|resolve|handle|recover))\b`)
-	whyRe         = regexp.MustCompile(`(?i)^why\s+(do|does|did|is|are|was|were|would|can|could|should|will)\s+(.+)$`)
-	preventRe     = regexp.MustCompile(`(?i)^(?:how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we))\s+)?(?:prevent|avoid|stop|fix|reduce|mitigate)\s+(.+)$`)
-	tellRe        = regexp.MustCompile(`(?i)^how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we))\s+(?:tell|know|detect|check|see|find out)\s+(?:(?:if|whether|that|when)\s+)?(.+)$`)
-	whatRe        = regexp.MustCompile(`(?i)^(?:what\s+(?:is|are)|what's|explain|describe)\s+(.+)$`)
-	howWorksRe    = regexp.MustCompile(`(?i)^how\s+(?:does|do)\s+(.+?)\s+(?:work|works|function)$`)
-	howToRe       = regexp.MustCompile(`(?i)^how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we)|should\s+(?:i|you|we))\s+(.+)$`)
-	howAuxRe      = regexp.MustCompile(`(?i)^how\s+(do|does|did|is|are|can|could|would|will)\s+(.+)$`)
-	causeRe       = regexp.MustCompile(`(?i)^(?:what\s+(?:causes|leads\s+to|triggers)|(?:the\s+)?(?:root\s+)?causes?\s+of|reasons?\s+for)\s+(.+)$`)
-	practiceRe    = regexp.MustCompile(`(?i)^(?:(?:best|good|recommended)\s+practices?|tips|recommendations|guidelines)\s+(?:for|on|with|when)\s+(.+)$`)
-	shouldRe      = regexp.MustCompile(`(?i)^(?:should\s+(?:i|we|you)|when\s+should\s+(?:i|we|you)|is\s+it\s+(?:worth|wise|a\s+good\s+idea)(?:\s+to)?)\s+(.+)$`)
-	contextRe     = regexp.MustCompile(`(?i)^(.+?)\s+((?:for|in|with|on|under)\s+.+)$`)
-	possessiveRe  = regexp.MustCompile(`(?i)\b(?:my|our)\b`)
-	askedByRe     = regexp.MustCompile(`(?i),?\s+(?:as\s+)?(?:asked|requested|sent|posted)\s+by\s+.*$`)
-	leadRe        = regexp.MustCompile(`(?i)^(?:research|tell me about|an overview of|overview of)\s+`)
-	articleRe     = regexp.MustCompile(`(?i)^(?:a|an|the)\s+`)
-	pronounRe     = regexp.MustCompile(`(?i)^(?:it|they|this|these|them)\b`)
-	pronounWordRe = regexp.MustCompile(`\b(?:it|they)\b`)
-	prepositionRe = regexp.MustCompile(`(?i)\s(?:in|of|for|on|with|at|between|under|from|to)\s`)
+	comparisonRe   = regexp.MustCompile(`(?i)^(?:compare\s+)?(.+?)\s+(?:vs\.?|versus|compared (?:with|to)|and|or)\s+(.+)$`)
+	differenceRe   = regexp.MustCompile(`(?i)^(?:the\s+)?differences?\s+between\s+(.+?)\s+and\s+(.+)$`)
+	partSplitRe    = regexp.MustCompile(`(?i)(?:,?\s+and\s+(?:how|why|what|when)|,\s+(?:how|why|what|when|where|which|should|can|could|any)|[.;]\s+(?:how|why|what|when|where|which|should|can|could|any))\b`)
+	tellFromRe     = regexp.MustCompile(`(?i)^how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we))\s+tell\s+(.+?)\s+(?:from|apart\s+from)\s+(.+)$`)
+	fromGerundRe   = regexp.MustCompile(`(?i)^(.+?)\s+from\s+(\w+ing\b.*)$`)
+	colonRe        = regexp.MustCompile(`:\s+`)
+	meanRe         = regexp.MustCompile(`(?i)^what\s+does\s+it\s+mean\s+(?:when|if|that)\s+(.+)$`)
+	lookRe         = regexp.MustCompile(`(?i)^(?:(?:what|where)\s+(?:should|do|can|could|must)\s+(?:i|we|you)\s+(?:look|check|start|begin)|how\s+(?:do|can|should)\s+(?:i|we|you)\s+(?:debug|troubleshoot|investigate|diagnose)|any\s+(?:ideas|hints|pointers))\b`)
+	remedyRe       = regexp.MustCompile(`(?i)^(?:what\s+(?:should|can|could|do)\s+(?:i|we|you)\s+do|how\s+(?:do|can|should)\s+(?:i|we|you)\s+(?:fix|solve|resolve|handle|recover))\b`)
+	whyRe          = regexp.MustCompile(`(?i)^why\s+(do|does|did|is|are|was|were|would|can|could|should|will)\s+(.+)$`)
+	preventRe      = regexp.MustCompile(`(?i)^(?:how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we))\s+)?(?:prevent|avoid|stop|fix|reduce|mitigate)\s+(.+)$`)
+	tellRe         = regexp.MustCompile(`(?i)^how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we))\s+(?:tell|know|detect|check|see|find out)\s+(?:(?:if|whether|that|when)\s+)?(.+)$`)
+	whatRe         = regexp.MustCompile(`(?i)^(?:what\s+(?:is|are)|what's|explain|describe)\s+(.+)$`)
+	howWorksRe     = regexp.MustCompile(`(?i)^how\s+(?:does|do)\s+(.+?)\s+(?:work|works|function)$`)
+	howToRe        = regexp.MustCompile(`(?i)^how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we)|should\s+(?:i|you|we))\s+(.+)$`)
+	howAuxRe       = regexp.MustCompile(`(?i)^how\s+(do|does|did|is|are|can|could|would|will)\s+(.+)$`)
+	causeRe        = regexp.MustCompile(`(?i)^(?:what\s+(?:causes|leads\s+to|triggers)|(?:the\s+)?(?:root\s+)?causes?\s+of|reasons?\s+for)\s+(.+)$`)
+	practiceRe     = regexp.MustCompile(`(?i)^(?:(?:best|good|recommended)\s+practices?|tips|recommendations|guidelines)\s+(?:for|on|with|when)\s+(.+)$`)
+	shouldRe       = regexp.MustCompile(`(?i)^(?:should\s+(?:i|we|you)|when\s+should\s+(?:i|we|you)|is\s+it\s+(?:worth|wise|a\s+good\s+idea)(?:\s+to)?)\s+(.+)$`)
+	contextRe      = regexp.MustCompile(`(?i)^(.+?)\s+((?:for|in|with|on|under)\s+.+)$`)
+	versusRe       = regexp.MustCompile(`(?i)\s(?:vs\.?|versus|compared (?:with|to))\s`)
+	questionLeadRe = regexp.MustCompile(`(?i)^(?:how|why|what|when|where|which|should|can|could|is|are|do|does)\b`)
+	possessiveRe   = regexp.MustCompile(`(?i)\b(?:my|our)\b`)
+	askedByRe      = regexp.MustCompile(`(?i),?\s+(?:as\s+)?(?:asked|requested|sent|posted)\s+by\s+.*$`)
+	leadRe         = regexp.MustCompile(`(?i)^(?:research|tell me about|an overview of|overview of)\s+`)
+	articleRe      = regexp.MustCompile(`(?i)^(?:a|an|the)\s+`)
+	pronounRe      = regexp.MustCompile(`(?i)^(?:it|they|this|these|them)\b`)
+	pronounWordRe  = regexp.MustCompile(`\b(?:it|they)\b`)
+	prepositionRe  = regexp.MustCompile(`(?i)\s(?:in|of|for|on|with|at|between|under|from|to|when|while|during)\s`)
 )
 
 // problemWords mark a subject that names a problem ("consumer lag",
@@ -92,6 +104,8 @@ var problemWords = map[string]bool{
 	"latency": true, "eviction": true, "evictions": true, "crash": true, "crashes": true, "timeout": true, "timeouts": true,
 	"backlog": true, "contention": true, "deadlock": true, "deadlocks": true, "saturation": true, "drift": true,
 	"loss": true, "kill": true, "kills": true, "killed": true, "full": true, "down": true, "slowness": true, "spike": true,
+	"conflict": true, "conflicts": true, "bloat": true, "corruption": true, "stall": true, "stalls": true, "hang": true,
+	"hangs": true, "flapping": true, "rejection": true, "rejections": true, "split-brain": true,
 }
 
 // parseForm reads a topic's form.
@@ -103,6 +117,17 @@ func parseForm(topic string) form {
 	t = strings.Join(strings.Fields(t), " ")
 	t = strings.TrimRight(t, "?.!;:, ")
 	t = leadRe.ReplaceAllString(t, "")
+	// "Memcached vs Redis: why do they evict keys": the subject, then a
+	// question about it; "How to tell X from Y: kernel errors versus
+	// iowait": the topic, then detail the questions need not repeat.
+	if loc := colonRe.FindStringIndex(t); loc != nil {
+		head, rest := t[:loc[0]], t[loc[1]:]
+		if questionLeadRe.MatchString(rest) {
+			t = head + ", and " + rest
+		} else {
+			t = head
+		}
+	}
 	var f form
 	// "What is X and why does it Y", "Why do X and how to prevent it":
 	// each part asks its own angle.
@@ -141,6 +166,12 @@ func parseForm(topic string) form {
 			if f.clause == "" && !strings.EqualFold(m[2], "this") {
 				f.aux, f.clause = strings.ToLower(m[1]), m[2]
 			}
+		case tellFromRe.MatchString(p) && f.unset():
+			// "How to tell a failing disk from a busy one".
+			m := tellFromRe.FindStringSubmatch(p)
+			f.asked = append(f.asked, kindDiagnosis)
+			f.a, f.b, f.apart = articleRe.ReplaceAllString(m[1], ""), articleRe.ReplaceAllString(m[2], ""), true
+			f.noun = m[1] + " and " + m[2]
 		case tellRe.MatchString(p):
 			f.asked = append(f.asked, kindDiagnosis)
 			if f.clause == "" && f.noun == "" {
@@ -150,6 +181,11 @@ func parseForm(topic string) form {
 			f.asked = append(f.asked, kindPrevention)
 			if s := preventRe.FindStringSubmatch(p)[1]; f.noun == "" && f.clause == "" && !pronounRe.MatchString(s) && !strings.EqualFold(s, "this") {
 				f.noun = s
+				if m := fromGerundRe.FindStringSubmatch(s); m != nil {
+					// "prevent a replica set from losing its primary":
+					// the problem is the replica set losing it.
+					f.noun, f.situation = m[1]+" "+m[2], true
+				}
 			}
 		case howWorksRe.MatchString(p):
 			f.asked = append(f.asked, kindOverview)
@@ -206,9 +242,14 @@ func parseForm(topic string) form {
 	f.noun = strings.TrimSpace(f.noun)
 	// A comparison: two subjects set side by side.
 	if f.clause == "" && f.noun != "" {
-		if m := differenceRe.FindStringSubmatch(f.noun); m != nil {
+		if f.apart {
+			// Set when the topic was read.
+		} else if m := differenceRe.FindStringSubmatch(f.noun); m != nil {
 			f.a, f.b = m[1], m[2]
-		} else if m := comparisonRe.FindStringSubmatch(f.noun); m != nil && (strings.HasPrefix(strings.ToLower(topic), "compare") || !strings.Contains(strings.ToLower(f.noun), " and ")) {
+		} else if m := comparisonRe.FindStringSubmatch(f.noun); m != nil && (strings.HasPrefix(strings.ToLower(topic), "compare") || !strings.Contains(strings.ToLower(f.noun), " and ")) && (len(f.asked) == 0 || versusRe.MatchString(f.noun)) {
+			// "and" and "or" join two sides only in a bare subject
+			// ("Redis or Memcached"); a problem to prevent may have two
+			// parts ("losing its primary or leaving a secondary stale").
 			f.a, f.b = m[1], m[2]
 		}
 		if f.a != "" {
@@ -296,7 +337,7 @@ func yours(s string) string {
 // ("certificate expiry", "CPU throttling in Kubernetes"; not "error
 // correction codes"), or the topic asks what causes it.
 func (f form) problem() bool {
-	return f.cause || problemWords[strings.ToLower(f.head())] || problemLeadRe.MatchString(f.noun)
+	return f.cause || f.situation || problemWords[strings.ToLower(f.head())] || problemLeadRe.MatchString(f.noun)
 }
 
 // problemLeadRe marks a subject that is a problem by its first words
@@ -345,7 +386,7 @@ func (f form) question(k questionKind, sharper bool) string {
 		if k.name == kindComparison.name {
 			return pick("How do "+a+" and "+b+" differ"+ctx+"?", "What separates "+a+" from "+b+ctx+"?")
 		}
-		if !problemWords[strings.ToLower(headOf(a))] && !problemWords[strings.ToLower(headOf(b))] {
+		if !f.apart && !problemWords[strings.ToLower(headOf(a))] && !problemWords[strings.ToLower(headOf(b))] {
 			// Two things to choose between (Redis and Memcached), not
 			// two problems: what each is, when to pick which, the
 			// trade-offs.
@@ -420,7 +461,7 @@ func (f form) question(k questionKind, sharper bool) string {
 	n := f.noun
 	switch k.name {
 	case kindOverview.name:
-		if problemLeadRe.MatchString(n) {
+		if problemLeadRe.MatchString(n) || f.situation {
 			// "running out of inodes" is not a thing that is or works.
 			return pick("What does "+n+" look like?", "What happens with "+n+"?")
 		}

@@ -176,6 +176,37 @@ func TestPlan(t *testing.T) {
 			},
 		},
 		{
+			// Two problems to tell apart, detail after a colon left out.
+			topic: "How to tell a failing disk from a disk that is just busy: kernel I/O errors versus high iowait",
+			want: []string{
+				"How do failing disk and disk that is just busy differ?",
+				"How do you tell failing disk from disk that is just busy?",
+				"What is failing disk, and what is disk that is just busy?",
+				"What causes failing disk, and what causes disk that is just busy?",
+				"What do you do about failing disk or disk that is just busy?",
+			},
+		},
+		{
+			// The problem is the replica set losing its primary; "or"
+			// joins its two parts, not two things to choose between.
+			topic: "How to prevent a MongoDB replica set from losing its primary or leaving a secondary too stale",
+			want: []string{
+				"How do you prevent a MongoDB replica set losing its primary or leaving a secondary too stale?",
+				"What does a MongoDB replica set losing its primary or leaving a secondary too stale look like?",
+				"What causes a MongoDB replica set losing its primary or leaving a secondary too stale?",
+				"How can you tell a MongoDB replica set losing its primary or leaving a secondary too stale is the problem?",
+			},
+		},
+		{
+			topic: "How to prevent Terraform state lock conflicts when several pipelines apply the same workspace",
+			want: []string{
+				"How do you prevent Terraform state lock conflicts when several pipelines apply the same workspace?",
+				"What are Terraform state lock conflicts when several pipelines apply the same workspace?",
+				"What causes Terraform state lock conflicts when several pipelines apply the same workspace?",
+				"How can you tell Terraform state lock conflicts when several pipelines apply the same workspace are the problem?",
+			},
+		},
+		{
 			topic: "Scaling Kafka consumers",
 			want: []string{
 				"What is scaling Kafka consumers?",
