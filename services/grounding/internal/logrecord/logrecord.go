@@ -34,38 +34,83 @@ var dropKeys = map[string]bool{
 // its messages, one per line, then a line of its other fields as
 // key=value pairs. Other lines are kept as they are; text without a
 // structured record is returned unchanged.
+//
+// Text that is only records (one per line) is about its most severe one:
+// the records are written most severe first ("Sync source candidate
+// chosen" at info before "too stale to use candidate" at warning would
+// make the first, which says nothing wrong, the summary).
 func Flatten(text string) string {
 	lines := strings.Split(text, "\n")
-	changed := false
-	out := make([]string, 0, len(lines))
+	type record struct {
+		lines    []string
+		severity int
+	}
+	var recs []record
+	onlyRecords := true
 	for _, line := range lines {
-		if flat, ok := flattenLine(line); ok {
-			out = append(out, flat...)
-			changed = true
+		if flat, sev, ok := flattenLine(line); ok {
+			recs = append(recs, record{flat, sev})
 			continue
 		}
-		out = append(out, line)
+		if strings.TrimSpace(line) != "" {
+			onlyRecords = false
+		}
+		recs = append(recs, record{[]string{line}, -1})
 	}
-	if !changed {
+	if !slices.ContainsFunc(recs, func(r record) bool { return r.severity >= 0 }) {
 		return text
 	}
+	if onlyRecords {
+		slices.SortStableFunc(recs, func(a, b record) int { return b.severity - a.severity })
+	}
+	var out []string
+	for _, r := range recs {
+		if r.severity == -1 && strings.TrimSpace(r.lines[0]) == "" && onlyRecords {
+			continue
+		}
+		out = append(out, r.lines...)
+	}
 	return strings.Join(out, "\n")
+}
+
+// severities rank a record's level; a record without one ranks as info.
+var severities = map[string]int{
+	"trace": 0, "debug": 0, "d": 0, "d1": 0, "d2": 0, "info": 1, "i": 1, "notice": 1, "n": 1,
+	"warn": 2, "warning": 2, "w": 2, "error": 3, "err": 3, "e": 3, "fatal": 4, "f": 4, "critical": 4, "crit": 4,
+	"panic": 4, "emerg": 4, "alert": 4,
+}
+
+// severityKeys name a record's level (MongoDB writes "s").
+var severityKeys = map[string]bool{"level": true, "lvl": true, "severity": true, "s": true, "loglevel": true}
+
+func severityOf(fields []field) int {
+	for _, f := range fields {
+		if severityKeys[f.key] {
+			if v, ok := severities[strings.ToLower(f.value)]; ok {
+				return v
+			}
+		}
+	}
+	return 1
 }
 
 // field is one key and its value, in the record's order.
 type field struct{ key, value string }
 
-func flattenLine(line string) ([]string, bool) {
+// flattenLine rewrites a record (see [render]) and says how severe it is.
+func flattenLine(line string) ([]string, int, bool) {
 	trimmed := strings.TrimSpace(line)
 	if i := strings.IndexByte(trimmed, '{'); i >= 0 && strings.HasSuffix(trimmed, "}") {
 		if fields, ok := jsonFields(trimmed[i:]); ok {
-			return render(strings.TrimSpace(trimmed[:i]), fields)
+			out, ok := render(strings.TrimSpace(trimmed[:i]), fields)
+			return out, severityOf(fields), ok
 		}
 	}
 	if fields, ok := logfmtFields(trimmed); ok {
-		return render("", fields)
+		out, ok := render("", fields)
+		return out, severityOf(fields), ok
 	}
-	return nil, false
+	return nil, 0, false
 }
 
 // jsonFields reads a JSON object's scalar fields, nested objects' under

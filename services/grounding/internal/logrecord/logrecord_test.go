@@ -26,6 +26,17 @@ func TestFlatten(t *testing.T) {
 			in:   "[FIRING] VaultSealed\n" + `time="2026-11-26T03:12:44Z" level=error msg="core: vault is sealed"`,
 			want: "[FIRING] VaultSealed\ncore: vault is sealed\nlevel=error",
 		},
+		{
+			name: "records most severe first",
+			in: `{"t":{"$date":"2026-11-26T02:13:40.221+00:00"},"s":"I","c":"REPL","msg":"Sync source candidate chosen"}` + "\n" +
+				`{"t":{"$date":"2026-11-26T02:13:40.240+00:00"},"s":"W","c":"REPL","msg":"We are too stale to use candidate as a sync source"}`,
+			want: "We are too stale to use candidate as a sync source\ns=W c=REPL\nSync source candidate chosen\ns=I c=REPL",
+		},
+		{
+			name: "records after a line of text keep their order",
+			in:   "[FIRING] MongoStale\n" + `level=info msg="sync started"` + "\n" + `level=error msg="too stale"`,
+			want: "[FIRING] MongoStale\nsync started\nlevel=info\ntoo stale\nlevel=error",
+		},
 		{name: "Prometheus labels are not a record", in: "alertname=DiskFull instance=db-1 severity=warning", want: "alertname=DiskFull instance=db-1 severity=warning"},
 		{name: "prose with an equals sign", in: "replicas=3 but only 1 is ready", want: "replicas=3 but only 1 is ready"},
 		{name: "a brace that is no JSON", in: "template {{ .Value }} failed to render", want: "template {{ .Value }} failed to render"},
