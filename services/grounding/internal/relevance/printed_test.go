@@ -32,6 +32,9 @@ func TestPrintedStates(t *testing.T) {
 		{"disk usage at 45%", []string{"disk"}, []string{"full"}},
 		{"5xx at 95% of the error budget burned", []string{"5xx"}, []string{"full"}},
 		{"container restarted", []string{"restart"}, []string{"crash", "loop"}},
+		// What people say: "throwing 500s", "a wave of 502s".
+		{"checkout is throwing 500s for half the users", []string{"5xx", "checkout"}, nil},
+		{"a wave of 502s from the edge", []string{"5xx"}, nil},
 	}
 	for _, tt := range tests {
 		got := terms(tt.text)

@@ -57,7 +57,7 @@ var synonyms = map[string]string{
 	"ssl": "tls", "mtls": "tls", "https": "tls",
 	"oomkilled": "oom", "outofmemory": "oom", "outofmemoryerror": "oom", "oomkill": "oom",
 	"mem": "memory", "ram": "memory",
-	"500": "5xx", "502": "5xx", "503": "5xx", "504": "5xx", "5xx": "5xx",
+	"500": "5xx", "502": "5xx", "503": "5xx", "504": "5xx", "5xx": "5xx", "500s": "5xx", "502s": "5xx", "503s": "5xx", "504s": "5xx", "5xxs": "5xx",
 	"latency": "latency", "latencies": "latency", "p99": "latency", "p95": "latency", "slowness": "latency",
 	"replica": "replica", "replicas": "replica", "replication": "replica", "replicate": "replica",
 	"replicat": "replica", "secondary": "replica", "standby": "replica",
