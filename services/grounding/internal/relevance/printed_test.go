@@ -34,6 +34,8 @@ func TestPrintedStates(t *testing.T) {
 		{"container restarted", []string{"restart"}, []string{"crash", "loop"}},
 		// What people say: "throwing 500s", "a wave of 502s".
 		{"checkout is throwing 500s for half the users", []string{"5xx", "checkout"}, nil},
+		// Chat filler is no topic.
+		{"hey guys checkout is super slow again, like half the users", []string{"checkout"}, []string{"like", "half", "super", "guys"}},
 		{"a wave of 502s from the edge", []string{"5xx"}, nil},
 	}
 	for _, tt := range tests {

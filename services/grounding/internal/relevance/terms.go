@@ -23,6 +23,9 @@ var stopWords = set(
 	"day", "days", "ago", "utc", "now", "yet", "still", "currently", "instance", "http", "https",
 	"www", "com", "example", "internal", "svc", "local", "prod", "production", "staging", "eu", "us",
 	"west", "east", "ip", "id", "tell", "prevent", "explain", "compare", "compared", "versus", "vs",
+	// How people talk in chat ("super slow again, like half the users").
+	"like", "super", "really", "pretty", "kinda", "basically", "literally", "half", "anyone", "guys",
+	"folks", "hey", "pls", "please", "asap", "help",
 	// The alerting tool that sent a line, not what it is about.
 	"datadog", "zabbix", "nagios", "icinga", "pagerduty", "opsgenie", "cloudwatch", "newrelic",
 	"triggered", "alarm", "alarms", "monitor", "notification",
