@@ -350,8 +350,12 @@ func TestEscalationTwoInstancesOnePostgres(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Three steps each: ann, ben, then cat; nobody acks.
-	waitfor.Within(t, time.Minute, "every group's third step", tg.Changed(), func() bool { return len(sentTo(tg, catID)) >= groups })
+	// Three steps each: ann, ben, then cat; nobody acks. A step's pages
+	// wait for the chat's pacing after its position advanced, so a later
+	// step can land first: wait for every person's pages, not cat's.
+	waitfor.Within(t, time.Minute, "every group's three steps", tg.Changed(), func() bool {
+		return len(sentTo(tg, annID)) >= groups && len(sentTo(tg, benID)) >= groups && len(sentTo(tg, catID)) >= groups
+	})
 	time.Sleep(2 * time.Second) // a second instance's duplicate would land by now
 	for who, id := range map[string]int64{"ann": annID, "ben": benID, "cat": catID} {
 		if n := len(sentTo(tg, id)); n != groups {
