@@ -98,7 +98,6 @@ const (
 	scarceMinChunks = 100
 )
 
-// Weights without term statistics.
 // A question with at least minKnownTerms words the collection uses
 // together in one retrieved chunk, at least minKnownShare of the weight of
 // its words the collection uses, is covered whatever its other words
@@ -108,6 +107,7 @@ const (
 	minKnownShare = 0.4
 )
 
+// Weights without term statistics.
 const (
 	unweightedUnion = 0.75
 	unweightedChunk = 0.25
