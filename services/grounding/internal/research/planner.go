@@ -170,7 +170,7 @@ func parseForm(topic string) form {
 			// "How to tell a failing disk from a busy one".
 			m := tellFromRe.FindStringSubmatch(p)
 			f.asked = append(f.asked, kindDiagnosis)
-			f.a, f.b, f.apart = articleRe.ReplaceAllString(m[1], ""), articleRe.ReplaceAllString(m[2], ""), true
+			f.a, f.b, f.apart = m[1], m[2], true
 			f.noun = m[1] + " and " + m[2]
 		case tellRe.MatchString(p):
 			f.asked = append(f.asked, kindDiagnosis)
@@ -242,15 +242,17 @@ func parseForm(topic string) form {
 	f.noun = strings.TrimSpace(f.noun)
 	// A comparison: two subjects set side by side.
 	if f.clause == "" && f.noun != "" {
-		if f.apart {
-			// Set when the topic was read.
-		} else if m := differenceRe.FindStringSubmatch(f.noun); m != nil {
-			f.a, f.b = m[1], m[2]
-		} else if m := comparisonRe.FindStringSubmatch(f.noun); m != nil && (strings.HasPrefix(strings.ToLower(topic), "compare") || !strings.Contains(strings.ToLower(f.noun), " and ")) && (len(f.asked) == 0 || versusRe.MatchString(f.noun)) {
-			// "and" and "or" join two sides only in a bare subject
-			// ("Redis or Memcached"); a problem to prevent may have two
-			// parts ("losing its primary or leaving a secondary stale").
-			f.a, f.b = m[1], m[2]
+		// Two sides told apart ("tell X from Y") were set as the topic
+		// was read.
+		if !f.apart {
+			if m := differenceRe.FindStringSubmatch(f.noun); m != nil {
+				f.a, f.b = m[1], m[2]
+			} else if m := comparisonRe.FindStringSubmatch(f.noun); m != nil && (strings.HasPrefix(strings.ToLower(topic), "compare") || !strings.Contains(strings.ToLower(f.noun), " and ")) && (len(f.asked) == 0 || versusRe.MatchString(f.noun)) {
+				// "and" and "or" join two sides only in a bare subject
+				// ("Redis or Memcached"); a problem to prevent may have two
+				// parts ("losing its primary or leaving a secondary stale").
+				f.a, f.b = m[1], m[2]
+			}
 		}
 		if f.a != "" {
 			f.a, f.b = articleRe.ReplaceAllString(f.a, ""), articleRe.ReplaceAllString(f.b, "")
