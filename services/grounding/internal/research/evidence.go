@@ -114,12 +114,13 @@ func assess(topic string, plan []string, sources []Source) assessment {
 		admitted: make([][]int, len(plan)),
 		onTopic:  make([]bool, len(sources)),
 	}
-	about := relevance.Parse(subject(topic))
+	subj := subject(topic)
+	about := relevance.Parse(subj)
 	// A subject told with where or when it happens ("running out of
 	// inodes on build servers", "consumers falling behind during peak
 	// hours") is also judged without it: no runbook says "build servers".
 	var core *relevance.Subject
-	if c := withoutSetting(subject(topic)); c != subject(topic) {
+	if c := withoutSetting(subj); c != subj {
 		p := relevance.Parse(c)
 		core = &p
 	}
