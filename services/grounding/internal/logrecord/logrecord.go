@@ -61,13 +61,12 @@ func Flatten(text string) string {
 		return text
 	}
 	if onlyRecords {
+		// Only blank lines are no records here.
+		recs = slices.DeleteFunc(recs, func(r record) bool { return r.severity < 0 })
 		slices.SortStableFunc(recs, func(a, b record) int { return b.severity - a.severity })
 	}
 	var out []string
 	for _, r := range recs {
-		if r.severity == -1 && strings.TrimSpace(r.lines[0]) == "" && onlyRecords {
-			continue
-		}
 		out = append(out, r.lines...)
 	}
 	return strings.Join(out, "\n")
