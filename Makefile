@@ -7,7 +7,7 @@ SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
 
-MODULES  := gen platform services/search services/grounding services/rag services/notifier gateway e2e tools/openapi3
+MODULES  := gen platform services/search services/grounding services/rag services/notifier gateway e2e tools/openapi3 tools/wordvec
 SERVICES := search grounding rag notifier
 BIN      := $(CURDIR)/bin
 BUF      := $(BIN)/buf

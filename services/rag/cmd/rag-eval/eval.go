@@ -54,9 +54,10 @@ type report struct {
 	Answered, Flagged float64
 	// Facts counts the in-scope questions labelled with answer facts;
 	// Correct the share of them whose answer contains one, Repeats the
-	// share of answers stating a sentence twice (near-duplicates).
-	Facts            int
-	Correct, Repeats float64
+	// share of answers stating a sentence twice (near-duplicates), Lead
+	// the share whose first sentence contains one.
+	Facts                  int
+	Correct, Repeats, Lead float64
 }
 
 // run evaluates each question set of cfg.questionsPath (comma-separated)
@@ -208,7 +209,7 @@ func evaluateInto(ctx context.Context, cfg config, out io.Writer, rep *report) e
 
 	// Scope check and answers.
 	asker := answer.NewAsker(store, answer.Options{})
-	answered, primaryRight, correct, repeats := 0, 0, 0, 0
+	answered, primaryRight, correct, repeats, lead := 0, 0, 0, 0, 0
 	var wrong, wrongFacts []string
 	for _, q := range qs.InScope {
 		r, err := asker.Ask(ctx, answer.Request{Collection: collection, Question: q.Question})
@@ -217,6 +218,13 @@ func evaluateInto(ctx context.Context, cfg config, out io.Writer, rep *report) e
 		}
 		if len(q.Facts) > 0 {
 			rep.Facts++
+			// The extractive writer leads with the sentence it ranks
+			// first.
+			if !r.IsOutOfScope {
+				if ranked := (&answer.Extractive{}).Rank(q.Question, r.MatchedChunks); len(ranked) > 0 && containsFact(ranked[0].Text, q.Facts) {
+					lead++
+				}
+			}
 			switch {
 			case !r.IsOutOfScope && containsFact(r.Answer, q.Facts):
 				correct++
@@ -295,8 +303,10 @@ func evaluateInto(ctx context.Context, cfg config, out io.Writer, rep *report) e
 	}
 	if rep.Facts > 0 {
 		rep.Correct = float64(correct) / float64(rep.Facts)
+		rep.Lead = float64(lead) / float64(rep.Facts)
 		fmt.Fprintf(out, "\nanswers (extractive):\n")
 		fmt.Fprintf(out, "  containing the labelled fact %3d/%-3d %5.1f %%  (target >= %.0f %%)\n", correct, rep.Facts, 100*rep.Correct, 100*cfg.minCorrect)
+		fmt.Fprintf(out, "  leading with it              %3d/%-3d %5.1f %%\n", lead, rep.Facts, 100*rep.Lead)
 		fmt.Fprintf(out, "  stating a sentence twice     %3d/%-3d %5.1f %%\n", repeats, answered, 100*rep.Repeats)
 		if cfg.verbose && len(wrongFacts) > 0 {
 			fmt.Fprintln(out, "  answers without their fact:")

@@ -12,6 +12,7 @@ import (
 	"github.com/groundcrew/groundcrew/services/rag/internal/chunker"
 	"github.com/groundcrew/groundcrew/services/rag/internal/embedder"
 	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
+	"github.com/groundcrew/groundcrew/services/rag/internal/wordvec"
 )
 
 // rankPrior is the score bonus of sentences from the best-ranked chunk;
@@ -54,7 +55,10 @@ const (
 // sentence in the question's order ("string to slice", not "slice to
 // string"), the question's terms in the chunk's section heading, the
 // question's operators (":=", "==") and words that answer the question's
-// kind ("what happens" → panic, error; "is it legal" → must, not). A
+// kind ("what happens" → panic, error; "is it legal" → must, not), and
+// the cosine of its and the question's meaning: their content words'
+// GloVe vectors averaged (see [meaning]), which credits a sentence that
+// answers in other words ("the same name" / "must be unique"). A
 // sentence introducing a short piece of code ("is defined as") quotes the
 // code with it. The weights were chosen on the answer facts of
 // testdata/gospec_questions.json and gospec_heldout3.json to
@@ -90,6 +94,10 @@ type Extractive struct {
 	// OrderWeight weighs the share of the question's terms a sentence
 	// has in the question's order; zero means orderWeight, negative none.
 	OrderWeight float64
+	// MeaningWeight weighs the cosine of the sentence's and the
+	// question's word-vector averages (see [meaning]); zero means
+	// meaningWeight, negative none.
+	MeaningWeight float64
 }
 
 // weight returns w, def when w is zero, 0 when w is negative.
@@ -115,6 +123,8 @@ type candidate struct {
 	// context holds the terms of the sentence introducing a list item
 	// that the item itself lacks.
 	context map[string]bool
+	// meaning is the sentence's word-vector average (see [meaning]).
+	meaning []float32
 }
 
 // unit is a sentence of a chunk as the extractive writer quotes it.
@@ -305,6 +315,11 @@ func (e *Extractive) rank(question string, chunks []rag.Hit, vocabulary bool) []
 		}
 	}
 
+	meaningW := weight(e.MeaningWeight, meaningWeight)
+	var qmeaning []float32
+	if meaningW > 0 {
+		qmeaning = meaning(question)
+	}
 	var cands []candidate
 	df := map[string]int{}
 	for ci := range chunks {
@@ -333,6 +348,9 @@ func (e *Extractive) rank(question string, chunks []rag.Hit, vocabulary bool) []
 			}
 			for t := range c.terms {
 				df[t]++
+			}
+			if qmeaning != nil {
+				c.meaning = meaning(s)
 			}
 			cands = append(cands, c)
 		}
@@ -391,7 +409,8 @@ func (e *Extractive) rank(question string, chunks []rag.Hit, vocabulary bool) []
 			weight(e.OrderWeight, sentenceOrderWeight)*orderShare(qseq, embedder.Analyze(c.text)) +
 			weight(e.CueWeight, sentenceCueWeight)*cueShare(cues, c.text) +
 			weight(e.HeadingWeight, sentenceHeadingWeight)*headingShare[c.chunk] +
-			weight(e.SymbolWeight, sentenceSymbolWeight)*symbolShare(symbols, c.text)
+			weight(e.SymbolWeight, sentenceSymbolWeight)*symbolShare(symbols, c.text) +
+			meaningW*dot(qmeaning, c.meaning)
 	}
 	slices.SortStableFunc(cands, func(a, b candidate) int { return cmp.Compare(b.score, a.score) })
 	return cands
@@ -507,6 +526,66 @@ func formOf(s string) string {
 	}
 	slices.Sort(forms)
 	return strings.Join(forms, " ")
+}
+
+// meaningWeight weighs the cosine of a sentence's and the question's
+// word-vector averages: what the sentence means beside the words it
+// shares ("two methods with the same name" / "must be unique").
+const meaningWeight = 0.4
+
+// sifSmoothing is the a of the smooth inverse frequency weight a/(a+p)
+// of a word of probability p in [meaning].
+const sifSmoothing = 3e-4
+
+// meaning is the average of the word vectors (package wordvec) of a
+// text's content words, each weighted by its smooth inverse frequency
+// a/(a+p) (Arora et al., "A Simple but Tough-to-Beat Baseline for
+// Sentence Embeddings", 2017): a word used everywhere says little about
+// what the text means. p is estimated from the word's frequency rank r
+// by Zipf's law, 0.1/(r+10). The result has unit length; nil when no
+// word of the text has a vector.
+func meaning(text string) []float32 {
+	table := wordvec.Default()
+	var acc []float32
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return r < 'a' || r > 'z' }) {
+		if embedder.IsStopWord(w) {
+			continue
+		}
+		v, ok := table.Lookup(w)
+		if !ok {
+			continue
+		}
+		if acc == nil {
+			acc = make([]float32, table.Dimensions())
+		}
+		p := 0.1 / float64(v.Rank()+10)
+		v.AddTo(acc, float32(sifSmoothing/(sifSmoothing+p)))
+	}
+	var norm float64
+	for _, x := range acc {
+		norm += float64(x) * float64(x)
+	}
+	if norm == 0 {
+		return nil
+	}
+	inv := float32(1 / math.Sqrt(norm))
+	for i := range acc {
+		acc[i] *= inv
+	}
+	return acc
+}
+
+// dot is the dot product of two vectors of equal length; 0 when either
+// is nil.
+func dot(a, b []float32) float64 {
+	if len(a) != len(b) {
+		return 0
+	}
+	var s float64
+	for i := range a {
+		s += float64(a[i]) * float64(b[i])
+	}
+	return s
 }
 
 // Weights of the phrase and cue bonuses of a sentence's score.

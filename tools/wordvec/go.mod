@@ -1,0 +1,3 @@
+module github.com/groundcrew/groundcrew/tools/wordvec
+
+go 1.26.7
