@@ -302,6 +302,69 @@ func (s Subject) Empty() bool { return len(s.weights) == 0 }
 // Source is a piece of evidence to judge.
 type Source struct {
 	Title, Text string
+	// read is what Score reads of it, when Prepare read it already.
+	read *reading
+}
+
+// reading is what Score reads of a source whatever the subject: read
+// once by Prepare, a source is scored against many subjects without
+// being read again (the evaluation's whole-corpus scoring).
+type reading struct {
+	// title are the title's terms, titleRun its terms as written.
+	title, titleRun []string
+	// names are the alert names the source is for.
+	names []string
+	// body holds the terms of its title and text.
+	body map[string]bool
+	// idents are the text's identifiers, lower-cased.
+	idents map[string]bool
+	// run are the terms of its text as written, names of things left
+	// out.
+	run []string
+	// lines are the terms of each line of its text.
+	lines [][]string
+	// disclaimers are the terms of each sentence in which it says what
+	// it is not about.
+	disclaimers [][]string
+}
+
+// Prepare reads src once for Score: a source scored against many
+// subjects need not be read again for each.
+func Prepare(src Source) Source {
+	if src.read == nil {
+		src.read = read(src)
+	}
+	return src
+}
+
+func read(src Source) *reading {
+	r := &reading{
+		title:    terms(src.Title),
+		titleRun: runTerms(src.Title),
+		names:    ownNames(src.Title, src.Text),
+		body:     map[string]bool{},
+		idents:   map[string]bool{},
+	}
+	for _, t := range r.title {
+		r.body[t] = true
+	}
+	for _, t := range terms(src.Text) {
+		r.body[t] = true
+	}
+	for _, f := range strings.FieldsFunc(src.Text, notIdentRune) {
+		r.idents[strings.ToLower(f)] = true
+	}
+	srcWhat, _ := where(src.Text)
+	r.run = runTerms(srcWhat)
+	for line := range strings.SplitSeq(src.Text, "\n") {
+		r.lines = append(r.lines, terms(line))
+	}
+	for _, sentence := range sentenceEnd.Split(src.Text, -1) {
+		if disclaimerRe.MatchString(sentence) {
+			r.disclaimers = append(r.disclaimers, terms(sentence))
+		}
+	}
+	return r
 }
 
 // Score is a source's relevance and how it came about.
@@ -333,7 +396,8 @@ func (s Subject) Score(src Source) Score {
 	if s.Empty() {
 		return sc
 	}
-	title := terms(src.Title)
+	rd := Prepare(src).read
+	title := rd.title
 	sc.topic, sc.said = map[string]bool{}, map[string]bool{}
 	for _, t := range title {
 		if !generic[t] {
@@ -343,7 +407,7 @@ func (s Subject) Score(src Source) Score {
 			}
 		}
 	}
-	names := ownNames(src.Title, src.Text)
+	names := rd.names
 	if s.AlertName != "" {
 		// "[FIRING:1] PostgresTooManyConnections db-prod-1: …" names the
 		// alert with its first word.
@@ -422,13 +486,7 @@ func (s Subject) Score(src Source) Score {
 		sc.Name = max(sc.Name, hit/all)
 	}
 
-	body := map[string]bool{}
-	for _, t := range title {
-		body[t] = true
-	}
-	for _, t := range terms(src.Text) {
-		body[t] = true
-	}
+	body := rd.body
 	// The alert's name quoted whole (a list of symptoms, "the alert that
 	// usually pages is X"): the source speaks of this alert even where
 	// it does not say that the alert fires, so it is not about another
@@ -438,8 +496,8 @@ func (s Subject) Score(src Source) Score {
 		mentioned = mentioned || body[t]
 	}
 	if len(s.codes) > 0 {
-		for _, f := range strings.FieldsFunc(src.Text, notIdentRune) {
-			if s.codes[strings.ToLower(f)] {
+		for c := range s.codes {
+			if rd.idents[c] {
 				sc.Code = 1
 				break
 			}
@@ -451,8 +509,7 @@ func (s Subject) Score(src Source) Score {
 	// Names of things in the runbook's quoted message (filer-1 in "nfs:
 	// server filer-1 not responding") are not the alert's, as the
 	// alert's own are not part of its run.
-	srcWhat, _ := where(src.Text)
-	run := runTerms(srcWhat)
+	run := rd.run
 	for i := 2; i < len(run); i++ {
 		if s.triples[[3]string{run[i-2], run[i-1], run[i]}] {
 			sc.Quote = 1
@@ -471,19 +528,19 @@ func (s Subject) Score(src Source) Score {
 	}
 	if want > 0 {
 		sc.Text = have / want
-		for line := range strings.SplitSeq(src.Text, "\n") {
-			in := map[string]bool{}
-			for _, t := range terms(line) {
-				in[t] = true
-			}
+		for _, line := range rd.lines {
 			var got float64
 			specific := 0
-			for t, w := range s.weights {
-				if in[t] && !(s.whole[t] && !body[t]) {
-					got += w
-					if !generic[t] {
-						specific++
-					}
+			counted := map[string]bool{}
+			for _, t := range line {
+				w := s.weights[t]
+				if w == 0 || counted[t] || s.whole[t] && !body[t] {
+					continue
+				}
+				counted[t] = true
+				got += w
+				if !generic[t] {
+					specific++
 				}
 			}
 			if specific >= passageTerms {
@@ -492,7 +549,7 @@ func (s Subject) Score(src Source) Score {
 		}
 	}
 
-	titleRun := runTerms(src.Title)
+	titleRun := rd.titleRun
 	for i := 1; i < len(titleRun); i++ {
 		if p := [2]string{titleRun[i-1], titleRun[i]}; s.pairs[p] && (!generic[p[0]] || !generic[p[1]]) {
 			sc.Phrase = 1
@@ -517,7 +574,7 @@ func (s Subject) Score(src Source) Score {
 		v = max(v, (titleWeight*titleMatch+textWeight*sc.Text)/(titleWeight+textWeight))
 	}
 	v += phraseWeight*sc.Phrase + quoteWeight*sc.Quote + codeWeight*sc.Code
-	if !mentioned && (s.otherSystem(title, body) || s.otherProblem(runTerms(src.Title), names, src.Text) || s.disclaimed(title, src.Text)) {
+	if !mentioned && (s.otherSystem(title, body) || s.otherProblem(rd.titleRun, names, rd.lines) || s.disclaimed(title, rd.disclaimers)) {
 		// The alert names its system (MongodbReplicationLag) and the
 		// runbook another (Postgres — replica lag high): the same kind of
 		// problem on something else.
@@ -742,7 +799,7 @@ func (s Subject) otherSystem(title []string, body map[string]bool) bool {
 // of its text hold two of the name's other specific words (the metric
 // ApproximateAgeOfOldestMessage for SQSOldestMessageAgeHigh): another
 // problem on the same system.
-func (s Subject) otherProblem(title []string, names []string, text string) bool {
+func (s Subject) otherProblem(title []string, names []string, lines [][]string) bool {
 	first, _, _ := strings.Cut(s.AlertName, " ")
 	parts := splitCamel([]rune(first))
 	if len(parts) < 2 {
@@ -775,9 +832,9 @@ func (s Subject) otherProblem(title []string, names []string, text string) bool 
 			}
 		}
 	}
-	for line := range strings.SplitSeq(text, "\n") {
+	for _, line := range lines {
 		held := map[string]bool{}
-		for _, t := range terms(line) {
+		for _, t := range line {
 			if t != sys && !generic[t] && s.nameTerms[t] && !s.whole[t] {
 				held[t] = true
 			}
@@ -797,16 +854,13 @@ var disclaimerRe = regexp.MustCompile(`(?i)^\W*(?:not this (?:page|runbook)|this
 // disclaimed reports whether the source says it is not about what the
 // alert says: one of its sentences that says what the page is not holds
 // a specific term of the alert's name or summary its title does not.
-func (s Subject) disclaimed(title []string, text string) bool {
+func (s Subject) disclaimed(title []string, disclaimers [][]string) bool {
 	own := map[string]bool{}
 	for _, t := range title {
 		own[t] = true
 	}
-	for _, sentence := range sentenceEnd.Split(text, -1) {
-		if !disclaimerRe.MatchString(sentence) {
-			continue
-		}
-		for _, t := range terms(sentence) {
+	for _, sentence := range disclaimers {
+		for _, t := range sentence {
 			if !own[t] && !generic[t] && s.weights[t] >= summaryWeight {
 				return true
 			}
