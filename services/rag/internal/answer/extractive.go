@@ -57,8 +57,10 @@ const (
 // question's operators (":=", "==") and words that answer the question's
 // kind ("what happens" → panic, error; "is it legal" → must, not), and
 // the cosine of its and the question's meaning: their content words'
-// GloVe vectors averaged (see [meaning]), which credits a sentence that
-// answers in other words ("the same name" / "must be unique"). A
+// GloVe vectors averaged (see [meaning]; the sentence's with its
+// section heading and the sentence introducing its list), which credits
+// a sentence that answers in other words ("the same name" / "must be
+// unique"). A
 // sentence introducing a short piece of code ("is defined as") quotes the
 // code with it. The weights were chosen on the answer facts of
 // testdata/gospec_questions.json and gospec_heldout3.json to
@@ -350,7 +352,10 @@ func (e *Extractive) rank(question string, chunks []rag.Hit, vocabulary bool) []
 				df[t]++
 			}
 			if qmeaning != nil {
-				c.meaning = meaning(s)
+				// What a sentence means includes what its section
+				// and the sentence introducing its list are about,
+				// as its lexical score does.
+				c.meaning = meaning(s + "\n" + deepest(chunks[ci].HeadingPath) + "\n" + u.intro)
 			}
 			cands = append(cands, c)
 		}
@@ -529,50 +534,39 @@ func formOf(s string) string {
 }
 
 // meaningWeight weighs the cosine of a sentence's and the question's
-// word-vector averages: what the sentence means beside the words it
-// shares ("two methods with the same name" / "must be unique").
-const meaningWeight = 0.4
+// meaning vectors: what the sentence means beside the words it shares
+// ("two methods with the same name" / "must be unique").
+const meaningWeight = 0.6
 
 // sifSmoothing is the a of the smooth inverse frequency weight a/(a+p)
-// of a word of probability p in [meaning].
+// of a word of probability p in [meaning] (see [wordvec.Table.Mean]).
 const sifSmoothing = 3e-4
 
 // meaning is the average of the word vectors (package wordvec) of a
-// text's content words, each weighted by its smooth inverse frequency
-// a/(a+p) (Arora et al., "A Simple but Tough-to-Beat Baseline for
-// Sentence Embeddings", 2017): a word used everywhere says little about
-// what the text means. p is estimated from the word's frequency rank r
-// by Zipf's law, 0.1/(r+10). The result has unit length; nil when no
-// word of the text has a vector.
+// text's content words, weighted by their smooth inverse frequency (see
+// [wordvec.Table.Mean]), of unit length; nil when no word of the text
+// has a vector.
 func meaning(text string) []float32 {
 	table := wordvec.Default()
-	var acc []float32
+	var words []string
 	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return r < 'a' || r > 'z' }) {
-		if embedder.IsStopWord(w) {
-			continue
+		if !embedder.IsStopWord(w) {
+			words = append(words, w)
 		}
-		v, ok := table.Lookup(w)
-		if !ok {
-			continue
-		}
-		if acc == nil {
-			acc = make([]float32, table.Dimensions())
-		}
-		p := 0.1 / float64(v.Rank()+10)
-		v.AddTo(acc, float32(sifSmoothing/(sifSmoothing+p)))
 	}
-	var norm float64
-	for _, x := range acc {
-		norm += float64(x) * float64(x)
-	}
-	if norm == 0 {
+	acc := make([]float32, table.Dimensions())
+	if !table.Mean(words, sifSmoothing, acc) {
 		return nil
 	}
-	inv := float32(1 / math.Sqrt(norm))
-	for i := range acc {
-		acc[i] *= inv
-	}
 	return acc
+}
+
+// deepest is the last of the headings, "" when there are none.
+func deepest(headings []string) string {
+	if len(headings) == 0 {
+		return ""
+	}
+	return headings[len(headings)-1]
 }
 
 // dot is the dot product of two vectors of equal length; 0 when either

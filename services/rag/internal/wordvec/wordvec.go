@@ -147,3 +147,37 @@ func Cosine(a, b Word) float64 {
 	}
 	return float64(s) * float64(a.t.inv[a.i]) * float64(b.t.inv[b.i])
 }
+
+// Mean is the average of the vectors of words (lowercased), each weighted
+// by its smooth inverse frequency a/(a+p) (Arora et al., "A Simple but
+// Tough-to-Beat Baseline for Sentence Embeddings", 2017), p estimated
+// from the word's frequency rank r by Zipf's law as 0.1/(r+10) (the Go
+// specification's words beyond the 30,000 most frequent rank right after
+// them, so they count as a little more frequent than they are): a word
+// used everywhere says little about what a text means. The result, in
+// acc (the table's dimensions, overwritten), has unit length; ok is false
+// when no word has a vector.
+func (t *Table) Mean(words []string, a float64, acc []float32) (ok bool) {
+	clear(acc)
+	for _, w := range words {
+		v, found := t.Lookup(w)
+		if !found {
+			continue
+		}
+		p := 0.1 / float64(v.Rank()+10)
+		v.AddTo(acc, float32(a/(a+p)))
+		ok = true
+	}
+	var norm float64
+	for _, x := range acc {
+		norm += float64(x) * float64(x)
+	}
+	if norm == 0 {
+		return false
+	}
+	inv := float32(1 / math.Sqrt(norm))
+	for i := range acc {
+		acc[i] *= inv
+	}
+	return true
+}

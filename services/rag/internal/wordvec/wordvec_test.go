@@ -84,6 +84,40 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// TestMean: a text's mean vector is of unit length, its rare words
+// weigh more than its frequent ones, and a text without known words has
+// none.
+func TestMean(t *testing.T) {
+	tb := Default()
+	acc := make([]float32, tb.Dimensions())
+	if tb.Mean([]string{"qwzxv"}, 3e-4, acc) {
+		t.Error("a text of unknown words has a mean")
+	}
+	if !tb.Mean([]string{"the", "goroutine", "channel"}, 3e-4, acc) {
+		t.Fatal("no mean")
+	}
+	var norm float64
+	for _, x := range acc {
+		norm += float64(x) * float64(x)
+	}
+	if math.Abs(norm-1) > 1e-5 {
+		t.Errorf("squared norm %v, want 1", norm)
+	}
+	cos := func(w string) float64 {
+		v, _ := tb.Lookup(w)
+		u := make([]float32, tb.Dimensions())
+		v.AddTo(u, 1)
+		var s float64
+		for i := range u {
+			s += float64(u[i]) * float64(acc[i])
+		}
+		return s
+	}
+	if the, channel := cos("the"), cos("channel"); the >= channel {
+		t.Errorf("the mean is closer to 'the' (%.2f) than to 'channel' (%.2f)", the, channel)
+	}
+}
+
 // BenchmarkParse measures the start-up cost of the embedded table: the
 // first call to Default reads it.
 func BenchmarkParse(b *testing.B) {
