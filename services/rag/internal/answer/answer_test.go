@@ -22,7 +22,6 @@ import (
 	"github.com/groundcrew/groundcrew/services/rag/internal/embedder"
 	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
 	"github.com/groundcrew/groundcrew/services/rag/internal/vectorindex"
-	"github.com/groundcrew/groundcrew/services/rag/internal/wordvec"
 )
 
 const specURL = "https://go.dev/ref/spec"
@@ -37,7 +36,7 @@ var specStore struct {
 	err  error
 }
 
-func goSpec(t testing.TB) *vectorindex.Store {
+func goSpec(t *testing.T) *vectorindex.Store {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "doc", "go_spec.html"))
 	if err != nil {
@@ -287,46 +286,6 @@ func TestExtractiveAnswersFirst(t *testing.T) {
 			}
 			if HasRepeats(r.Answer) {
 				t.Errorf("answer states a fact twice: %s", r.Answer)
-			}
-		})
-	}
-}
-
-// TestExtractiveMeaning: the word vectors' average (meaning) lets the
-// writer quote the sentence that answers in other words than the
-// question's: "add a key" / "no elements may be added", "call … myself"
-// / "cannot be referred to", "the same name" / "must be unique". Without
-// it the writer quotes sentences sharing more of the question's words.
-func TestExtractiveMeaning(t *testing.T) {
-	st := goSpec(t)
-	tests := []struct {
-		question string
-		want     string
-		// lead is set when the sentence must lead the answer, not only
-		// be in it.
-		lead bool
-	}{
-		{"Can I add a key to a nil map?", "A nil map is equivalent to an empty map except that no elements may be added", true},
-		{"Can I call an init function myself?", "init functions cannot be referred to from anywhere in a program", true},
-		{"May a basic interface declare two methods with the same name?", "The name of each explicitly specified method must be unique and not blank", false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.question, func(t *testing.T) {
-			for _, w := range []float64{0, -1} {
-				r, err := NewAsker(st, Options{Generator: &Extractive{MeaningWeight: w}}).Ask(t.Context(), Request{Collection: "gospec", Question: tt.question})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if r.IsOutOfScope {
-					t.Fatalf("out of scope: %s", r.OutOfScopeReason)
-				}
-				text := markerRE.ReplaceAllString(r.Answer, "")
-				if tt.lead {
-					text = sentences(text)[0]
-				}
-				if got, want := strings.Contains(text, tt.want), w == 0; got != want {
-					t.Errorf("meaning weight %v: answer (or its lead) has %q: %v, want %v; answer: %s", w, tt.want, got, want, r.Answer)
-				}
 			}
 		})
 	}
@@ -645,32 +604,5 @@ func TestAskBriefsWriter(t *testing.T) {
 	}
 	if r.IsOutOfScope || r.Metadata["user"] != "u1" || !r.Received.Equal(now) {
 		t.Errorf("Ask = %+v, want an answer echoing the metadata, received at %v", r, now)
-	}
-}
-
-// BenchmarkExtractive measures writing an answer from the five chunks
-// retrieved for a question of the Go specification, with the word
-// vectors' meaning (default) and without.
-func BenchmarkExtractive(b *testing.B) {
-	st := goSpec(b)
-	const question = "Can two methods of an interface have the same name?"
-	hits, err := st.Search(b.Context(), "gospec", rag.Query{Text: question, TopK: 5})
-	if err != nil {
-		b.Fatal(err)
-	}
-	wordvec.Default() // read once, as the service's first answer does
-	for _, bb := range []struct {
-		name   string
-		weight float64
-	}{{"meaning", 0}, {"lexical", -1}} {
-		b.Run(bb.name, func(b *testing.B) {
-			e := &Extractive{MeaningWeight: bb.weight}
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := e.Generate(b.Context(), question, hits); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/groundcrew/groundcrew/services/rag/internal/chunker"
 	"github.com/groundcrew/groundcrew/services/rag/internal/embedder"
 	"github.com/groundcrew/groundcrew/services/rag/internal/rag"
-	"github.com/groundcrew/groundcrew/services/rag/internal/wordvec"
 )
 
 // rankPrior is the score bonus of sentences from the best-ranked chunk;
@@ -55,12 +54,7 @@ const (
 // sentence in the question's order ("string to slice", not "slice to
 // string"), the question's terms in the chunk's section heading, the
 // question's operators (":=", "==") and words that answer the question's
-// kind ("what happens" → panic, error; "is it legal" → must, not), and
-// the cosine of its and the question's meaning: their content words'
-// GloVe vectors averaged (see [meaning]; the sentence's with its
-// section heading and the sentence introducing its list), which credits
-// a sentence that answers in other words ("the same name" / "must be
-// unique"). A
+// kind ("what happens" → panic, error; "is it legal" → must, not). A
 // sentence introducing a short piece of code ("is defined as") quotes the
 // code with it. The weights were chosen on the answer facts of
 // testdata/gospec_questions.json and gospec_heldout3.json to
@@ -96,10 +90,6 @@ type Extractive struct {
 	// OrderWeight weighs the share of the question's terms a sentence
 	// has in the question's order; zero means orderWeight, negative none.
 	OrderWeight float64
-	// MeaningWeight weighs the cosine of the sentence's and the
-	// question's word-vector averages (see [meaning]); zero means
-	// meaningWeight, negative none.
-	MeaningWeight float64
 }
 
 // weight returns w, def when w is zero, 0 when w is negative.
@@ -125,8 +115,6 @@ type candidate struct {
 	// context holds the terms of the sentence introducing a list item
 	// that the item itself lacks.
 	context map[string]bool
-	// meaning is the sentence's word-vector average (see [meaning]).
-	meaning []float32
 }
 
 // unit is a sentence of a chunk as the extractive writer quotes it.
@@ -317,11 +305,6 @@ func (e *Extractive) rank(question string, chunks []rag.Hit, vocabulary bool) []
 		}
 	}
 
-	meaningW := weight(e.MeaningWeight, meaningWeight)
-	var qmeaning []float32
-	if meaningW > 0 {
-		qmeaning = meaning(question)
-	}
 	var cands []candidate
 	df := map[string]int{}
 	for ci := range chunks {
@@ -350,12 +333,6 @@ func (e *Extractive) rank(question string, chunks []rag.Hit, vocabulary bool) []
 			}
 			for t := range c.terms {
 				df[t]++
-			}
-			if qmeaning != nil {
-				// What a sentence means includes what its section
-				// and the sentence introducing its list are about,
-				// as its lexical score does.
-				c.meaning = meaning(s + "\n" + deepest(chunks[ci].HeadingPath) + "\n" + u.intro)
 			}
 			cands = append(cands, c)
 		}
@@ -414,8 +391,7 @@ func (e *Extractive) rank(question string, chunks []rag.Hit, vocabulary bool) []
 			weight(e.OrderWeight, sentenceOrderWeight)*orderShare(qseq, embedder.Analyze(c.text)) +
 			weight(e.CueWeight, sentenceCueWeight)*cueShare(cues, c.text) +
 			weight(e.HeadingWeight, sentenceHeadingWeight)*headingShare[c.chunk] +
-			weight(e.SymbolWeight, sentenceSymbolWeight)*symbolShare(symbols, c.text) +
-			meaningW*dot(qmeaning, c.meaning)
+			weight(e.SymbolWeight, sentenceSymbolWeight)*symbolShare(symbols, c.text)
 	}
 	slices.SortStableFunc(cands, func(a, b candidate) int { return cmp.Compare(b.score, a.score) })
 	return cands
@@ -531,55 +507,6 @@ func formOf(s string) string {
 	}
 	slices.Sort(forms)
 	return strings.Join(forms, " ")
-}
-
-// meaningWeight weighs the cosine of a sentence's and the question's
-// meaning vectors: what the sentence means beside the words it shares
-// ("two methods with the same name" / "must be unique").
-const meaningWeight = 0.6
-
-// sifSmoothing is the a of the smooth inverse frequency weight a/(a+p)
-// of a word of probability p in [meaning] (see [wordvec.Table.Mean]).
-const sifSmoothing = 3e-4
-
-// meaning is the average of the word vectors (package wordvec) of a
-// text's content words, weighted by their smooth inverse frequency (see
-// [wordvec.Table.Mean]), of unit length; nil when no word of the text
-// has a vector.
-func meaning(text string) []float32 {
-	table := wordvec.Default()
-	var words []string
-	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return r < 'a' || r > 'z' }) {
-		if !embedder.IsStopWord(w) {
-			words = append(words, w)
-		}
-	}
-	acc := make([]float32, table.Dimensions())
-	if !table.Mean(words, sifSmoothing, acc) {
-		return nil
-	}
-	return acc
-}
-
-// deepest is the last of the headings, "" when there are none.
-func deepest(headings []string) string {
-	if len(headings) == 0 {
-		return ""
-	}
-	return headings[len(headings)-1]
-}
-
-// dot is the dot product of two vectors of equal length; 0 when either
-// is nil.
-func dot(a, b []float32) float64 {
-	if len(a) != len(b) {
-		return 0
-	}
-	var s float64
-	for i := range a {
-		s += float64(a[i]) * float64(b[i])
-	}
-	return s
 }
 
 // Weights of the phrase and cue bonuses of a sentence's score.

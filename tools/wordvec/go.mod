@@ -1,3 +1,0 @@
-module github.com/groundcrew/groundcrew/tools/wordvec
-
-go 1.26.7
