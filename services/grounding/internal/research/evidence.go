@@ -124,14 +124,26 @@ func assess(topic string, plan []string, sources []Source) assessment {
 		p := relevance.Parse(c)
 		core = &p
 	}
-	relevant := make([]relevance.Score, len(sources))
+	// A choice between two things ("Kafka vs RabbitMQ for an event bus")
+	// is answered only by a source about both: a runbook on one side's
+	// own trouble says nothing about which to pick.
+	f := parseForm(topic)
+	var sides []relevance.Subject
+	if f.choice() {
+		sides = []relevance.Subject{relevance.Parse(f.a), relevance.Parse(f.b)}
+	}
+	relevant := make([]float64, len(sources))
 	for i, s := range sources {
 		src := relevance.Source{Title: s.Title, Text: s.Snippet}
-		relevant[i] = about.Score(src)
+		sc := about.Score(src)
 		if core != nil {
-			if sc := core.Score(src); sc.Value > relevant[i].Value {
-				relevant[i] = sc
+			if c := core.Score(src); c.Value > sc.Value {
+				sc = c
 			}
+		}
+		relevant[i] = floored(sc, about)
+		for _, side := range sides {
+			relevant[i] = min(relevant[i], floored(side.Score(src), side))
 		}
 	}
 	for qi, q := range plan {
@@ -145,13 +157,7 @@ func assess(topic string, plan []string, sources []Source) assessment {
 			// A source is evidence for a section when it is about the
 			// topic (package relevance, calibrated on the labelled set);
 			// a model's question must also find half its own words.
-			score := relevant[i].Value
-			if relevant[i].Text >= 1 && about.Specific() >= 2 {
-				// A source holding every word of a short subject is about
-				// it even when its title names it otherwise ("WAL
-				// internals" for "write-ahead logging").
-				score = max(score, RelevanceBar)
-			}
+			score := relevant[i]
 			if score == 0 {
 				continue
 			}
@@ -175,6 +181,16 @@ func assess(topic string, plan []string, sources []Source) assessment {
 		a.sections = append(a.sections, sec)
 	}
 	return a
+}
+
+// floored is a score for the subject about: its value, or the bar when
+// the source holds every word of a subject specific enough to be named by
+// them alone ("WAL internals" for "write-ahead logging").
+func floored(sc relevance.Score, about relevance.Subject) float64 {
+	if sc.Text >= 1 && about.Specific() >= 2 {
+		return max(sc.Value, RelevanceBar)
+	}
+	return sc.Value
 }
 
 // weightedCoverage is the weighted share of terms that text holds.

@@ -66,13 +66,13 @@ type form struct {
 var (
 	comparisonRe   = regexp.MustCompile(`(?i)^(?:compare\s+)?(.+?)\s+(?:vs\.?|versus|compared (?:with|to)|and|or)\s+(.+)$`)
 	differenceRe   = regexp.MustCompile(`(?i)^(?:the\s+)?differences?\s+between\s+(.+?)\s+and\s+(.+)$`)
-	partSplitRe    = regexp.MustCompile(`(?i)(?:,?\s+and\s+(?:how|why|what|when)|,\s+(?:how|why|what|when|where|which|should|can|could|any)|[.;]\s+(?:how|why|what|when|where|which|should|can|could|any))\b`)
+	partSplitRe    = regexp.MustCompile(`(?i)(?:,?\s+and\s+(?:how|why|what|when)|,\s+and\s+(?:where|which|should|can|could)|,\s+(?:how|why|what|when|where|which|should|can|could|any)|[.;]\s+(?:how|why|what|when|where|which|should|can|could|any))\b`)
 	tellFromRe     = regexp.MustCompile(`(?i)^how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we))\s+tell\s+(.+?)\s+(?:from|apart\s+from)\s+(.+)$`)
 	fromGerundRe   = regexp.MustCompile(`(?i)^(.+?)\s+from\s+(\w+ing\b.*)$`)
 	colonRe        = regexp.MustCompile(`:\s+`)
 	meanRe         = regexp.MustCompile(`(?i)^what\s+does\s+it\s+mean\s+(?:when|if|that)\s+(.+)$`)
-	lookRe         = regexp.MustCompile(`(?i)^(?:(?:what|where)\s+(?:should|do|can|could|must)\s+(?:i|we|you)\s+(?:look|check|start|begin)|how\s+(?:do|can|should)\s+(?:i|we|you)\s+(?:debug|troubleshoot|investigate|diagnose)|any\s+(?:ideas|hints|pointers))\b`)
-	remedyRe       = regexp.MustCompile(`(?i)^(?:what\s+(?:should|can|could|do)\s+(?:i|we|you)\s+do|how\s+(?:do|can|should)\s+(?:i|we|you)\s+(?:fix|solve|resolve|handle|recover))\b`)
+	lookRe         = regexp.MustCompile(`(?i)^(?:(?:what|where)\s+(?:should|do|can|could|must)\s+(?:i|we|you)\s+(?:look|check|start|begin)|how\s+(?:do|can|should)\s+(?:i|we|you)\s+(?:debug|troubleshoot|investigate|diagnose)|where\s+(?:to|do\s+(?:i|we|you)|should\s+(?:i|we|you))\s+(?:start|look|begin)|what\s+to\s+(?:check|look\s+at|look\s+for)|any\s+(?:ideas|hints|pointers))\b`)
+	remedyRe       = regexp.MustCompile(`(?i)^(?:what\s+(?:should|can|could|do)\s+(?:i|we|you)\s+do|what\s+(?:are|is)\s+(?:our|my|your|the)\s+(?:options|choices|alternatives|next\s+steps?|fix|fixes)|what\s+(?:now|next)|how\s+(?:do|can|should)\s+(?:i|we|you)\s+(?:fix|solve|resolve|handle|recover))\b`)
 	whyRe          = regexp.MustCompile(`(?i)^why\s+(do|does|did|is|are|was|were|would|can|could|should|will)\s+(.+)$`)
 	preventRe      = regexp.MustCompile(`(?i)^(?:how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we))\s+)?(?:prevent|avoid|stop|fix|reduce|mitigate)\s+(.+)$`)
 	tellRe         = regexp.MustCompile(`(?i)^how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we))\s+(?:tell|know|detect|check|see|find out)\s+(?:(?:if|whether|that|when)\s+)?(.+)$`)
@@ -92,7 +92,7 @@ var (
 	articleRe      = regexp.MustCompile(`(?i)^(?:a|an|the)\s+`)
 	pronounRe      = regexp.MustCompile(`(?i)^(?:it|they|this|these|them)\b`)
 	pronounWordRe  = regexp.MustCompile(`\b(?:it|they)\b`)
-	prepositionRe  = regexp.MustCompile(`(?i)\s(?:in|of|for|on|with|at|between|under|from|to|when|while|during)\s`)
+	prepositionRe  = regexp.MustCompile(`(?i)\s(?:in|of|for|on|with|at|between|under|from|to|when|while|during|inside|within|across|after|before|through|into|via)\s`)
 )
 
 // problemWords mark a subject that names a problem ("consumer lag",
@@ -105,7 +105,8 @@ var problemWords = map[string]bool{
 	"backlog": true, "contention": true, "deadlock": true, "deadlocks": true, "saturation": true, "drift": true,
 	"loss": true, "kill": true, "kills": true, "killed": true, "full": true, "down": true, "slowness": true, "spike": true,
 	"conflict": true, "conflicts": true, "bloat": true, "corruption": true, "stall": true, "stalls": true, "hang": true,
-	"hangs": true, "flapping": true, "rejection": true, "rejections": true, "split-brain": true,
+	"hangs": true, "flapping": true, "rejection": true, "rejections": true, "split-brain": true, "warning": true,
+	"warnings": true,
 }
 
 // parseForm reads a topic's form.
@@ -122,9 +123,14 @@ func parseForm(topic string) form {
 	// iowait": the topic, then detail the questions need not repeat.
 	if loc := colonRe.FindStringIndex(t); loc != nil {
 		head, rest := t[:loc[0]], t[loc[1]:]
-		if questionLeadRe.MatchString(rest) {
+		switch {
+		case questionLeadRe.MatchString(rest):
 			t = head + ", and " + rest
-		} else {
+		case len(strings.Fields(head)) <= 2 && len(strings.Fields(rest)) >= 2:
+			// "Postgres: WAL piling up on the primary": a name, then
+			// what about it is asked; the name stays as its setting.
+			t = head + " " + rest
+		default:
 			t = head
 		}
 	}
@@ -240,6 +246,11 @@ func parseForm(topic string) form {
 		}
 	}
 	f.noun = strings.TrimSpace(f.noun)
+	if f.noun != "" && !problemLeadRe.MatchString(f.noun) && situationRe.MatchString(f.noun) {
+		// "Kafka consumers falling behind during peak hours": a thing
+		// doing something, a problem whatever its head.
+		f.situation = true
+	}
 	// A comparison: two subjects set side by side.
 	if f.clause == "" && f.noun != "" {
 		// Two sides told apart ("tell X from Y") were set as the topic
@@ -262,11 +273,13 @@ func parseForm(topic string) form {
 				f.b, f.context = m[1], " "+m[2]
 			}
 			f.asked = append([]questionKind{kindComparison}, f.asked...)
+			f.situation = false
 		}
 	}
 	// The person's "my disk" is the reader's "your disk", and a subject
 	// quoted inside a question starts in lower case unless it is a name.
 	f.noun, f.clause, f.action = lowerLead(yours(f.noun)), lowerLead(yours(f.clause)), lowerLead(yours(f.action))
+	f.context = yours(f.context)
 	if f.unset() {
 		f.noun = strings.TrimSpace(topic)
 	}
@@ -347,6 +360,26 @@ func (f form) problem() bool {
 // open files", "slow queries").
 var problemLeadRe = regexp.MustCompile(`(?i)^(?:running\s+out|out\s+of|hitting|losing|leaking|failing|crashing|dropping|timing\s+out|exceeding|exhausting|filling\s+up|too\s+(?:many|much|few)|not\s+enough|lack\s+of|slow)\b`)
 
+// situationRe marks a noun phrase that tells a thing doing something
+// after its first word ("Kafka consumers falling behind", "WAL piling up
+// on the primary"), not a thing ("connection pooling", "failing disks").
+var situationRe = regexp.MustCompile(`(?i)^\S+.*?\s(?:piling|filling|falling|running|leaking|crashing|failing|dropping|growing|climbing|spiking|flapping|restarting|lagging|timing|hanging|stalling|erroring|losing|exceeding|backing)\b`)
+
+// choice reports whether the topic sets two things side by side to pick
+// one ("Kafka vs RabbitMQ for an event bus"), not two problems to tell
+// apart, and asks nothing beyond what they are and how they differ.
+func (f form) choice() bool {
+	return f.things() && !slices.ContainsFunc(f.asked, func(k questionKind) bool {
+		return k.name != kindComparison.name && k.name != kindOverview.name
+	})
+}
+
+// things reports whether a comparison's sides are two things to choose
+// between (Redis and Memcached), not two problems.
+func (f form) things() bool {
+	return f.a != "" && !f.apart && !problemWords[strings.ToLower(headOf(f.a))] && !problemWords[strings.ToLower(headOf(f.b))]
+}
+
 // head is the noun's head word: its last word before a preposition.
 func (f form) head() string { return headOf(f.noun) }
 
@@ -388,7 +421,7 @@ func (f form) question(k questionKind, sharper bool) string {
 		if k.name == kindComparison.name {
 			return pick("How do "+a+" and "+b+" differ"+ctx+"?", "What separates "+a+" from "+b+ctx+"?")
 		}
-		if !f.apart && !problemWords[strings.ToLower(headOf(a))] && !problemWords[strings.ToLower(headOf(b))] {
+		if f.things() {
 			// Two things to choose between (Redis and Memcached), not
 			// two problems: what each is, when to pick which, the
 			// trade-offs.

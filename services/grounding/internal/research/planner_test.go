@@ -207,6 +207,59 @@ func TestPlan(t *testing.T) {
 			},
 		},
 		{
+			// A situation told, then asking for the options: what to do.
+			topic: "Our Redis keeps running out of memory, what are our options?",
+			want: []string{
+				"What can you do when your Redis keeps running out of memory, and how do you prevent it?",
+				"What does it mean when your Redis keeps running out of memory?",
+				"What causes it when your Redis keeps running out of memory?",
+				"How can you tell when your Redis keeps running out of memory?",
+			},
+		},
+		{
+			// A name, a colon, then what about it: the name is kept as
+			// the subject's setting, and the thing doing something is a
+			// problem.
+			topic: "Postgres: WAL piling up on the primary while a replica lags, how are these related?",
+			want: []string{
+				"What does Postgres WAL piling up on the primary while a replica lags look like?",
+				"What causes Postgres WAL piling up on the primary while a replica lags?",
+				"How can you tell Postgres WAL piling up on the primary while a replica lags is the problem?",
+				"How do you prevent Postgres WAL piling up on the primary while a replica lags?",
+			},
+		},
+		{
+			topic: "DNS failures inside the cluster: where to start?",
+			want: []string{
+				"How can you tell DNS failures inside the cluster are the problem?",
+				"What are DNS failures inside the cluster?",
+				"What causes DNS failures inside the cluster?",
+				"How do you prevent DNS failures inside the cluster?",
+			},
+		},
+		{
+			// "which should we use" after a colon is the comparison's
+			// own question, not part of its second side.
+			topic: "RabbitMQ quorum queues vs classic mirrored queues: which should we use?",
+			want: []string{
+				"How do RabbitMQ quorum queues and classic mirrored queues differ?",
+				"What is RabbitMQ quorum queues, and what is classic mirrored queues?",
+				"When would you choose RabbitMQ quorum queues over classic mirrored queues?",
+				"How do you tell whether RabbitMQ quorum queues or classic mirrored queues fits?",
+				"What are the trade-offs between RabbitMQ quorum queues and classic mirrored queues?",
+			},
+		},
+		{
+			topic: "Compare Kafka and RabbitMQ for our event bus",
+			want: []string{
+				"How do Kafka and RabbitMQ differ for your event bus?",
+				"What is Kafka, and what is RabbitMQ?",
+				"When would you choose Kafka over RabbitMQ for your event bus?",
+				"How do you tell whether Kafka or RabbitMQ fits for your event bus?",
+				"What are the trade-offs between Kafka and RabbitMQ for your event bus?",
+			},
+		},
+		{
 			topic: "Scaling Kafka consumers",
 			want: []string{
 				"What is scaling Kafka consumers?",
@@ -371,5 +424,42 @@ func TestWithoutSetting(t *testing.T) {
 		if got := withoutSetting(in); got != want {
 			t.Errorf("withoutSetting(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestChoiceNeedsBothSides: a topic that asks which of two things to pick
+// is answered only by a source about both; a runbook about one side's own
+// trouble is no evidence, while the same runbook answers a topic about
+// that trouble.
+func TestChoiceNeedsBothSides(t *testing.T) {
+	backlog := Source{
+		Title:   "RabbitMQ — queue backlog growing",
+		URL:     "https://runbooks.example/rabbitmq-backlog",
+		Snippet: "RabbitMQ queues grow when consumers fall behind publishers. Check rabbitmqctl list_queues name messages consumers; scale the consumers or raise their prefetch.",
+	}
+	choosing := Source{
+		Title:   "Choosing a message broker: Kafka or RabbitMQ",
+		URL:     "https://docs.example/brokers",
+		Snippet: "Kafka keeps an ordered log that consumers replay; RabbitMQ routes messages to queues and deletes them once acknowledged. Pick Kafka for event streams many consumers replay, RabbitMQ for task queues.",
+	}
+	admitted := func(topic string, sources ...Source) []string {
+		plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
+		a := assess(topic, plan, sources)
+		var urls []string
+		for i, s := range sources {
+			if a.onTopic[i] {
+				urls = append(urls, s.URL)
+			}
+		}
+		return urls
+	}
+	if got := admitted("Compare Kafka and RabbitMQ for our event bus", backlog, choosing); !slices.Equal(got, []string{choosing.URL}) {
+		t.Errorf("choice: admitted %q, want only %s", got, choosing.URL)
+	}
+	if got := admitted("RabbitMQ quorum queues vs classic mirrored queues: which should we use?", backlog); len(got) != 0 {
+		t.Errorf("choice nothing covers: admitted %q, want none", got)
+	}
+	if got := admitted("Why does a RabbitMQ queue backlog keep growing?", backlog); !slices.Equal(got, []string{backlog.URL}) {
+		t.Errorf("the backlog itself: admitted %q, want %s", got, backlog.URL)
 	}
 }
