@@ -26,7 +26,26 @@ var messageKeys = []string{"msg", "message", "error", "err", "errmsg", "exceptio
 // dropKeys are fields that never say what is wrong: when it happened.
 var dropKeys = map[string]bool{
 	"t": true, "ts": true, "time": true, "timestamp": true, "@timestamp": true, "date": true, "$date": true,
-	"caller": true, "source": true, "logger": true, "thread": true, "id": true, "v": true, "hostname": true, "pid": true,
+	"source": true, "logger": true, "thread": true, "id": true, "v": true, "hostname": true, "pid": true,
+}
+
+// callerKey is the field naming the source line that logged the record
+// ("etcdserver/util.go:170"): its package says which part of the program
+// spoke (etcdserver, wal), its file and line nothing.
+const callerKey = "caller"
+
+// component is the package of a caller's source line: its directory, or
+// the file's name without its extension and line when it has none
+// ("etcdserver/util.go:170" → "etcdserver", "resolver.go:88" →
+// "resolver").
+func component(caller string) string {
+	file, _, _ := strings.Cut(caller, ":")
+	if i := strings.LastIndexByte(file, '/'); i >= 0 {
+		dir := file[:i]
+		return dir[strings.LastIndexByte(dir, '/')+1:]
+	}
+	name, _, _ := strings.Cut(file, ".")
+	return name
 }
 
 // Flatten returns text with every JSON-object line (possibly after a
@@ -202,6 +221,10 @@ func render(prefix string, fields []field) ([]string, bool) {
 		k := last(f.key)
 		switch {
 		case dropKeys[k] || dropKeys[f.key]:
+		case f.key == callerKey:
+			if c := component(f.value); c != "" {
+				labels = append(labels, callerKey+"="+c)
+			}
 		case slices.Contains(messageKeys, k):
 			if !slices.Contains(msgs, f.value) {
 				msgs = append(msgs, f.value)
@@ -241,4 +264,4 @@ func last(k string) string {
 
 // labelKey makes a dotted key a label name (attr.durationMillis →
 // attr_durationMillis).
-func labelKey(k string) string { return strings.NewReplacer(".", "_", "$", "", "@", "").Replace(k) }
+func labelKey(k string) string { return strings.NewReplacer(".", "_", "-", "_", "$", "", "@", "").Replace(k) }

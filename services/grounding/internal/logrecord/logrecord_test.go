@@ -19,7 +19,7 @@ func TestFlatten(t *testing.T) {
 		{
 			name: "a Go service's logfmt",
 			in:   `ts=2026-11-26T03:12:44Z level=error caller=resolver.go:88 msg="lookup failed" host=orders-db.internal err="dial udp 10.0.0.10:53: i/o timeout"`,
-			want: "lookup failed\ndial udp 10.0.0.10:53: i/o timeout\nlevel=error host=orders-db.internal",
+			want: "lookup failed\ndial udp 10.0.0.10:53: i/o timeout\nlevel=error caller=resolver host=orders-db.internal",
 		},
 		{
 			name: "other lines kept around a record",
@@ -36,6 +36,11 @@ func TestFlatten(t *testing.T) {
 			name: "records after a line of text keep their order",
 			in:   "[FIRING] MongoStale\n" + `level=info msg="sync started"` + "\n" + `level=error msg="too stale"`,
 			want: "[FIRING] MongoStale\nsync started\nlevel=info\ntoo stale\nlevel=error",
+		},
+		{
+			name: "the caller's package, not its file and line",
+			in:   `{"level":"warn","ts":"2026-11-26T03:14:09.601Z","caller":"etcdserver/util.go:170","msg":"apply request took too long"}`,
+			want: "apply request took too long\nlevel=warn caller=etcdserver",
 		},
 		{name: "Prometheus labels are not a record", in: "alertname=DiskFull instance=db-1 severity=warning", want: "alertname=DiskFull instance=db-1 severity=warning"},
 		{name: "prose with an equals sign", in: "replicas=3 but only 1 is ready", want: "replicas=3 but only 1 is ready"},

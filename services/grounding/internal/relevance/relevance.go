@@ -163,11 +163,12 @@ var (
 	codeRe = regexp.MustCompile(`^E(?:ADDR|CONN|NO|HOST|NET|TIMEDOUT|AGAIN|ACCES|PERM|PIPE|[MN]FILE|XIST|INVAL|BUSY|ROFS|DQUOT|STALE|IO$)[A-Z]*$|^[A-Z]{1,3}\d{3,}$|^[A-Za-z][a-z0-9]+(?:[A-Z][a-z0-9]+){2,}$|^[A-Za-z0-9]+(?:_[A-Za-z0-9]+){2,}$`)
 	// A name of a thing in running text: a path, a host name of three
 	// parts or more, an address, or a hyphenated or underscored name
-	// with a digit (web-3, checkout-6d5f, 0042_add_index); a log record's
+	// with a digit (web-3, checkout-6d5f, 0042_add_index), a device
+	// numbered as the kernel numbers them (eth1, bond0, sda2); a log record's
 	// field with a number (total-vm:14820112kB, status=429) names a
 	// measure, not what is wrong; so does a host name of two parts under
 	// a common domain (orders-db.internal, api.com).
-	entityRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*[:=]-?\d|/|^[A-Za-z0-9-]+\.(?:internal|local|lan|corp|svc|com|net|org|io)(?::\d+)?$|^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+){2,}$|^\d+\.\d+\.\d+|^[A-Za-z0-9]*\d[A-Za-z0-9]*[-_][A-Za-z0-9_-]*$|^[A-Za-z0-9_]*[-_][A-Za-z0-9_-]*\d`)
+	entityRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*[:=]-?\d|/|^[A-Za-z0-9-]+\.(?:internal|local|lan|corp|svc|com|net|org|io)(?::\d+)?$|^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+){2,}$|^\d+\.\d+\.\d+|^[A-Za-z0-9]*\d[A-Za-z0-9]*[-_][A-Za-z0-9_-]*$|^[a-z]{2,}\d{1,2}$|^[A-Za-z0-9_]*[-_][A-Za-z0-9_-]*\d`)
 )
 
 // where splits running text into what it says and the names of things it
@@ -356,7 +357,7 @@ func read(src Source) *reading {
 	}
 	srcWhat, _ := where(src.Text)
 	r.run = runTerms(srcWhat)
-	for line := range strings.SplitSeq(src.Text, "\n") {
+	for line := range strings.SplitSeq(unwrap(src.Text), "\n") {
 		r.lines = append(r.lines, terms(line))
 	}
 	for _, sentence := range sentenceEnd.Split(src.Text, -1) {
@@ -475,8 +476,15 @@ func (s Subject) Score(src Source) Score {
 		if len(nt) < 2 {
 			continue
 		}
+		// The name as one word ("jvmgcpausetimehigh") is found only
+		// when the alert is that one, which names it; for another it
+		// is no word missing.
+		joined := term(strings.ToLower(n))
 		var hit, all float64
 		for _, t := range unique(nt) {
+			if t == joined && len(splitCamel([]rune(n))) > 1 && !s.nameTerms[t] && s.weights[t] == 0 {
+				continue
+			}
 			w := weightOf(t)
 			all += w
 			if s.nameTerms[t] || s.weights[t] > 0 {
@@ -605,9 +613,13 @@ func ownNames(title, text string) []string {
 			names = append(names, n)
 		}
 	}
-	for _, sentence := range sentenceEnd.Split(text, -1) {
-		if firesRe.MatchString(sentence) {
-			names = append(names, listedNames(sentence)...)
+	for _, sentence := range sentenceEnd.Split(unwrap(text), -1) {
+		if disclaimerRe.MatchString(sentence) {
+			continue
+		}
+		listed := listedNames(sentence)
+		if firesRe.MatchString(sentence) || len(listed) >= 2 && alertsRe.MatchString(sentence) {
+			names = append(names, listed...)
 		}
 	}
 	under := false
@@ -632,9 +644,42 @@ func ownNames(title, text string) []string {
 	return names
 }
 
+// unwrap joins the lines of a sentence wrapped at a width ("Alerts:
+// `ArgoCdAppOutOfSync` (…),⏎`ArgoCdAppUnhealthy` (…)" is one sentence):
+// a line continues the one before unless that one ends a sentence or is
+// blank, or the line is blank or starts a block of its own (a list
+// item, a table row, a heading, an indented line). Text whose lines are
+// blocks already (the search service's) stays as it is.
+func unwrap(text string) string {
+	lines := strings.Split(text, "\n")
+	var b strings.Builder
+	for i, line := range lines {
+		if i > 0 {
+			prev := strings.TrimSpace(lines[i-1])
+			if prev == "" || strings.TrimSpace(line) == "" || blockStart.MatchString(line) || strings.ContainsAny(prev[len(prev)-1:], ".!?:;") {
+				b.WriteByte('\n')
+			} else {
+				b.WriteByte(' ')
+			}
+		}
+		b.WriteString(line)
+	}
+	return b.String()
+}
+
+// blockStart is a line that starts a block of its own: a list item, a
+// table row, a heading, an indented (code) line.
+var blockStart = regexp.MustCompile(`^(?:\s*(?:[-*+|#>]|\d+[.)])|\s{4}|\t)`)
+
 var (
 	sentenceEnd = regexp.MustCompile(`[.!?]\s+|\n+`)
-	firesRe     = regexp.MustCompile(`(?i)\bfires?\b|^\s*alerts?\s*:|\btrigger(?:s|ed)? (?:by|when)\b|\balertname\b`)
+	// firesRe is a sentence that says which alerts a source is for: one
+	// fires, is triggered, or is listed after "Alerts:".
+	firesRe = regexp.MustCompile(`(?i)\bfires?\b|^\s*alerts?\s*:|\btrigger(?:s|ed)? (?:by|when)\b|\balertname\b`)
+	// alertsRe is a sentence that speaks of alerts: one that also names
+	// two or more lists them ("Covers the node_exporter alerts X, Y",
+	// "The Prometheus alerts come from … X, Y, Z").
+	alertsRe = regexp.MustCompile(`(?i)\balerts\b`)
 	// alertsHeading is a heading over a list of alerts ("## Alerts",
 	// "Related alerts:"), or a table's header row whose first column is
 	// the alert ("| Alert | Severity |", "Alert name; Severity.").

@@ -29,6 +29,11 @@ var stopWords = set(
 	// The alerting tool that sent a line, not what it is about.
 	"datadog", "zabbix", "nagios", "icinga", "pagerduty", "opsgenie", "cloudwatch", "newrelic",
 	"triggered", "alarm", "alarms", "monitor", "notification",
+	// A log line's level, and a time's unit ("since ~20 min"), say how
+	// bad and when, not what.
+	"warn", "debug", "trace", "notice", "min", "mins", "sec", "secs", "hr", "hrs", "msec",
+	// A unit written apart from its number ("10 Gbps", "60 GB").
+	"kb", "mb", "gb", "tb", "kib", "mib", "gib", "tib", "kbps", "mbps", "gbps", "ms",
 	// A log line's timestamp says when, not what.
 	"mon", "tue", "wed", "thu", "fri", "sat", "sun", "jan", "feb", "mar", "apr", "jun", "jul", "aug",
 	"sep", "oct", "nov", "dec",
@@ -48,6 +53,7 @@ var generic = set(
 	// What a log line says went wrong, not what did.
 	"unreachable", "unavailable", "offline", "degraded", "broken", "sick", "unhealthy", "healthy",
 	"unable", "cannot", "call", "attempt", "try", "retry", "invalid", "bad", "unexpected", "exception",
+	"fatal", "crit", "err",
 	"rpc", "code", "desc", "errno",
 )
 
@@ -69,7 +75,9 @@ var synonyms = map[string]string{
 	"evict": "evict", "eviction": "evict", "evictions": "evict", "evicted": "evict", "evicting": "evict",
 	"conn": "connection", "conns": "connection", "connections": "connection",
 	"lagging": "lag", "lags": "lag", "behind": "lag",
-	"expire": "expir", "expiry": "expir", "expiration": "expir", "expires": "expir", "expiring": "expir", "expired": "expir",
+	"timed": "timeout", "timeouts": "timeout",
+	"fdatasync": "fsync",
+	"expire":    "expir", "expiry": "expir", "expiration": "expir", "expires": "expir", "expiring": "expir", "expired": "expir",
 	"throttle": "throttl", "throttling": "throttl", "throttled": "throttl",
 	"saturation": "saturat", "saturated": "saturat",
 	"inodes": "inode",
@@ -177,14 +185,40 @@ func splitWords(s string, parts bool) []string {
 		}
 		for _, p := range strings.FieldsFunc(tok, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
 			rs := []rune(p)
-			out = append(out, strings.ToLower(p))
+			lower := strings.ToLower(p)
 			camel := splitCamel(rs)
+			if glued := gluedParts(lower); len(camel) == 1 && glued != nil {
+				// Glued words are their parts on either side: the alert's
+				// "etcdserver" is the runbook's "etcd server".
+				out = append(out, glued...)
+				continue
+			}
+			out = append(out, lower)
 			if parts && len(camel) > 1 {
 				out = append(out, camel...)
 			}
 		}
 	}
 	return out
+}
+
+// gluedSuffixes are the words programs glue to a component's name for
+// its server, client or command-line tool ("etcdserver", "zkclient",
+// "etcdctl").
+var gluedSuffixes = []string{"server", "client", "ctl"}
+
+// gluedParts are the component and the suffix of a word glued from a
+// component's name and one of gluedSuffixes ("etcdserver" → "etcd",
+// "server"), or nil.
+func gluedParts(w string) []string {
+	for _, suf := range gluedSuffixes {
+		// A generic base ("apiserver") is no component's name: the word
+		// stays whole.
+		if base, ok := strings.CutSuffix(w, suf); ok && len(base) >= 3 && !strings.ContainsFunc(base, unicode.IsDigit) && !generic[base] && !stopWords[base] {
+			return []string{base, suf}
+		}
+	}
+	return nil
 }
 
 // splitCamel splits at each lower-to-upper change and before the last
@@ -195,7 +229,9 @@ func splitCamel(w []rune) []string {
 	start := 0
 	for i := 1; i < len(w); i++ {
 		lowerToUpper := (unicode.IsLower(w[i-1]) || unicode.IsDigit(w[i-1])) && unicode.IsUpper(w[i])
-		acronymEnd := i+1 < len(w) && unicode.IsUpper(w[i-1]) && unicode.IsUpper(w[i]) && unicode.IsLower(w[i+1])
+		// An acronym's plural is one word: "OSDs", "PVCs", "NICs".
+		plural := i+2 == len(w) && w[i+1] == 's'
+		acronymEnd := i+1 < len(w) && unicode.IsUpper(w[i-1]) && unicode.IsUpper(w[i]) && unicode.IsLower(w[i+1]) && !plural
 		if lowerToUpper || acronymEnd {
 			out = append(out, strings.ToLower(string(w[start:i])))
 			start = i
