@@ -264,4 +264,6 @@ func last(k string) string {
 
 // labelKey makes a dotted key a label name (attr.durationMillis →
 // attr_durationMillis).
-func labelKey(k string) string { return strings.NewReplacer(".", "_", "-", "_", "$", "", "@", "").Replace(k) }
+func labelKey(k string) string {
+	return strings.NewReplacer(".", "_", "-", "_", "$", "", "@", "").Replace(k)
+}
