@@ -76,3 +76,22 @@ func TestNameShare(t *testing.T) {
 		t.Errorf("Score() = %+v; want the name share at least 0.9 and the runbook relevant", sc)
 	}
 }
+
+// TestPlumbing: what a network client prints of the call that failed
+// (Go's "dial tcp", "read udp", an HTTP method before its URL) is no
+// topic; the lookup it failed is.
+func TestPlumbing(t *testing.T) {
+	s := Parse(`charge failed: Post "https://payments.internal/v1/charge": dial tcp: lookup payments.internal on 10.96.0.10:53: read udp 10.2.14.7:51123->10.96.0.10:53: i/o timeout`)
+	for _, w := range []string{"post", "dial", "tcp", "read", "udp"} {
+		if s.weights[w] != 0 {
+			t.Errorf("weight of %q = %v, want none", w, s.weights[w])
+		}
+	}
+	if s.weights["dns"] != summaryWeight || s.weights["charge"] != summaryWeight {
+		t.Errorf("weights = %v; want dns and charge at the summary's weight", s.weights)
+	}
+	// A TCP problem said in words stays one.
+	if s := Parse("TCP retransmits high on web-3"); s.weights["tcp"] != summaryWeight {
+		t.Errorf("weights = %v; want tcp", s.weights)
+	}
+}

@@ -171,6 +171,13 @@ var (
 	entityRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*[:=]-?\d|/|^[A-Za-z0-9-]+\.(?:internal|local|lan|corp|svc|com|net|org|io)(?::\d+)?$|^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+){2,}$|^\d+\.\d+\.\d+|^[A-Za-z0-9]*\d[A-Za-z0-9]*[-_][A-Za-z0-9_-]*$|^[a-z]{2,}\d{1,2}$|^[A-Za-z0-9_]*[-_][A-Za-z0-9_-]*\d`)
 )
 
+// plumbing is what a network client prints of the call that failed,
+// not of what went wrong: Go's operation and network ("dial tcp", "read
+// udp"), an HTTP method before the URL it was sent to ("Post
+// \"https://…\"": the URL stays, a name of where). "dial tcp: lookup
+// ledger on 10.96.0.10:53: no such host" is about DNS, not TCP.
+var plumbing = regexp.MustCompile(`\b(?:dial|read|write) (?:tcp|udp|unix|ip)[46]?\b|\b(?:GET|POST|PUT|PATCH|DELETE|HEAD|Get|Post|Put|Patch|Delete|Head) ((?:\\?")?[a-z][a-z0-9+.-]*://)`)
+
 // where splits running text into what it says and the names of things it
 // mentions (paths, hosts, pods: where, not what), which weigh as labels.
 func where(text string) (what, names string) {
@@ -195,8 +202,11 @@ func Parse(text string) Subject {
 		pairs: map[[2]string]bool{}, triples: map[[3]string]bool{}, whole: map[string]bool{},
 		codes: map[string]bool{},
 	}
-	// A JSON or logfmt record is judged by its message and labels.
-	lines := strings.Split(strings.TrimSpace(logrecord.Flatten(text)), "\n")
+	// A JSON or logfmt record is judged by its message and labels; what
+	// a network client prints of the call that failed, by what went
+	// wrong.
+	flat := plumbing.ReplaceAllString(logrecord.Flatten(text), "$1")
+	lines := strings.Split(strings.TrimSpace(flat), "\n")
 	first := strings.TrimSpace(lines[0])
 	summary := first
 	if statusPrefix.MatchString(first) {

@@ -91,6 +91,7 @@ var synonyms = map[string]string{
 	"cron": "cronjob", "cronjobs": "cronjob",
 	"deploy": "deployment", "deployments": "deployment", "rollout": "rollout", "rollouts": "rollout",
 	"ingress": "ingress", "nginx": "ingress",
+	"nic": "interface", "nics": "interface",
 	"fds": "descriptor", "fd": "descriptor", "descriptors": "descriptor",
 	"deadlock": "lock", "deadlocks": "lock",
 	"max": "limit", "maximum": "limit", "approaching": "near", "approach": "near",
