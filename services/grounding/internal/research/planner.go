@@ -66,27 +66,29 @@ type form struct {
 var (
 	comparisonRe   = regexp.MustCompile(`(?i)^(?:compare\s+)?(.+?)\s+(?:vs\.?|versus|compared (?:with|to)|and|or)\s+(.+)$`)
 	differenceRe   = regexp.MustCompile(`(?i)^(?:the\s+)?differences?\s+between\s+(.+?)\s+and\s+(.+)$`)
-	partSplitRe    = regexp.MustCompile(`(?i)(?:,?\s+and\s+(?:how|why|what|when)|,\s+and\s+(?:where|which|should|can|could)|,\s+(?:how|why|what|when|where|which|should|can|could|any)|[.;]\s+(?:how|why|what|when|where|which|should|can|could|any))\b`)
+	partSplitRe    = regexp.MustCompile(`(?i)(?:,?\s+and\s+(?:how|why|what|when)|,\s+and\s+(?:where|which|should|can|could)|,\s+(?:how|why|what|when|where|which|should|can|could|any)|[.;?!]\s+(?:how|why|what|when|where|which|should|can|could|any))\b`)
 	tellFromRe     = regexp.MustCompile(`(?i)^how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we))\s+tell\s+(.+?)\s+(?:from|apart\s+from)\s+(.+)$`)
 	fromGerundRe   = regexp.MustCompile(`(?i)^(.+?)\s+from\s+(\w+ing\b.*)$`)
-	colonRe        = regexp.MustCompile(`:\s+`)
+	colonRe        = regexp.MustCompile(`:\s+|\s+[—–-]\s+`)
 	meanRe         = regexp.MustCompile(`(?i)^what\s+does\s+it\s+mean\s+(?:when|if|that)\s+(.+)$`)
 	lookRe         = regexp.MustCompile(`(?i)^(?:(?:what|where)\s+(?:should|do|can|could|must)\s+(?:i|we|you)\s+(?:look|check|start|begin)|how\s+(?:do|can|should)\s+(?:i|we|you)\s+(?:debug|troubleshoot|investigate|diagnose)|where\s+(?:to|do\s+(?:i|we|you)|should\s+(?:i|we|you))\s+(?:start|look|begin)|what\s+to\s+(?:check|look\s+at|look\s+for)|any\s+(?:ideas|hints|pointers))\b`)
-	remedyRe       = regexp.MustCompile(`(?i)^(?:what\s+(?:should|can|could|do)\s+(?:i|we|you)\s+do|what\s+(?:are|is)\s+(?:our|my|your|the)\s+(?:options|choices|alternatives|next\s+steps?|fix|fixes)|what\s+(?:now|next)|how\s+(?:do|can|should)\s+(?:i|we|you)\s+(?:fix|solve|resolve|handle|recover))\b`)
+	remedyRe       = regexp.MustCompile(`(?i)^(?:what\s+(?:should|can|could|do)\s+(?:i|we|you)\s+do|what\s+(?:are|is)\s+(?:our|my|your|the)\s+(?:options|choices|alternatives|next\s+steps?|fix|fixes)|what\s+(?:should|can|could|do)\s+(?:i|we|you)\s+(?:change|fix|try)|what\s+(?:now|next)|how\s+(?:do|can|should)\s+(?:i|we|you)\s+(?:fix|solve|resolve|handle|recover))\b`)
 	whyRe          = regexp.MustCompile(`(?i)^why\s+(do|does|did|is|are|was|were|would|can|could|should|will)\s+(.+)$`)
 	preventRe      = regexp.MustCompile(`(?i)^(?:how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we))\s+)?(?:prevent|avoid|stop|fix|reduce|mitigate)\s+(.+)$`)
 	tellRe         = regexp.MustCompile(`(?i)^how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we))\s+(?:tell|know|detect|check|see|find out)\s+(?:(?:if|whether|that|when)\s+)?(.+)$`)
-	whatRe         = regexp.MustCompile(`(?i)^(?:what\s+(?:is|are)|what's|explain|describe)\s+(.+)$`)
+	whatRe         = regexp.MustCompile(`(?i)^(?:what\s+(?:is|are)|what's|(?:(?:can|could|would)\s+(?:someone|somebody|anyone|you)\s+(?:please\s+)?)?(?:explain|describe)(?:\s+to\s+me)?)\s+(.+?)(?:\s+to\s+me)?$`)
+	explainedRe    = regexp.MustCompile(`(?i)^(.+?)\s+explained$`)
 	howWorksRe     = regexp.MustCompile(`(?i)^how\s+(?:does|do)\s+(.+?)\s+(?:work|works|function)$`)
 	howToRe        = regexp.MustCompile(`(?i)^how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we)|should\s+(?:i|you|we))\s+(.+)$`)
 	howAuxRe       = regexp.MustCompile(`(?i)^how\s+(do|does|did|is|are|can|could|would|will)\s+(.+)$`)
-	causeRe        = regexp.MustCompile(`(?i)^(?:what\s+(?:causes|leads\s+to|triggers)|(?:the\s+)?(?:root\s+)?causes?\s+of|reasons?\s+for)\s+(.+)$`)
+	causeRe        = regexp.MustCompile(`(?i)^(?:what\s+(?:causes|leads\s+to|triggers)|(?:what\s+(?:are|is)\s+)?(?:the\s+)?(?:(?:usual|common|typical|main|likely|most\s+common)\s+)?(?:root\s+)?(?:causes?|reasons?)(?:\s+(?:of|for|why|behind|that))?)\s+(.+)$`)
 	practiceRe     = regexp.MustCompile(`(?i)^(?:(?:best|good|recommended)\s+practices?|tips|recommendations|guidelines)\s+(?:for|on|with|when)\s+(.+)$`)
 	shouldRe       = regexp.MustCompile(`(?i)^(?:should\s+(?:i|we|you)|when\s+should\s+(?:i|we|you)|is\s+it\s+(?:worth|wise|a\s+good\s+idea)(?:\s+to)?)\s+(.+)$`)
 	contextRe      = regexp.MustCompile(`(?i)^(.+?)\s+((?:for|in|with|on|under)\s+.+)$`)
 	versusRe       = regexp.MustCompile(`(?i)\s(?:vs\.?|versus|compared (?:with|to))\s`)
 	questionLeadRe = regexp.MustCompile(`(?i)^(?:how|why|what|when|where|which|should|can|could|is|are|do|does)\b`)
 	possessiveRe   = regexp.MustCompile(`(?i)\b(?:my|our)\b`)
+	weRe           = regexp.MustCompile(`(?i)\bwe\b`)
 	askedByRe      = regexp.MustCompile(`(?i),?\s+(?:as\s+)?(?:asked|requested|sent|posted)\s+by\s+.*$`)
 	leadRe         = regexp.MustCompile(`(?i)^(?:research|tell me about|an overview of|overview of)\s+`)
 	articleRe      = regexp.MustCompile(`(?i)^(?:a|an|the)\s+`)
@@ -145,7 +147,7 @@ func parseForm(topic string) form {
 			break
 		}
 		parts = append(parts, t[:loc[0]])
-		t = strings.TrimSpace(strings.TrimPrefix(strings.TrimLeft(t[loc[0]:], ",.; "), "and "))
+		t = strings.TrimSpace(strings.TrimPrefix(strings.TrimLeft(t[loc[0]:], ",.;?! "), "and "))
 	}
 	for i, p := range parts {
 		p = strings.TrimSpace(p)
@@ -159,6 +161,15 @@ func parseForm(topic string) form {
 			f.asked = append(f.asked, kindOverview)
 			if f.unset() {
 				f.clause = meanRe.FindStringSubmatch(p)[1]
+			}
+		case i > 0 && strings.EqualFold(p, "why"):
+			// "…. Why, and what should we change?": why it happens.
+			f.asked = append(f.asked, kindCause)
+		case explainedRe.MatchString(p):
+			// "Kafka consumer lag explained": what it is.
+			f.asked = append(f.asked, kindOverview)
+			if f.unset() {
+				f.noun = explainedRe.FindStringSubmatch(p)[1]
 			}
 		case i > 0 && lookRe.MatchString(p):
 			// "…, what should we look at": where to look.
@@ -214,8 +225,14 @@ func parseForm(topic string) form {
 		case causeRe.MatchString(p):
 			// "What causes etcd leader elections": why it happens, first.
 			f.asked = append(f.asked, kindCause)
-			if f.unset() {
-				f.noun, f.cause = causeRe.FindStringSubmatch(p)[1], true
+			switch s := causeRe.FindStringSubmatch(p)[1]; {
+			case !f.unset():
+			case statement(s):
+				// "the usual reasons a systemd unit ends up failed": a
+				// situation.
+				f.clause = s
+			default:
+				f.noun, f.cause = s, true
 			}
 		case practiceRe.MatchString(p):
 			f.asked = append(f.asked, kindPrevention)
@@ -295,7 +312,8 @@ var finiteVerbs = map[string]bool{
 	"gets": true, "got": true, "seem": true, "seems": true, "has": true, "have": true, "had": true, "went": true,
 	"goes": true, "became": true, "becomes": true, "started": true, "stopped": true, "failed": true, "crashed": true,
 	"stays": true, "stay": true, "stayed": true, "won't": true, "can't": true, "cannot": true, "don't": true,
-	"doesn't": true, "isn't": true, "aren't": true, "wasn't": true, "didn't": true, "never": true,
+	"doesn't": true, "isn't": true, "aren't": true, "wasn't": true, "didn't": true, "never": true, "ends": true,
+	"ended": true, "happens": true, "happened": true,
 }
 
 // statement reports whether s tells a situation: it has a finite verb
@@ -342,10 +360,10 @@ func gerund(w string) bool {
 // about (its subject, situation or task): the first part that does wins.
 func (f form) unset() bool { return f.noun == "" && f.clause == "" && f.action == "" }
 
-// yours turns the asker's "my" and "our" into "your" (lower case: the
+// yours turns the asker's "my" and "our" into "your" and "we" into "you" (lower case: the
 // subject is always quoted inside a question).
 func yours(s string) string {
-	return possessiveRe.ReplaceAllString(s, "your")
+	return weRe.ReplaceAllString(possessiveRe.ReplaceAllString(s, "your"), "you")
 }
 
 // problem reports whether the noun names a problem: its head word does
@@ -362,8 +380,9 @@ var problemLeadRe = regexp.MustCompile(`(?i)^(?:running\s+out|out\s+of|hitting|l
 
 // situationRe marks a noun phrase that tells a thing doing something
 // after its first word ("Kafka consumers falling behind", "WAL piling up
-// on the primary"), not a thing ("connection pooling", "failing disks").
-var situationRe = regexp.MustCompile(`(?i)^\S+.*?\s(?:piling|filling|falling|running|leaking|crashing|failing|dropping|growing|climbing|spiking|flapping|restarting|lagging|timing|hanging|stalling|erroring|losing|exceeding|backing)\b`)
+// on the primary", "notifications not arriving", "drain stuck"), not a
+// thing ("connection pooling", "failing disks").
+var situationRe = regexp.MustCompile(`(?i)^\S+.*?\s(?:piling|filling|falling|running|leaking|crashing|failing|dropping|growing|climbing|spiking|flapping|restarting|lagging|timing|hanging|stalling|erroring|losing|exceeding|backing|stuck|not\s+\w+ing)\b`)
 
 // choice reports whether the topic sets two things side by side to pick
 // one ("Kafka vs RabbitMQ for an event bus"), not two problems to tell

@@ -260,6 +260,55 @@ func TestPlan(t *testing.T) {
 			},
 		},
 		{
+			// A dash sets the question apart as a colon does.
+			topic: "Alertmanager notifications not arriving in Slack — where do I look?",
+			want: []string{
+				"How can you tell Alertmanager notifications not arriving in Slack is the problem?",
+				"What does Alertmanager notifications not arriving in Slack look like?",
+				"What causes Alertmanager notifications not arriving in Slack?",
+				"How do you prevent Alertmanager notifications not arriving in Slack?",
+			},
+		},
+		{
+			// Asked of someone, two questions in one message.
+			topic: "Can someone explain transaction ID wraparound in Postgres? Should we be worried?",
+			want: []string{
+				"What is transaction ID wraparound in Postgres?",
+				"What goes wrong with transaction ID wraparound in Postgres, and why?",
+				"How do you check transaction ID wraparound in Postgres?",
+				"What are good practices for transaction ID wraparound in Postgres?",
+			},
+		},
+		{
+			topic: "What are the usual reasons a systemd service ends up in failed state?",
+			want: []string{
+				"What causes it when a systemd service ends up in failed state?",
+				"What does it mean when a systemd service ends up in failed state?",
+				"How can you tell when a systemd service ends up in failed state?",
+				"What can you do when a systemd service ends up in failed state, and how do you prevent it?",
+			},
+		},
+		{
+			// The asker's "we" is the reader's "you"; a bare "Why" asks
+			// the cause.
+			topic: "We keep getting paged for PgBouncer pool saturation at month end. Why, and what should we change?",
+			want: []string{
+				"What causes it when you keep getting paged for PgBouncer pool saturation at month end?",
+				"What can you do when you keep getting paged for PgBouncer pool saturation at month end, and how do you prevent it?",
+				"What does it mean when you keep getting paged for PgBouncer pool saturation at month end?",
+				"How can you tell when you keep getting paged for PgBouncer pool saturation at month end?",
+			},
+		},
+		{
+			topic: "Kafka consumer lag explained",
+			want: []string{
+				"What is Kafka consumer lag?",
+				"What causes Kafka consumer lag?",
+				"How can you tell Kafka consumer lag is the problem?",
+				"How do you prevent Kafka consumer lag?",
+			},
+		},
+		{
 			topic: "Scaling Kafka consumers",
 			want: []string{
 				"What is scaling Kafka consumers?",
