@@ -8,9 +8,10 @@ import (
 // TestReadingWords: an acronym's plural is one word; a word glued from a
 // component's name and "server", "client" or "ctl" is the component's
 // name and the suffix, unless the name is a generic word; a log level, a
-// time's unit and a unit written apart from its number are no topic;
-// "timed out" is a timeout; a device numbered as the kernel numbers it
-// names where, as a host does.
+// time's unit, a unit written apart from its number and chat's filler
+// are no topic; "timed out" is a timeout, I/O however written is one
+// term; a device numbered as the kernel numbers it names where, as a
+// host does.
 func TestReadingWords(t *testing.T) {
 	for _, tt := range []struct {
 		text string
@@ -23,13 +24,16 @@ func TestReadingWords(t *testing.T) {
 		{"apiserver", []string{"apiserver"}},
 		{"WARN since ~20 min, 10 Gbps, 60 GB", nil},
 		{"timed out", []string{"timeout"}},
+		{"disk I/O, IOPS", []string{"disk", "io"}},
+		{"iowait high", []string{"io", "high"}},
+		{"anyone else seeing this since yesterday?", nil},
 	} {
 		if got := terms(tt.text); !slices.Equal(got, tt.want) {
 			t.Errorf("terms(%q) = %q, want %q", tt.text, got, tt.want)
 		}
 	}
-	s := Parse("hv-12 kernel: ixgbe eth1: NIC Link is Down")
-	if s.weights["eth1"] != labelWeight || s.weights["link"] != summaryWeight {
+	s := Parse("hv-12 kernel: ixgbe eth1: NIC Link is Down on nvme0n1")
+	if s.weights["eth1"] != labelWeight || s.weights["nvme0n1"] != labelWeight || s.weights["link"] != summaryWeight {
 		t.Errorf("weights = %v; want eth1 at the label weight and link at the summary's", s.weights)
 	}
 }

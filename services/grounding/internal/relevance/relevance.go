@@ -164,11 +164,11 @@ var (
 	// A name of a thing in running text: a path, a host name of three
 	// parts or more, an address, or a hyphenated or underscored name
 	// with a digit (web-3, checkout-6d5f, 0042_add_index), a device
-	// numbered as the kernel numbers them (eth1, bond0, sda2); a log record's
-	// field with a number (total-vm:14820112kB, status=429) names a
-	// measure, not what is wrong; so does a host name of two parts under
-	// a common domain (orders-db.internal, api.com).
-	entityRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*[:=]-?\d|/|^[A-Za-z0-9-]+\.(?:internal|local|lan|corp|svc|com|net|org|io)(?::\d+)?$|^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+){2,}$|^\d+\.\d+\.\d+|^[A-Za-z0-9]*\d[A-Za-z0-9]*[-_][A-Za-z0-9_-]*$|^[a-z]{2,}\d{1,2}$|^[A-Za-z0-9_]*[-_][A-Za-z0-9_-]*\d`)
+	// numbered as the kernel numbers them (eth1, bond0, sda2, nvme0n1);
+	// a log record's field with a number (total-vm:14820112kB,
+	// status=429) names a measure, not what is wrong; so does a host name
+	// of two parts under a common domain (orders-db.internal, api.com).
+	entityRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*[:=]-?\d|/|^[A-Za-z0-9-]+\.(?:internal|local|lan|corp|svc|com|net|org|io)(?::\d+)?$|^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+){2,}$|^\d+\.\d+\.\d+|^[A-Za-z0-9]*\d[A-Za-z0-9]*[-_][A-Za-z0-9_-]*$|^[a-z]{2,}\d+(?:[a-z]+\d+)*$|^[A-Za-z0-9_]*[-_][A-Za-z0-9_-]*\d`)
 )
 
 // plumbing is what a network client prints of the call that failed,

@@ -10,7 +10,7 @@ import (
 var stopWords = set(
 	"a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as", "at",
 	"be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could",
-	"did", "do", "does", "doing", "done", "during", "each", "either", "etc", "for", "from", "further",
+	"did", "do", "does", "doing", "done", "due", "during", "each", "either", "etc", "for", "from", "further",
 	"had", "has", "have", "having", "here", "how", "however", "if", "in", "into", "is", "it", "its",
 	"just", "last", "may", "me", "might", "more", "most", "must", "my", "no", "not", "now", "of", "off",
 	"on", "once", "one", "only", "or", "other", "our", "out", "over", "own", "per", "same", "should",
@@ -25,7 +25,9 @@ var stopWords = set(
 	"west", "east", "ip", "id", "tell", "prevent", "explain", "compare", "compared", "versus", "vs",
 	// How people talk in chat ("super slow again, like half the users").
 	"like", "super", "really", "pretty", "kinda", "basically", "literally", "half", "anyone", "guys",
-	"folks", "hey", "pls", "please", "asap", "help",
+	"folks", "hey", "pls", "please", "asap", "help", "else", "someone", "everyone", "something",
+	"anything", "everything", "see", "seeing", "seen", "saw",
+	"went", "going", "gone", "seem", "seems", "today", "yesterday", "tonight",
 	// The alerting tool that sent a line, not what it is about.
 	"datadog", "zabbix", "nagios", "icinga", "pagerduty", "opsgenie", "cloudwatch", "newrelic",
 	"triggered", "alarm", "alarms", "monitor", "notification",
@@ -91,7 +93,7 @@ var synonyms = map[string]string{
 	"cron": "cronjob", "cronjobs": "cronjob",
 	"deploy": "deployment", "deployments": "deployment", "rollout": "rollout", "rollouts": "rollout",
 	"ingress": "ingress", "nginx": "ingress",
-	"nic": "interface", "nics": "interface",
+	"nic": "interface", "nics": "interface", "iops": "io", "iowait": "io",
 	"fds": "descriptor", "fd": "descriptor", "descriptors": "descriptor",
 	"deadlock": "lock", "deadlocks": "lock",
 	"max": "limit", "maximum": "limit", "approaching": "near", "approach": "near",
@@ -118,6 +120,9 @@ var phrases = []struct {
 	{regexp.MustCompile(`(?i)\bclock (?:is )?wrong by\b|\bclock (?:is )?(?:not|un)synchroni[sz]ed\b|\btime (?:is )?(?:not|un)synchroni[sz]ed\b`), "skew"},
 	{regexp.MustCompile(`(?i)\bout of memory\b`), "oom"},
 	{regexp.MustCompile(`(?i)\bdf -i\b`), "inode"},
+	// Input/output, however written ("disk I/O"; "IO", "IOPS" and
+	// "iowait" are words of their own).
+	{regexp.MustCompile(`(?i)\bI/O\b`), "io"},
 	// What Kubernetes prints for a state, read as the state it names (the
 	// name runbooks are titled by).
 	{regexp.MustCompile(`(?i)\bback-?off restarting failed container\b`), "CrashLoopBackOff"},
