@@ -124,13 +124,22 @@ func assess(topic string, plan []string, sources []Source) assessment {
 		p := relevance.Parse(c)
 		core = &p
 	}
-	// A choice between two things ("Kafka vs RabbitMQ for an event bus")
-	// is answered only by a source about both: a runbook on one side's
-	// own trouble says nothing about which to pick.
+	// A comparison's sides are judged one by one as well: a choice
+	// between two things ("Kafka vs RabbitMQ for an event bus") is
+	// answered only by a source about both (a runbook on one side's own
+	// trouble says nothing about which to pick), two problems to tell
+	// apart by a source about either.
 	f := parseForm(topic)
 	var sides []relevance.Subject
-	if f.choice() {
+	if f.a != "" {
 		sides = []relevance.Subject{relevance.Parse(f.a), relevance.Parse(f.b)}
+	}
+	// The detail after a colon ("rate limits explained") names the topic
+	// in other words: a source may be about the subject told with it.
+	var detailed *relevance.Subject
+	if f.detail != "" {
+		d := relevance.Parse(subj + " " + f.detail)
+		detailed = &d
 	}
 	relevant := make([]float64, len(sources))
 	for i, s := range sources {
@@ -142,8 +151,20 @@ func assess(topic string, plan []string, sources []Source) assessment {
 			}
 		}
 		relevant[i] = floored(sc, about)
+		if detailed != nil {
+			relevant[i] = max(relevant[i], floored(detailed.Score(src), *detailed))
+		}
 		for _, side := range sides {
-			relevant[i] = min(relevant[i], floored(side.Score(src), side))
+			switch {
+			case f.choice():
+				// Which of two things to pick: a source about both.
+				relevant[i] = min(relevant[i], floored(side.Score(src), side))
+			case !f.things():
+				// Two problems: a source about either is about the topic
+				// ("Out of ephemeral ports" for "ephemeral port
+				// exhaustion vs conntrack table full").
+				relevant[i] = max(relevant[i], floored(side.Score(src), side))
+			}
 		}
 	}
 	for qi, q := range plan {

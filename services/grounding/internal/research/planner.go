@@ -61,6 +61,10 @@ type form struct {
 	// losing its primary", from "prevent a replica set from losing its
 	// primary"), a problem whatever its head.
 	situation bool
+	// detail is what a colon set after the topic ("kernel I/O errors
+	// versus high iowait", "rate limits explained"): not asked about,
+	// but words a source on the topic may use.
+	detail string
 }
 
 var (
@@ -123,6 +127,7 @@ func parseForm(topic string) form {
 	// "Memcached vs Redis: why do they evict keys": the subject, then a
 	// question about it; "How to tell X from Y: kernel errors versus
 	// iowait": the topic, then detail the questions need not repeat.
+	var detail string
 	if loc := colonRe.FindStringIndex(t); loc != nil {
 		head, rest := t[:loc[0]], t[loc[1]:]
 		switch {
@@ -133,10 +138,10 @@ func parseForm(topic string) form {
 			// what about it is asked; the name stays as its setting.
 			t = head + " " + rest
 		default:
-			t = head
+			t, detail = head, rest
 		}
 	}
-	var f form
+	f := form{detail: detail}
 	// "What is X and why does it Y", "Why do X and how to prevent it":
 	// each part asks its own angle.
 	var parts []string

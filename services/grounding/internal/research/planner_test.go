@@ -476,11 +476,11 @@ func TestWithoutSetting(t *testing.T) {
 	}
 }
 
-// TestChoiceNeedsBothSides: a topic that asks which of two things to pick
-// is answered only by a source about both; a runbook about one side's own
+// TestComparisonSides: a topic that asks which of two things to pick is
+// answered only by a source about both; a runbook about one side's own
 // trouble is no evidence, while the same runbook answers a topic about
-// that trouble.
-func TestChoiceNeedsBothSides(t *testing.T) {
+// that trouble, and one of two problems to tell apart.
+func TestComparisonSides(t *testing.T) {
 	backlog := Source{
 		Title:   "RabbitMQ — queue backlog growing",
 		URL:     "https://runbooks.example/rabbitmq-backlog",
@@ -510,5 +510,31 @@ func TestChoiceNeedsBothSides(t *testing.T) {
 	}
 	if got := admitted("Why does a RabbitMQ queue backlog keep growing?", backlog); !slices.Equal(got, []string{backlog.URL}) {
 		t.Errorf("the backlog itself: admitted %q, want %s", got, backlog.URL)
+	}
+
+	// Two problems to tell apart: a source about either side is about
+	// the topic, though it says little of the other side.
+	ports := Source{
+		Title:   "Out of ephemeral ports (cannot assign requested address)",
+		URL:     "https://runbooks.example/ephemeral-ports",
+		Snippet: "Hosts that open many short outbound connections to one destination run out of local ports: connect() fails with EADDRNOTAVAIL. Check ss -s for TIME-WAIT sockets and net.ipv4.ip_local_port_range.",
+	}
+	if got := admitted("Ephemeral port exhaustion vs conntrack table full: how do I tell which one I have?", ports); !slices.Equal(got, []string{ports.URL}) {
+		t.Errorf("two problems: admitted %q, want %s", got, ports.URL)
+	}
+}
+
+// TestColonDetail: the words after a colon that ask nothing still say
+// what the topic is about, in the words a runbook may use.
+func TestColonDetail(t *testing.T) {
+	loki := Source{
+		Title:   "Loki ingestion rate limited — checklist",
+		URL:     "https://runbooks.example/loki-rate-limited",
+		Snippet: "Confirm it is rate limiting, not an outage: sum by (tenant, reason) (rate(loki_discarded_samples_total[5m])). Agents log server returned HTTP status 429 Too Many Requests (429): Ingestion rate limit exceeded for user.",
+	}
+	topic := "Loki is rejecting our logs with 429s: rate limits explained"
+	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
+	if a := assess(topic, plan, []Source{loki}); !a.onTopic[0] {
+		t.Errorf("%q: the Loki rate-limit runbook is not admitted (%+v)", topic, a.sections[0].Scores)
 	}
 }
