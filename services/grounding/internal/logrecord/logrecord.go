@@ -262,8 +262,9 @@ func last(k string) string {
 	return k
 }
 
-// labelKey makes a dotted key a label name (attr.durationMillis →
-// attr_durationMillis).
+// labelKey makes a dotted or dashed key a label name
+// (attr.durationMillis → attr_durationMillis, expected-duration →
+// expected_duration).
 func labelKey(k string) string {
 	return strings.NewReplacer(".", "_", "-", "_", "$", "", "@", "").Replace(k)
 }
