@@ -124,6 +124,25 @@ func tuneTopics(t *testing.T, env *enricheval.Env, root string, files []string) 
 	}
 }
 
+// TestScoreTopics checks the research figures' arithmetic on hand-made
+// outcomes: a citation off a topic's labels counts against precision, an
+// acceptable one does not, and an uncovered topic's citation is off.
+func TestScoreTopics(t *testing.T) {
+	outs := []enricheval.TopicOutcome{
+		{Topic: enricheval.Topic{ID: "a", Runbooks: []string{"disk"}, Acceptable: []string{"wal"}}, Cited: []string{"disk", "wal", "tls"}, Sections: 4, Answered: 2},
+		{Topic: enricheval.Topic{ID: "b", Runbooks: []string{"dns"}}, Cited: []string{"tls"}, Sections: 4, Answered: 1},
+		{Topic: enricheval.Topic{ID: "c"}, NoEvidenceNotes: 1},
+		{Topic: enricheval.Topic{ID: "d"}, Cited: []string{"disk"}, NoEvidenceNotes: 0},
+	}
+	f := enricheval.ScoreTopics(outs)
+	if f.Covered != 2 || f.Uncovered != 2 || f.CitesRunbooks != 1 || f.HalfAnswered != 1 || f.Both != 1 || f.SaidOnce != 1 {
+		t.Errorf("figures = %+v", f)
+	}
+	if f.Citations != 5 || f.OnLabel != 2 || f.CitationPrecision() != 0.4 {
+		t.Errorf("citations %d on label %d precision %v; want 5, 2, 0.4", f.Citations, f.OnLabel, f.CitationPrecision())
+	}
+}
+
 // TestScoreAlerts checks the figures' arithmetic on hand-made outcomes.
 func TestScoreAlerts(t *testing.T) {
 	outs := []enricheval.Outcome{

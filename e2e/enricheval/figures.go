@@ -97,7 +97,20 @@ type TopicFigures struct {
 	// SaidOnce counts uncovered topics citing nothing and saying so
 	// exactly once.
 	SaidOnce int
-	Misses   []string
+	// Citations counts every report's cited runbooks; OnLabel those a
+	// topic's labels name (runbooks or acceptable). A part whose topics
+	// list nothing acceptable counts every near topic as off the label.
+	Citations, OnLabel int
+	Misses             []string
+}
+
+// CitationPrecision is the share of cited runbooks on their topic's
+// labels (1 when nothing was cited).
+func (f TopicFigures) CitationPrecision() float64 {
+	if f.Citations == 0 {
+		return 1
+	}
+	return float64(f.OnLabel) / float64(f.Citations)
 }
 
 // ScoreTopics computes the figures of a research set's outcomes.
@@ -105,6 +118,14 @@ func ScoreTopics(outs []TopicOutcome) TopicFigures {
 	var f TopicFigures
 	for _, o := range outs {
 		t := o.Topic
+		for _, c := range o.Cited {
+			f.Citations++
+			if slices.Contains(t.Runbooks, c) || slices.Contains(t.Acceptable, c) {
+				f.OnLabel++
+			} else if len(t.Runbooks) > 0 {
+				f.Misses = append(f.Misses, fmt.Sprintf("%s: cites %s, off its labels", t.ID, c))
+			}
+		}
 		if len(t.Runbooks) == 0 {
 			f.Uncovered++
 			if len(o.Cited) == 0 && o.NoEvidenceNotes == 1 {
@@ -152,8 +173,8 @@ func PrintAlerts(w io.Writer, part string, f AlertFigures, verbose bool) {
 
 // PrintTopics writes a research set's figures.
 func PrintTopics(w io.Writer, part string, f TopicFigures, verbose bool) {
-	fmt.Fprintf(w, "research   %-8s %3d topics (%d covered, %d not): covered topics citing their runbooks %d/%d, answering at least half their sections %d/%d (sections answered %d/%d), both %d/%d; uncovered saying so once %d/%d\n",
-		part, f.Covered+f.Uncovered, f.Covered, f.Uncovered, f.CitesRunbooks, f.Covered, f.HalfAnswered, f.Covered, f.Answered, f.Sections, f.Both, f.Covered, f.SaidOnce, f.Uncovered)
+	fmt.Fprintf(w, "research   %-8s %3d topics (%d covered, %d not): covered topics citing their runbooks %d/%d, answering at least half their sections %d/%d (sections answered %d/%d), both %d/%d; uncovered saying so once %d/%d; citations on their topic's labels %.3f (%d/%d)\n",
+		part, f.Covered+f.Uncovered, f.Covered, f.Uncovered, f.CitesRunbooks, f.Covered, f.HalfAnswered, f.Covered, f.Answered, f.Sections, f.Both, f.Covered, f.SaidOnce, f.Uncovered, f.CitationPrecision(), f.OnLabel, f.Citations)
 	if verbose {
 		for _, m := range f.Misses {
 			fmt.Fprintln(w, "  miss", m)

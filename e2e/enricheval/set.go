@@ -58,6 +58,9 @@ type Topic struct {
 	Topic string `json:"topic"`
 	// Runbooks must be cited; none means nothing covers the topic.
 	Runbooks []string `json:"runbooks"`
+	// Acceptable may be cited without being wrong; a citation outside
+	// Runbooks and Acceptable is off the label.
+	Acceptable []string `json:"acceptable,omitempty"`
 }
 
 // TopicSet is one part of the research set.
