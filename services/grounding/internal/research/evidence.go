@@ -124,48 +124,76 @@ func assess(topic string, plan []string, sources []Source) assessment {
 		p := relevance.Parse(c)
 		core = &p
 	}
-	// A comparison's sides are judged one by one as well: a choice
-	// between two things ("Kafka vs RabbitMQ for an event bus") is
-	// answered only by a source about both (a runbook on one side's own
-	// trouble says nothing about which to pick), two problems to tell
-	// apart by a source about either.
-	f := parseForm(topic)
-	var sides []relevance.Subject
-	if f.a != "" {
-		sides = []relevance.Subject{relevance.Parse(f.a), relevance.Parse(f.b)}
-	}
 	// The detail after a colon ("rate limits explained") names the topic
 	// in other words: a source may be about the subject told with it.
+	f := parseForm(topic)
 	var detailed *relevance.Subject
 	if f.detail != "" {
 		d := relevance.Parse(subj + " " + f.detail)
 		detailed = &d
 	}
-	relevant := make([]float64, len(sources))
+	srcs := make([]relevance.Source, len(sources))
+	judged := make([]relevance.Score, len(sources))
 	for i, s := range sources {
-		src := relevance.Source{Title: s.Title, Text: s.Snippet}
-		sc := about.Score(src)
+		srcs[i] = relevance.Source{Title: s.Title, Text: s.Snippet}
+		sc := about.Score(srcs[i])
 		if core != nil {
-			if c := core.Score(src); c.Value > sc.Value {
+			if c := core.Score(srcs[i]); c.Value > sc.Value {
 				sc = c
 			}
 		}
-		relevant[i] = floored(sc, about)
+		v := floored(sc, about)
 		if detailed != nil {
-			relevant[i] = max(relevant[i], floored(detailed.Score(src), *detailed))
+			v = max(v, floored(detailed.Score(srcs[i]), *detailed))
 		}
+		sc.Value = v
+		judged[i] = sc
+	}
+	// A comparison's sides are judged one by one as well.
+	switch sides := []string{f.a, f.b}; {
+	case f.choice():
+		// Which of two things to pick ("Kafka vs RabbitMQ for an event
+		// bus") is answered only by a source about both: a runbook on one
+		// side's own trouble says nothing about which to pick.
 		for _, side := range sides {
-			switch {
-			case f.choice():
-				// Which of two things to pick: a source about both.
-				relevant[i] = min(relevant[i], floored(side.Score(src), side))
-			case !f.things():
-				// Two problems: a source about either is about the topic
-				// ("Out of ephemeral ports" for "ephemeral port
-				// exhaustion vs conntrack table full").
-				relevant[i] = max(relevant[i], floored(side.Score(src), side))
+			p := relevance.Parse(side)
+			for i := range judged {
+				judged[i].Value = min(judged[i].Value, floored(p.Score(srcs[i]), p))
 			}
 		}
+	case f.a != "" && !f.things():
+		// Two problems to tell apart: the sources each side alone selects
+		// (as enrichment selects them) are about the topic too ("Out of
+		// ephemeral ports" for "ephemeral port exhaustion vs conntrack
+		// table full"), not every source near one side.
+		for _, side := range sides {
+			p := relevance.Parse(side)
+			own := make([]relevance.Score, len(srcs))
+			for i := range srcs {
+				own[i] = p.Score(srcs[i])
+				own[i].Value = floored(own[i], p)
+			}
+			for _, i := range relevance.Select(own) {
+				if own[i].Value > judged[i].Value {
+					judged[i] = own[i]
+				}
+			}
+		}
+	case f.a == "":
+		// One subject: a source only near it (the lock-waits runbook for
+		// transaction ID wraparound in Postgres) stays out beside one
+		// plainly about it, as enrichment leaves it out; a source plainly
+		// about the subject stays whatever the others.
+		kept := relevance.Select(judged)
+		for i := range judged {
+			if judged[i].Value < relevance.NearBest && !slices.Contains(kept, i) {
+				judged[i].Value = 0
+			}
+		}
+	}
+	relevant := make([]float64, len(sources))
+	for i, sc := range judged {
+		relevant[i] = sc.Value
 	}
 	for qi, q := range plan {
 		focus, own := questionFocus(q, topic)
