@@ -149,6 +149,18 @@ func assess(topic string, plan []string, sources []Source) assessment {
 		sc.Value = v
 		judged[i] = sc
 	}
+	if !f.choice() {
+		// A source only near the subject (the lock-waits runbook for
+		// transaction ID wraparound in Postgres) stays out beside one
+		// plainly about it, as enrichment leaves it out; a source plainly
+		// about the subject stays whatever the others.
+		kept := relevance.Select(judged)
+		for i := range judged {
+			if judged[i].Value < relevance.NearBest && !slices.Contains(kept, i) {
+				judged[i].Value = 0
+			}
+		}
+	}
 	// A comparison's sides are judged one by one as well.
 	switch sides := []string{f.a, f.b}; {
 	case f.choice():
@@ -165,9 +177,14 @@ func assess(topic string, plan []string, sources []Source) assessment {
 		// Two problems to tell apart: the sources each side alone selects
 		// (as enrichment selects them) are about the topic too ("Out of
 		// ephemeral ports" for "ephemeral port exhaustion vs conntrack
-		// table full"), not every source near one side.
+		// table full"), not every source near one side, and only for a
+		// side specific enough to stand alone: "full disk" alone is about
+		// any disk runbook.
 		for _, side := range sides {
 			p := relevance.Parse(side)
+			if p.Specific() < 2 {
+				continue
+			}
 			own := make([]relevance.Score, len(srcs))
 			for i := range srcs {
 				own[i] = p.Score(srcs[i])
@@ -177,17 +194,6 @@ func assess(topic string, plan []string, sources []Source) assessment {
 				if own[i].Value > judged[i].Value {
 					judged[i] = own[i]
 				}
-			}
-		}
-	case f.a == "":
-		// One subject: a source only near it (the lock-waits runbook for
-		// transaction ID wraparound in Postgres) stays out beside one
-		// plainly about it, as enrichment leaves it out; a source plainly
-		// about the subject stays whatever the others.
-		kept := relevance.Select(judged)
-		for i := range judged {
-			if judged[i].Value < relevance.NearBest && !slices.Contains(kept, i) {
-				judged[i].Value = 0
 			}
 		}
 	}

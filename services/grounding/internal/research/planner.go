@@ -65,15 +65,22 @@ type form struct {
 	// versus high iowait", "rate limits explained"): not asked about,
 	// but words a source on the topic may use.
 	detail string
+	// told: the subject or situation was told, not asked ("Our Java
+	// service stops answering. How do I tell X from Y?"): a comparison
+	// asked after it is the topic.
+	told bool
 }
 
 var (
 	comparisonRe   = regexp.MustCompile(`(?i)^(?:compare\s+)?(.+?)\s+(?:vs\.?|versus|compared (?:with|to)|and|or)\s+(.+)$`)
 	differenceRe   = regexp.MustCompile(`(?i)^(?:the\s+)?differences?\s+between\s+(.+?)\s+and\s+(.+)$`)
-	partSplitRe    = regexp.MustCompile(`(?i)(?:,?\s+and\s+(?:how|why|what|when)|,\s+and\s+(?:where|which|should|can|could)|,\s+(?:how|why|what|when|where|which|should|can|could|any)|[.;?!]\s+(?:how|why|what|when|where|which|should|can|could|any))\b`)
+	partSplitRe    = regexp.MustCompile(`(?i)(?:,?\s+and\s+(?:how|why|what|when)|,\s+and\s+(?:where|which|should|can|could)|,\s+(?:how|why|what|when|where|which|should|can|could|any)|[.;]\s+(?:how|why|what|when|where|which|should|can|could|any)\b|[?!]\s+)`)
 	tellFromRe     = regexp.MustCompile(`(?i)^how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we))\s+tell\s+(.+?)\s+(?:from|apart\s+from)\s+(.+)$`)
 	fromGerundRe   = regexp.MustCompile(`(?i)^(.+?)\s+from\s+(\w+ing\b.*)$`)
+	sentenceRe     = regexp.MustCompile(`[.?!]\s+`)
+	quoteRe        = regexp.MustCompile(`(?:^|[\s(])(?:'[^']+'|"[^"]+"|‘[^’]+’|“[^”]+”)`)
 	colonRe        = regexp.MustCompile(`:\s+|\s+[—–-]\s+`)
+	meanXRe        = regexp.MustCompile(`(?i)^what\s+(?:does|do)\s+(.+?)\s+mean\b`)
 	meanRe         = regexp.MustCompile(`(?i)^what\s+does\s+it\s+mean\s+(?:when|if|that)\s+(.+)$`)
 	lookRe         = regexp.MustCompile(`(?i)^(?:(?:what|where)\s+(?:should|do|can|could|must)\s+(?:i|we|you)\s+(?:look|check|start|begin)|how\s+(?:do|can|should)\s+(?:i|we|you)\s+(?:debug|troubleshoot|investigate|diagnose)|where\s+(?:to|do\s+(?:i|we|you)|should\s+(?:i|we|you))\s+(?:start|look|begin)|what\s+to\s+(?:check|look\s+at|look\s+for)|any\s+(?:ideas|hints|pointers))\b`)
 	remedyRe       = regexp.MustCompile(`(?i)^(?:what\s+(?:should|can|could|do)\s+(?:i|we|you)\s+do|what\s+(?:are|is)\s+(?:our|my|your|the)\s+(?:options|choices|alternatives|next\s+steps?|fix|fixes)|what\s+(?:should|can|could|do)\s+(?:i|we|you)\s+(?:change|fix|try)|what\s+(?:now|next)|how\s+(?:do|can|should)\s+(?:i|we|you)\s+(?:fix|solve|resolve|handle|recover))\b`)
@@ -96,7 +103,7 @@ var (
 	askedByRe      = regexp.MustCompile(`(?i),?\s+(?:as\s+)?(?:asked|requested|sent|posted)\s+by\s+.*$`)
 	leadRe         = regexp.MustCompile(`(?i)^(?:research|tell me about|an overview of|overview of)\s+`)
 	articleRe      = regexp.MustCompile(`(?i)^(?:a|an|the)\s+`)
-	pronounRe      = regexp.MustCompile(`(?i)^(?:it|they|this|these|them)\b`)
+	pronounRe      = regexp.MustCompile(`(?i)^(?:it|they|this|these|them|that|those)\b`)
 	pronounWordRe  = regexp.MustCompile(`\b(?:it|they)\b`)
 	prepositionRe  = regexp.MustCompile(`(?i)\s(?:in|of|for|on|with|at|between|under|from|to|when|while|during|inside|within|across|after|before|through|into|via)\s`)
 )
@@ -112,7 +119,7 @@ var problemWords = map[string]bool{
 	"loss": true, "kill": true, "kills": true, "killed": true, "full": true, "down": true, "slowness": true, "spike": true,
 	"conflict": true, "conflicts": true, "bloat": true, "corruption": true, "stall": true, "stalls": true, "hang": true,
 	"hangs": true, "flapping": true, "rejection": true, "rejections": true, "split-brain": true, "warning": true,
-	"warnings": true,
+	"warnings": true, "brain": true,
 }
 
 // parseForm reads a topic's form.
@@ -124,21 +131,48 @@ func parseForm(topic string) form {
 	t = strings.Join(strings.Fields(t), " ")
 	t = strings.TrimRight(t, "?.!;:, ")
 	t = leadRe.ReplaceAllString(t, "")
+	// A quoted message ("'nf_conntrack: table full, dropping packet'")
+	// is one thing said, whatever colons, commas or question marks it
+	// holds: it is set aside while the topic's parts are read.
+	var quoted []string
+	t = quoteRe.ReplaceAllStringFunc(t, func(q string) string {
+		lead := q[:len(q)-len(strings.TrimLeft(q, " ("))]
+		quoted = append(quoted, strings.TrimPrefix(q, lead))
+		return fmt.Sprintf("%s«%d»", lead, len(quoted)-1)
+	})
+	unquote := func(s string) string {
+		for i, q := range quoted {
+			s = strings.Replace(s, fmt.Sprintf("«%d»", i), q, 1)
+		}
+		return s
+	}
 	// "Memcached vs Redis: why do they evict keys": the subject, then a
 	// question about it; "How to tell X from Y: kernel errors versus
 	// iowait": the topic, then detail the questions need not repeat.
+	for _, loc := range colonRe.FindAllStringIndex(t, -1) {
+		// "etcdserver: mvcc: database space exceeded — how do we …": the
+		// separator before a question, wherever it is, starts a part.
+		if questionLeadRe.MatchString(t[loc[1]:]) {
+			t = t[:loc[0]] + ", and " + t[loc[1]:]
+			break
+		}
+	}
 	var detail string
 	if loc := colonRe.FindStringIndex(t); loc != nil {
 		head, rest := t[:loc[0]], t[loc[1]:]
 		switch {
-		case questionLeadRe.MatchString(rest):
-			t = head + ", and " + rest
-		case len(strings.Fields(head)) <= 2 && len(strings.Fields(rest)) >= 2:
+		case len(strings.Fields(head)) == 1 && len(strings.Fields(rest)) >= 2:
 			// "Postgres: WAL piling up on the primary": a name, then
 			// what about it is asked; the name stays as its setting.
 			t = head + " " + rest
 		default:
+			// The detail's first sentence is not asked; a question after
+			// it is ("split brain: after a blip the VIP ends up on both.
+			// why does that happen?").
 			t, detail = head, rest
+			if loc := sentenceRe.FindStringIndex(rest); loc != nil {
+				t, detail = head+". "+rest[loc[1]:], rest[:loc[0]]
+			}
 		}
 	}
 	f := form{detail: detail}
@@ -161,6 +195,13 @@ func parseForm(topic string) form {
 			p = pronounWordRe.ReplaceAllString(p, f.noun)
 		}
 		switch {
+		case meanXRe.MatchString(p) && !meanRe.MatchString(p):
+			// "What does 'connect: cannot assign requested address'
+			// mean": the message.
+			f.asked = append(f.asked, kindOverview)
+			if f.unset() {
+				f.noun = meanXRe.FindStringSubmatch(p)[1]
+			}
 		case meanRe.MatchString(p):
 			// "What does it mean when Vault is sealed": the situation.
 			f.asked = append(f.asked, kindOverview)
@@ -185,10 +226,15 @@ func parseForm(topic string) form {
 		case whyRe.MatchString(p):
 			m := whyRe.FindStringSubmatch(p)
 			f.asked = append(f.asked, kindCause)
-			if f.clause == "" && !strings.EqualFold(m[2], "this") {
+			// "why does that happen" asks about the topic already told.
+			if f.clause == "" && !strings.EqualFold(m[2], "this") && !pronounRe.MatchString(m[2]) {
 				f.aux, f.clause = strings.ToLower(m[1]), m[2]
 			}
-		case tellFromRe.MatchString(p) && f.unset():
+		case tellFromRe.MatchString(p) && (f.unset() || f.told):
+			// "How to tell a failing disk from a busy one", also after
+			// the situation that raised it (not after a question with its
+			// own subject: "Why does HAProxy mark … DOWN, and how do I
+			// tell a failing check from a dead server").
 			// "How to tell a failing disk from a busy one".
 			m := tellFromRe.FindStringSubmatch(p)
 			f.asked = append(f.asked, kindDiagnosis)
@@ -261,9 +307,9 @@ func parseForm(topic string) form {
 			case statement(p):
 				// "Our Kafka consumers keep falling behind": a
 				// situation told, not a subject named.
-				f.clause = p
+				f.clause, f.told = p, true
 			default:
-				f.noun = p
+				f.noun, f.told = p, true
 			}
 		}
 	}
@@ -288,7 +334,7 @@ func parseForm(topic string) form {
 			}
 		}
 		if f.a != "" {
-			f.a, f.b = articleRe.ReplaceAllString(f.a, ""), articleRe.ReplaceAllString(f.b, "")
+			f.a, f.b = articleRe.ReplaceAllString(strings.Trim(f.a, ", "), ""), articleRe.ReplaceAllString(strings.Trim(f.b, ", "), "")
 			// "Redis vs Memcached for session storage": both are
 			// compared for session storage.
 			if m := contextRe.FindStringSubmatch(f.b); m != nil && !prepositionRe.MatchString(" "+f.a+" ") {
@@ -302,6 +348,7 @@ func parseForm(topic string) form {
 	// quoted inside a question starts in lower case unless it is a name.
 	f.noun, f.clause, f.action = lowerLead(yours(f.noun)), lowerLead(yours(f.clause)), lowerLead(yours(f.action))
 	f.context = yours(f.context)
+	f.noun, f.clause, f.action, f.a, f.b, f.context, f.detail = unquote(f.noun), unquote(f.clause), unquote(f.action), unquote(f.a), unquote(f.b), unquote(f.context), unquote(f.detail)
 	if f.unset() {
 		f.noun = strings.TrimSpace(topic)
 	}
@@ -318,7 +365,7 @@ var finiteVerbs = map[string]bool{
 	"goes": true, "became": true, "becomes": true, "started": true, "stopped": true, "failed": true, "crashed": true,
 	"stays": true, "stay": true, "stayed": true, "won't": true, "can't": true, "cannot": true, "don't": true,
 	"doesn't": true, "isn't": true, "aren't": true, "wasn't": true, "didn't": true, "never": true, "ends": true,
-	"ended": true, "happens": true, "happened": true,
+	"ended": true, "happens": true, "happened": true, "see": true, "saw": true, "notice": true, "noticed": true,
 }
 
 // statement reports whether s tells a situation: it has a finite verb
@@ -387,7 +434,7 @@ var problemLeadRe = regexp.MustCompile(`(?i)^(?:running\s+out|out\s+of|hitting|l
 // after its first word ("Kafka consumers falling behind", "WAL piling up
 // on the primary", "notifications not arriving", "drain stuck"), not a
 // thing ("connection pooling", "failing disks").
-var situationRe = regexp.MustCompile(`(?i)^\S+.*?\s(?:piling|filling|falling|running|leaking|crashing|failing|dropping|growing|climbing|spiking|flapping|restarting|lagging|timing|hanging|stalling|erroring|losing|exceeding|backing|stuck|not\s+\w+ing)\b`)
+var situationRe = regexp.MustCompile(`(?i)^\S+.*?\s(?:piling|filling|falling|running|leaking|crashing|failing|dropping|growing|climbing|spiking|flapping|restarting|lagging|timing|hanging|stalling|erroring|losing|exceeding|backing|being|expiring|exhausting|rejecting|evicting|saturating|degrading|refusing|hitting|stuck|not\s+\w+ing)\b`)
 
 // choice reports whether the topic sets two things side by side to pick
 // one ("Kafka vs RabbitMQ for an event bus"), not two problems to tell
@@ -401,7 +448,14 @@ func (f form) choice() bool {
 // things reports whether a comparison's sides are two things to choose
 // between (Redis and Memcached), not two problems.
 func (f form) things() bool {
-	return f.a != "" && !f.apart && !problemWords[strings.ToLower(headOf(f.a))] && !problemWords[strings.ToLower(headOf(f.b))]
+	return f.a != "" && !f.apart && !problemSide(f.a) && !problemSide(f.b)
+}
+
+// problemSide reports whether a comparison's side names a problem: by its
+// head ("consumer lag") or as a thing doing something ("Vault being
+// sealed", "tokens expiring").
+func problemSide(s string) bool {
+	return problemWords[strings.ToLower(headOf(s))] || situationRe.MatchString(s)
 }
 
 // head is the noun's head word: its last word before a preposition.

@@ -309,6 +309,39 @@ func TestPlan(t *testing.T) {
 			},
 		},
 		{
+			// A quoted message keeps its colon; "what does X mean" asks
+			// what X is.
+			topic: "what does 'dial tcp: lookup api on 10.0.0.10:53: no such host' mean? only on some pods",
+			want: []string{
+				"What is 'dial tcp: lookup api on 10.0.0.10:53: no such host'?",
+				"What goes wrong with 'dial tcp: lookup api on 10.0.0.10:53: no such host', and why?",
+				"How do you check 'dial tcp: lookup api on 10.0.0.10:53: no such host'?",
+				"What are good practices for 'dial tcp: lookup api on 10.0.0.10:53: no such host'?",
+			},
+		},
+		{
+			// The situation that raised it, then two problems to tell
+			// apart: the comparison is the topic.
+			topic: "Writes fail with 'No space left on device' but df shows free space. How do I tell a full disk from running out of inodes?",
+			want: []string{
+				"How do full disk and running out of inodes differ?",
+				"How do you tell full disk from running out of inodes?",
+				"What is full disk, and what is running out of inodes?",
+				"What causes full disk, and what causes running out of inodes?",
+				"What do you do about full disk or running out of inodes?",
+			},
+		},
+		{
+			// A detail after the colon, then a question about "that".
+			topic: "Patroni failover: the old primary came back as a second leader. why does that happen and how do we prevent it?",
+			want: []string{
+				"What goes wrong with Patroni failover, and why?",
+				"What are good practices for Patroni failover?",
+				"What is Patroni failover?",
+				"How do you check Patroni failover?",
+			},
+		},
+		{
 			topic: "Scaling Kafka consumers",
 			want: []string{
 				"What is scaling Kafka consumers?",
