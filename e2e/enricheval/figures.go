@@ -62,16 +62,29 @@ func ScoreAlerts(outs []Outcome) AlertFigures {
 				f.Misses = append(f.Misses, fmt.Sprintf("%s: %s not cited (cited %v, %s %q; %s)", a.ID, r, o.Cited, o.Status, o.Error, retrieval(o, r)))
 			}
 		}
-		for _, c := range o.Cited {
-			f.Cited++
-			if slices.Contains(a.Runbooks, c) || slices.Contains(a.Acceptable, c) {
-				f.Relevant++
-			} else if len(a.Runbooks) > 0 {
+		on, off := onLabel(o.Cited, a.Runbooks, a.Acceptable)
+		f.Cited += len(o.Cited)
+		f.Relevant += on
+		for _, c := range off {
+			if len(a.Runbooks) > 0 { // an uncovered one's citations are its own miss
 				f.Misses = append(f.Misses, fmt.Sprintf("%s: cites %s, not about it", a.ID, c))
 			}
 		}
 	}
 	return f
+}
+
+// onLabel counts the cited names a label lists (must or may be cited)
+// and returns the others.
+func onLabel(cited, runbooks, acceptable []string) (on int, off []string) {
+	for _, c := range cited {
+		if slices.Contains(runbooks, c) || slices.Contains(acceptable, c) {
+			on++
+		} else {
+			off = append(off, c)
+		}
+	}
+	return on, off
 }
 
 // retrieval says whether the search service returned runbook r at all.
@@ -118,11 +131,11 @@ func ScoreTopics(outs []TopicOutcome) TopicFigures {
 	var f TopicFigures
 	for _, o := range outs {
 		t := o.Topic
-		for _, c := range o.Cited {
-			f.Citations++
-			if slices.Contains(t.Runbooks, c) || slices.Contains(t.Acceptable, c) {
-				f.OnLabel++
-			} else if len(t.Runbooks) > 0 {
+		on, off := onLabel(o.Cited, t.Runbooks, t.Acceptable)
+		f.Citations += len(o.Cited)
+		f.OnLabel += on
+		for _, c := range off {
+			if len(t.Runbooks) > 0 { // an uncovered one's citations are its own miss
 				f.Misses = append(f.Misses, fmt.Sprintf("%s: cites %s, off its labels", t.ID, c))
 			}
 		}
