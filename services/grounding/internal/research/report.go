@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -230,7 +231,7 @@ func buildReport(run *Run, now time.Time) Report {
 		len(domains), plural(len(domains), "domain", "domains"))
 
 	var md strings.Builder
-	fmt.Fprintf(&md, "# %s\n", subj)
+	fmt.Fprintf(&md, "# %s\n", headingOf(subj))
 	if len(sources) == 0 {
 		// Nothing in the index is about the topic: said once, not under
 		// every sub-question.
@@ -464,7 +465,7 @@ func draftAnswer(run *Run) string {
 func reportContent(run *Run, r Report) string {
 	var b strings.Builder
 	findings := r.FindingsMarkdown
-	title := "# " + subject(run.Topic)
+	title := "# " + headingOf(subject(run.Topic))
 	if first, rest, ok := strings.Cut(findings, "\n"); ok && strings.HasPrefix(first, "# ") {
 		title, findings = first, rest
 	}
@@ -475,4 +476,16 @@ func reportContent(run *Run, r Report) string {
 		b.WriteString("- " + w + "\n")
 	}
 	return b.String()
+}
+
+// headingOf is a subject as a report's title: a common first word starts
+// upper case ("You see 'nf_conntrack: table full' on your nodes",
+// "Running out of inodes"); a name stays as written ("etcd", "kubectl").
+func headingOf(subj string) string {
+	w, _, _ := strings.Cut(subj, " ")
+	if !lowerLeadWords[w] && w != "you" && !gerund(w) {
+		return subj
+	}
+	r, n := utf8.DecodeRuneInString(subj)
+	return string(unicode.ToUpper(r)) + subj[n:]
 }

@@ -280,3 +280,19 @@ func TestReportModelQuestions(t *testing.T) {
 		t.Errorf("the TLS question, off the topic, is answered:\n%s", sections[3])
 	}
 }
+
+// TestHeadingOf: a report's title starts upper case unless it starts with
+// a name written in lower case.
+func TestHeadingOf(t *testing.T) {
+	for in, want := range map[string]string{
+		"you see 'nf_conntrack: table full' on your nodes": "You see 'nf_conntrack: table full' on your nodes",
+		"running out of inodes on build servers":           "Running out of inodes on build servers",
+		"the disk on db-1 keeps filling up":                "The disk on db-1 keeps filling up",
+		"etcd backup and restore":                          "etcd backup and restore",
+		"Kafka consumer lag":                               "Kafka consumer lag",
+	} {
+		if got := headingOf(in); got != want {
+			t.Errorf("headingOf(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
