@@ -99,9 +99,10 @@ func withoutSetting(subject string) string {
 }
 
 // assess scores every source against every sub-question of plan: its
-// relevance to the topic (package relevance), kept below the bar for a
-// model's question when the source holds fewer than half of the
-// question's own words.
+// relevance to the topic (package relevance; the sources compared as
+// relevance.Select compares an alert's, a comparison's sides judged one
+// by one), kept below the bar for a model's question when the source
+// holds fewer than half of the question's own words.
 func assess(topic string, plan []string, sources []Source) assessment {
 	texts := make([]map[string]bool, len(sources))
 	for i, s := range sources {
@@ -197,10 +198,6 @@ func assess(topic string, plan []string, sources []Source) assessment {
 			}
 		}
 	}
-	relevant := make([]float64, len(sources))
-	for i, sc := range judged {
-		relevant[i] = sc.Value
-	}
 	for qi, q := range plan {
 		focus, own := questionFocus(q, topic)
 		weights := subjectWeights(focus, texts)
@@ -212,7 +209,7 @@ func assess(topic string, plan []string, sources []Source) assessment {
 			// A source is evidence for a section when it is about the
 			// topic (package relevance, calibrated on the labelled set);
 			// a model's question must also find half its own words.
-			score := relevant[i]
+			score := judged[i].Value
 			if score == 0 {
 				continue
 			}
