@@ -115,7 +115,8 @@ func assess(topic string, plan []string, sources []Source) assessment {
 		admitted: make([][]int, len(plan)),
 		onTopic:  make([]bool, len(sources)),
 	}
-	subj := subject(topic)
+	f := parseForm(topic)
+	subj := f.subject()
 	about := relevance.Parse(subj)
 	// A subject told with where or when it happens ("running out of
 	// inodes on build servers", "consumers falling behind during peak
@@ -127,7 +128,6 @@ func assess(topic string, plan []string, sources []Source) assessment {
 	}
 	// The detail after a colon ("rate limits explained") names the topic
 	// in other words: a source may be about the subject told with it.
-	f := parseForm(topic)
 	var detailed *relevance.Subject
 	if f.detail != "" {
 		d := relevance.Parse(subj + " " + f.detail)
@@ -136,7 +136,9 @@ func assess(topic string, plan []string, sources []Source) assessment {
 	srcs := make([]relevance.Source, len(sources))
 	judged := make([]relevance.Score, len(sources))
 	for i, s := range sources {
-		srcs[i] = relevance.Source{Title: s.Title, Text: s.Snippet}
+		// Read once, scored against the subject, its setting-free core,
+		// its detail and a comparison's sides.
+		srcs[i] = relevance.Prepare(relevance.Source{Title: s.Title, Text: s.Snippet})
 		sc := about.Score(srcs[i])
 		if core != nil {
 			if c := core.Score(srcs[i]); c.Value > sc.Value {

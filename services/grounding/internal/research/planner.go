@@ -235,7 +235,6 @@ func parseForm(topic string) form {
 			// the situation that raised it (not after a question with its
 			// own subject: "Why does HAProxy mark … DOWN, and how do I
 			// tell a failing check from a dead server").
-			// "How to tell a failing disk from a busy one".
 			m := tellFromRe.FindStringSubmatch(p)
 			f.asked = append(f.asked, kindDiagnosis)
 			f.a, f.b, f.apart = m[1], m[2], true
@@ -412,8 +411,8 @@ func gerund(w string) bool {
 // about (its subject, situation or task): the first part that does wins.
 func (f form) unset() bool { return f.noun == "" && f.clause == "" && f.action == "" }
 
-// yours turns the asker's "my" and "our" into "your" and "we" into "you" (lower case: the
-// subject is always quoted inside a question).
+// yours turns the asker's "my" and "our" into "your" and "we" into "you"
+// (lower case: the subject is always quoted inside a question).
 func yours(s string) string {
 	return weRe.ReplaceAllString(possessiveRe.ReplaceAllString(s, "your"), "you")
 }
@@ -694,8 +693,10 @@ func kindOf(q, topic string) *questionKind {
 
 // subject is what the questions are about: the topic's subject, the
 // situation it asks about, or a comparison's two sides.
-func subject(topic string) string {
-	f := parseForm(topic)
+func subject(topic string) string { return parseForm(topic).subject() }
+
+// subject is what the form's questions are about (see subject).
+func (f form) subject() string {
 	var s string
 	switch {
 	case f.a != "":
