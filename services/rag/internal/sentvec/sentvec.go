@@ -294,7 +294,7 @@ func (m *Model) Embed(texts []string) [][]float32 {
 // scratch holds the activations of one forward pass, reused across the
 // texts of an Embed call.
 type scratch struct {
-	x, y, h, qkv, att, probs, res, ffn []float32
+	x, y, h, qkv, att, probs, res, ffn, pooled []float32
 }
 
 func grow(b []float32, n int) []float32 {
@@ -334,7 +334,9 @@ func (m *Model) embedOne(s *scratch, ids []int32, out []float32) {
 	for li := range m.layers {
 		x = m.layers[li].forward(s, x, n)
 	}
-	pooled := make([]float32, Dimensions)
+	s.pooled = grow(s.pooled, Dimensions)
+	pooled := s.pooled
+	clear(pooled)
 	for t := range n {
 		row := x[t*Dimensions : (t+1)*Dimensions]
 		for i, v := range row {

@@ -3,6 +3,7 @@ package sentvec
 import (
 	"strings"
 	"unicode/utf16"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -66,13 +67,14 @@ func (t *tokenizer) encode(text string) []int32 {
 	// ends[e] lists the pieces ending at e, by start then length, the
 	// order in which the reference visits them.
 	ends := make([][]candidate, n+1)
-	var sb strings.Builder
+	var buf []byte
 	for i := range n {
 		found := false
-		sb.Reset()
+		buf = buf[:0]
 		for l := 1; l <= t.maxRunes && i+l <= n; l++ {
-			sb.WriteRune(symbols[i+l-1])
-			if p, ok := t.pieces[sb.String()]; ok {
+			buf = utf8.AppendRune(buf, symbols[i+l-1])
+			// The map lookup of string(buf) does not allocate.
+			if p, ok := t.pieces[string(buf)]; ok {
 				ends[i+l] = append(ends[i+l], candidate{start: i, runes: l, pieceInfo: p})
 				found = true
 			}
