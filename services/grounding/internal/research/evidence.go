@@ -152,7 +152,7 @@ func assess(topic string, plan []string, sources []Source) assessment {
 		sc.Value = v
 		judged[i] = sc
 	}
-	if !f.choice() {
+	if !f.choice() || f.setting != "" {
 		// A source only near the subject (the lock-waits runbook for
 		// transaction ID wraparound in Postgres) stays out beside one
 		// plainly about it, as enrichment leaves it out; a source plainly
@@ -166,7 +166,7 @@ func assess(topic string, plan []string, sources []Source) assessment {
 	}
 	// A comparison's sides are judged one by one as well.
 	switch sides := []string{f.a, f.b}; {
-	case f.choice():
+	case f.choice() && f.setting == "":
 		// Which of two things to pick ("Kafka vs RabbitMQ for an event
 		// bus") is answered only by a source about both: a runbook on one
 		// side's own trouble says nothing about which to pick.
@@ -176,16 +176,35 @@ func assess(topic string, plan []string, sources []Source) assessment {
 				judged[i].Value = min(judged[i].Value, floored(p.Score(srcs[i]), p))
 			}
 		}
-	case f.a != "" && !f.things():
-		// Two problems to tell apart: the sources each side alone selects
-		// (as enrichment selects them) are about the topic too ("Out of
-		// ephemeral ports" for "ephemeral port exhaustion vs conntrack
-		// table full"), not every source near one side, and only for a
-		// side specific enough to stand alone: "full disk" alone is about
-		// any disk runbook.
-		for _, side := range sides {
-			p := relevance.Parse(side)
-			if p.Specific() < 2 {
+	case f.a != "" && (!f.things() || f.setting != ""):
+		// Two problems to tell apart, or two remedies for a problem told
+		// ("PgBouncer in front, or raise max_connections? We hit 'sorry,
+		// too many clients already'"): the sources each side alone
+		// selects (as enrichment selects them) are about the topic too
+		// ("Out of ephemeral ports" for "ephemeral port exhaustion vs
+		// conntrack table full"), not every source near one side, nor
+		// one near both but about neither (the stuck-rollout runbook for
+		// "a pod failing its readiness probe or one in CrashLoopBackOff");
+		// so are those the situation told selects. A side of one specific word
+		// ("full disk") or the situation counts only for a source plainly
+		// about it: "full disk" is near every disk runbook.
+		if f.setting != "" {
+			sides = append(sides, f.setting)
+		}
+		for i := range judged {
+			judged[i].Value = 0
+		}
+		for n, side := range sides {
+			if f.name != "" && !strings.Contains(strings.ToLower(side), strings.ToLower(f.name)) {
+				// "Postgres: PgBouncer in front, or just raise
+				// max_connections?": Postgres's max_connections.
+				side = f.name + " " + side
+			}
+			p, least := relevance.Parse(side), 0.0
+			if p.Specific() < 2 || n == 2 {
+				least = relevance.NearBest
+			}
+			if p.Specific() == 0 {
 				continue
 			}
 			own := make([]relevance.Score, len(srcs))
@@ -194,7 +213,7 @@ func assess(topic string, plan []string, sources []Source) assessment {
 				own[i].Value = floored(own[i], p)
 			}
 			for _, i := range relevance.Select(own) {
-				if own[i].Value > judged[i].Value {
+				if own[i].Value >= least && own[i].Value > judged[i].Value {
 					judged[i] = own[i]
 				}
 			}

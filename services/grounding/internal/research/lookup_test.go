@@ -438,3 +438,37 @@ func TestResearchLookupPanicReachesTheStep(t *testing.T) {
 		t.Errorf("%d calls, want 10", len(calls))
 	}
 }
+
+// TestResearchSearchesEachSide: a sub-question naming both sides of a
+// comparison is searched as asked and each side on its own, with the
+// situation it was asked in, once per research step.
+func TestResearchSearchesEachSide(t *testing.T) {
+	b := &scriptedBackend{answer: evidenceFor(nil)}
+	run := &Run{
+		ID:    "r1",
+		Topic: "df -h says 30% free but writes fail. how do I tell a full disk from running out of inodes?",
+		Pending: []string{
+			"How do you tell a full disk from running out of inodes?",
+			"What causes a full disk, and what causes running out of inodes?",
+		},
+	}
+	if _, err := newLookupService(t, b, false, Config{}).research(t.Context(), run); err != nil {
+		t.Fatal(err)
+	}
+	calls, _ := b.stats()
+	var got []string
+	for _, c := range calls {
+		got = append(got, c.Query)
+	}
+	slices.Sort(got)
+	want := []string{
+		searchQuery(run.Pending[0]),
+		searchQuery(run.Pending[1]),
+		searchQuery("full disk df -h says 30% free but writes fail"),
+		searchQuery("running out of inodes df -h says 30% free but writes fail"),
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("queries %q, want %q", got, want)
+	}
+}

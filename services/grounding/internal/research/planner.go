@@ -69,6 +69,15 @@ type form struct {
 	// service stops answering. How do I tell X from Y?"): a comparison
 	// asked after it is the topic.
 	told bool
+	// setting is what was told beside the question asked: the situation
+	// a comparison was asked after ("df -h says 30% free but writes
+	// fail"), a problem told after a choice ("We hit 'sorry, too many
+	// clients already' every time the app scales out"). Not asked about,
+	// but what the sides are told apart or chosen for.
+	setting string
+	// name is the system a topic named before a colon ("Postgres: …"):
+	// both sides of a comparison are its.
+	name string
 }
 
 var (
@@ -157,14 +166,14 @@ func parseForm(topic string) form {
 			break
 		}
 	}
-	var detail string
+	var detail, name string
 	if loc := colonRe.FindStringIndex(t); loc != nil {
 		head, rest := t[:loc[0]], t[loc[1]:]
 		switch {
 		case len(strings.Fields(head)) == 1 && len(strings.Fields(rest)) >= 2:
 			// "Postgres: WAL piling up on the primary": a name, then
 			// what about it is asked; the name stays as its setting.
-			t = head + " " + rest
+			t, name = head+" "+rest, head
 		default:
 			// The detail's first sentence is not asked; a question after
 			// it is ("split brain: after a blip the VIP ends up on both.
@@ -175,10 +184,11 @@ func parseForm(topic string) form {
 			}
 		}
 	}
-	f := form{detail: detail}
+	f := form{detail: detail, name: name}
 	// "What is X and why does it Y", "Why do X and how to prevent it":
 	// each part asks its own angle.
 	var parts []string
+	var toldAfter string
 	for {
 		loc := partSplitRe.FindStringIndex(t)
 		if loc == nil {
@@ -237,8 +247,11 @@ func parseForm(topic string) form {
 			// tell a failing check from a dead server").
 			m := tellFromRe.FindStringSubmatch(p)
 			f.asked = append(f.asked, kindDiagnosis)
-			f.a, f.b, f.apart = m[1], m[2], true
-			f.noun = m[1] + " and " + m[2]
+			if f.told {
+				f.setting = strings.TrimSpace(f.clause + " " + f.noun)
+			}
+			f.a, f.b, f.apart = m[1], oneOf(m[1], m[2]), true
+			f.noun = f.a + " and " + f.b
 		case tellRe.MatchString(p):
 			f.asked = append(f.asked, kindDiagnosis)
 			if f.clause == "" && f.noun == "" {
@@ -303,6 +316,12 @@ func parseForm(topic string) form {
 		default:
 			switch {
 			case !f.unset():
+				if statement(p) || strings.Contains(p, "«") {
+					// "PgBouncer in front, or raise max_connections? We
+					// hit 'sorry, too many clients already'": what a
+					// choice is made for (kept for a comparison only).
+					toldAfter = strings.TrimSpace(toldAfter + " " + p)
+				}
 			case statement(p):
 				// "Our Kafka consumers keep falling behind": a
 				// situation told, not a subject named.
@@ -336,18 +355,22 @@ func parseForm(topic string) form {
 			f.a, f.b = articleRe.ReplaceAllString(strings.Trim(f.a, ", "), ""), articleRe.ReplaceAllString(strings.Trim(f.b, ", "), "")
 			// "Redis vs Memcached for session storage": both are
 			// compared for session storage.
-			if m := contextRe.FindStringSubmatch(f.b); m != nil && !prepositionRe.MatchString(" "+f.a+" ") {
+			if m := contextRe.FindStringSubmatch(f.b); m != nil && !f.apart && !prepositionRe.MatchString(" "+f.a+" ") {
 				f.b, f.context = m[1], " "+m[2]
 			}
 			f.asked = append([]questionKind{kindComparison}, f.asked...)
 			f.situation = false
 		}
 	}
+	if f.a != "" && toldAfter != "" {
+		f.setting = strings.TrimSpace(f.setting + " " + toldAfter)
+	}
 	// The person's "my disk" is the reader's "your disk", and a subject
 	// quoted inside a question starts in lower case unless it is a name.
 	f.noun, f.clause, f.action = lowerLead(yours(f.noun)), lowerLead(yours(f.clause)), lowerLead(yours(f.action))
 	f.context = yours(f.context)
 	f.noun, f.clause, f.action, f.a, f.b, f.context, f.detail = unquote(f.noun), unquote(f.clause), unquote(f.action), unquote(f.a), unquote(f.b), unquote(f.context), unquote(f.detail)
+	f.setting = unquote(f.setting)
 	if f.unset() {
 		f.noun = strings.TrimSpace(topic)
 	}
@@ -456,6 +479,48 @@ func (f form) things() bool {
 func problemSide(s string) bool {
 	return problemWords[strings.ToLower(headOf(s))] || situationRe.MatchString(s)
 }
+
+// side is a comparison's side as its questions name it, and the search
+// query for it.
+type side struct{ name, query string }
+
+// sides are a comparison's sides, each searched for as told with the
+// situation it was asked in, when there is one ("full disk" with "writes
+// fail with 'No space left on device'").
+func (f form) sides() []side {
+	if f.a == "" {
+		return nil
+	}
+	return []side{
+		{f.a, searchQuery(f.a + " " + f.setting)},
+		{f.b, searchQuery(f.b + " " + f.setting)},
+	}
+}
+
+// oneOf reads a second side told by "one" ("a failing disk from a busy
+// one", "a pod that fails its probe from one in CrashLoopBackOff") as
+// the first side's thing: "busy disk", "pod in CrashLoopBackOff".
+func oneOf(a, b string) string {
+	thing := articleRe.ReplaceAllString(a, "")
+	if loc := relativeRe.FindStringIndex(" " + thing + " "); loc != nil {
+		thing = thing[:max(loc[0]-1, 0)]
+	}
+	ws := strings.Fields(thing)
+	if len(ws) == 0 {
+		return b
+	}
+	thing = ws[len(ws)-1]
+	if loc := oneRe.FindStringIndex(b); loc != nil && loc[0] == 0 {
+		// "one in CrashLoopBackOff": a pod in it.
+		thing = "a " + thing
+	}
+	return oneRe.ReplaceAllString(b, "${1}"+thing+"${2}")
+}
+
+var (
+	relativeRe = regexp.MustCompile(`(?i)\s(?:that|which|who|whose|where|with|in|of|on|for|from|at|under)\s`)
+	oneRe      = regexp.MustCompile(`(?i)(^|\s)ones?(\s|$)`)
+)
 
 // head is the noun's head word: its last word before a preposition.
 func (f form) head() string { return headOf(f.noun) }

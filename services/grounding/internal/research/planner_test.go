@@ -555,6 +555,79 @@ func TestComparisonSides(t *testing.T) {
 	if got := admitted("Ephemeral port exhaustion vs conntrack table full: how do I tell which one I have?", ports); !slices.Equal(got, []string{ports.URL}) {
 		t.Errorf("two problems: admitted %q, want %s", got, ports.URL)
 	}
+
+	// Each side selects its own source, told by "one" or by one word
+	// ("full disk"); a source near both sides but about neither does not
+	// come in with them.
+	ready := Source{
+		Title:   "Kubernetes: pods Running but not Ready (readiness probe failing)",
+		URL:     "https://runbooks.example/readiness",
+		Snippet: "A pod whose readiness probe fails stays Running but is removed from the Service endpoints. kubectl describe pod shows Readiness probe failed; check what the endpoint checks.",
+	}
+	crash := Source{
+		Title:   "Kubernetes — pod in CrashLoopBackOff",
+		URL:     "https://runbooks.example/crashloop",
+		Snippet: "A container that keeps exiting is restarted with a growing back-off: the pod shows CrashLoopBackOff. Read kubectl logs --previous and the exit code in kubectl describe pod.",
+	}
+	rollout := Source{
+		Title:   "Kubernetes — deployment rollout stuck",
+		URL:     "https://runbooks.example/rollout-stuck",
+		Snippet: "A rollout stalls when new pods never become Ready: a readiness probe failing or a pod in CrashLoopBackOff keeps progressDeadlineSeconds ticking. kubectl rollout status shows it waiting.",
+	}
+	topic := "How do I tell a pod that fails its readiness probe from one in CrashLoopBackOff?"
+	if got := admitted(topic, ready, crash, rollout); !slices.Equal(got, []string{ready.URL, crash.URL}) {
+		t.Errorf("%q: admitted %q, want the readiness and CrashLoopBackOff runbooks only", topic, got)
+	}
+	full := Source{
+		Title:   "Node — filesystem almost full",
+		URL:     "https://runbooks.example/disk-full",
+		Snippet: "A filesystem above 90% used: find what grew with du -xh --max-depth=1 and df -h, rotate or delete logs, expand the volume.",
+	}
+	inodes := Source{
+		Title:   "Node — filesystem out of inodes",
+		URL:     "https://runbooks.example/inodes",
+		Snippet: "Writes fail with 'No space left on device' while df -h shows free space: df -i shows IUse% at 100%. Find directories with millions of small files and delete them.",
+	}
+	topic = "df -h says 30% free but writes fail with 'No space left on device'. how do I tell a full disk from running out of inodes?"
+	if got := admitted(topic, full, inodes); !slices.Equal(got, []string{full.URL, inodes.URL}) {
+		t.Errorf("%q: admitted %q, want both filesystem runbooks", topic, got)
+	}
+
+	// Two remedies for a problem told: the problem's runbooks answer the
+	// choice, and the colon's name is both sides' (Postgres's
+	// max_connections, not MySQL's).
+	pg := Source{
+		Title:   "Postgres — too many connections",
+		URL:     "https://runbooks.example/postgres-connections",
+		Snippet: "Clients fail with FATAL: sorry, too many clients already when max_connections is reached. Put PgBouncer in front in transaction mode rather than raising max_connections: each backend costs memory.",
+	}
+	mysql := Source{
+		Title:   "MySQL — too many connections",
+		URL:     "https://runbooks.example/mysql-connections",
+		Snippet: "MySQL refuses clients with ERROR 1040 Too many connections when max_connections is reached. Check SHOW PROCESSLIST for sleeping connections and raise max_connections with care.",
+	}
+	topic = "Postgres: PgBouncer in front, or just raise max_connections? We hit 'sorry, too many clients already' every time the app scales out."
+	if got := admitted(topic, pg, mysql); !slices.Equal(got, []string{pg.URL}) {
+		t.Errorf("%q: admitted %q, want the Postgres runbook only", topic, got)
+	}
+}
+
+// TestToldSetting: what was told beside a comparison is kept as the
+// situation its sides are told apart or chosen in, and "one" is the
+// first side's thing.
+func TestToldSetting(t *testing.T) {
+	for _, c := range []struct{ topic, a, b, setting string }{
+		{"How do I tell a pod that fails its readiness probe from one in CrashLoopBackOff?", "pod that fails its readiness probe", "pod in CrashLoopBackOff", ""},
+		{"how to tell a failing disk from a busy one", "failing disk", "busy disk", ""},
+		{"df -h says 30% free but writes fail with 'No space left on device'. how do I tell a full disk from running out of inodes?", "full disk", "running out of inodes", "df -h says 30% free but writes fail with 'No space left on device'"},
+		{"Postgres: PgBouncer in front, or just raise max_connections? We hit 'sorry, too many clients already' every time the app scales out.", "Postgres PgBouncer in front", "just raise max_connections", "We hit 'sorry, too many clients already' every time the app scales out"},
+		{"Kafka vs RabbitMQ for our event bus", "Kafka", "RabbitMQ", ""},
+	} {
+		f := parseForm(c.topic)
+		if f.a != c.a || f.b != c.b || f.setting != c.setting {
+			t.Errorf("%q: sides %q / %q, setting %q; want %q / %q, %q", c.topic, f.a, f.b, f.setting, c.a, c.b, c.setting)
+		}
+	}
 }
 
 // TestColonDetail: the words after a colon that ask nothing still say

@@ -507,8 +507,7 @@ func (s *Service) research(ctx context.Context, run *Run) ([]Source, error) {
 // collection retrieval when the run names a collection.
 func (s *Service) lookups(run *Run) []lookup {
 	var out []lookup
-	for _, q := range run.Pending {
-		query := searchQuery(q)
+	search := func(q, query string) {
 		out = append(out, lookup{
 			question: q,
 			call: func(ctx context.Context) ([]Evidence, error) {
@@ -517,6 +516,21 @@ func (s *Service) lookups(run *Run) []lookup {
 			describe: func(err error) error { return fmt.Errorf("searching %q: %w", query, err) },
 			warning:  "evidence search failed for a sub-question",
 		})
+	}
+	sides := parseForm(run.Topic).sides()
+	for _, q := range run.Pending {
+		query := searchQuery(q)
+		search(q, query)
+		// A question naming both sides of a comparison ("What causes a
+		// full disk, and what causes running out of inodes?") finds what
+		// its rarer words are about, one side: each side is searched
+		// on its own as well, once.
+		for i, side := range sides {
+			if side.name != "" && strings.Contains(strings.ToLower(q), strings.ToLower(side.name)) {
+				search(q, side.query)
+				sides[i].name = ""
+			}
+		}
 		if run.Collection == "" {
 			continue
 		}
