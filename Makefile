@@ -260,7 +260,7 @@ eval: ## Run the labelled evaluation sets: enrichment, research and rag answers 
 	cd e2e && go run ./cmd/enrich-eval -alerts $(CURDIR)/eval/heldout5/alerts.json -topics $(CURDIR)/eval/heldout5/research.json -runbooks $(CURDIR)/examples/runbooks,$(CURDIR)/eval/heldout4/runbooks,$(CURDIR)/eval/heldout5/runbooks
 	cd e2e && go run ./cmd/enrich-eval -alerts $(CURDIR)/eval/heldout6/alerts.json -topics $(CURDIR)/eval/heldout6/research.json -runbooks $(CURDIR)/examples/runbooks,$(CURDIR)/eval/heldout4/runbooks,$(CURDIR)/eval/heldout5/runbooks,$(CURDIR)/eval/heldout6/runbooks
 	cd e2e && go run ./cmd/enrich-eval -alerts $(CURDIR)/eval/heldout7/alerts.json -topics $(CURDIR)/eval/heldout7/research.json -runbooks $(CURDIR)/examples/runbooks,$(CURDIR)/eval/heldout4/runbooks,$(CURDIR)/eval/heldout5/runbooks,$(CURDIR)/eval/heldout6/runbooks,$(CURDIR)/eval/heldout7/runbooks
-	cd e2e && go run ./cmd/enrich-eval -alerts '' -topics $(CURDIR)/eval/heldout8/research.json -runbooks $(CURDIR)/examples/runbooks,$(CURDIR)/eval/heldout4/runbooks,$(CURDIR)/eval/heldout5/runbooks,$(CURDIR)/eval/heldout6/runbooks,$(CURDIR)/eval/heldout7/runbooks
+	cd e2e && go run ./cmd/enrich-eval -alerts '' -topics $(CURDIR)/eval/heldout8/research.json,$(CURDIR)/eval/heldout9/research.json -runbooks $(CURDIR)/examples/runbooks,$(CURDIR)/eval/heldout4/runbooks,$(CURDIR)/eval/heldout5/runbooks,$(CURDIR)/eval/heldout6/runbooks,$(CURDIR)/eval/heldout7/runbooks
 	cd services/rag && go run ./cmd/rag-eval -questions testdata/gospec_questions.json,testdata/gospec_heldout3.json,testdata/gospec_heldout4.json,testdata/gospec_heldout5.json,testdata/gospec_heldout6.json,testdata/gospec_heldout7.json,testdata/gospec_heldout8.json,testdata/gospec_heldout9.json
 
 .PHONY: bench
