@@ -37,6 +37,10 @@ func TestPrintedStates(t *testing.T) {
 		// Chat filler is no topic.
 		{"hey guys checkout is super slow again, like half the users", []string{"checkout"}, []string{"like", "half", "super", "guys"}},
 		{"a wave of 502s from the edge", []string{"5xx"}, nil},
+		// Memory that is itself broken is a hardware memory error.
+		{"was it the OOM killer or bad RAM", []string{"oom", "ecc"}, nil},
+		{"a faulty DIMM in slot 3", []string{"ecc"}, nil},
+		{"the RAM usage is high", []string{"memory"}, []string{"ecc"}},
 	}
 	for _, tt := range tests {
 		got := terms(tt.text)

@@ -135,6 +135,9 @@ var phrases = []struct {
 	// What Linux, the kernel and systemd print.
 	{regexp.MustCompile(`(?i)\binvoked oom-killer\b|\bkilled process \d+\b|\bmemory cgroup out of memory\b`), "oom"},
 	{regexp.MustCompile(`(?i)\bcannot allocate memory\b|\bENOMEM\b`), "memory"},
+	// Memory that is itself broken is a hardware memory error, what
+	// EDAC counts as ECC errors ("bad RAM", "a faulty DIMM").
+	{regexp.MustCompile(`(?i)\b(?:bad|faulty|failing|defective|broken)\s+(?:ram|memory|dimms?|memory modules?)\b`), "ECC"},
 	{regexp.MustCompile(`\bENOSPC\b`), "No space left on device"},
 	{regexp.MustCompile(`\bEMFILE\b|\bENFILE\b`), "descriptor"},
 	{regexp.MustCompile(`(?i)\bfork: (?:retry: )?resource temporarily unavailable\b|\bfork rejected by pids controller\b|\bpids\.max\b`), "process IDs"},

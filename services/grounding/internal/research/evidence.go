@@ -201,7 +201,8 @@ func assess(topic string, plan []string, sources []Source) assessment {
 				side = f.name + " " + side
 			}
 			p, least := relevance.Parse(side), 0.0
-			if p.Specific() < 2 || n == 2 {
+			vague := p.Specific() < 2 || n == 2
+			if vague {
 				least = relevance.NearBest
 			}
 			if p.Specific() == 0 {
@@ -212,7 +213,21 @@ func assess(topic string, plan []string, sources []Source) assessment {
 				own[i] = p.Score(srcs[i])
 				own[i].Value = floored(own[i], p)
 			}
-			for _, i := range relevance.Select(own) {
+			kept := relevance.Select(own)
+			best := 0.0
+			for _, i := range kept {
+				best = max(best, own[i].Value)
+			}
+			for _, i := range kept {
+				// A side's best source counts; another only when it is
+				// plainly about a side specific enough to stand alone:
+				// "stuck workers" is the Celery runbook's, not also the
+				// one on nginx's worker connections at 0.75, and "targets
+				// not being scraped" the scrape runbook's at 0.56, not
+				// the load balancer's at 0.5.
+				if own[i].Value < best && (vague || own[i].Value < relevance.NearBest) {
+					continue
+				}
 				if own[i].Value >= least && own[i].Value > judged[i].Value {
 					judged[i] = own[i]
 				}

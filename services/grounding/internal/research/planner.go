@@ -198,8 +198,15 @@ func parseForm(topic string) form {
 		parts = append(parts, t[:loc[0]])
 		t = strings.TrimSpace(strings.TrimPrefix(strings.TrimLeft(t[loc[0]:], ",.;?! "), "and "))
 	}
-	for i, p := range parts {
-		p = strings.TrimSpace(p)
+	for i := 0; i < len(parts); i++ {
+		p := strings.TrimSpace(parts[i])
+		if loc := lastSentenceRe.FindStringSubmatchIndex(p); loc != nil && alternativeRe.MatchString(p[loc[2]:]) {
+			// "…, they barely finish anything. stuck workers or a
+			// rabbitmq problem?": the question is a part of its own.
+			parts = slices.Insert(parts, i+1, p[loc[2]:])
+			p = strings.TrimSpace(p[:loc[0]])
+		}
+		asked := p
 		if i > 0 && f.noun != "" && f.clause == "" {
 			// "What is X and why does it fill the disk": it is X.
 			p = pronounWordRe.ReplaceAllString(p, f.noun)
@@ -250,6 +257,15 @@ func parseForm(topic string) form {
 			if f.told {
 				f.setting = strings.TrimSpace(f.clause + " " + f.noun)
 			}
+			f.a, f.b, f.apart = m[1], oneOf(m[1], m[2]), true
+			f.noun = f.a + " and " + f.b
+		case f.told && f.a == "" && alternativeRe.MatchString(asked) && len(strings.Fields(asked)) <= 14:
+			// "The queue keeps growing. Stuck workers or a RabbitMQ
+			// problem?", "Was it the OOM killer or bad RAM?": two causes
+			// of the situation told, to tell apart.
+			m := alternativeRe.FindStringSubmatch(asked)
+			f.asked = append(f.asked, kindDiagnosis)
+			f.setting = strings.TrimSpace(f.clause + " " + f.noun)
 			f.a, f.b, f.apart = m[1], oneOf(m[1], m[2]), true
 			f.noun = f.a + " and " + f.b
 		case tellRe.MatchString(p):
@@ -519,7 +535,11 @@ func oneOf(a, b string) string {
 
 var (
 	relativeRe = regexp.MustCompile(`(?i)\s(?:that|which|who|whose|where|with|in|of|on|for|from|at|under)\s`)
-	oneRe      = regexp.MustCompile(`(?i)(^|\s)ones?(\s|$)`)
+	// alternativeRe is a question offering two answers ("is remote
+	// write falling behind or are targets not being scraped").
+	alternativeRe  = regexp.MustCompile(`(?i)^(?:(?:is|was|are|were)\s+(?:it|this|that)\s+|(?:is|was|are|were|do|does|did)\s+)?(.+?)\s+or\s+(?:(?:is|was|are|were|do|does|did)\s+(?:it\s+)?)?(.+)$`)
+	lastSentenceRe = regexp.MustCompile(`[.!]\s+([^.!]+)$`)
+	oneRe          = regexp.MustCompile(`(?i)(^|\s)ones?(\s|$)`)
 )
 
 // head is the noun's head word: its last word before a preposition.

@@ -612,6 +612,34 @@ func TestComparisonSides(t *testing.T) {
 	}
 }
 
+// TestAlternativeSides: two causes offered for a situation told ("stuck
+// workers or a rabbitmq problem?") are told apart like "tell X from Y":
+// each side's best source is about the topic, a source only sharing a
+// side's one word ("worker connections") is not.
+func TestAlternativeSides(t *testing.T) {
+	celery := Source{
+		Title:   "Celery — task queue backlog and stuck workers",
+		URL:     "https://runbooks.example/celery-backlog",
+		Snippet: "CeleryQueueLengthHigh fires when a Celery queue holds more than 5,000 tasks. Run celery inspect active and inspect reserved: workers busy with long tasks, or none at all. One slow task type can block a shared queue: compare task runtimes in Flower.",
+	}
+	rabbit := Source{
+		Title:   "RabbitMQ — queue backlog growing",
+		URL:     "https://runbooks.example/rabbitmq-backlog",
+		Snippet: "RabbitMQ queues grow when consumers fall behind publishers. Check rabbitmqctl list_queues name messages consumers; a memory or disk alarm on the broker blocks publishers.",
+	}
+	nginx := Source{
+		Title:   "Nginx running out of worker connections",
+		URL:     "https://runbooks.example/nginx-worker-connections",
+		Snippet: "nginx logs 'worker_connections are not enough' when every worker's connections are in use. Raise worker_connections and worker_rlimit_nofile together.",
+	}
+	topic := "celery queue is at 40k tasks and still growing, flower shows the workers online but they barely finish anything. stuck workers or a rabbitmq problem? how do i tell"
+	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
+	a := assess(topic, plan, []Source{celery, rabbit, nginx})
+	if !a.onTopic[0] || !a.onTopic[1] || a.onTopic[2] {
+		t.Errorf("%q: admitted celery %v, rabbitmq %v, nginx %v; want the first two only", topic, a.onTopic[0], a.onTopic[1], a.onTopic[2])
+	}
+}
+
 // TestToldSetting: what was told beside a comparison is kept as the
 // situation its sides are told apart or chosen in, and "one" is the
 // first side's thing.
@@ -622,6 +650,11 @@ func TestToldSetting(t *testing.T) {
 		{"df -h says 30% free but writes fail with 'No space left on device'. how do I tell a full disk from running out of inodes?", "full disk", "running out of inodes", "df -h says 30% free but writes fail with 'No space left on device'"},
 		{"Postgres: PgBouncer in front, or just raise max_connections? We hit 'sorry, too many clients already' every time the app scales out.", "Postgres PgBouncer in front", "just raise max_connections", "We hit 'sorry, too many clients already' every time the app scales out"},
 		{"Kafka vs RabbitMQ for our event bus", "Kafka", "RabbitMQ", ""},
+		// Two causes offered for a situation told are told apart in it.
+		{"celery queue keeps growing and the workers barely finish anything. stuck workers or a rabbitmq problem? how do i tell", "stuck workers", "a rabbitmq problem", "celery queue keeps growing and the workers barely finish anything"},
+		{"One of our nodes rebooted overnight. Was it the OOM killer or bad RAM? What in the logs tells the two apart?", "OOM killer", "bad RAM", "One of our nodes rebooted overnight"},
+		{"Gaps in the dashboards while the local Prometheus looks fine. Is remote write falling behind or are targets not being scraped, and how do I tell which?", "remote write falling behind", "targets not being scraped", "Gaps in the dashboards while the local Prometheus looks fine"},
+		{"Should we use Redis or Memcached for sessions?", "", "", ""},
 	} {
 		f := parseForm(c.topic)
 		if f.a != c.a || f.b != c.b || f.setting != c.setting {
