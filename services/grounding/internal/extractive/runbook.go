@@ -1,6 +1,7 @@
 package extractive
 
 import (
+	"cmp"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -106,4 +107,43 @@ func RunbookSummary(text string, maxChars int) string {
 		m = TrimSummary(m, room-utf8.RuneCountInString(d), 0)
 	}
 	return d + " " + m
+}
+
+// openingSentences is how many of a runbook's first sentences RunbookLead
+// gives when the runbook has no diagnostic or mitigation section.
+const openingSentences = 2
+
+// RunbookLead is what an answer quotes from a runbook when the summariser
+// found none of its sentences to quote although the runbook is about the
+// question: RunbookSummary (its first diagnostic step, then its first
+// mitigation) when it has both sections, the first step of the one it has
+// otherwise, and its opening sentences (headings left out) when it has
+// neither, within maxChars characters. It is empty only when text says
+// nothing.
+func RunbookLead(text string, maxChars int) string {
+	if s := RunbookSummary(text, maxChars); s != "" {
+		return s
+	}
+	if s := cmp.Or(RunbookSteps(text)); s != "" {
+		// One of the two sections: its first step.
+		return TrimSummary(s, maxChars, 0)
+	}
+	return TrimSummary(opening(text), maxChars, openingSentences)
+}
+
+// opening is text without its headings and list markers, its blocks
+// joined into one paragraph.
+func opening(text string) string {
+	var blocks []string
+	for line := range strings.SplitSeq(text, "\n") {
+		line = strings.TrimSpace(line)
+		h := headingMarks.ReplaceAllString(line, "")
+		// A Markdown heading, a rule, or one word alone ("Overview.") is
+		// a heading, not an opening sentence.
+		if h == "" || strings.HasPrefix(line, "#") || !strings.ContainsAny(h, " ") {
+			continue
+		}
+		blocks = append(blocks, ensureTerminal(strings.TrimSpace(itemMarks.ReplaceAllString(line, ""))))
+	}
+	return strings.Join(blocks, " ")
 }

@@ -80,3 +80,50 @@ func TestRunbookSummary(t *testing.T) {
 		t.Error("a summary without a mitigation")
 	}
 }
+
+func TestRunbookLead(t *testing.T) {
+	tests := []struct {
+		name, text, want string
+		maxChars         int
+	}{
+		{
+			name:     "both sections",
+			text:     "Connections pile up.\nDiagnose.\nCheck pg_stat_activity.\nMitigate.\nTerminate idle sessions.",
+			maxChars: 250,
+			want:     "Check pg_stat_activity. Terminate idle sessions.",
+		},
+		{
+			name: "a fix section only",
+			text: "Our object store runs four servers.\nWhat you see.\nThe disk is marked in mc admin info.\nFix.\n" +
+				"Replace or remount the disk and let healing finish.\nDo not take a second disk out.",
+			maxChars: 250,
+			want:     "Replace or remount the disk and let healing finish.",
+		},
+		{
+			name:     "a diagnosis section only",
+			text:     "## Overview\nQueues back up.\n## Triage\n1. `rabbitmqctl list_queues` finds the queue\n2. Check its consumers",
+			maxChars: 250,
+			want:     "`rabbitmqctl list_queues` finds the queue.",
+		},
+		{
+			name:     "no sections: the opening sentences, headings left out",
+			text:     "Overview.\nKafka keeps messages for seven days. Consumers read them in order.\n- A lagging consumer reads old data.",
+			maxChars: 250,
+			want:     "Kafka keeps messages for seven days. Consumers read them in order.",
+		},
+		{
+			name:     "cut to the budget",
+			text:     "Fix.\nRaise client-output-buffer-limit replica and repl-backlog-size with CONFIG SET on the master, then persist with CONFIG REWRITE.",
+			maxChars: 40,
+			want:     "Raise client-output-buffer-limit…",
+		},
+		{name: "nothing", text: "## Overview\n\n---\n", maxChars: 250},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := RunbookLead(tt.text, tt.maxChars); got != tt.want {
+				t.Errorf("RunbookLead() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

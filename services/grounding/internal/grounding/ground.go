@@ -256,7 +256,9 @@ func (b budget) answerChars() int {
 //
 // The first team sources of evidence are the text's own runbooks
 // (GroundRequest.EvidenceURLs): the answer cites them first and the
-// summary is the first one's diagnostic step and mitigation.
+// summary is the first one's diagnostic step and mitigation. When the
+// summariser quotes nothing of evidence that relevance kept, the answer
+// is the first such runbook's own steps (leadWithRelevant).
 func (s *Service) groundOffline(m *Message, query string, evidence []SearchResult, team int, plan budget, search bool, note string) ([]byte, error) {
 	texts := plan.fit(evidence, 0)
 	if !search {
@@ -273,7 +275,10 @@ func (s *Service) groundOffline(m *Message, query string, evidence []SearchResul
 	}
 	res := extractive.Summarize(query, sources, extractive.Options{MaxChars: plan.answerChars(), Input: m.InputText})
 	if team > 0 {
-		res = leadWithTeam(res, sources[0], evidenceText(evidence[0]), team)
+		res = leadWithTeam(res, sources[0], evidenceText(evidence[0]), team, plan.answerChars())
+	}
+	if len(res.Citations) == 0 {
+		res = leadWithRelevant(res, m.InputText, sources, evidence, team, plan.answerChars())
 	}
 	m.Text = res.Text
 	m.Summary = extractive.TrimSummary(res.Summary, SummaryMaxChars, SummaryMaxSentences)

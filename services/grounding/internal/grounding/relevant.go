@@ -83,6 +83,32 @@ func runbookSummary(evidence []SearchResult, cites []Citation) string {
 	return extractive.RunbookSummary(evidenceText(evidence[i]), SummaryMaxChars)
 }
 
+// leadWithRelevant answers from the runbooks themselves when the
+// summariser quoted none of their sentences: evidence is what relevance
+// kept as being about text (after the team's own runbooks), but a
+// runbook's sentences need not share the query's words (an alert that is
+// a log line the runbook quotes further down than the summariser reads,
+// a terse alert name its steps never repeat). The answer then leads with
+// the first source's own first diagnostic step and mitigation (see
+// leadWithRunbook), cited to it with its relevance score as confidence,
+// rather than saying no evidence matched while a relevant runbook was
+// found. Only evidence is quoted, never a source relevance dropped; with
+// no evidence res stays empty.
+func leadWithRelevant(res extractive.Result, text string, sources []extractive.Source, evidence []SearchResult, team, maxChars int) extractive.Result {
+	subject := relevance.Parse(text)
+	for i, r := range evidence {
+		conf := teamLeadConfidence
+		if i >= team {
+			conf = subject.Score(relevance.Source{Title: r.Title, Text: evidenceText(r)}).Value
+		}
+		if out, ok := leadWithRunbook(res, sources[i], evidenceText(r), maxChars, conf); ok {
+			out.Confidence = &conf
+			return out
+		}
+	}
+	return res
+}
+
 // citedRelevance is an offline answer's confidence: the summariser's
 // (how much of the query its sentences cover), raised to the relevance
 // score of the best cited source when that is higher. The summariser

@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/groundcrew/groundcrew/services/grounding/internal/extractive"
@@ -108,9 +107,8 @@ func teamRank(sourceIndex, team int) int {
 // leadWithTeam makes res cite the text's own runbook (source, whose whole
 // text is text) first. When the summariser chose sentences of it, their
 // citations are moved first; otherwise the answer leads with the
-// runbook's first diagnostic step and mitigation (its first sentences when
-// it has no such sections), cited to it.
-func leadWithTeam(res extractive.Result, source extractive.Source, text string, team int) extractive.Result {
+// runbook's first diagnostic step and mitigation (see leadWithRunbook).
+func leadWithTeam(res extractive.Result, source extractive.Source, text string, team, maxChars int) extractive.Result {
 	if slices.ContainsFunc(res.Citations, func(c extractive.Citation) bool { return c.SourceID >= 1 && c.SourceID <= team }) {
 		slices.SortStableFunc(res.Citations, func(a, b extractive.Citation) int {
 			return cmp.Compare(teamRank(a.SourceID, team), teamRank(b.SourceID, team))
@@ -122,29 +120,9 @@ func leadWithTeam(res extractive.Result, source extractive.Source, text string, 
 		res.Confidence = &conf
 		return res
 	}
-	lead := extractive.RunbookSummary(text, SummaryMaxChars)
-	if lead == "" {
-		lead = extractive.TrimSummary(strings.Join(strings.Fields(text), " "), SummaryMaxChars, 2)
-	}
-	if lead == "" {
+	out, ok := leadWithRunbook(res, source, text, maxChars, teamLeadConfidence)
+	if !ok {
 		return res
-	}
-	marker := " [" + strconv.Itoa(source.ID) + "]"
-	n := utf8.RuneCountInString(lead)
-	shift := n + utf8.RuneCountInString(marker)
-	out := extractive.Result{Text: lead + marker, Summary: lead, Confidence: res.Confidence}
-	if res.Text != "" {
-		out.Text += " " + res.Text
-		shift++
-	}
-	out.Citations = append(out.Citations, extractive.Citation{
-		SourceID: source.ID, URL: source.URL, Title: source.Title, Snippet: lead,
-		StartIndex: 0, EndIndex: n, Confidence: teamLeadConfidence,
-	})
-	for _, c := range res.Citations {
-		c.StartIndex += shift
-		c.EndIndex += shift
-		out.Citations = append(out.Citations, c)
 	}
 	conf := teamMinConfidence
 	if len(res.Citations) == 0 {
@@ -155,4 +133,37 @@ func leadWithTeam(res extractive.Result, source extractive.Source, text string, 
 	}
 	out.Confidence = &conf
 	return out
+}
+
+// leadWithRunbook puts the runbook source's own first steps before res,
+// cited to it with the given confidence: its first diagnostic step and
+// its mitigation, in its order, else the one of them it has, else its
+// opening sentences (extractive.RunbookLead of text, its whole text),
+// within the summary's limit and, with the marker, maxChars. res's own
+// sentences and citations follow. ok is false, and res unchanged, when
+// text has nothing to quote. The result's confidence is res's; the
+// caller sets it.
+func leadWithRunbook(res extractive.Result, source extractive.Source, text string, maxChars int, confidence float64) (_ extractive.Result, ok bool) {
+	marker := " [" + strconv.Itoa(source.ID) + "]"
+	lead := extractive.RunbookLead(text, min(SummaryMaxChars, maxChars-utf8.RuneCountInString(marker)))
+	if lead == "" {
+		return res, false
+	}
+	n := utf8.RuneCountInString(lead)
+	shift := n + utf8.RuneCountInString(marker)
+	out := extractive.Result{Text: lead + marker, Summary: lead, Confidence: res.Confidence}
+	if res.Text != "" {
+		out.Text += " " + res.Text
+		shift++
+	}
+	out.Citations = append(out.Citations, extractive.Citation{
+		SourceID: source.ID, URL: source.URL, Title: source.Title, Snippet: lead,
+		StartIndex: 0, EndIndex: n, Confidence: confidence,
+	})
+	for _, c := range res.Citations {
+		c.StartIndex += shift
+		c.EndIndex += shift
+		out.Citations = append(out.Citations, c)
+	}
+	return out, true
 }

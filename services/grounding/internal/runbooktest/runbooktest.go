@@ -24,6 +24,7 @@ type Doc struct {
 var (
 	mdHeading = regexp.MustCompile(`^(#+)\s+`)
 	mdList    = regexp.MustCompile(`^\s*(?:[-*+]|\d+\.)\s+`)
+	mdFence   = regexp.MustCompile("^\\s*(?:```|~~~)")
 )
 
 // Dir is the example runbooks' directory.
@@ -79,4 +80,71 @@ func Load(t testing.TB) []Doc {
 		out = append(out, d)
 	}
 	return out
+}
+
+// ReadFile reads one Markdown runbook with front matter (title, url) as
+// the search service's index stores it: one block per line (a heading, a
+// paragraph, a list item, or a line of indented or fenced code), the
+// level-one heading left out, Markdown syntax removed and every block but
+// code ending a sentence. Its line structure is what section finders such
+// as extractive.RunbookSteps read.
+func ReadFile(t testing.TB, path string) Doc {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fm, body, ok := strings.Cut(strings.TrimPrefix(string(b), "---\n"), "\n---\n")
+	if !ok {
+		t.Fatalf("%s: no front matter", path)
+	}
+	var d Doc
+	for line := range strings.SplitSeq(fm, "\n") {
+		k, v, _ := strings.Cut(line, ":")
+		switch k {
+		case "title":
+			d.Title = strings.TrimSpace(v)
+		case "url":
+			d.URL = strings.TrimSpace(v)
+		}
+	}
+	var blocks, para []string
+	flush := func() {
+		if len(para) == 0 {
+			return
+		}
+		s := strings.ReplaceAll(strings.Join(para, " "), "`", "")
+		if !strings.ContainsAny(s[len(s)-1:], ".:!?") {
+			s += "."
+		}
+		blocks = append(blocks, s)
+		para = para[:0]
+	}
+	code := false
+	for line := range strings.SplitSeq(body, "\n") {
+		switch {
+		case mdFence.MatchString(line):
+			flush()
+			code = !code
+		case code || strings.HasPrefix(line, "    ") && len(para) == 0:
+			if s := strings.TrimSpace(line); s != "" {
+				blocks = append(blocks, s)
+			}
+		case strings.TrimSpace(line) == "":
+			flush()
+		case mdHeading.FindString(line) == "# ":
+			flush()
+		case mdHeading.MatchString(line), mdList.MatchString(line):
+			flush()
+			para = append(para, strings.TrimSpace(mdList.ReplaceAllString(mdHeading.ReplaceAllString(line, ""), "")))
+			if mdHeading.MatchString(line) {
+				flush()
+			}
+		default:
+			para = append(para, strings.TrimSpace(line))
+		}
+	}
+	flush()
+	d.Text = strings.Join(blocks, "\n")
+	return d
 }
