@@ -135,6 +135,8 @@ var phrases = []struct {
 	// What Linux, the kernel and systemd print.
 	{regexp.MustCompile(`(?i)\binvoked oom-killer\b|\bkilled process \d+\b|\bmemory cgroup out of memory\b`), "oom"},
 	{regexp.MustCompile(`(?i)\bcannot allocate memory\b|\bENOMEM\b`), "memory"},
+	// A task waiting on an NFS server: what the kernel prints for it.
+	{regexp.MustCompile(`(?i)\brpc_wait_bit_killable\b|\bnfs: server \S+ not responding\b`), "NFS"},
 	// Memory that is itself broken is a hardware memory error, what
 	// EDAC counts as ECC errors ("bad RAM", "a faulty DIMM").
 	{regexp.MustCompile(`(?i)\b(?:bad|faulty|failing|defective|broken)\s+(?:ram|memory|dimms?|memory modules?)\b`), "ECC"},

@@ -117,6 +117,10 @@ func assess(topic string, plan []string, sources []Source) assessment {
 	}
 	f := parseForm(topic)
 	subj := f.subject()
+	if f.name != "" && !strings.Contains(strings.ToLower(subj), strings.ToLower(f.name)) {
+		// "Vault: how do we migrate to auto-unseal?": Vault's.
+		subj = f.name + " " + subj
+	}
 	about := relevance.Parse(subj)
 	// A subject told with where or when it happens ("running out of
 	// inodes on build servers", "consumers falling behind during peak

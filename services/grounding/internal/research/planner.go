@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/groundcrew/groundcrew/services/grounding/internal/relevance"
 )
 
 // questionKind is one angle on a topic: the cue words that show a passage
@@ -158,18 +160,31 @@ func parseForm(topic string) form {
 	// "Memcached vs Redis: why do they evict keys": the subject, then a
 	// question about it; "How to tell X from Y: kernel errors versus
 	// iowait": the topic, then detail the questions need not repeat.
+	var detail, name, lead string
 	for _, loc := range colonRe.FindAllStringIndex(t, -1) {
 		// "etcdserver: mvcc: database space exceeded — how do we …": the
 		// separator before a question, wherever it is, starts a part.
 		if questionLeadRe.MatchString(t[loc[1]:]) {
+			if head, rest := t[:loc[0]], t[loc[1]:]; len(strings.Fields(head)) == 1 && !pronounWordRe.MatchString(rest) {
+				// "Vault: how do we migrate from Shamir keys to
+				// auto-unseal?": the question is about the name's own
+				// thing ("Redis: why does it evict keys?" asks about
+				// Redis itself).
+				t, name = rest, head
+				break
+			}
 			t = t[:loc[0]] + ", and " + t[loc[1]:]
 			break
 		}
 	}
-	var detail, name string
-	if loc := colonRe.FindStringIndex(t); loc != nil {
+	if loc := colonRe.FindStringIndex(t); loc != nil && name == "" {
 		head, rest := t[:loc[0]], t[loc[1]:]
 		switch {
+		case len(strings.Fields(head)) > 1 && len(strings.Fields(head)) <= 4 && versusRe.MatchString(rest) && !versusRe.MatchString(head):
+			// "nginx edge proxies: 'worker_connections are not enough'
+			// vs 'Too many open files'": the comparison is the topic,
+			// what it is seen on its setting.
+			t, lead = rest, head
 		case len(strings.Fields(head)) == 1 && len(strings.Fields(rest)) >= 2:
 			// "Postgres: WAL piling up on the primary": a name, then
 			// what about it is asked; the name stays as its setting.
@@ -184,7 +199,7 @@ func parseForm(topic string) form {
 			}
 		}
 	}
-	f := form{detail: detail, name: name}
+	f := form{detail: detail, name: name, setting: lead}
 	// "What is X and why does it Y", "Why do X and how to prevent it":
 	// each part asks its own angle.
 	var parts []string
@@ -285,8 +300,15 @@ func parseForm(topic string) form {
 			}
 		case howWorksRe.MatchString(p):
 			f.asked = append(f.asked, kindOverview)
-			if f.noun == "" {
-				f.noun = howWorksRe.FindStringSubmatch(p)[1]
+			switch x := howWorksRe.FindStringSubmatch(p)[1]; {
+			case f.noun == "":
+				f.noun = x
+			case f.told && f.a == "" && f.setting == "" && !pronounRe.MatchString(x):
+				// "We still run Kafka on ZooKeeper. How does the
+				// migration to KRaft work?": the question names the
+				// topic, what was told is its setting.
+				f.setting = strings.TrimSpace(f.clause + " " + f.noun)
+				f.noun, f.clause = x, ""
 			}
 		case howToRe.MatchString(p):
 			// "How to recover a stale member": what to do, first.
@@ -369,6 +391,11 @@ func parseForm(topic string) form {
 		}
 		if f.a != "" {
 			f.a, f.b = articleRe.ReplaceAllString(strings.Trim(f.a, ", "), ""), articleRe.ReplaceAllString(strings.Trim(f.b, ", "), "")
+			if loc := colonRe.FindStringIndex(f.b); loc != nil {
+				// "'A' vs 'B' — same problem or two limits": the sides
+				// end at the dash.
+				f.b = strings.TrimSpace(f.b[:loc[0]])
+			}
 			// "Redis vs Memcached for session storage": both are
 			// compared for session storage.
 			if m := contextRe.FindStringSubmatch(f.b); m != nil && !f.apart && !prepositionRe.MatchString(" "+f.a+" ") {
@@ -493,24 +520,32 @@ func (f form) things() bool {
 // head ("consumer lag") or as a thing doing something ("Vault being
 // sealed", "tokens expiring").
 func problemSide(s string) bool {
-	return problemWords[strings.ToLower(headOf(s))] || situationRe.MatchString(s)
+	// A message quoted ("'accept4() failed (24: Too many open files)'")
+	// is what went wrong somewhere.
+	return problemWords[strings.ToLower(headOf(s))] || situationRe.MatchString(s) || strings.ContainsAny(s[:min(len(s), 1)], `'"‘“`)
 }
 
 // side is a comparison's side as its questions name it, and the search
 // query for it.
 type side struct{ name, query string }
 
-// sides are a comparison's sides, each searched for as told with the
-// situation it was asked in, when there is one ("full disk" with "writes
-// fail with 'No space left on device'").
+// sides are a comparison's sides, each searched for alone when it is
+// specific enough to stand alone ("'accept4() failed (24: Too many open
+// files)'"), else as told with the situation it was asked in ("full disk"
+// with "writes fail with 'No space left on device'").
 func (f form) sides() []side {
 	if f.a == "" {
 		return nil
 	}
-	return []side{
-		{f.a, searchQuery(f.a + " " + f.setting)},
-		{f.b, searchQuery(f.b + " " + f.setting)},
+	var out []side
+	for _, s := range []string{f.a, f.b} {
+		q := s
+		if relevance.Parse(s).Specific() < 2 {
+			q += " " + f.setting
+		}
+		out = append(out, side{s, searchQuery(q)})
 	}
+	return out
 }
 
 // oneOf reads a second side told by "one" ("a failing disk from a busy

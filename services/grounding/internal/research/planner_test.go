@@ -677,3 +677,25 @@ func TestColonDetail(t *testing.T) {
 		t.Errorf("%q: the Loki rate-limit runbook is not admitted (%+v)", topic, a.sections[0].Scores)
 	}
 }
+
+// TestQuestionAfterItsSetting: a question that names its own subject
+// after a name or a situation told is about that subject, the name or
+// situation kept beside it; a question about "it" stays about the name.
+func TestQuestionAfterItsSetting(t *testing.T) {
+	for _, c := range []struct{ topic, subject, name, setting, a, b string }{
+		{"Vault: how do we migrate from Shamir unseal keys to auto-unseal with AWS KMS, and what happens to the recovery keys afterwards?", "migrate from Shamir unseal keys to auto-unseal with AWS KMS", "Vault", "", "", ""},
+		{"Redis: why does it evict keys?", "Redis", "", "", "", ""},
+		{"We still run our legacy Kafka cluster on ZooKeeper. How does the migration to KRaft work, and can it be done without downtime?", "migration to KRaft", "", "We still run our legacy Kafka cluster on ZooKeeper", "", ""},
+		{"nginx edge proxies: '1024 worker_connections are not enough' vs 'accept4() failed (24: Too many open files)' — same problem or two different limits?", "'1024 worker_connections are not enough' and 'accept4() failed (24: Too many open files)'", "", "nginx edge proxies", "'1024 worker_connections are not enough'", "'accept4() failed (24: Too many open files)'"},
+	} {
+		f := parseForm(c.topic)
+		if f.subject() != c.subject || f.name != c.name || f.setting != c.setting || f.a != c.a || f.b != c.b {
+			t.Errorf("%q: subject %q, name %q, setting %q, sides %q / %q; want %q, %q, %q, %q / %q", c.topic, f.subject(), f.name, f.setting, f.a, f.b, c.subject, c.name, c.setting, c.a, c.b)
+		}
+	}
+	// Two messages set side by side are two problems, not two things
+	// to pick from.
+	if f := parseForm("'worker_connections are not enough' vs 'Too many open files'"); f.choice() {
+		t.Errorf("two quoted messages read as a choice: %s", f)
+	}
+}
