@@ -142,7 +142,11 @@ func assess(topic string, plan []string, sources []Source) assessment {
 	for i, s := range sources {
 		// Read once, scored against the subject, its setting-free core,
 		// its detail and a comparison's sides.
-		srcs[i] = relevance.Prepare(relevance.Source{Title: s.Title, Text: s.Snippet})
+		text := s.Text
+		if text == "" {
+			text = s.Snippet
+		}
+		srcs[i] = relevance.Prepare(relevance.Source{Title: s.Title, Text: text})
 		sc := about.Score(srcs[i])
 		if core != nil {
 			if c := core.Score(srcs[i]); c.Value > sc.Value {

@@ -89,7 +89,7 @@ var (
 	tellFromRe     = regexp.MustCompile(`(?i)^how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we))\s+tell\s+(.+?)\s+(?:from|apart\s+from)\s+(.+)$`)
 	fromGerundRe   = regexp.MustCompile(`(?i)^(.+?)\s+from\s+(\w+ing\b.*)$`)
 	sentenceRe     = regexp.MustCompile(`[.?!]\s+`)
-	quoteRe        = regexp.MustCompile(`(?:^|[\s(])(?:'[^']+'|"[^"]+"|‘[^’]+’|“[^”]+”)`)
+	quoteRe        = regexp.MustCompile("(?:^|[\\s(])(?:'[^']+'|\"[^\"]+\"|‘[^’]+’|“[^”]+”|`[^`]+`)")
 	colonRe        = regexp.MustCompile(`:\s+|\s+[—–-]\s+`)
 	meanXRe        = regexp.MustCompile(`(?i)^what\s+(?:does|do)\s+(.+?)\s+mean\b`)
 	meanRe         = regexp.MustCompile(`(?i)^what\s+does\s+it\s+mean\s+(?:when|if|that)\s+(.+)$`)
@@ -346,6 +346,9 @@ func parseForm(topic string) form {
 			if f.unset() {
 				f.action, f.should = shouldRe.FindStringSubmatch(p)[1], true
 			}
+		case i > 0 && goingOnRe.MatchString(p):
+			// "…. What's going on?": what causes the situation told.
+			f.asked = append(f.asked, kindCause)
 		case whatRe.MatchString(p):
 			f.asked = append(f.asked, kindOverview)
 			if f.noun == "" {
@@ -354,7 +357,7 @@ func parseForm(topic string) form {
 		default:
 			switch {
 			case !f.unset():
-				if statement(p) || strings.Contains(p, "«") {
+				if strings.Contains(p, "«") || problemToldRe.MatchString(p) {
 					// "PgBouncer in front, or raise max_connections? We
 					// hit 'sorry, too many clients already'": what a
 					// choice is made for (kept for a comparison only).
@@ -570,9 +573,16 @@ func oneOf(a, b string) string {
 
 var (
 	relativeRe = regexp.MustCompile(`(?i)\s(?:that|which|who|whose|where|with|in|of|on|for|from|at|under)\s`)
+	// problemToldRe finds a problem in a sentence told beside a choice
+	// ("We hit 'too many clients' every time", "the old one keeps
+	// failing"), not context ("Everything is deployed with Argo CD").
+	problemToldRe = regexp.MustCompile(`(?i)\b(?:fail\w*|error\w*|crash\w*|time[sd]?\s+out|timeout\w*|refus\w*|reject\w*|exceed\w*|hit|hits|hitting|run(?:s|ning)?\s+out|down|stuck|slow\w*|drop\w*|lag\w*|full|outage\w*|broke\w*|OOM\w*|5\d\d\w*|4\d\d\w*)\b`)
+	// goingOnRe asks what is behind a situation told ("what's going on",
+	// "what happened", "what is wrong").
+	goingOnRe = regexp.MustCompile(`(?i)^(?:what(?:'s|\s+is|\s+was)\s+(?:going\s+on|happening|wrong|up)|what\s+happened|what\s+could\s+(?:cause|explain)\s+(?:that|this|it))\b`)
 	// alternativeRe is a question offering two answers ("is remote
 	// write falling behind or are targets not being scraped").
-	alternativeRe  = regexp.MustCompile(`(?i)^(?:(?:is|was|are|were)\s+(?:it|this|that)\s+|(?:is|was|are|were|do|does|did)\s+)?(.+?)\s+or\s+(?:(?:is|was|are|were|do|does|did)\s+(?:it\s+)?)?(.+)$`)
+	alternativeRe  = regexp.MustCompile(`(?i)^(?:(?:is|was|are|were)\s+(?:it|this|that)\s+|(?:is|was|are|were|do|does|did)\s+(?:(?:we|you|i|they)\s+)?)?(.+?)\s+or\s+(?:(?:is|was|are|were|do|does|did)\s+(?:it\s+)?)?(.+)$`)
 	lastSentenceRe = regexp.MustCompile(`[.!]\s+([^.!]+)$`)
 	oneRe          = regexp.MustCompile(`(?i)(^|\s)ones?(\s|$)`)
 )

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -655,6 +656,9 @@ func TestToldSetting(t *testing.T) {
 		{"One of our nodes rebooted overnight. Was it the OOM killer or bad RAM? What in the logs tells the two apart?", "OOM killer", "bad RAM", "One of our nodes rebooted overnight"},
 		{"Gaps in the dashboards while the local Prometheus looks fine. Is remote write falling behind or are targets not being scraped, and how do I tell which?", "remote write falling behind", "targets not being scraped", "Gaps in the dashboards while the local Prometheus looks fine"},
 		{"Should we use Redis or Memcached for sessions?", "", "", ""},
+		{"The HPA scaled orders-worker to 10 replicas but only 4 are running. Are we out of node capacity or hitting the namespace quota?", "out of node capacity", "hitting the namespace quota", "The HPA scaled orders-worker to 10 replicas but only 4 are running"},
+		// Context told beside a choice is no problem the choice is for.
+		{"Argo Rollouts or Flagger for canary releases? Everything is already deployed with Argo CD.", "Argo Rollouts", "Flagger", ""},
 	} {
 		f := parseForm(c.topic)
 		if f.a != c.a || f.b != c.b || f.setting != c.setting {
@@ -697,5 +701,45 @@ func TestQuestionAfterItsSetting(t *testing.T) {
 	// to pick from.
 	if f := parseForm("'worker_connections are not enough' vs 'Too many open files'"); f.choice() {
 		t.Errorf("two quoted messages read as a choice: %s", f)
+	}
+}
+
+// TestWhatIsGoingOn: "what's going on?" after a situation told asks what
+// causes it, whatever messages (in backquotes too) the situation quotes.
+func TestWhatIsGoingOn(t *testing.T) {
+	topic := "We added an Ingress for shop.acme.example an hour ago and it still gets a 404 from the default backend. The controller log has `[emerg] duplicate location \"/api\"`. What's going on?"
+	f := parseForm(topic)
+	if !slices.ContainsFunc(f.asked, func(k questionKind) bool { return k.name == kindCause.name }) || !strings.Contains(f.subject(), "`[emerg] duplicate location \"/api\"`") {
+		t.Errorf("%q: asked %v about %q; want the cause of the situation told, its message whole", topic, f.asked, f.subject())
+	}
+}
+
+// TestRelevanceReadsTheDocument: a source is judged on its document's
+// text, as enrichment judges it, not only on the snippet a section
+// quotes: a runbook quotes the error message below its overview.
+func TestRelevanceReadsTheDocument(t *testing.T) {
+	overview := "Logical replication copies row changes from a publication to a subscription. The apply worker on the subscriber reads them from a slot on the publisher."
+	runbook := Source{
+		Title:   "Postgres logical replication: subscription stopped or slot lagging",
+		URL:     "https://runbooks.example/postgres-logical-replication",
+		Snippet: overview,
+		Text: overview + "\n\n## Diagnose\n\n1. On the subscriber, the log says why the apply worker stops: " +
+			"`logical replication target relation \"public.x\" is missing replicated column` after a migration added a column on the publisher only.\n" +
+			"2. Add the column on the subscriber, then ALTER SUBSCRIPTION … ENABLE.",
+	}
+	topic := `'logical replication target relation "public.invoices" is missing replicated column: "due_date"' on the analytics subscriber since last night's migration. How do we get it applying again?`
+	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
+	if a := assess(topic, plan, []Source{runbook}); !a.onTopic[0] {
+		t.Errorf("the runbook quoting the message below its overview is not admitted: %+v", a.sections[0].Scores)
+	}
+	run := &Run{Topic: topic, Plan: plan, Sources: []Source{runbook}}
+	r := buildReport(run, time.Now())
+	if len(r.Sources) != 1 || r.Sources[0].Text != "" {
+		t.Errorf("report sources %d, first with text %v; want the runbook cited, without its document's text", len(r.Sources), len(r.Sources) > 0 && r.Sources[0].Text != "")
+	}
+	without := runbook
+	without.Text = ""
+	if a := assess(topic, plan, []Source{without}); a.onTopic[0] {
+		t.Errorf("admitted on its overview alone: the test does not show the document is read")
 	}
 }

@@ -213,6 +213,7 @@ func buildReport(run *Run, now time.Time) Report {
 	for n, i := range w.cited {
 		number[i] = n + 1
 		sources[n] = run.Sources[i]
+		sources[n].Text = ""
 		domains[domainOf(run.Sources[i].URL)] = true
 	}
 	subj := subject(run.Topic)

@@ -177,6 +177,11 @@ var citedSentence = regexp.MustCompile(`(.+?) \[(\d+)\](?: |$)`)
 func checkReportProperties(t *testing.T, run *Run) {
 	t.Helper()
 	r := run.Report
+	for _, s := range r.Sources {
+		if s.Text != "" {
+			t.Errorf("the report's source %s carries its document's text", s.URL)
+		}
+	}
 	admitted := map[string]map[string]bool{}
 	for _, sec := range r.Sections {
 		admitted[sec.Question] = map[string]bool{}

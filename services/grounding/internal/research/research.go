@@ -36,6 +36,9 @@ const (
 	MaxTopicChars = 500
 	// MaxSnippetChars bounds a source's snippet in characters.
 	MaxSnippetChars = 1000
+	// MaxSourceTextChars bounds the document text a source keeps for
+	// judging its relevance (a runbook is a few thousand characters).
+	MaxSourceTextChars = 16000
 	// DefaultApprovalTimeout is how long an approval waits for a person.
 	DefaultApprovalTimeout = 5 * time.Minute
 	// DefaultLookupConcurrency is how many evidence calls a research step
@@ -139,6 +142,11 @@ type Source struct {
 	RetrievedAt time.Time `json:"retrieved_at"`
 	// SubQuestion is the sub-question whose search found it.
 	SubQuestion string `json:"sub_question,omitempty"`
+	// Text is the document's text when search returned it, read (as
+	// enrichment reads it) to judge the source's relevance: a runbook
+	// quotes the error message further down than its snippet reaches.
+	// Reports do not carry it.
+	Text string `json:"text,omitempty"`
 }
 
 // Critique scores the evidence of a run.

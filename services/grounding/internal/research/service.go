@@ -567,7 +567,9 @@ func appendEvidence(found []Source, q string, ev []Evidence, now time.Time) []So
 			title = domainOf(e.URL)
 		}
 		snippet := truncateRunes(strings.TrimSpace(e.Snippet), MaxSnippetChars)
+		var text string
 		if e.Text != "" {
+			text = truncateRunes(strings.TrimSpace(e.Text), MaxSourceTextChars)
 			// The document says more than the passage that matched the
 			// query: its digest lets the sections quote what it says
 			// about every angle.
@@ -579,6 +581,7 @@ func appendEvidence(found []Source, q string, ev []Evidence, now time.Time) []So
 			Snippet:     snippet,
 			RetrievedAt: now,
 			SubQuestion: q,
+			Text:        text,
 		})
 	}
 	return found
