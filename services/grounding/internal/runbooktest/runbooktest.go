@@ -43,24 +43,7 @@ func Load(t testing.TB) []Doc {
 	}
 	var out []Doc
 	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fm, body, ok := strings.Cut(strings.TrimPrefix(string(b), "---\n"), "\n---\n")
-		if !ok {
-			t.Fatalf("%s: no front matter", f)
-		}
-		var d Doc
-		for line := range strings.SplitSeq(fm, "\n") {
-			k, v, _ := strings.Cut(line, ":")
-			switch k {
-			case "title":
-				d.Title = strings.TrimSpace(v)
-			case "url":
-				d.URL = strings.TrimSpace(v)
-			}
-		}
+		d, body := readFrontMatter(t, f)
 		var blocks []string
 		for line := range strings.SplitSeq(body, "\n") {
 			if mdHeading.FindString(line) == "# " {
@@ -82,13 +65,9 @@ func Load(t testing.TB) []Doc {
 	return out
 }
 
-// ReadFile reads one Markdown runbook with front matter (title, url) as
-// the search service's index stores it: one block per line (a heading, a
-// paragraph, a list item, or a line of indented or fenced code), the
-// level-one heading left out, Markdown syntax removed and every block but
-// code ending a sentence. Its line structure is what section finders such
-// as extractive.RunbookSteps read.
-func ReadFile(t testing.TB, path string) Doc {
+// readFrontMatter reads the runbook at path: its title and URL from the
+// front matter, and its Markdown body.
+func readFrontMatter(t testing.TB, path string) (Doc, string) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -108,6 +87,18 @@ func ReadFile(t testing.TB, path string) Doc {
 			d.URL = strings.TrimSpace(v)
 		}
 	}
+	return d, body
+}
+
+// ReadFile reads one Markdown runbook with front matter (title, url) as
+// the search service's index stores it: one block per line (a heading, a
+// paragraph, a list item, or a line of indented or fenced code), the
+// level-one heading left out, Markdown syntax removed and every block but
+// code ending a sentence. Its line structure is what section finders such
+// as extractive.RunbookSteps read.
+func ReadFile(t testing.TB, path string) Doc {
+	t.Helper()
+	d, body := readFrontMatter(t, path)
 	var blocks, para []string
 	flush := func() {
 		if len(para) == 0 {
