@@ -242,6 +242,18 @@ func assess(topic string, plan []string, sources []Source) assessment {
 			}
 		}
 	}
+	if f.tellsNoProblem(topic) {
+		// A question that tells no problem — how to upgrade, migrate,
+		// size or choose — is answered by a source plainly about it, not
+		// by a runbook on the same system's failures that is only near it
+		// (the JetStream slow-consumers runbook for "JetStream capacity
+		// planning", the Vault-sealed one for migrating to auto-unseal).
+		for i := range judged {
+			if judged[i].Value < relevance.NearBest {
+				judged[i].Value = 0
+			}
+		}
+	}
 	for qi, q := range plan {
 		focus, own := questionFocus(q, topic)
 		weights := subjectWeights(focus, texts)

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/groundcrew/groundcrew/services/grounding/internal/relevance"
 )
@@ -493,6 +494,26 @@ func (f form) problem() bool {
 	return f.cause || f.situation || problemWords[strings.ToLower(f.head())] || problemLeadRe.MatchString(f.noun)
 }
 
+// tellsNoProblem reports whether the topic tells no problem at all — no
+// failure, error or symptom in any of its words, no situation told ("Vault
+// keeps coming back sealed"), no message quoted, no two problems to tell
+// apart — but asks how to do, plan or choose
+// something ("EKS 1.29 -> 1.31 upgrade", "JetStream capacity planning",
+// "Redis Sentinel or Redis Cluster?", "Postgres connection pooling").
+func (f form) tellsNoProblem(topic string) bool {
+	if f.problem() || f.apart || f.told && f.clause != "" || quoteRe.MatchString(topic) || problemToldRe.MatchString(topic) {
+		return false
+	}
+	for _, w := range strings.FieldsFunc(strings.ToLower(topic), func(r rune) bool {
+		return !unicode.IsLetter(r) && r != '-'
+	}) {
+		if problemWords[w] {
+			return false
+		}
+	}
+	return true
+}
+
 // problemLeadRe marks a subject that is a problem by its first words
 // whatever its head ("running out of inodes on build servers", "too many
 // open files", "slow queries").
@@ -576,7 +597,7 @@ var (
 	// problemToldRe finds a problem in a sentence told beside a choice
 	// ("We hit 'too many clients' every time", "the old one keeps
 	// failing"), not context ("Everything is deployed with Argo CD").
-	problemToldRe = regexp.MustCompile(`(?i)\b(?:fail\w*|error\w*|crash\w*|time[sd]?\s+out|timeout\w*|refus\w*|reject\w*|exceed\w*|hit|hits|hitting|run(?:s|ning)?\s+out|down|stuck|slow\w*|drop\w*|lag\w*|full|outage\w*|broke\w*|OOM\w*|5\d\d\w*|4\d\d\w*)\b`)
+	problemToldRe = regexp.MustCompile(`(?i)\b(?:fail\w*|error\w*|crash\w*|time[sd]?\s+out|timeout\w*|refus\w*|reject\w*|exceed\w*|hit|hits|hitting|run(?:s|ning)?\s+out|down|stuck|slow\w*|drop\w*|lag\w*|full|outage\w*|broke\w*|OOM\w*|[45]\d\ds|[45]xx|(?:returns?|returned|gets?|got|with|throws?|throwing|answers?)\s+(?:an?\s+)?[45]\d\d|skew\w*|evict\w*|fill\w*|pending|\w*full|not|never|\w+n't|cannot|no\s+longer)\b`)
 	// goingOnRe asks what is behind a situation told ("what's going on",
 	// "what happened", "what is wrong").
 	goingOnRe = regexp.MustCompile(`(?i)^(?:what(?:'s|\s+is|\s+was)\s+(?:going\s+on|happening|wrong|up)|what\s+happened|what\s+could\s+(?:cause|explain)\s+(?:that|this|it))\b`)

@@ -743,3 +743,43 @@ func TestRelevanceReadsTheDocument(t *testing.T) {
 		t.Errorf("admitted on its overview alone: the test does not show the document is read")
 	}
 }
+
+// TestNoProblemTold: a question that tells no problem (how to migrate,
+// upgrade, size or choose) is not answered by a runbook on the same
+// system's failures that is only near it; the same runbook answers the
+// failure itself.
+func TestNoProblemTold(t *testing.T) {
+	sealed := Source{
+		Title:   "Vault — sealed or unavailable",
+		URL:     "https://runbooks.example/vault-sealed",
+		Snippet: "Alerts: VaultSealed fires when a Vault node reports sealed = true. Diagnose: vault status on each node: sealed, HA mode and the active node. A node restarts sealed unless auto-unseal works: check the KMS key permissions and the auto-unseal log lines. Applications fail to fetch secrets and log permission denied on port 8200. Mitigate: unseal with the key holders (vault operator unseal), or fix the KMS permissions for auto-unseal and restart.",
+	}
+	admitted := func(topic string) bool {
+		plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
+		return assess(topic, plan, []Source{sealed}).onTopic[0]
+	}
+	if topic := "Vault: how do we migrate from Shamir unseal keys to auto-unseal with AWS KMS?"; admitted(topic) {
+		t.Errorf("%q: the sealed-Vault runbook is admitted for a migration it does not describe", topic)
+	}
+	if topic := "Vault came back sealed after a restart and every app fails to read secrets. How do we unseal it?"; !admitted(topic) {
+		t.Errorf("%q: the sealed-Vault runbook is not admitted", topic)
+	}
+	for _, c := range []struct {
+		topic string
+		none  bool
+	}{
+		{"EKS 1.29 -> 1.31 upgrade: in which order do the control plane and node groups go?", true},
+		{"JetStream capacity planning: about 400 GB retained across streams at R3", true},
+		{"every rolling deploy gives us a burst of 502s", false},
+		{"Redis Sentinel or Redis Cluster for our session store?", true},
+		{"Postgres connection pooling", true},
+		{"Vault keeps coming back sealed", false},
+		{"how do I tell a full disk from running out of inodes", false},
+		{"df -h shows space but writes fail with 'No space left on device'", false},
+		{"the nightly backup didn't run and nobody noticed", false},
+	} {
+		if got := parseForm(c.topic).tellsNoProblem(c.topic); got != c.none {
+			t.Errorf("%q tells no problem = %v, want %v", c.topic, got, c.none)
+		}
+	}
+}
