@@ -95,7 +95,7 @@ var (
 	meanXRe        = regexp.MustCompile(`(?i)^what\s+(?:does|do)\s+(.+?)\s+mean\b`)
 	meanRe         = regexp.MustCompile(`(?i)^what\s+does\s+it\s+mean\s+(?:when|if|that)\s+(.+)$`)
 	lookRe         = regexp.MustCompile(`(?i)^(?:(?:what|where)\s+(?:should|do|can|could|must)\s+(?:i|we|you)\s+(?:look|check|start|begin)|how\s+(?:do|can|should)\s+(?:i|we|you)\s+(?:debug|troubleshoot|investigate|diagnose)|where\s+(?:to|do\s+(?:i|we|you)|should\s+(?:i|we|you))\s+(?:start|look|begin)|what\s+to\s+(?:check|look\s+at|look\s+for)|any\s+(?:ideas|hints|pointers))\b`)
-	remedyRe       = regexp.MustCompile(`(?i)^(?:what\s+(?:should|can|could|do)\s+(?:i|we|you)\s+do|what\s+(?:are|is)\s+(?:our|my|your|the)\s+(?:options|choices|alternatives|next\s+steps?|fix|fixes)|what\s+(?:should|can|could|do)\s+(?:i|we|you)\s+(?:change|fix|try)|what\s+(?:now|next)|how\s+(?:do|can|should)\s+(?:i|we|you)\s+(?:fix|solve|resolve|handle|recover))\b`)
+	remedyRe       = regexp.MustCompile(`(?i)^(?:what\s+(?:should|can|could|do)\s+(?:i|we|you)\s+do|what\s+(?:are|is)\s+(?:our|my|your|the)\s+(?:options|choices|alternatives|next\s+steps?|fix|fixes)|what\s+(?:should|can|could|do)\s+(?:i|we|you)\s+(?:change|fix|try)|what\s+(?:now|next)|how\s+(?:do|can|should)\s+(?:i|we|you)\s+(?:fix|solve|resolve|handle|recover)|what(?:'s|\s+is)\s+the\s+(?:right|best|proper|correct|usual)\s+(?:way|fix))\b`)
 	whyRe          = regexp.MustCompile(`(?i)^why\s+(do|does|did|is|are|was|were|would|can|could|should|will)\s+(.+)$`)
 	preventRe      = regexp.MustCompile(`(?i)^(?:how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we))\s+)?(?:prevent|avoid|stop|fix|reduce|mitigate)\s+(.+)$`)
 	tellRe         = regexp.MustCompile(`(?i)^how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we))\s+(?:tell|know|detect|check|see|find out)\s+(?:(?:if|whether|that|when)\s+)?(.+)$`)
@@ -352,7 +352,9 @@ func parseForm(topic string) form {
 			f.asked = append(f.asked, kindCause)
 		case whatRe.MatchString(p):
 			f.asked = append(f.asked, kindOverview)
-			if f.noun == "" {
+			// "Load is 38 but the CPU is idle. What is actually being
+			// counted?": the situation told stays the topic.
+			if f.noun == "" && f.clause == "" {
 				f.noun = whatRe.FindStringSubmatch(p)[1]
 			}
 		default:
@@ -603,7 +605,7 @@ var (
 	goingOnRe = regexp.MustCompile(`(?i)^(?:what(?:'s|\s+is|\s+was)\s+(?:going\s+on|happening|wrong|up)|what\s+happened|what\s+could\s+(?:cause|explain)\s+(?:that|this|it))\b`)
 	// alternativeRe is a question offering two answers ("is remote
 	// write falling behind or are targets not being scraped").
-	alternativeRe  = regexp.MustCompile(`(?i)^(?:(?:is|was|are|were)\s+(?:it|this|that)\s+|(?:is|was|are|were|do|does|did)\s+(?:(?:we|you|i|they)\s+)?)?(.+?)\s+or\s+(?:(?:is|was|are|were|do|does|did)\s+(?:it\s+)?)?(.+)$`)
+	alternativeRe  = regexp.MustCompile(`(?i)^(?:(?:is|was|are|were)\s+(?:it|this|that)\s+|(?:is|was|are|were|do|does|did)\s+(?:(?:we|you|i|they)\s+)?)?(.+?)\s+or\s+(?:(?:is|was|are|were|do|does|did)\s+(?:(?:it|we|you|i|they)\s+)?)?(.+)$`)
 	lastSentenceRe = regexp.MustCompile(`[.!]\s+([^.!]+)$`)
 	oneRe          = regexp.MustCompile(`(?i)(^|\s)ones?(\s|$)`)
 )

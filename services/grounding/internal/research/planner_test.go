@@ -656,6 +656,7 @@ func TestToldSetting(t *testing.T) {
 		{"One of our nodes rebooted overnight. Was it the OOM killer or bad RAM? What in the logs tells the two apart?", "OOM killer", "bad RAM", "One of our nodes rebooted overnight"},
 		{"Gaps in the dashboards while the local Prometheus looks fine. Is remote write falling behind or are targets not being scraped, and how do I tell which?", "remote write falling behind", "targets not being scraped", "Gaps in the dashboards while the local Prometheus looks fine"},
 		{"Should we use Redis or Memcached for sessions?", "", "", ""},
+		{"Go worker died with 'runtime: failed to create new OS thread'. goroutine leak or are we hitting the pod's pids limit?", "goroutine leak", "hitting the pod's pids limit", "Go worker died with 'runtime: failed to create new OS thread'"},
 		{"The HPA scaled orders-worker to 10 replicas but only 4 are running. Are we out of node capacity or hitting the namespace quota?", "out of node capacity", "hitting the namespace quota", "The HPA scaled orders-worker to 10 replicas but only 4 are running"},
 		// Context told beside a choice is no problem the choice is for.
 		{"Argo Rollouts or Flagger for canary releases? Everything is already deployed with Argo CD.", "Argo Rollouts", "Flagger", ""},
@@ -689,6 +690,8 @@ func TestQuestionAfterItsSetting(t *testing.T) {
 	for _, c := range []struct{ topic, subject, name, setting, a, b string }{
 		{"Vault: how do we migrate from Shamir unseal keys to auto-unseal with AWS KMS, and what happens to the recovery keys afterwards?", "migrate from Shamir unseal keys to auto-unseal with AWS KMS", "Vault", "", "", ""},
 		{"Redis: why does it evict keys?", "Redis", "", "", "", ""},
+		// A vague "what is …" after a situation told asks about it.
+		{"load average is 38 on an 8 core vm but top says cpu is ~70% idle. what is actually being counted in the load then?", "load average is 38 on an 8 core vm but top says cpu is ~70% idle", "", "", "", ""},
 		{"We still run our legacy Kafka cluster on ZooKeeper. How does the migration to KRaft work, and can it be done without downtime?", "migration to KRaft", "", "We still run our legacy Kafka cluster on ZooKeeper", "", ""},
 		{"nginx edge proxies: '1024 worker_connections are not enough' vs 'accept4() failed (24: Too many open files)' — same problem or two different limits?", "'1024 worker_connections are not enough' and 'accept4() failed (24: Too many open files)'", "", "nginx edge proxies", "'1024 worker_connections are not enough'", "'accept4() failed (24: Too many open files)'"},
 	} {
