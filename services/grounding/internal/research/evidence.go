@@ -116,11 +116,7 @@ func assess(topic string, plan []string, sources []Source) assessment {
 		onTopic:  make([]bool, len(sources)),
 	}
 	f := parseForm(topic)
-	subj := f.subject()
-	if f.name != "" && !strings.Contains(strings.ToLower(subj), strings.ToLower(f.name)) {
-		// "Vault: how do we migrate to auto-unseal?": Vault's.
-		subj = f.name + " " + subj
-	}
+	subj := f.named(f.subject())
 	about := relevance.Parse(subj)
 	// A subject told with where or when it happens ("running out of
 	// inodes on build servers", "consumers falling behind during peak
@@ -160,18 +156,6 @@ func assess(topic string, plan []string, sources []Source) assessment {
 		sc.Value = v
 		judged[i] = sc
 	}
-	if !f.choice() || f.setting != "" {
-		// A source only near the subject (the lock-waits runbook for
-		// transaction ID wraparound in Postgres) stays out beside one
-		// plainly about it, as enrichment leaves it out; a source plainly
-		// about the subject stays whatever the others.
-		kept := relevance.Select(judged)
-		for i := range judged {
-			if judged[i].Value < relevance.NearBest && !slices.Contains(kept, i) {
-				judged[i].Value = 0
-			}
-		}
-	}
 	// A comparison's sides are judged one by one as well.
 	switch sides := []string{f.a, f.b}; {
 	case f.choice() && f.setting == "":
@@ -203,11 +187,9 @@ func assess(topic string, plan []string, sources []Source) assessment {
 			judged[i].Value = 0
 		}
 		for n, side := range sides {
-			if f.name != "" && !strings.Contains(strings.ToLower(side), strings.ToLower(f.name)) {
-				// "Postgres: PgBouncer in front, or just raise
-				// max_connections?": Postgres's max_connections.
-				side = f.name + " " + side
-			}
+			// "Postgres: PgBouncer in front, or just raise
+			// max_connections?": Postgres's max_connections.
+			side = f.named(side)
 			p, least := relevance.Parse(side), 0.0
 			vague := p.Specific() < 2 || n == 2
 			if vague {
@@ -239,6 +221,18 @@ func assess(topic string, plan []string, sources []Source) assessment {
 				if own[i].Value >= least && own[i].Value > judged[i].Value {
 					judged[i] = own[i]
 				}
+			}
+		}
+	default:
+		// One subject (or two things compared as a whole): a source only
+		// near it (the lock-waits runbook for transaction ID wraparound
+		// in Postgres) stays out beside one plainly about it, as
+		// enrichment leaves it out; a source plainly about the subject
+		// stays whatever the others.
+		kept := relevance.Select(judged)
+		for i := range judged {
+			if judged[i].Value < relevance.NearBest && !slices.Contains(kept, i) {
+				judged[i].Value = 0
 			}
 		}
 	}

@@ -269,21 +269,13 @@ func parseForm(topic string) form {
 			// own subject: "Why does HAProxy mark … DOWN, and how do I
 			// tell a failing check from a dead server").
 			m := tellFromRe.FindStringSubmatch(p)
-			f.asked = append(f.asked, kindDiagnosis)
-			if f.told {
-				f.setting = strings.TrimSpace(f.clause + " " + f.noun)
-			}
-			f.a, f.b, f.apart = m[1], oneOf(m[1], m[2]), true
-			f.noun = f.a + " and " + f.b
+			f.tellApart(m[1], m[2])
 		case f.told && f.a == "" && alternativeRe.MatchString(asked) && len(strings.Fields(asked)) <= 14:
 			// "The queue keeps growing. Stuck workers or a RabbitMQ
 			// problem?", "Was it the OOM killer or bad RAM?": two causes
 			// of the situation told, to tell apart.
 			m := alternativeRe.FindStringSubmatch(asked)
-			f.asked = append(f.asked, kindDiagnosis)
-			f.setting = strings.TrimSpace(f.clause + " " + f.noun)
-			f.a, f.b, f.apart = m[1], oneOf(m[1], m[2]), true
-			f.noun = f.a + " and " + f.b
+			f.tellApart(m[1], m[2])
 		case tellRe.MatchString(p):
 			f.asked = append(f.asked, kindDiagnosis)
 			if f.clause == "" && f.noun == "" {
@@ -308,7 +300,7 @@ func parseForm(topic string) form {
 				// "We still run Kafka on ZooKeeper. How does the
 				// migration to KRaft work?": the question names the
 				// topic, what was told is its setting.
-				f.setting = strings.TrimSpace(f.clause + " " + f.noun)
+				f.setting = f.toldText()
 				f.noun, f.clause = x, ""
 			}
 		case howToRe.MatchString(p):
@@ -572,6 +564,30 @@ func (f form) sides() []side {
 		out = append(out, side{s, searchQuery(q)})
 	}
 	return out
+}
+
+// toldText is what was told as the topic's subject or situation.
+func (f form) toldText() string { return strings.TrimSpace(f.clause + " " + f.noun) }
+
+// tellApart sets a and b as two problems to tell apart, asked how to tell
+// them apart; what was told before them is their setting.
+func (f *form) tellApart(a, b string) {
+	f.asked = append(f.asked, kindDiagnosis)
+	if f.told {
+		f.setting = f.toldText()
+	}
+	f.a, f.b, f.apart = a, oneOf(a, b), true
+	f.noun = f.a + " and " + f.b
+}
+
+// named is s as about the system the topic named before a colon
+// ("Vault: how do we migrate to auto-unseal?"): s with the name before
+// it unless s says it already.
+func (f form) named(s string) string {
+	if f.name == "" || strings.Contains(strings.ToLower(s), strings.ToLower(f.name)) {
+		return s
+	}
+	return f.name + " " + s
 }
 
 // oneOf reads a second side told by "one" ("a failing disk from a busy
