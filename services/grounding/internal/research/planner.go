@@ -540,7 +540,10 @@ func (f form) things() bool {
 func problemSide(s string) bool {
 	// A message quoted ("'accept4() failed (24: Too many open files)'")
 	// is what went wrong somewhere.
-	return problemWords[strings.ToLower(headOf(s))] || situationRe.MatchString(s) || strings.ContainsAny(s[:min(len(s), 1)], `'"‘“`)
+	if loc := quoteRe.FindStringIndex(s); loc != nil && loc[0] == 0 {
+		return true
+	}
+	return problemWords[strings.ToLower(headOf(s))] || situationRe.MatchString(s)
 }
 
 // side is a comparison's side as its questions name it, and the search

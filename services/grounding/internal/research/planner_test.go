@@ -702,8 +702,15 @@ func TestQuestionAfterItsSetting(t *testing.T) {
 	}
 	// Two messages set side by side are two problems, not two things
 	// to pick from.
-	if f := parseForm("'worker_connections are not enough' vs 'Too many open files'"); f.choice() {
-		t.Errorf("two quoted messages read as a choice: %s", f)
+	for _, topic := range []string{
+		"'worker_connections are not enough' vs 'Too many open files'",
+		"‘worker_connections are not enough’ vs ‘Too many open files’",
+		"“upstream timed out” vs “no live upstreams”",
+		"`connection reset by peer` vs `broken pipe`",
+	} {
+		if f := parseForm(topic); f.a == "" || f.choice() {
+			t.Errorf("%q: two quoted messages read as a choice or not as two sides: %s", topic, f)
+		}
 	}
 }
 
