@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -470,5 +471,21 @@ func TestResearchSearchesEachSide(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("queries %q, want %q", got, want)
+	}
+}
+
+// TestSourceTextBounded: a source keeps its document's text for judging
+// relevance, cut to MaxSourceTextChars, and its snippet stays a digest.
+func TestSourceTextBounded(t *testing.T) {
+	doc := strings.Repeat("Check the replication slot with pg_replication_slots before dropping it. ", 400)
+	got := appendEvidence(nil, "q", []Evidence{{Title: "Postgres WAL", URL: "https://runbooks.example/wal", Snippet: "WAL", Text: doc}}, time.Now())
+	if len(got) != 1 {
+		t.Fatalf("%d sources, want 1", len(got))
+	}
+	if n := utf8.RuneCountInString(got[0].Text); n == 0 || n > MaxSourceTextChars {
+		t.Errorf("source text is %d characters, want 1..%d", n, MaxSourceTextChars)
+	}
+	if n := utf8.RuneCountInString(got[0].Snippet); n > MaxSnippetChars {
+		t.Errorf("snippet is %d characters, want at most %d", n, MaxSnippetChars)
 	}
 }
