@@ -78,12 +78,8 @@ func Prepare(d search.Document, now time.Time) (Prepared, error) {
 		return Prepared{}, fmt.Errorf("url: %w", err)
 	}
 	cleanURL, _ := search.CleanURL(d.URL)
-	domain, _ := search.Domain(d.URL)
 
-	p := Prepared{ID: id, URL: cleanURL, Domains: domainSuffixes(domain), IndexedBy: d.IndexedBy, IndexedAt: now}
-	if c := strings.TrimSpace(d.Metadata[search.MetaCollection]); c != "" {
-		p.Domains = append(p.Domains, CollectionTerm(c))
-	}
+	p := Prepared{ID: id, URL: cleanURL, Domains: DomainTerms(d.URL, d.Metadata[search.MetaCollection]), IndexedBy: d.IndexedBy, IndexedAt: now}
 	title := d.Title
 	text := d.Text
 	p.MimeType = search.CleanMimeType(firstOf(d.Metadata, search.MetaMimeType, "mimeType", "content_type", "contentType"))
@@ -143,6 +139,18 @@ func Prepare(d search.Document, now time.Time) (Prepared, error) {
 	}
 	p.Metadata = meta
 	return p, nil
+}
+
+// DomainTerms are Prepared.Domains of a document at rawURL in collection
+// ("" for none): its host and each parent domain, and the collection's
+// CollectionTerm.
+func DomainTerms(rawURL, collection string) []string {
+	domain, _ := search.Domain(rawURL)
+	out := domainSuffixes(domain)
+	if c := strings.TrimSpace(collection); c != "" {
+		out = append(out, CollectionTerm(c))
+	}
+	return out
 }
 
 // CollectionTerm is the filter term of a collection in Prepared.Domains:

@@ -91,6 +91,7 @@ func Run(t *testing.T, open Opener) {
 		{"MaxResults", maxResults},
 		{"CollectionsAndText", collectionsAndText},
 		{"DocumentsByKey", documentsByKey},
+		{"CompoundIdentifiers", compoundIdentifiers},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -556,5 +557,73 @@ func documentsByKey(t *testing.T, ix Index) {
 	}
 	if len(got) != 1 || got[0].Title != "Replica lag" {
 		t.Errorf("Documents(excluding groundcrew) = %+v, want only the replica-lag runbook", got)
+	}
+}
+
+// Documents for compoundIdentifiers: one writes the identifier, one its
+// words apart, one only one of its words (twice).
+const (
+	identifierURL = "https://runbooks.example.com/namespace-quota"
+	wordsURL      = "https://wiki.example.com/quotas"
+	oneWordURL    = "https://www.example.org/planning"
+	crashURL      = "https://runbooks.example.com/pods-restarting"
+	oomURL        = "https://runbooks.example.com/container-memory"
+)
+
+var identifierText = "Pods fail to start when the ResourceQuota of the namespace is used up.\nRaise the hard limits or free requests."
+
+func compoundIdentifiers(t *testing.T, ix Index) {
+	upsert(t, ix,
+		search.Document{URL: identifierURL, Title: "Namespace quota used up", Text: identifierText},
+		search.Document{URL: wordsURL, Title: "Limits per namespace", Text: "A resource quota caps the total requests of a namespace."},
+		search.Document{URL: oneWordURL, Title: "Capacity planning", Text: "Plan each resource of the cluster before the quarter starts; every resource has an owner."},
+		search.Document{URL: crashURL, Title: "Pods restarting", Text: "A container in CrashLoopBackOff exits soon after it starts."},
+		search.Document{URL: oomURL, Title: "Container memory", Text: "The kernel OOMKilled the container: its memory limit is too low."},
+	)
+	rank := func(rs []search.Result, url string) int {
+		if i := slices.Index(URLs(rs), url); i >= 0 {
+			return i
+		}
+		return len(rs)
+	}
+	for _, tc := range []struct {
+		query string
+		want  []string // found, each above oneWordURL when that is found
+	}{
+		// The words find the identifier…
+		{"resource quota", []string{identifierURL, wordsURL}},
+		{"Kube Resource Quota Exceeded", []string{identifierURL, wordsURL}},
+		{"crash loop back off", []string{crashURL}},
+		{"OOM killed", []string{oomURL}},
+		// … and the identifier its words written apart.
+		{"ResourceQuota", []string{identifierURL, wordsURL}},
+		{"KubeResourceQuotaExceeded", []string{identifierURL}},
+	} {
+		got := find(t, ix, search.Query{Text: tc.query, MaxResults: 10})
+		for _, url := range tc.want {
+			i := rank(got, url)
+			if i == len(got) {
+				t.Errorf("Search(%q) = %v, want %s among them", tc.query, URLs(got), url)
+			} else if i > rank(got, oneWordURL) {
+				t.Errorf("Search(%q) = %v: %s, which only says \"resource\", ranks above %s", tc.query, URLs(got), oneWordURL, url)
+			}
+		}
+	}
+	// The identifier itself matches best where it is written as asked.
+	if got := find(t, ix, search.Query{Text: "ResourceQuota", MaxResults: 10}); len(got) == 0 || got[0].URL != identifierURL {
+		t.Errorf("Search(ResourceQuota) = %v, want %s first", URLs(got), identifierURL)
+	}
+	// Splitting adds to what is matched, not to what is stored or shown.
+	got := find(t, ix, search.Query{Text: "resource quota", MaxResults: 10, IncludeText: true})
+	for _, r := range got {
+		if r.URL != identifierURL {
+			continue
+		}
+		if r.Text != identifierText {
+			t.Errorf("text = %q, want it as indexed: %q", r.Text, identifierText)
+		}
+		if !strings.Contains(r.Snippet, "ResourceQuota") || strings.Contains(strings.ToLower(r.Snippet), "resource quota") {
+			t.Errorf("snippet = %q, want the text's own words (ResourceQuota)", r.Snippet)
+		}
 	}
 }

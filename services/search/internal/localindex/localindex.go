@@ -30,6 +30,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/mapping"
@@ -52,6 +53,26 @@ const (
 	textPhraseBoost  = 2.0
 )
 
+// Boosts of compound identifiers' words (indexdoc.SplitIdentifier). The
+// parts field holds the words of each identifier a document writes
+// (ResourceQuota → resource quota); two words next to each other in the
+// query that are next to each other in one of them match it, so "resource
+// quota" finds a runbook that writes ResourceQuota, and a document whose
+// identifiers merely contain "resource" is not lifted by it. The other
+// way round, an identifier in the query matches its words written apart
+// as a phrase, so that ResourceQuota does not find every page that says
+// "resource". Both weigh half the exact word's match: the runbook that
+// writes what was asked still ranks first.
+const (
+	partsPairBoost        = 0.5
+	titleSplitPhraseBoost = 1.0
+	textSplitPhraseBoost  = 0.5
+	// maxPartsPairs bounds the pairs of query words searched in parts: an
+	// alert's text can be long, and its first words (the alert name) are
+	// the ones that tell runbooks apart.
+	maxPartsPairs = 24
+)
+
 // Limits on indexed documents.
 const (
 	// MaxDocumentBytes bounds a document's text plus HTML.
@@ -71,6 +92,7 @@ const (
 	fieldURL       = "url"
 	fieldTitle     = "title"
 	fieldText      = "text"
+	fieldParts     = "parts"
 	fieldDomains   = "domains"
 	fieldDate      = "date"
 	fieldPublished = "published"
@@ -104,7 +126,14 @@ type Index struct {
 
 // Open opens the index at dir, creating it (and its parent directories)
 // when it does not exist.
+//
+// An index written before compound identifiers' words were indexed (its
+// mapping has no parts field, which bleve cannot add to an existing
+// index) is rebuilt from its stored fields on open: see rebuild.
 func Open(dir string, opts Options) (*Index, error) {
+	if err := recoverRebuild(dir); err != nil {
+		return nil, fmt.Errorf("opening local index %s: %w", dir, err)
+	}
 	var idx bleve.Index
 	_, err := os.Stat(filepath.Join(dir, "index_meta.json"))
 	switch {
@@ -117,6 +146,9 @@ func Open(dir string, opts Options) (*Index, error) {
 		idx, err = bleve.New(dir, newMapping())
 	case err == nil:
 		idx, err = bleve.Open(dir)
+		if err == nil && !hasField(idx, fieldParts) {
+			idx, err = rebuild(dir, idx)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("opening local index %s: %w", dir, err)
@@ -133,6 +165,174 @@ func Open(dir string, opts Options) (*Index, error) {
 		ix.batchSize = 1000
 	}
 	return ix, nil
+}
+
+// hasField reports whether idx's mapping indexes field.
+func hasField(idx bleve.Index, field string) bool {
+	m, ok := idx.Mapping().(*mapping.IndexMappingImpl)
+	return ok && m.DefaultMapping != nil && m.DefaultMapping.Properties[field] != nil
+}
+
+// Sibling directories of an index being rebuilt: the new index is written
+// beside the old, which is moved aside only once the new one is complete.
+const (
+	rebuildSuffix = ".rebuild"
+	oldSuffix     = ".old"
+)
+
+// rebuild writes old's documents into a new index with the current
+// mapping, from their stored fields (url, title, text, publication date,
+// metadata with provenance): the domains are derived from the URL and the
+// collection in the metadata, the recency date from the publication date
+// or the indexing time, as Prepare set them. The new index replaces the
+// old in dir; old is closed. Stopped half-way, the old index is still in
+// dir (or moved back by recoverRebuild) and the next Open starts again.
+func rebuild(dir string, old bleve.Index) (bleve.Index, error) {
+	closeOld := func(err error) (bleve.Index, error) {
+		_ = old.Close()
+		return nil, fmt.Errorf("rebuilding with compound words: %w", err)
+	}
+	tmp := dir + rebuildSuffix
+	if err := removeIndexDir(tmp); err != nil {
+		return closeOld(err)
+	}
+	next, err := bleve.New(tmp, newMapping())
+	if err != nil {
+		return closeOld(err)
+	}
+	if err := copyDocuments(old, next); err != nil {
+		_ = next.Close()
+		_ = os.RemoveAll(tmp)
+		return closeOld(err)
+	}
+	if err := errors.Join(next.Close(), old.Close()); err != nil {
+		return nil, fmt.Errorf("rebuilding with compound words: %w", err)
+	}
+	if err := os.Rename(dir, dir+oldSuffix); err != nil {
+		return nil, fmt.Errorf("rebuilding with compound words: %w", err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return nil, fmt.Errorf("rebuilding with compound words: %w", err)
+	}
+	if err := removeIndexDir(dir + oldSuffix); err != nil {
+		return nil, fmt.Errorf("rebuilding with compound words: %w", err)
+	}
+	return bleve.Open(dir)
+}
+
+// rebuildPage is how many documents rebuild reads and writes at a time.
+const rebuildPage = 500
+
+// copyDocuments writes every document of from into to (see rebuild).
+func copyDocuments(from, to bleve.Index) error {
+	var after []string
+	for {
+		req := bleve.NewSearchRequestOptions(bleve.NewMatchAllQuery(), rebuildPage, 0, false)
+		req.Score = "none"
+		req.SortBy([]string{"_id"})
+		if after != nil {
+			req.SetSearchAfter(after)
+		}
+		req.Fields = []string{fieldURL, fieldTitle, fieldText, fieldPublished, fieldMetadata}
+		res, err := from.Search(req)
+		if err != nil {
+			return fmt.Errorf("reading documents: %w", err)
+		}
+		if len(res.Hits) == 0 {
+			return nil
+		}
+		batch := to.NewBatch()
+		for _, h := range res.Hits {
+			if err := batch.Index(h.ID, storedFields(h.Fields)); err != nil {
+				return fmt.Errorf("indexing %s: %w", h.ID, err)
+			}
+		}
+		if err := to.Batch(batch); err != nil {
+			return fmt.Errorf("writing documents: %w", err)
+		}
+		after = []string{res.Hits[len(res.Hits)-1].ID}
+	}
+}
+
+// storedFields returns the index fields of a document from its stored
+// fields, as indexFields wrote them.
+func storedFields(stored map[string]any) map[string]any {
+	url, _ := stored[fieldURL].(string)
+	title, _ := stored[fieldTitle].(string)
+	text, _ := stored[fieldText].(string)
+	metaJSON, _ := stored[fieldMetadata].(string)
+	var meta map[string]string
+	_ = json.Unmarshal([]byte(metaJSON), &meta)
+	fields := map[string]any{
+		fieldURL:      url,
+		fieldTitle:    title,
+		fieldText:     text,
+		fieldDomains:  indexdoc.DomainTerms(url, meta[search.MetaCollection]),
+		fieldMetadata: metaJSON,
+	}
+	date, _ := time.Parse(time.RFC3339Nano, meta[metaIndexedAt])
+	if p, ok := stored[fieldPublished].(string); ok {
+		fields[fieldPublished] = p
+		if t, err := time.Parse(time.RFC3339Nano, p); err == nil {
+			date = t
+		}
+	}
+	if !date.IsZero() {
+		fields[fieldDate] = date
+	}
+	if parts := compoundFields(title, text); parts != nil {
+		fields[fieldParts] = parts
+	}
+	return fields
+}
+
+// compoundFields are the values of the parts field: each compound
+// identifier's words, one value each, so that a phrase never spans two
+// identifiers; nil without any.
+func compoundFields(title, text string) []string {
+	words := indexdoc.CompoundWords(title, text)
+	if words == "" {
+		return nil
+	}
+	return strings.Split(words, "\n")
+}
+
+// recoverRebuild puts back an index that a rebuild stopped between moving
+// it aside and moving the new one in, and removes a new one left
+// unfinished.
+func recoverRebuild(dir string) error {
+	old := dir + oldSuffix
+	if _, err := os.Stat(filepath.Join(old, "index_meta.json")); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, "index_meta.json")); errors.Is(err, fs.ErrNotExist) {
+			if err := os.RemoveAll(dir); err != nil {
+				return err
+			}
+			if err := os.Rename(old, dir); err != nil {
+				return err
+			}
+		}
+	}
+	if err := removeIndexDir(old); err != nil {
+		return err
+	}
+	return removeIndexDir(dir + rebuildSuffix)
+}
+
+// removeIndexDir removes path when it is a bleve index or empty (what a
+// rebuild leaves), and refuses to remove anything else a person may have
+// put there.
+func removeIndexDir(path string) error {
+	entries, err := os.ReadDir(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(path, "index_meta.json")); err != nil && len(entries) > 0 {
+		return fmt.Errorf("%s holds something other than a bleve index; move it away", path)
+	}
+	return os.RemoveAll(path)
 }
 
 // restrict makes the index readable by its owner only: directories 0700,
@@ -192,6 +392,7 @@ func newMapping() mapping.IndexMapping {
 	doc.AddFieldMappingsAt(fieldURL, stored)
 	doc.AddFieldMappingsAt(fieldTitle, text(true))
 	doc.AddFieldMappingsAt(fieldText, text(true))
+	doc.AddFieldMappingsAt(fieldParts, text(false))
 	doc.AddFieldMappingsAt(fieldDomains, kw)
 	doc.AddFieldMappingsAt(fieldDate, date)
 	doc.AddFieldMappingsAt(fieldPublished, stored)
@@ -366,6 +567,9 @@ func indexFields(p indexdoc.Prepared, prov search.Provenance) (map[string]any, e
 		fieldDomains: p.Domains,
 		fieldDate:    p.Date,
 	}
+	if parts := compoundFields(p.Title, p.Text); parts != nil {
+		fields[fieldParts] = parts
+	}
 	if !p.Published.IsZero() {
 		fields[fieldPublished] = p.Published.Format(time.RFC3339Nano)
 	}
@@ -508,6 +712,9 @@ func (ix *Index) buildQuery(q search.Query) query.Query {
 	if len(strings.Fields(q.Text)) > 1 {
 		relevance.AddQuery(phrase(fieldTitle, titlePhraseBoost), phrase(fieldText, textPhraseBoost))
 	}
+	if c := ix.compoundQuery(q.Text); len(c.Disjuncts) > 0 {
+		relevance.AddQuery(c)
+	}
 
 	b := bleve.NewBooleanQuery()
 	b.AddMust(relevance)
@@ -534,6 +741,46 @@ func (ix *Index) buildQuery(q search.Query) query.Query {
 		b.AddMustNot(termsQuery(fieldDomains, indexdoc.CollectionTerms(q.ExcludeCollections)))
 	}
 	return b
+}
+
+// compoundQuery matches compound identifiers and their words both ways
+// (see partsPairBoost): each pair of adjacent words of the query, its
+// identifiers split, against the words of the documents' identifiers, and
+// each identifier of the query as a phrase of its words in title and
+// text. It is one clause of the relevance disjunction, so that adding it
+// changes the other clauses' weights alike for every document.
+func (ix *Index) compoundQuery(text string) *query.DisjunctionQuery {
+	d := bleve.NewDisjunctionQuery()
+	// The pairs are of the analyzed words (stemmed, stop words out), as
+	// the parts field holds them; a pair is two words in a row with no
+	// stop word between them.
+	var prev *analysis.Token
+	seen := map[string]bool{}
+	for _, tok := range ix.idx.Mapping().AnalyzerNamed(en.AnalyzerName).Analyze([]byte(indexdoc.SplitQuery(text))) {
+		if prev != nil && tok.Position == prev.Position+1 && len(seen) < maxPartsPairs {
+			pair := []string{string(prev.Term), string(tok.Term)}
+			if key := pair[0] + " " + pair[1]; !seen[key] {
+				seen[key] = true
+				p := bleve.NewPhraseQuery(pair, fieldParts)
+				p.SetBoost(partsPairBoost)
+				d.AddQuery(p)
+			}
+		}
+		prev = tok
+	}
+	for _, words := range indexdoc.QueryCompounds(text) {
+		phrase := strings.Join(words, " ")
+		for _, f := range []struct {
+			field string
+			boost float64
+		}{{fieldTitle, titleSplitPhraseBoost}, {fieldText, textSplitPhraseBoost}} {
+			p := bleve.NewMatchPhraseQuery(phrase)
+			p.SetField(f.field)
+			p.SetBoost(f.boost)
+			d.AddQuery(p)
+		}
+	}
+	return d
 }
 
 func termsQuery(field string, terms []string) query.Query {

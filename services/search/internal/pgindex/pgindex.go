@@ -10,8 +10,9 @@
 //
 // Each document is parsed with its own text search configuration (its
 // declared language, English when it reads as English, else "simple"),
-// into a weighted tsvector (title A, headings B, body D) kept in a stored
-// generated column with a GIN index. A query is parsed once per
+// into a weighted tsvector (title A, headings B, the words of compound
+// identifiers C, body D) kept in a stored generated column with a GIN
+// index. A query is parsed once per
 // configuration in use with websearch_to_tsquery, its words joined with
 // "or" (as the bleve index matches any word; quoted phrases stay phrases),
 // and matched against that configuration's documents. PostgreSQL's GIN
@@ -21,7 +22,11 @@
 // those are too few), at most MaxCandidates of them. ts_rank (normalised
 // by document length) plus a bonus when the whole query appears as a
 // phrase orders them, rank/(rank+1) is the score, and ts_headline cuts the
-// snippet around the best passage.
+// snippet around the best passage. A compound identifier in the query
+// (ResourceQuota) also matches its words as a phrase, and its words alone
+// where documents write them inside identifiers (weight C); ts_rank weighs
+// C below the body, so the identifier's words never lift a document above
+// one that writes what was asked.
 package pgindex
 
 import (
@@ -116,7 +121,58 @@ func Open(ctx context.Context, db *sqlstore.DB, opts Options) (*Index, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("pgindex: listing text search configurations: %w", err)
 	}
+	if err := ix.fillCompoundWords(ctx); err != nil {
+		return nil, fmt.Errorf("pgindex: %w", err)
+	}
 	return ix, nil
+}
+
+// fillBatch is how many rows fillCompoundWords updates per transaction.
+const fillBatch = 200
+
+// fillCompoundWords computes the parts column (indexdoc.CompoundWords) of
+// rows written before it existed (migration 00002 leaves them NULL), so an
+// index upgraded in place matches identifiers' words as a new one does.
+// Replicas starting together share the work: each takes rows the others
+// have not locked.
+func (ix *Index) fillCompoundWords(ctx context.Context) error {
+	for {
+		n := 0
+		err := ix.inTx(ctx, func(tx *sql.Tx) error {
+			rows, err := tx.QueryContext(ctx, `SELECT id, title, body FROM search_documents
+WHERE parts IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`, fillBatch)
+			if err != nil {
+				return err
+			}
+			type row struct{ id, parts string }
+			var todo []row
+			for rows.Next() {
+				var id, title, body string
+				if err := rows.Scan(&id, &title, &body); err != nil {
+					rows.Close()
+					return err
+				}
+				todo = append(todo, row{id, indexdoc.CompoundWords(title, body)})
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			for _, r := range todo {
+				if _, err := tx.ExecContext(ctx, "UPDATE search_documents SET parts = $2 WHERE id = $1", r.id, r.parts); err != nil {
+					return err
+				}
+			}
+			n = len(todo)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("computing compound words of earlier documents: %w", err)
+		}
+		if n < fillBatch {
+			return nil
+		}
+	}
 }
 
 // Name returns "local".
@@ -147,10 +203,11 @@ func (ix *Index) Count(ctx context.Context) (uint64, error) {
 // previous_indexed_by as the new one takes its place.
 const upsertSQL = `
 INSERT INTO search_documents AS d
-    (id, url, title, headings, body, lang, domains, date_at, published_at, metadata, indexed_by, indexed_at, revision)
-VALUES ($1, $2, $3, $4, $5, $6::regconfig, $7, $8, $9, $10, $11, $12, 1)
+    (id, url, title, headings, body, lang, domains, date_at, published_at, metadata, indexed_by, indexed_at, revision, parts)
+VALUES ($1, $2, $3, $4, $5, $6::regconfig, $7, $8, $9, $10, $11, $12, 1, $13)
 ON CONFLICT (id) DO UPDATE SET
     url = EXCLUDED.url, title = EXCLUDED.title, headings = EXCLUDED.headings, body = EXCLUDED.body,
+    parts = EXCLUDED.parts,
     lang = EXCLUDED.lang, domains = EXCLUDED.domains, date_at = EXCLUDED.date_at,
     published_at = EXCLUDED.published_at, metadata = EXCLUDED.metadata,
     indexed_by = EXCLUDED.indexed_by, indexed_at = EXCLUDED.indexed_at,
@@ -217,7 +274,7 @@ func (ix *Index) Upsert(ctx context.Context, docs []search.Document) (search.Ind
 				prov := search.Provenance{IndexedBy: p.IndexedBy, IndexedAt: now}
 				var prevAt sql.NullTime
 				if err := stmt.QueryRowContext(ctx, p.ID, p.URL, p.Title, p.Headings, p.Text, p.Language, p.Domains,
-					p.Date, published, meta, p.IndexedBy, now).Scan(&prov.Revision, &prov.PreviousIndexedBy, &prevAt); err != nil {
+					p.Date, published, meta, p.IndexedBy, now, indexdoc.CompoundWords(p.Title, p.Text)).Scan(&prov.Revision, &prov.PreviousIndexedBy, &prevAt); err != nil {
 					return fmt.Errorf("writing %s: %w", p.ID, err)
 				}
 				if prov.Revision > 1 {
@@ -303,11 +360,27 @@ func (ix *Index) Delete(ctx context.Context, urls []string) (int, error) {
 // Stage two ranks the candidates with the tsvectors stage one read (no
 // second fetch), and only the rows returned are read whole, for
 // ts_headline's snippets and $8 characters of text (0: none).
+//
+// Compound identifiers (compoundQueries, $11): each is a phrase of two or
+// more words once parsed (a pair that is a stop word is left out), joined
+// with "or" into compound, which both stages match besides the words.
+// words ranks on the tsvector without the identifiers' words (weight C),
+// so that a query word matches them only in a pair; compound ranks on all
+// of it.
 const searchSQL = `
-WITH q AS MATERIALIZED (
-    SELECT l.cfg, websearch_to_tsquery(l.cfg, $1) AS tsq, websearch_to_tsquery(l.cfg, $9) AS strict,
-           phraseto_tsquery(l.cfg, $2) AS phrase
+WITH q0 AS (
+    SELECT l.cfg, websearch_to_tsquery(l.cfg, $1) AS words, websearch_to_tsquery(l.cfg, $9) AS strict,
+           phraseto_tsquery(l.cfg, $2) AS phrase,
+           COALESCE((SELECT string_agg('(' || p::text || ')', ' | ')
+                     FROM unnest($11::text[]) AS u(x) CROSS JOIN LATERAL to_tsquery(l.cfg, u.x) AS p
+                     WHERE numnode(p) >= 3), '') AS compound
     FROM search_languages l
+), q AS MATERIALIZED (
+    SELECT cfg, words, phrase,
+           CASE WHEN compound = '' THEN words ELSE words || compound::tsquery END AS tsq,
+           CASE WHEN compound = '' THEN strict ELSE strict || compound::tsquery END AS strict,
+           CASE WHEN compound = '' THEN NULL ELSE compound::tsquery END AS compound
+    FROM q0
 ), strict AS MATERIALIZED (
     SELECT s.* FROM q CROSS JOIN LATERAL (
         SELECT d.id, d.lang, d.tsv FROM search_documents d
@@ -333,8 +406,9 @@ WITH q AS MATERIALIZED (
     SELECT * FROM loose l WHERE NOT EXISTS (SELECT 1 FROM strict s WHERE s.id = l.id)
 ), ranked AS (
     SELECT c.id, q.tsq,
-           ts_rank(c.tsv, q.tsq, 1)
-             + CASE WHEN $3 AND numnode(q.phrase) > 0 AND c.tsv @@ q.phrase THEN ts_rank(c.tsv, q.phrase, 1) ELSE 0 END AS rank
+           ts_rank('` + rankWeights + `', ts_filter(c.tsv, '{a,b,d}'), q.words, 1)
+             + CASE WHEN q.compound IS NOT NULL AND c.tsv @@ q.compound THEN ts_rank('` + rankWeights + `', c.tsv, q.compound, 1) ELSE 0 END
+             + CASE WHEN $3 AND numnode(q.phrase) > 0 AND c.tsv @@ q.phrase THEN ts_rank('` + rankWeights + `', c.tsv, q.phrase, 1) ELSE 0 END AS rank
     FROM candidates c JOIN q ON q.cfg = c.lang
     ORDER BY rank DESC, c.id
     LIMIT $7
@@ -347,6 +421,12 @@ SELECT d.id, d.url, d.title, d.published_at, d.metadata, d.indexed_by, d.indexed
        left(d.body, $8::int)
 FROM ranked r JOIN search_documents d ON d.id = r.id
 ORDER BY r.rank DESC, r.id`
+
+// rankWeights are ts_rank's weights of D, C, B and A: PostgreSQL's
+// defaults (0.1, 0.2, 0.4, 1.0) but for C, the words of compound
+// identifiers, at half the body's weight — a document matching only
+// through them is found, but ranks below one that writes the words.
+const rankWeights = "{0.1, 0.05, 0.4, 1.0}"
 
 // MaxCandidates bounds the documents one search ranks (per stage): with
 // more matches than that, the best of a bounded sample is returned, which
@@ -395,7 +475,7 @@ func (ix *Index) Search(ctx context.Context, q search.Query) ([]search.Result, e
 	// runs, knows neither how common the words are nor the limits, and
 	// can be a hundred times slower.
 	rows, err := ix.db.QueryContext(ctx, searchSQL, pgx.QueryExecModeExec, terms, q.Text, multiWord, allowed, blocked, since, n, textChars,
-		twoWords(terms), MaxCandidates)
+		twoWords(terms), MaxCandidates, compoundQueries(q.Text))
 	if err != nil {
 		return nil, fmt.Errorf("local index search: %w", err)
 	}
@@ -526,6 +606,37 @@ func twoWords(anyWords string) string {
 		}
 	}
 	return strings.Join(pairs, " or ")
+}
+
+// maxCompoundPairs bounds the pairs of query words compoundQueries
+// returns: an alert's text can be long, and its first words (the alert
+// name) are the ones that tell runbooks apart.
+const maxCompoundPairs = 24
+
+// compoundQueries returns the to_tsquery terms that match compound
+// identifiers both ways: each identifier of the query as a phrase of its
+// words ("resource <-> quota"), which finds documents that write the words
+// apart, and each pair of adjacent words of the query, its identifiers
+// split, among the words of the documents' identifiers ("resource:C <->
+// quota:C"), which finds documents that write the identifier; nil without
+// any. The words are letters and digits only, so they need no quoting.
+func compoundQueries(text string) []string {
+	var out []string
+	for _, parts := range indexdoc.QueryCompounds(text) {
+		out = append(out, strings.Join(parts, " <-> "))
+	}
+	words := strings.FieldsFunc(strings.ToLower(indexdoc.SplitQuery(text)), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+	seen := map[string]bool{}
+	for i := 1; i < len(words) && len(seen) < maxCompoundPairs; i++ {
+		pair := words[i-1] + ":C <-> " + words[i] + ":C"
+		if !seen[pair] {
+			seen[pair] = true
+			out = append(out, pair)
+		}
+	}
+	return out
 }
 
 // anyWord rewrites a query for websearch_to_tsquery so that any of its

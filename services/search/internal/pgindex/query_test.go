@@ -1,6 +1,10 @@
 package pgindex
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
 
 func TestAnyWordAndTwoWords(t *testing.T) {
 	tests := []struct{ in, any, two string }{
@@ -26,5 +30,22 @@ func TestTwoWordsPairsTheFirstWords(t *testing.T) {
 	want := "core dns or core errors or core high or dns errors or dns high or errors high"
 	if got != want {
 		t.Errorf("twoWords() = %q, want %q", got, want)
+	}
+}
+
+func TestCompoundQueries(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"disk", nil},
+		{"disk full", []string{"disk:C <-> full:C"}},
+		{"ResourceQuota exhausted", []string{"resource <-> quota", "resource:C <-> quota:C", "quota:C <-> exhausted:C"}},
+		{"OOMKilled, OOMKilled: oom-killed", []string{"oom <-> killed", "oom:C <-> killed:C", "killed:C <-> oom:C"}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, compoundQueries(tt.in)); diff != "" {
+			t.Errorf("compoundQueries(%q) (-want +got):\n%s", tt.in, diff)
+		}
 	}
 }
