@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/groundcrew/groundcrew/services/grounding/internal/extractive"
 )
@@ -345,14 +346,18 @@ func takeSticker(text string, stickers []Sticker) (string, *Sticker) {
 
 // Converse writes the agent's reply to the target message. It searches
 // for the target message first, as Ground does: the search service with a
-// keyword query derived from the message (its results about the message
-// are the evidence), and, with a model, the model's own web search when
-// the search service finds nothing at all. With a model it
-// sends the prompt of BuildChatPrompt with the evidence in the system
-// instruction; the reply's citation markers are checked against the
-// evidence as Ground's are (a marker naming no source is removed) and the
-// cited sources are listed after the reply. Offline it answers
-// extractively from the evidence, saying so.
+// keyword query derived from the message, for whole documents (groundcrew's
+// own runbooks only when the message is one of groundcrew's alerts); its
+// results about the message are the evidence, and when none is, those a
+// second search with the message's own keywords finds (searchEvidence).
+// With a model it sends the prompt of BuildChatPrompt with the evidence
+// in the system instruction (or, when the search service found nothing at
+// all, asks for the model's own web search); the reply's citation markers
+// are checked against the evidence as Ground's are (a marker naming no
+// source is removed) and the cited sources are listed after the reply.
+// Offline it answers extractively from the evidence as Ground does
+// (offlineAnswer: the summariser's sentences, else the first relevant
+// runbook's own first diagnostic step and mitigation), saying so.
 func (s *Service) Converse(ctx context.Context, req ConverseRequest) (*ConverseReply, error) {
 	nonce := s.newNonce()
 	p, err := BuildChatPrompt(req, s.now(), nonce)
@@ -360,11 +365,11 @@ func (s *Service) Converse(ctx context.Context, req ConverseRequest) (*ConverseR
 		return nil, err
 	}
 	reply := &ConverseReply{Model: s.Method(), ReplyToID: req.TargetID}
-	query, evidence, found := s.chatEvidence(ctx, req)
+	ev := s.chatEvidence(ctx, req)
 	if s.model != nil {
-		return s.converseWithModel(ctx, req, p, nonce, evidence, !found, reply)
+		return s.converseWithModel(ctx, req, p, nonce, ev.results, !ev.found, reply)
 	}
-	return s.converseOffline(query, evidence, reply), nil
+	return s.converseOffline(ev, reply), nil
 }
 
 // targetText is the text of the message a reply answers, media as their
@@ -386,23 +391,37 @@ func targetText(req ConverseRequest) string {
 	return strings.Join(text, "\n")
 }
 
-// chatEvidence searches for the target message as Ground does: the
-// search service's results for its keywords that are about the message
-// (at most MaxSources of them). found reports whether the search service
-// had any result at all; when it had only results about something else,
-// the model's own search is not tried instead (as in Ground).
-func (s *Service) chatEvidence(ctx context.Context, req ConverseRequest) (query string, evidence []SearchResult, found bool) {
-	question := targetText(req)
-	query = deriveOffline(question).Query
-	if query == "" {
-		return "", nil, false
+// chatSearch is what the search for a chat message found.
+type chatSearch struct {
+	// question is the target message's text, query the keywords searched.
+	question, query string
+	// results are the evidence: the results about question, at most
+	// MaxSources.
+	results []SearchResult
+	// found reports whether the search service had any result at all;
+	// when it had only results about something else, the model's own
+	// search is not tried instead (as in Ground).
+	found bool
+	// failed reports that the search service could not be asked.
+	failed bool
+}
+
+// chatEvidence searches for the target message as Ground searches for an
+// alert (searchEvidence), with the engine's defaults.
+func (s *Service) chatEvidence(ctx context.Context, req ConverseRequest) chatSearch {
+	cs := chatSearch{question: targetText(req)}
+	cs.query = deriveOffline(cs.question).Query
+	if cs.query == "" {
+		return cs
 	}
-	resp, err := s.search.Search(ctx, SearchRequest{Query: query, MaxResults: DefaultMaxResults, Engine: EngineAuto})
+	relevant, resp, err := s.searchEvidence(ctx, cs.question, cs.query, DefaultMaxResults, s.maxSources, EngineAuto)
 	if err != nil {
 		s.logger.WarnContext(ctx, "search failed for a chat reply; answering without evidence", "error", err)
-		return query, nil, false
+		cs.failed = true
+		return cs
 	}
-	return query, relevantEvidence(question, resp.Results, s.maxSources), len(resp.Results) > 0
+	cs.results, cs.found = relevant, len(resp.Results) > 0
+	return cs
 }
 
 // chatSourceChars bounds each source's text in a chat prompt.
@@ -485,34 +504,30 @@ func sourceList(cs []Citation) string {
 // model's answer.
 const OfflineLabel = "(No language model is configured; this answer is extracted from search results.)"
 
-func (s *Service) converseOffline(query string, evidence []SearchResult, reply *ConverseReply) *ConverseReply {
-	sources := make([]extractive.Source, len(evidence))
-	for i, r := range evidence {
-		sources[i] = extractive.Source{ID: i + 1, URL: r.URL, Title: r.Title, Text: r.Snippet}
-	}
-	res := extractive.Summarize(query, sources, extractive.Options{})
+// Offline replies without an answer: they say what the person can do.
+const (
+	// NothingFoundReply follows OfflineLabel when no source is about the
+	// message.
+	NothingFoundReply = "I found no runbook or document about that. Ask again naming the system or service, " +
+		"or paste the exact error message or alert."
+	// SearchFailedReply follows OfflineLabel when the search service
+	// could not be asked.
+	SearchFailedReply = "Search is unavailable right now, so I could not look that up. Please try again in a minute."
+)
+
+// converseOffline answers from the evidence as Ground does offline
+// (offlineAnswer), after OfflineLabel, and lists the sources it cites.
+func (s *Service) converseOffline(ev chatSearch, reply *ConverseReply) *ConverseReply {
+	res := offlineAnswer(ev.query, ev.question, ev.results, 0, planBudget(ScaleMedium, 0))
 	if len(res.Citations) == 0 {
-		reply.Text = OfflineLabel + "\nI found nothing in the search results about that."
+		reply.Text = OfflineLabel + "\n" + NothingFoundReply
+		if ev.failed {
+			reply.Text = OfflineLabel + "\n" + SearchFailedReply
+		}
 		return reply
 	}
-	now := s.clock()
-	var b strings.Builder
-	b.WriteString(OfflineLabel + "\n")
-	offset := len([]rune(b.String()))
-	b.WriteString(res.Text)
-	b.WriteString("\n\nSources:")
-	for i, r := range evidence {
-		fmt.Fprintf(&b, "\n[%d] %s — %s", i+1, r.Title, r.URL)
-	}
-	reply.Text = b.String()
-	for _, c := range res.Citations {
-		r := evidence[c.SourceID-1]
-		snip, trunc := capSnippet(c.Snippet)
-		reply.Citations = append(reply.Citations, Citation{
-			URL: r.URL, Domain: domainOf(r), Title: r.Title, Snippet: snip, SnippetTruncated: trunc,
-			StartIndex: offset + c.StartIndex, EndIndex: offset + c.EndIndex, ConfidenceScore: c.Confidence,
-			FetchTime: now, SourceIndex: c.SourceID,
-		})
-	}
+	head := OfflineLabel + "\n"
+	reply.Citations = offlineCitations(res.Citations, ev.results, utf8.RuneCountInString(head), s.clock())
+	reply.Text = head + res.Text + sourceList(onePerSource(reply.Citations))
 	return reply
 }

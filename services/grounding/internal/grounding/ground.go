@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/groundcrew/groundcrew/services/grounding/internal/extractive"
@@ -162,7 +163,7 @@ func (s *Service) round(ctx context.Context, req GroundRequest, m *Message) ([]b
 	if search {
 		team = s.teamDocuments(ctx, req, maxSources)
 		evidence = team
-		resp, err := s.search.Search(ctx, evidenceRequest(req.Text, query, maxResults, engine))
+		relevant, resp, err := s.searchEvidence(ctx, req.Text, query, maxResults, maxSources, engine)
 		switch {
 		case err != nil:
 			s.logger.WarnContext(ctx, "search failed; answering without evidence", "error", err)
@@ -170,14 +171,8 @@ func (s *Service) round(ctx context.Context, req GroundRequest, m *Message) ([]b
 		case len(resp.Results) == 0:
 			note = "search found no evidence"
 		default:
-			// Only sources about the text are evidence, with a model or
-			// without; none means no citation, not the nearest runbook.
 			// The team's own runbook is evidence whatever its score, and
 			// first.
-			relevant := relevantEvidence(req.Text, resp.Results, maxSources)
-			if len(relevant) == 0 {
-				relevant = s.searchKeywords(ctx, req.Text, query, resp.Results, maxResults, maxSources, engine)
-			}
 			evidence = withTeamFirst(team, relevant, maxSources)
 			if len(evidence) == 0 {
 				note = NoRelevantSource
@@ -260,7 +255,6 @@ func (b budget) answerChars() int {
 // summariser quotes nothing of evidence that relevance kept, the answer
 // is the first such runbook's own steps (leadWithRelevant).
 func (s *Service) groundOffline(m *Message, query string, evidence []SearchResult, team int, plan budget, search bool, note string) ([]byte, error) {
-	texts := plan.fit(evidence, 0)
 	if !search {
 		// From the text alone: the input's own most relevant sentences.
 		m.Text = extractive.TrimSummary(m.InputText, plan.answerChars(), extractive.DefaultMaxSentences)
@@ -269,31 +263,15 @@ func (s *Service) groundOffline(m *Message, query string, evidence []SearchResul
 		m.Parsed = parsedMetadata(MethodExtractive, nil, nil)
 		return artifactJSON(map[string]any{"method": MethodExtractive, "query": query, "search": false, "text": m.Text}), nil
 	}
-	sources := make([]extractive.Source, len(evidence))
-	for i, r := range evidence {
-		sources[i] = extractive.Source{ID: i + 1, URL: r.URL, Title: r.Title, Text: texts[i]}
-	}
-	res := extractive.Summarize(query, sources, extractive.Options{MaxChars: plan.answerChars(), Input: m.InputText})
-	if team > 0 {
-		res = leadWithTeam(res, sources[0], evidenceText(evidence[0]), team, plan.answerChars())
-	}
-	if len(res.Citations) == 0 {
-		res = leadWithRelevant(res, m.InputText, sources, evidence, team, plan.answerChars())
-	}
+	res := offlineAnswer(query, m.InputText, evidence, team, plan)
 	m.Text = res.Text
 	m.Summary = extractive.TrimSummary(res.Summary, SummaryMaxChars, SummaryMaxSentences)
 	m.Confidence = res.Confidence
 	var found []any
 	for _, c := range res.Citations {
 		found = append(found, map[string]any{"sources": []any{c.SourceID}, "start": c.StartIndex, "end": c.EndIndex})
-		r := evidence[c.SourceID-1]
-		snip, trunc := capSnippet(c.Snippet)
-		m.Citations = append(m.Citations, Citation{
-			URL: r.URL, Domain: domainOf(r), Title: r.Title, Snippet: snip, SnippetTruncated: trunc,
-			StartIndex: c.StartIndex, EndIndex: c.EndIndex, ConfidenceScore: c.Confidence,
-			FetchTime: m.Context.Timestamp, SourceIndex: c.SourceID,
-		})
 	}
+	m.Citations = offlineCitations(res.Citations, evidence, 0, m.Context.Timestamp)
 	m.Parsed = parsedMetadata(MethodExtractive, found, nil)
 	if s := runbookSummary(evidence, m.Citations); s != "" {
 		m.Summary = s
@@ -312,6 +290,47 @@ func (s *Service) groundOffline(m *Message, query string, evidence []SearchResul
 	return artifactJSON(map[string]any{
 		"method": MethodExtractive, "query": query, "evidence": evidence, "result": res,
 	}), nil
+}
+
+// offlineAnswer is the extractive answer to input (an alert, a chat
+// message) from evidence, whose first team sources are input's own
+// runbooks, each source's text fit to plan: the summariser's sentences
+// (extractive.Summarize with query), led by the first team runbook's own
+// steps when it chose none of them (leadWithTeam), and, when it quoted
+// nothing at all of evidence that relevance kept, the first runbook's
+// own first diagnostic step and mitigation (leadWithRelevant). Alert
+// enrichment and the offline chat agent answer alike.
+func offlineAnswer(query, input string, evidence []SearchResult, team int, plan budget) extractive.Result {
+	texts := plan.fit(evidence, 0)
+	sources := make([]extractive.Source, len(evidence))
+	for i, r := range evidence {
+		sources[i] = extractive.Source{ID: i + 1, URL: r.URL, Title: r.Title, Text: texts[i]}
+	}
+	res := extractive.Summarize(query, sources, extractive.Options{MaxChars: plan.answerChars(), Input: input})
+	if team > 0 {
+		res = leadWithTeam(res, sources[0], evidenceText(evidence[0]), team, plan.answerChars())
+	}
+	if len(res.Citations) == 0 {
+		res = leadWithRelevant(res, input, sources, evidence, team, plan.answerChars())
+	}
+	return res
+}
+
+// offlineCitations are an offline answer's citations of evidence (whose
+// source IDs are evidence's numbers from 1), their spans moved by offset
+// characters (where the answer starts in the text shown), fetched at at.
+func offlineCitations(cs []extractive.Citation, evidence []SearchResult, offset int, at time.Time) []Citation {
+	var out []Citation
+	for _, c := range cs {
+		r := evidence[c.SourceID-1]
+		snip, trunc := capSnippet(c.Snippet)
+		out = append(out, Citation{
+			URL: r.URL, Domain: domainOf(r), Title: r.Title, Snippet: snip, SnippetTruncated: trunc,
+			StartIndex: offset + c.StartIndex, EndIndex: offset + c.EndIndex, ConfidenceScore: c.Confidence,
+			FetchTime: at, SourceIndex: c.SourceID,
+		})
+	}
+	return out
 }
 
 // dataRule tells the model that the delimited blocks are data; %s is the

@@ -138,6 +138,27 @@ func citedRelevance(text string, evidence []SearchResult, cites []Citation, conf
 	return &best
 }
 
+// searchEvidence searches for text's evidence with query, as Ground and
+// the chat agent do (evidenceRequest: whole documents, groundcrew's own
+// runbooks only for groundcrew's alerts): relevant are the results about
+// text (relevantEvidence), at most maxSources, and when none is, those
+// a second search with text's own keywords finds (searchKeywords). resp
+// is the first search's answer (whether it found anything at all); err
+// is its failure.
+func (s *Service) searchEvidence(ctx context.Context, text, query string, maxResults, maxSources int, engine Engine) (relevant []SearchResult, resp SearchResponse, err error) {
+	resp, err = s.search.Search(ctx, evidenceRequest(text, query, maxResults, engine))
+	if err != nil || len(resp.Results) == 0 {
+		return nil, resp, err
+	}
+	// Only sources about the text are evidence, with a model or without;
+	// none means no citation, not the nearest runbook.
+	relevant = relevantEvidence(text, resp.Results, maxSources)
+	if len(relevant) == 0 {
+		relevant = s.searchKeywords(ctx, text, query, resp.Results, maxResults, maxSources, engine)
+	}
+	return relevant, resp, nil
+}
+
 // searchKeywords searches again, when nothing the query found is about
 // text, with text's own keywords (relevance's Keywords: the alert name's
 // words split, the specific words of its summary and description) and
