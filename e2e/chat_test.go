@@ -7,11 +7,15 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/groundcrew/groundcrew/e2e/enricheval"
 	"github.com/groundcrew/groundcrew/e2e/providerfake"
 	"github.com/groundcrew/groundcrew/services/notifier/telegramtest"
 )
@@ -82,6 +86,119 @@ func TestChatAgentCitesOnlyItsSources(t *testing.T) {
 			checkChatCitations(t, reply)
 			if !strings.Contains(reply, "runbooks.groundcrew.example/") {
 				t.Errorf("the reply cites no runbook:\n%s", reply)
+			}
+		})
+	}
+}
+
+// TestChatAgentOffline asks the chat agent without a language model
+// through the gateway (POST /v1/converse), with the team's runbooks and
+// groundcrew's own indexed as make run indexes them, plus a long
+// ClickHouse runbook whose overview shares no word with the server log
+// line it quotes further down: the pasted log line is answered with that
+// runbook's first diagnostic step and mitigation, cited; a disk question
+// cites the disk runbook and no groundcrew operational runbook; a
+// question no runbook is about says so and what to do, citing nothing.
+func TestChatAgentOffline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole stack")
+	}
+	root := enricheval.Root()
+	corpus, err := enricheval.LoadCorpus([]string{
+		filepath.Join(root, "examples", "runbooks"),
+		filepath.Join(root, "services", "grounding", "internal", "grounding", "testdata", "runbooks"),
+	}, filepath.Join(root, "docs", "runbooks"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []json.RawMessage
+	for _, d := range corpus.Docs {
+		b, err := protojson.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, b)
+	}
+	s := startStack(t, map[string]string{}, "")
+	if _, err := call(t.Context(), "POST", s.GatewayURL+"/v1/search/documents", map[string]any{"documents": docs}, nil); err != nil {
+		t.Fatalf("indexing the runbooks: %v", err)
+	}
+	const (
+		offlineLabel = "(No language model is configured; this answer is extracted from search results.)\n"
+		nothingFound = "I found no runbook or document about that. Ask again naming the system or service, or paste the exact error message or alert."
+		groundcrew   = "github.com/groundcrew/groundcrew/blob/main/docs/runbooks/"
+	)
+	tests := []struct {
+		name, message string
+		cites         string   // the one runbook URL cited; "" for none
+		says          []string // in the reply, in this order
+	}{
+		{
+			name: "a pasted server log line",
+			message: "2026.11.26 03:14:52.117921 [ 4127 ] {} <Error> executeQuery: Code: 252. DB::Exception: Too many parts (3012 with average size of 48.21 KiB) " +
+				"in table 'events.page_views'. Merges are processing significantly slower than inserts. (TOO_MANY_PARTS) (version 24.8.4.13 (official build))",
+			cites: "https://wiki.example.com/ops/clickhouse-too-many-parts",
+			says:  []string{"SELECT table, partition, count() FROM system.parts", "Make the writers batch"},
+		},
+		{
+			name:    "a disk question",
+			message: "Disk almost full on db-1: / at 96% used, what should I do?",
+			cites:   "https://runbooks.groundcrew.example/node-disk-full",
+		},
+		{
+			name:    "nothing is about it",
+			message: "MongoDB replica set rs0: member mongo-2 has been in RECOVERING state for 10 minutes. Any idea?",
+			says:    []string{nothingFound},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var resp struct {
+				Text      string
+				Citations []struct {
+					URL                  string `json:"url"`
+					Snippet              string
+					StartIndex, EndIndex int
+				}
+			}
+			req := map[string]any{
+				"history": []map[string]any{{"id": "1", "speaker": "Ana", "speakerId": "84211", "sendTime": time.Now().UTC().Format(time.RFC3339),
+					"parts": []map[string]any{{"text": tt.message}}}},
+				"targetMessageId": "1",
+			}
+			if _, err := call(t.Context(), "POST", s.GatewayURL+"/v1/converse", req, &resp); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("reply:\n%s", resp.Text)
+			if !strings.HasPrefix(resp.Text, offlineLabel) {
+				t.Errorf("the reply is not labelled offline:\n%s", resp.Text)
+			}
+			at := 0
+			for _, w := range tt.says {
+				i := strings.Index(resp.Text[at:], w)
+				if i < 0 {
+					t.Fatalf("the reply lacks %q (after offset %d):\n%s", w, at, resp.Text)
+				}
+				at += i + len(w)
+			}
+			if tt.cites == "" {
+				if len(resp.Citations) != 0 || strings.Contains(resp.Text, "Sources:") {
+					t.Errorf("citations %+v; want none:\n%s", resp.Citations, resp.Text)
+				}
+				return
+			}
+			checkChatCitations(t, resp.Text)
+			runes := []rune(resp.Text)
+			for _, c := range resp.Citations {
+				if c.URL != tt.cites {
+					t.Errorf("cites %s; want only %s", c.URL, tt.cites)
+				}
+				if c.StartIndex < 0 || c.EndIndex > len(runes) || c.StartIndex >= c.EndIndex || string(runes[c.StartIndex:c.EndIndex]) != c.Snippet {
+					t.Errorf("citation [%d,%d) is not its snippet %q", c.StartIndex, c.EndIndex, c.Snippet)
+				}
+			}
+			if len(resp.Citations) == 0 || strings.Contains(resp.Text, groundcrew) {
+				t.Errorf("citations %+v; want %s and no groundcrew runbook:\n%s", resp.Citations, tt.cites, resp.Text)
 			}
 		})
 	}
