@@ -83,6 +83,18 @@ func splitCamel(w []rune) []string {
 	return append(out, strings.ToLower(string(w[start:])))
 }
 
+// mayBeCompound is a cheap test that tok may split: it has an underscore
+// or a capital after its first character (most words of a text have
+// neither, and need no map lookup).
+func mayBeCompound(tok string) bool {
+	for i, r := range tok {
+		if r == '_' || (i > 0 && unicode.IsUpper(r)) {
+			return true
+		}
+	}
+	return false
+}
+
 // identifiers calls fn with each run of letters, digits and underscores in
 // text and its byte offset.
 func identifiers(text string, fn func(at int, tok string)) {
@@ -112,7 +124,7 @@ func CompoundWords(texts ...string) string {
 	var b strings.Builder
 	for _, text := range texts {
 		identifiers(text, func(_ int, tok string) {
-			if seen[tok] {
+			if !mayBeCompound(tok) || seen[tok] {
 				return
 			}
 			seen[tok] = true
