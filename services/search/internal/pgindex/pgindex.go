@@ -361,24 +361,34 @@ func (ix *Index) Delete(ctx context.Context, urls []string) (int, error) {
 // second fetch), and only the rows returned are read whole, for
 // ts_headline's snippets and $8 characters of text (0: none).
 //
-// Compound identifiers (compoundQueries, $11): each is a phrase of two or
-// more words once parsed (a pair that is a stop word is left out), joined
-// with "or" into compound, which both stages match besides the words.
-// words ranks on the tsvector without the identifiers' words (weight C),
-// so that a query word matches them only in a pair; compound ranks on all
-// of it.
+// Compound identifiers (compoundQueries): the query's identifiers as
+// phrases of their words ($11) and pairs of its adjacent words among the
+// identifiers' words ($12), each kept when it is a phrase of two or more
+// words once parsed (a stop word drops out), joined with "or". The
+// phrases are few and both stages match them besides the words; the pairs
+// only rank: a document writing the identifier holds both words (weight
+// C), so the words' own stages find it, and two dozen phrases in the GIN
+// stages would be rechecked on every document holding any two of their
+// words. The loose stage also matches the words of the query's
+// identifiers among the documents' identifiers' words ($13), so that
+// KubeResourceQuotaExceeded finds a document that writes ResourceQuota.
+// words ranks with the identifiers' words (weight C) at 0, so that a query
+// word counts there only in a pair.
 const searchSQL = `
 WITH q0 AS (
     SELECT l.cfg, websearch_to_tsquery(l.cfg, $1) AS words, websearch_to_tsquery(l.cfg, $9) AS strict,
            phraseto_tsquery(l.cfg, $2) AS phrase,
            COALESCE((SELECT string_agg('(' || p::text || ')', ' | ')
                      FROM unnest($11::text[]) AS u(x) CROSS JOIN LATERAL to_tsquery(l.cfg, u.x) AS p
+                     WHERE numnode(p) >= 3), '') AS phrases,
+           COALESCE((SELECT string_agg('(' || p::text || ')', ' | ')
+                     FROM unnest($11::text[] || $12::text[]) AS u(x) CROSS JOIN LATERAL to_tsquery(l.cfg, u.x) AS p
                      WHERE numnode(p) >= 3), '') AS compound
     FROM search_languages l
 ), q AS MATERIALIZED (
     SELECT cfg, words, phrase,
-           CASE WHEN compound = '' THEN words ELSE words || compound::tsquery END AS tsq,
-           CASE WHEN compound = '' THEN strict ELSE strict || compound::tsquery END AS strict,
+           CASE WHEN phrases = '' THEN words ELSE words || phrases::tsquery || to_tsquery(cfg, $13) END AS tsq,
+           CASE WHEN phrases = '' THEN strict ELSE strict || phrases::tsquery END AS strict,
            CASE WHEN compound = '' THEN NULL ELSE compound::tsquery END AS compound
     FROM q0
 ), strict AS MATERIALIZED (
@@ -406,7 +416,7 @@ WITH q0 AS (
     SELECT * FROM loose l WHERE NOT EXISTS (SELECT 1 FROM strict s WHERE s.id = l.id)
 ), ranked AS (
     SELECT c.id, q.tsq,
-           ts_rank('` + rankWeights + `', ts_filter(c.tsv, '{a,b,d}'), q.words, 1)
+           ts_rank('` + wordWeights + `', c.tsv, q.words, 1)
              + CASE WHEN q.compound IS NOT NULL AND c.tsv @@ q.compound THEN ts_rank('` + rankWeights + `', c.tsv, q.compound, 1) ELSE 0 END
              + CASE WHEN $3 AND numnode(q.phrase) > 0 AND c.tsv @@ q.phrase THEN ts_rank('` + rankWeights + `', c.tsv, q.phrase, 1) ELSE 0 END AS rank
     FROM candidates c JOIN q ON q.cfg = c.lang
@@ -427,6 +437,10 @@ ORDER BY r.rank DESC, r.id`
 // identifiers, at half the body's weight — a document matching only
 // through them is found, but ranks below one that writes the words.
 const rankWeights = "{0.1, 0.05, 0.4, 1.0}"
+
+// wordWeights rank the query's words one by one: rankWeights without the
+// identifiers' words, which count only in pairs.
+const wordWeights = "{0.1, 0, 0.4, 1.0}"
 
 // MaxCandidates bounds the documents one search ranks (per stage): with
 // more matches than that, the best of a bounded sample is returned, which
@@ -474,8 +488,15 @@ func (ix *Index) Search(ctx context.Context, q search.Query) ([]search.Result, e
 	// generic plan, which pgx's statement cache would get after five
 	// runs, knows neither how common the words are nor the limits, and
 	// can be a hundred times slower.
+	phrases, pairs, idWords := compoundQueries(q.Text)
+	if phrases == nil {
+		phrases = []string{}
+	}
+	if pairs == nil {
+		pairs = []string{}
+	}
 	rows, err := ix.db.QueryContext(ctx, searchSQL, pgx.QueryExecModeExec, terms, q.Text, multiWord, allowed, blocked, since, n, textChars,
-		twoWords(terms), MaxCandidates, compoundQueries(q.Text))
+		twoWords(terms), MaxCandidates, phrases, pairs, idWords)
 	if err != nil {
 		return nil, fmt.Errorf("local index search: %w", err)
 	}
@@ -618,12 +639,22 @@ const maxCompoundPairs = 24
 // words ("resource <-> quota"), which finds documents that write the words
 // apart, and each pair of adjacent words of the query, its identifiers
 // split, among the words of the documents' identifiers ("resource:C <->
-// quota:C"), which finds documents that write the identifier; nil without
-// any. The words are letters and digits only, so they need no quoting.
-func compoundQueries(text string) []string {
-	var out []string
+// quota:C"), which ranks documents that write the identifier; nil
+// without any. idWords are the identifiers' words among the documents'
+// identifiers' words ("resource:C | quota:C"), which find a document that
+// writes a part of a query's identifier; "" without any. The words are
+// letters and digits only, so they need no quoting.
+func compoundQueries(text string) (phrases, pairs []string, idWords string) {
+	var ws []string
+	seenWord := map[string]bool{}
 	for _, parts := range indexdoc.QueryCompounds(text) {
-		out = append(out, strings.Join(parts, " <-> "))
+		phrases = append(phrases, strings.Join(parts, " <-> "))
+		for _, w := range parts {
+			if !seenWord[w] {
+				seenWord[w] = true
+				ws = append(ws, w+":C")
+			}
+		}
 	}
 	words := strings.FieldsFunc(strings.ToLower(indexdoc.SplitQuery(text)), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
@@ -633,10 +664,10 @@ func compoundQueries(text string) []string {
 		pair := words[i-1] + ":C <-> " + words[i] + ":C"
 		if !seen[pair] {
 			seen[pair] = true
-			out = append(out, pair)
+			pairs = append(pairs, pair)
 		}
 	}
-	return out
+	return phrases, pairs, strings.Join(ws, " | ")
 }
 
 // anyWord rewrites a query for websearch_to_tsquery so that any of its

@@ -35,17 +35,25 @@ func TestTwoWordsPairsTheFirstWords(t *testing.T) {
 
 func TestCompoundQueries(t *testing.T) {
 	tests := []struct {
-		in   string
-		want []string
+		in             string
+		phrases, pairs []string
+		words          string
 	}{
-		{"disk", nil},
-		{"disk full", []string{"disk:C <-> full:C"}},
-		{"ResourceQuota exhausted", []string{"resource <-> quota", "resource:C <-> quota:C", "quota:C <-> exhausted:C"}},
-		{"OOMKilled, OOMKilled: oom-killed", []string{"oom <-> killed", "oom:C <-> killed:C", "killed:C <-> oom:C"}},
+		{"disk", nil, nil, ""},
+		{"disk full", nil, []string{"disk:C <-> full:C"}, ""},
+		{"ResourceQuota exhausted", []string{"resource <-> quota"}, []string{"resource:C <-> quota:C", "quota:C <-> exhausted:C"}, "resource:C | quota:C"},
+		{"OOMKilled, OOMKilled: oom-killed", []string{"oom <-> killed"}, []string{"oom:C <-> killed:C", "killed:C <-> oom:C"}, "oom:C | killed:C"},
 	}
 	for _, tt := range tests {
-		if diff := cmp.Diff(tt.want, compoundQueries(tt.in)); diff != "" {
-			t.Errorf("compoundQueries(%q) (-want +got):\n%s", tt.in, diff)
+		phrases, pairs, words := compoundQueries(tt.in)
+		if words != tt.words {
+			t.Errorf("compoundQueries(%q) words = %q, want %q", tt.in, words, tt.words)
+		}
+		if diff := cmp.Diff(tt.phrases, phrases); diff != "" {
+			t.Errorf("compoundQueries(%q) phrases (-want +got):\n%s", tt.in, diff)
+		}
+		if diff := cmp.Diff(tt.pairs, pairs); diff != "" {
+			t.Errorf("compoundQueries(%q) pairs (-want +got):\n%s", tt.in, diff)
 		}
 	}
 }
