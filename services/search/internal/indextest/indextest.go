@@ -3,7 +3,9 @@
 // (internal/pgindex) both pass, so either can serve engine "local" with
 // the same behaviour: canonical-URL identity and replacement, rejections
 // and limits, filters, ranking that puts the page about the query first,
-// scores in [0,1], snippets that are the matching passage, provenance.
+// compound identifiers matched by their words both ways (ResourceQuota and
+// "resource quota"), scores in [0,1], snippets that are the matching
+// passage, provenance.
 package indextest
 
 import (
