@@ -23,6 +23,11 @@ func TestPrintedStates(t *testing.T) {
 		{"bash: fork: retry: Resource temporarily unavailable", []string{"process"}, nil},
 		{"systemd[1]: nginx.service: Main process exited, code=exited, status=1/FAILURE", []string{"systemd", "unit"}, nil},
 		{"systemd[1]: Failed to start PostgreSQL 15 database server.", []string{"systemd", "unit", "postgres"}, nil},
+		// What `systemctl status` prints of a unit that failed, and of one
+		// that exited cleanly.
+		{"systemctl status metrics-shipper: Main PID: 812 (code=exited, status=203/EXEC)", []string{"systemd", "unit", "fail"}, nil},
+		{"journalctl -u metrics-shipper", []string{"systemd"}, nil},
+		{"Main PID: 812 (code=exited, status=0/SUCCESS)", nil, []string{"systemd", "unit"}},
 		{"write /data/x: ENOSPC", []string{"space", "device"}, nil},
 		{"Root disk usage > 90%", []string{"disk", "full"}, nil},
 		{"/ on build-7 is 96% used", []string{"full"}, nil},

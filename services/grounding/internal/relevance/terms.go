@@ -101,6 +101,8 @@ var synonyms = map[string]string{
 	"issuer": "ca", "issuing": "ca", "authority": "ca", "authorities": "ca",
 	"unschedulable": "pending", "failedscheduling": "pending",
 	"iuse": "inode", "iused": "inode", "ifree": "inode",
+	// systemd's own tools.
+	"systemctl": "systemd", "journalctl": "systemd",
 }
 
 // phrases are what operators' tools print for one thing in several words
@@ -132,7 +134,8 @@ var phrases = []struct {
 	{regexp.MustCompile(`(?i)\bthe node was low on resource\b`), "evicted"},
 	{regexp.MustCompile(`(?i)\bBackoffLimitExceeded\b|\bjob has reached the specified backoff limit\b`), "Job failed"},
 	{regexp.MustCompile(`(?i)\bFailedMount\b|\bunable to attach or mount volumes\b|\bMountVolume\.\w+ failed\b`), "volume mount"},
-	// What Linux, the kernel and systemd print.
+	// What Linux, the kernel and systemd print (systemctl status: "code=exited,
+	// status=203/EXEC").
 	{regexp.MustCompile(`(?i)\binvoked oom-killer\b|\bkilled process \d+\b|\bmemory cgroup out of memory\b`), "oom"},
 	{regexp.MustCompile(`(?i)\bcannot allocate memory\b|\bENOMEM\b`), "memory"},
 	// A task waiting on an NFS server: what the kernel prints for it.
@@ -143,7 +146,7 @@ var phrases = []struct {
 	{regexp.MustCompile(`\bENOSPC\b`), "No space left on device"},
 	{regexp.MustCompile(`\bEMFILE\b|\bENFILE\b`), "descriptor"},
 	{regexp.MustCompile(`(?i)\bfork: (?:retry: )?resource temporarily unavailable\b|\bfork rejected by pids controller\b|\bpids\.max\b`), "process IDs"},
-	{regexp.MustCompile(`(?i)\bmain process exited, code=|\bfailed with result '|\bentered failed state\b|\bstart request repeated too quickly\b|\bsystemd\[\d+\]: failed to start\b|\.service: failed\b`), "systemd unit failed"},
+	{regexp.MustCompile(`(?i)\bmain process exited, code=|\bfailed with result '|\bentered failed state\b|\bstart request repeated too quickly\b|\bsystemd\[\d+\]: failed to start\b|\.service: failed\b|\bstatus=[1-9]\d*/[A-Z]+\b`), "systemd unit failed"},
 	// A share of a resource used, at 80% or more ("Root disk usage >
 	// 90%", "/ is 96% used", "memory at 95%"): the resource is near full.
 	{regexp.MustCompile(`(?i)\b(?:usage|used|utili[sz]ation|util|full|(?:disk|filesystem|partition|volume|memory|mem|ram|swap|inodes?|storage|heap) (?:is )?at)\b\s*(?:[>=≥]+|is|of|above|over|at)?\s*(?:[89]\d|100)(?:\.\d+)?\s?%|\b(?:[89]\d|100)(?:\.\d+)?\s?%\s*(?:used|full|utili[sz]ed)\b`), "almost full"},
@@ -198,9 +201,10 @@ func splitWords(s string, parts bool) []string {
 			rs := []rune(p)
 			lower := strings.ToLower(p)
 			camel := splitCamel(rs)
-			if glued := gluedParts(lower); len(camel) == 1 && glued != nil {
+			if glued := gluedParts(lower); len(camel) == 1 && glued != nil && synonyms[lower] == "" {
 				// Glued words are their parts on either side: the alert's
-				// "etcdserver" is the runbook's "etcd server".
+				// "etcdserver" is the runbook's "etcd server" (a tool
+				// named as its own thing, "journalctl", is a synonym).
 				out = append(out, glued...)
 				continue
 			}
