@@ -77,15 +77,62 @@ func questionFocus(q, topic string) (focus, own []string) {
 	return subjTerms, own
 }
 
+// A task is something a topic asks how to do (upgrade, migrate) or what
+// it costs: asked is how a topic asks it, spoken how a source speaks of
+// it.
+type task struct {
+	asked, spoken *regexp.Regexp
+}
+
+// tasks are the tasks a topic may ask about. Each is read from how it is
+// asked ("how do we migrate", "migrate to Gateway API", "worth switching",
+// "Replacing host crontabs with …", "MongoDB 7.0 -> 8.0", "rolling
+// upgrade", "what does each cost"), not from the word alone: "since last
+// night's migration" and "p50 barely moved" tell a situation and ask no
+// task.
+var tasks = []task{
+	{
+		asked:  regexp.MustCompile(`(?i)\b(?:how (?:do|can|should|would|to) (?:we |i |you )?|worth |want to |plan(?:ning)? to |need to |should we |time to )(?:move|moving|migrate|migrating|switch|switching|replace|replacing)\b|\bmigrat(?:e|ing|ion) (?:\S+ ){0,3}?(?:to|onto|off)\b|^(?:replacing|moving|switching|migrating)\b`),
+		spoken: regexp.MustCompile(`(?i)\bmigrat\w*|\bmov(?:e|ing)\b|\bswitch\w*|\breplac\w*`),
+	},
+	{
+		asked:  regexp.MustCompile(`(?i)\b(?:how (?:do|can|should|would|to) (?:we |i |you )?|worth |want to |plan(?:ning)? to |need to |should we |time to )(?:upgrade|upgrading)\b|\bupgrad(?:e|ing) (?:\S+ ){0,3}?(?:to|from)\b|\b(?:rolling|major|minor|in-place) upgrade\b|^upgrading\b|\b\d+\.\d+(?:\.\d+)?\s*(?:->|→|to)\s*\d+\.\d+`),
+		spoken: regexp.MustCompile(`(?i)\bupgrad\w*`),
+	},
+	{
+		asked:  regexp.MustCompile(`(?i)\b(?:costs?|pricing|cheaper)\b|\bhow much (?:would|will|do|does|can) (?:we|it|i|you) (?:\w+ )?(?:save|cost)\b`),
+		spoken: regexp.MustCompile(`(?i)\bcosts?\b|\bpric(?:e|es|ing)\b|\bcheaper\b|\bbilling\b|\bsav(?:e|es|ing|ings)\b`),
+	},
+}
+
+// tasksAsked returns the tasks topic asks about.
+func tasksAsked(topic string) []task {
+	var asked []task
+	for _, t := range tasks {
+		if t.asked.MatchString(strings.TrimSpace(topic)) {
+			asked = append(asked, t)
+		}
+	}
+	return asked
+}
+
 // settingRe finds where a subject's setting starts: a place or a time
 // ("on build servers", "during peak hours", "in production").
 var settingRe = regexp.MustCompile(`\s(?:on|in|during|at|across|after|while|when|under)\s`)
+
+// leadingSettingRe is a time told before the subject, up to its comma.
+var leadingSettingRe = regexp.MustCompile(`^(?i:after|during|since|following|before|while|once|when)\s[^,]{1,40},\s*`)
 
 // withoutSetting returns subject without a trailing setting written in
 // common words only, keeping at least two words before it; a setting
 // that names something ("in Kubernetes", "on db-1") is part of the
 // subject and stays.
 func withoutSetting(subject string) string {
+	// A setting told first ("After last night's deploy, …", "During the
+	// nightly backup, …") is left out the same way.
+	if m := leadingSettingRe.FindStringIndex(subject); m != nil && len(strings.Fields(subject[m[1]:])) >= 2 {
+		subject = subject[m[1]:]
+	}
 	for _, loc := range settingRe.FindAllStringIndex(subject, -1) {
 		head, setting := subject[:loc[0]], subject[loc[0]:]
 		if len(strings.Fields(head)) < 2 {
@@ -232,6 +279,22 @@ func assess(topic string, plan []string, sources []Source) assessment {
 		kept := relevance.Select(judged)
 		for i := range judged {
 			if judged[i].Value < relevance.NearBest && !slices.Contains(kept, i) {
+				judged[i].Value = 0
+			}
+		}
+	}
+	if tasks := tasksAsked(topic); len(tasks) > 0 {
+		// A question on how to upgrade or migrate something, or what it
+		// costs, is answered only by a source that speaks of doing that:
+		// the MongoDB replica-set runbook does not say how to upgrade
+		// MongoDB, nor the volume-filling-up one how to move volumes to
+		// gp3, however plainly each is about the system named.
+		for i, s := range sources {
+			text := s.Title + "\n" + s.Text
+			if s.Text == "" {
+				text = s.Title + "\n" + s.Snippet
+			}
+			if !slices.ContainsFunc(tasks, func(t task) bool { return t.spoken.MatchString(text) }) {
 				judged[i].Value = 0
 			}
 		}

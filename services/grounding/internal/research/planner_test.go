@@ -497,12 +497,15 @@ func TestCritique(t *testing.T) {
 
 func TestWithoutSetting(t *testing.T) {
 	for in, want := range map[string]string{
-		"running out of inodes on build servers":                     "running out of inodes",
-		"your Kafka consumers keep falling behind during peak hours": "your Kafka consumers keep falling behind",
-		"pods get OOM killed in Kubernetes":                          "pods get OOM killed in Kubernetes",
-		"disk filling up on db-1":                                    "disk filling up on db-1",
-		"lag in production":                                          "lag in production",
-		"Postgres connection pooling":                                "Postgres connection pooling",
+		"running out of inodes on build servers":                      "running out of inodes",
+		"your Kafka consumers keep falling behind during peak hours":  "your Kafka consumers keep falling behind",
+		"pods get OOM killed in Kubernetes":                           "pods get OOM killed in Kubernetes",
+		"disk filling up on db-1":                                     "disk filling up on db-1",
+		"lag in production":                                           "lag in production",
+		"Postgres connection pooling":                                 "Postgres connection pooling",
+		"After last night's deploy, `systemctl status shipper` fails": "`systemctl status shipper` fails",
+		"During the nightly backup, nodes go NotReady":                "nodes go NotReady",
+		"after upgrade, broken":                                       "after upgrade, broken",
 	} {
 		if got := withoutSetting(in); got != want {
 			t.Errorf("withoutSetting(%q) = %q, want %q", in, got, want)
@@ -791,5 +794,51 @@ func TestNoProblemTold(t *testing.T) {
 		if got := parseForm(c.topic).tellsNoProblem(c.topic); got != c.none {
 			t.Errorf("%q tells no problem = %v, want %v", c.topic, got, c.none)
 		}
+	}
+}
+
+// TestTaskAsked: a topic asking how to upgrade or migrate something, or
+// what it costs, is answered only by a source that speaks of that task,
+// not by the system's failure runbook, however plainly it is about the
+// system; a situation that only mentions a migration or a move asks no
+// task.
+func TestTaskAsked(t *testing.T) {
+	for _, c := range []struct {
+		topic string
+		asked int
+	}{
+		{"We still have ~300 PVCs on gp2. How do we move them to gp3 without recreating the volumes, and how much would we actually save?", 2},
+		{"ingress-nginx is being retired — migrate to Gateway API now or wait?", 1},
+		{"MongoDB 7.0 -> 8.0 on profiles-rs: rolling upgrade order for a three-member replica set", 1},
+		{"prometheus agent mode vs full prometheus pairs — worth switching?", 1},
+		{"Replacing host crontabs with systemd timers - how do we set one up?", 1},
+		{"cost comparison: our self-run memcached pool vs ElastiCache", 1},
+		{"'relation \"public.invoices\" is missing replicated column' on the subscriber since last night's migration. How do we get it applying again?", 0},
+		{"search-api p99 went from 180ms to 900ms but p50 barely moved", 0},
+		{"Why do PodDisruptionBudgets block node drains and upgrades?", 0},
+		{"the VIP moved to lb-2 but clients still reach lb-1", 0},
+	} {
+		if got := len(tasksAsked(c.topic)); got != c.asked {
+			t.Errorf("%q asks %d tasks, want %d", c.topic, got, c.asked)
+		}
+	}
+	replicaSet := Source{
+		Title:   "MongoDB replica set: member down, no primary, or secondary lagging",
+		URL:     "https://runbooks.example/mongodb-replica-set",
+		Snippet: "Alerts: MongodbReplicaMemberDown, MongodbReplicationLag. A three-member replica set keeps a primary while two members vote. Diagnose: rs.status() on any member: the state of each member, optimeDate and lastHeartbeatMessage; a member whose featureCompatibilityVersion differs from the set's cannot rejoin it. Restart members one at a time, secondaries first, so the set keeps its primary. Mitigate: restart the member, resync it from a healthy secondary when it fell off the oplog.",
+	}
+	upgrade := replicaSet
+	upgrade.URL = "https://runbooks.example/mongodb-upgrade"
+	upgrade.Title = "MongoDB: rolling upgrade of a replica set"
+	upgrade.Snippet = "Upgrade a MongoDB replica set one member at a time: the secondaries first, then step the primary down with rs.stepDown() and upgrade it. Set featureCompatibilityVersion only when every member runs the new version."
+	topic := "MongoDB 7.0 -> 8.0 on profiles-rs: rolling upgrade order for a three-member replica set, and when is it safe to bump featureCompatibilityVersion?"
+	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
+	if a := assess(topic, plan, []Source{replicaSet, upgrade}); a.onTopic[0] || !a.onTopic[1] {
+		t.Errorf("%q: failure runbook admitted %v, upgrade runbook %v; want only the one that speaks of upgrading", topic, a.onTopic[0], a.onTopic[1])
+	}
+	failure := "MongoDB replica set profiles-rs has no primary and rs.status() shows a member down. How do we get a primary back?"
+	plan, _ = OfflinePlanner{}.Plan(t.Context(), failure)
+	if a := assess(failure, plan, []Source{replicaSet}); !a.onTopic[0] {
+		t.Errorf("%q: the replica-set runbook is not admitted for its own failure", failure)
 	}
 }
