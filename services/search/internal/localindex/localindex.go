@@ -147,7 +147,7 @@ func Open(dir string, opts Options) (*Index, error) {
 	case err == nil:
 		idx, err = bleve.Open(dir)
 		if err == nil && !hasField(idx, fieldParts) {
-			idx, err = rebuild(dir, idx)
+			idx, err = rebuild(dir, idx, time.Now().UTC())
 		}
 	}
 	if err != nil {
@@ -175,9 +175,11 @@ func hasField(idx bleve.Index, field string) bool {
 
 // Sibling directories of an index being rebuilt: the new index is written
 // beside the old, which is moved aside only once the new one is complete.
+// The names are the rebuild's own, so that a backup a person keeps beside
+// the index ("search-index.old") is never taken for a leftover.
 const (
-	rebuildSuffix = ".rebuild"
-	oldSuffix     = ".old"
+	rebuildSuffix = ".rebuild-new"
+	oldSuffix     = ".rebuild-old"
 )
 
 // rebuild writes old's documents into a new index with the current
@@ -187,7 +189,7 @@ const (
 // or the indexing time, as Prepare set them. The new index replaces the
 // old in dir; old is closed. Stopped half-way, the old index is still in
 // dir (or moved back by recoverRebuild) and the next Open starts again.
-func rebuild(dir string, old bleve.Index) (bleve.Index, error) {
+func rebuild(dir string, old bleve.Index, now time.Time) (bleve.Index, error) {
 	closeOld := func(err error) (bleve.Index, error) {
 		_ = old.Close()
 		return nil, fmt.Errorf("rebuilding with compound words: %w", err)
@@ -200,7 +202,7 @@ func rebuild(dir string, old bleve.Index) (bleve.Index, error) {
 	if err != nil {
 		return closeOld(err)
 	}
-	if err := copyDocuments(old, next); err != nil {
+	if err := copyDocuments(old, next, now); err != nil {
 		_ = next.Close()
 		_ = os.RemoveAll(tmp)
 		return closeOld(err)
@@ -224,7 +226,7 @@ func rebuild(dir string, old bleve.Index) (bleve.Index, error) {
 const rebuildPage = 500
 
 // copyDocuments writes every document of from into to (see rebuild).
-func copyDocuments(from, to bleve.Index) error {
+func copyDocuments(from, to bleve.Index, now time.Time) error {
 	var after []string
 	for {
 		req := bleve.NewSearchRequestOptions(bleve.NewMatchAllQuery(), rebuildPage, 0, false)
@@ -243,7 +245,7 @@ func copyDocuments(from, to bleve.Index) error {
 		}
 		batch := to.NewBatch()
 		for _, h := range res.Hits {
-			if err := batch.Index(h.ID, storedFields(h.Fields)); err != nil {
+			if err := batch.Index(h.ID, storedFields(h.Fields, now)); err != nil {
 				return fmt.Errorf("indexing %s: %w", h.ID, err)
 			}
 		}
@@ -255,8 +257,10 @@ func copyDocuments(from, to bleve.Index) error {
 }
 
 // storedFields returns the index fields of a document from its stored
-// fields, as indexFields wrote them.
-func storedFields(stored map[string]any) map[string]any {
+// fields, as indexFields wrote them; a document indexed before its
+// indexing time was kept, with no publication date, is dated now, as a
+// new one would be.
+func storedFields(stored map[string]any, now time.Time) map[string]any {
 	url, _ := stored[fieldURL].(string)
 	title, _ := stored[fieldTitle].(string)
 	text, _ := stored[fieldText].(string)
@@ -277,9 +281,10 @@ func storedFields(stored map[string]any) map[string]any {
 			date = t
 		}
 	}
-	if !date.IsZero() {
-		fields[fieldDate] = date
+	if date.IsZero() {
+		date = now
 	}
+	fields[fieldDate] = date
 	if parts := compoundFields(title, text); parts != nil {
 		fields[fieldParts] = parts
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/groundcrew/groundcrew/services/search/internal/indexdoc"
 	"github.com/groundcrew/groundcrew/services/search/internal/search"
@@ -176,4 +177,37 @@ func equalStrings(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// TestStoredFieldsDatesUndatedDocuments dates a document stored with
+// neither a publication nor an indexing time (indexes older than
+// provenance) at the rebuild's time, so recency filters keep it as they
+// did, and reads the rest of what indexFields wrote.
+func TestStoredFieldsDatesUndatedDocuments(t *testing.T) {
+	now := testNow.Add(time.Hour)
+	got := storedFields(map[string]any{
+		fieldURL: "https://docs.example.com/a", fieldTitle: "Quota", fieldText: "The ResourceQuota is used up.",
+		fieldMetadata: `{"collection":"team"}`,
+	}, now)
+	if d, _ := got[fieldDate].(time.Time); !d.Equal(now) {
+		t.Errorf("date = %v, want %v", got[fieldDate], now)
+	}
+	if diff := cmp.Diff([]string{"docs.example.com", "example.com", "com", "collection:team"}, got[fieldDomains]); diff != "" {
+		t.Errorf("domains (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"resource quota"}, got[fieldParts]); diff != "" {
+		t.Errorf("parts (-want +got):\n%s", diff)
+	}
+}
+
+// TestOpenLeavesABackupBeside keeps a person's copy of the index named
+// like a backup ("index.old") when the index beside it is rebuilt.
+func TestOpenLeavesABackupBeside(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "index")
+	writeLegacyIndex(t, dir, legacyDocs...)
+	writeLegacyIndex(t, dir+".old", legacyDocs...)
+	openTest(t, dir)
+	if _, err := os.Stat(filepath.Join(dir+".old", "index_meta.json")); err != nil {
+		t.Errorf("backup beside the index removed: %v", err)
+	}
 }
