@@ -13,9 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protojson"
-
-	"github.com/groundcrew/groundcrew/e2e/enricheval"
 	"github.com/groundcrew/groundcrew/e2e/providerfake"
 	"github.com/groundcrew/groundcrew/services/notifier/telegramtest"
 )
@@ -103,22 +100,7 @@ func TestChatAgentOffline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole stack")
 	}
-	root := enricheval.Root()
-	corpus, err := enricheval.LoadCorpus([]string{
-		filepath.Join(root, "examples", "runbooks"),
-		filepath.Join(root, "services", "grounding", "internal", "grounding", "testdata", "runbooks"),
-	}, filepath.Join(root, "docs", "runbooks"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var docs []json.RawMessage
-	for _, d := range corpus.Docs {
-		b, err := protojson.Marshal(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		docs = append(docs, b)
-	}
+	docs := runbookCorpusJSON(t, filepath.Join("services", "grounding", "internal", "grounding", "testdata", "runbooks"))
 	s := startStack(t, map[string]string{}, "")
 	if _, err := call(t.Context(), "POST", s.GatewayURL+"/v1/search/documents", map[string]any{"documents": docs}, nil); err != nil {
 		t.Fatalf("indexing the runbooks: %v", err)

@@ -75,12 +75,17 @@ func TestRelevantRunbooksOnly(t *testing.T) {
 }
 
 // runbookCorpusJSON is the team's example runbooks and groundcrew's own
-// (in collection "groundcrew"), as make run indexes them, each document in
-// the JSON an IndexDocuments request carries.
-func runbookCorpusJSON(t *testing.T) []json.RawMessage {
+// (in collection "groundcrew"), as make run indexes them, and the runbooks
+// of the directories more names (relative to the repository's root), each
+// document in the JSON an IndexDocuments request carries.
+func runbookCorpusJSON(t *testing.T, more ...string) []json.RawMessage {
 	t.Helper()
 	root := enricheval.Root()
-	corpus, err := enricheval.LoadCorpus([]string{filepath.Join(root, "examples", "runbooks")}, filepath.Join(root, "docs", "runbooks"))
+	dirs := []string{filepath.Join(root, "examples", "runbooks")}
+	for _, d := range more {
+		dirs = append(dirs, filepath.Join(root, d))
+	}
+	corpus, err := enricheval.LoadCorpus(dirs, filepath.Join(root, "docs", "runbooks"))
 	if err != nil {
 		t.Fatal(err)
 	}
