@@ -230,6 +230,7 @@ func assess(topic string, plan []string, sources []Source) assessment {
 		if f.setting != "" {
 			sides = append(sides, f.setting)
 		}
+		whole := slices.Clone(judged)
 		for i := range judged {
 			judged[i].Value = 0
 		}
@@ -254,6 +255,18 @@ func assess(topic string, plan []string, sources []Source) assessment {
 			best := 0.0
 			for _, i := range kept {
 				best = max(best, own[i].Value)
+			}
+			if tied := slices.DeleteFunc(slices.Clone(kept), func(i int) bool { return own[i].Value < best }); len(tied) > 1 && best < relevance.NearBest {
+				// A side several sources meet equally, none plainly ("a
+				// too-small pool": the Elasticsearch thread pool's runbook
+				// as much as PgBouncer's) selects those the whole topic is
+				// about nearly as much as the most of them (as Select keeps
+				// a source near the best), not the others.
+				most := 0.0
+				for _, i := range tied {
+					most = max(most, whole[i].Value)
+				}
+				kept = slices.DeleteFunc(tied, func(i int) bool { return whole[i].Value < relevance.NearShare*most })
 			}
 			for _, i := range kept {
 				// A side's best source counts; another only when it is

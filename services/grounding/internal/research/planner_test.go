@@ -842,3 +842,30 @@ func TestTaskAsked(t *testing.T) {
 		t.Errorf("%q: the replica-set runbook is not admitted for its own failure", failure)
 	}
 }
+
+// TestTiedSide: a side of a comparison that several sources meet equally,
+// none plainly ("a too-small pool": a thread pool's runbook as much as
+// PgBouncer's), selects only the one the whole topic is most about.
+func TestTiedSide(t *testing.T) {
+	pgbouncer := Source{
+		Title:   "PgBouncer — clients waiting for a server connection",
+		URL:     "https://runbooks.example/pgbouncer-pool-saturated",
+		Snippet: "Alerts: PgBouncerClientsWaiting. Clients queue in PgBouncer when every server connection of the pool is busy: SHOW POOLS shows cl_waiting above zero and sv_idle at zero, and clients fail with query_wait_timeout. A pool that is too small for the load, or slow queries holding connections, both do it. Mitigate: raise default_pool_size within Postgres's max_connections, or find the slow queries.",
+	}
+	threads := Source{
+		Title:   "Elasticsearch — bulk indexing rejected with 429",
+		URL:     "https://runbooks.example/es-write-rejections",
+		Snippet: "Alerts: ElasticsearchWriteRejections. The write thread pool's queue is full and the node rejects bulk requests with 429. A queue too small for bursts, or hot shards on one node. Mitigate: spread the shards, slow the bulk clients; a bigger queue only hides it.",
+	}
+	cache := Source{
+		Title:   "Memcached — evictions and connection limits",
+		URL:     "https://runbooks.example/memcached-evictions",
+		Snippet: "Alerts: MemcachedEvictions. Items are evicted when the slab pool for their size is too small; listen_disabled_num grows when maxconns is reached. Mitigate: give memcached more memory or raise -c.",
+	}
+	topic := "Since the noon peak the API gets `ERROR: query_wait_timeout` from PgBouncer and SHOW POOLS has cl_waiting around 300 while Postgres is mostly idle. How do we tell a too-small pool from PgBouncer itself being the bottleneck?"
+	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
+	a := assess(topic, plan, []Source{pgbouncer, threads, cache})
+	if !a.onTopic[0] || a.onTopic[1] || a.onTopic[2] {
+		t.Errorf("%q: admitted PgBouncer %v, thread pool %v, memcached %v; want only PgBouncer's runbook", topic, a.onTopic[0], a.onTopic[1], a.onTopic[2])
+	}
+}
