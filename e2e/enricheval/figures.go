@@ -88,12 +88,14 @@ func onLabel(cited, runbooks, acceptable []string) (on int, off []string) {
 }
 
 // retrieval says whether the search service returned runbook r at all.
+// Returned and not cited, relevance left it out or the offline summary
+// quoted nothing of it: the outcome cannot tell which.
 func retrieval(o Outcome, r string) string {
 	if o.Retrieved == nil {
 		return "search not recorded"
 	}
 	if i := slices.Index(o.Retrieved, r); i >= 0 {
-		return fmt.Sprintf("search returned it at %d of %d: a relevance miss", i+1, len(o.Retrieved))
+		return fmt.Sprintf("search returned it at %d of %d: relevance or the summary left it out", i+1, len(o.Retrieved))
 	}
 	return fmt.Sprintf("search did not return it (returned %v): a retrieval miss", o.Retrieved)
 }
