@@ -134,8 +134,7 @@ var phrases = []struct {
 	{regexp.MustCompile(`(?i)\bthe node was low on resource\b`), "evicted"},
 	{regexp.MustCompile(`(?i)\bBackoffLimitExceeded\b|\bjob has reached the specified backoff limit\b`), "Job failed"},
 	{regexp.MustCompile(`(?i)\bFailedMount\b|\bunable to attach or mount volumes\b|\bMountVolume\.\w+ failed\b`), "volume mount"},
-	// What Linux, the kernel and systemd print (systemctl status: "code=exited,
-	// status=203/EXEC").
+	// What Linux, the kernel and systemd print.
 	{regexp.MustCompile(`(?i)\binvoked oom-killer\b|\bkilled process \d+\b|\bmemory cgroup out of memory\b`), "oom"},
 	{regexp.MustCompile(`(?i)\bcannot allocate memory\b|\bENOMEM\b`), "memory"},
 	// A task waiting on an NFS server: what the kernel prints for it.
@@ -146,6 +145,8 @@ var phrases = []struct {
 	{regexp.MustCompile(`\bENOSPC\b`), "No space left on device"},
 	{regexp.MustCompile(`\bEMFILE\b|\bENFILE\b`), "descriptor"},
 	{regexp.MustCompile(`(?i)\bfork: (?:retry: )?resource temporarily unavailable\b|\bfork rejected by pids controller\b|\bpids\.max\b`), "process IDs"},
+	// A unit that failed, as the journal and `systemctl status` print it
+	// ("Main PID: 812 (code=exited, status=203/EXEC)").
 	{regexp.MustCompile(`(?i)\bmain process exited, code=|\bfailed with result '|\bentered failed state\b|\bstart request repeated too quickly\b|\bsystemd\[\d+\]: failed to start\b|\.service: failed\b|\bstatus=[1-9]\d*/[A-Z]+\b`), "systemd unit failed"},
 	// A share of a resource used, at 80% or more ("Root disk usage >
 	// 90%", "/ is 96% used", "memory at 95%"): the resource is near full.

@@ -84,6 +84,10 @@ type task struct {
 	asked, spoken *regexp.Regexp
 }
 
+// taskLead is how a topic asks to do something ("how do we", "worth",
+// "want to", "time to"), before the task's verb.
+const taskLead = `\b(?:how (?:do|can|should|would|to) (?:we |i |you )?|worth |want to |plan(?:ning)? to |need to |should we |time to )`
+
 // tasks are the tasks a topic may ask about. Each is read from how it is
 // asked ("how do we migrate", "migrate to Gateway API", "worth switching",
 // "Replacing host crontabs with …", "MongoDB 7.0 -> 8.0", "rolling
@@ -92,11 +96,11 @@ type task struct {
 // task.
 var tasks = []task{
 	{
-		asked:  regexp.MustCompile(`(?i)\b(?:how (?:do|can|should|would|to) (?:we |i |you )?|worth |want to |plan(?:ning)? to |need to |should we |time to )(?:move|moving|migrate|migrating|switch|switching|replace|replacing)\b|\bmigrat(?:e|ing|ion) (?:\S+ ){0,3}?(?:to|onto|off)\b|^(?:replacing|moving|switching|migrating)\b`),
+		asked:  regexp.MustCompile(`(?i)` + taskLead + `(?:move|moving|migrate|migrating|switch|switching|replace|replacing)\b|\bmigrat(?:e|ing|ion) (?:\S+ ){0,3}?(?:to|onto|off)\b|^(?:replacing|moving|switching|migrating)\b`),
 		spoken: regexp.MustCompile(`(?i)\bmigrat\w*|\bmov(?:e|ing)\b|\bswitch\w*|\breplac\w*`),
 	},
 	{
-		asked:  regexp.MustCompile(`(?i)\b(?:how (?:do|can|should|would|to) (?:we |i |you )?|worth |want to |plan(?:ning)? to |need to |should we |time to )(?:upgrade|upgrading)\b|\bupgrad(?:e|ing) (?:\S+ ){0,3}?(?:to|from)\b|\b(?:rolling|major|minor|in-place) upgrade\b|^upgrading\b|\b\d+\.\d+(?:\.\d+)?\s*(?:->|→|to)\s*\d+\.\d+`),
+		asked:  regexp.MustCompile(`(?i)` + taskLead + `(?:upgrade|upgrading)\b|\bupgrad(?:e|ing) (?:\S+ ){0,3}?(?:to|from)\b|\b(?:rolling|major|minor|in-place) upgrade\b|^upgrading\b|\b\d+\.\d+(?:\.\d+)?\s*(?:->|→|to)\s*\d+\.\d+`),
 		spoken: regexp.MustCompile(`(?i)\bupgrad\w*`),
 	},
 	{
@@ -107,9 +111,10 @@ var tasks = []task{
 
 // tasksAsked returns the tasks topic asks about.
 func tasksAsked(topic string) []task {
+	topic = strings.TrimSpace(topic)
 	var asked []task
 	for _, t := range tasks {
-		if t.asked.MatchString(strings.TrimSpace(topic)) {
+		if t.asked.MatchString(topic) {
 			asked = append(asked, t)
 		}
 	}
@@ -302,11 +307,9 @@ func assess(topic string, plan []string, sources []Source) assessment {
 		// the MongoDB replica-set runbook does not say how to upgrade
 		// MongoDB, nor the volume-filling-up one how to move volumes to
 		// gp3, however plainly each is about the system named.
-		for i, s := range sources {
-			text := s.Title + "\n" + s.Text
-			if s.Text == "" {
-				text = s.Title + "\n" + s.Snippet
-			}
+		for i, src := range srcs {
+			// The text relevance read: the document, or its snippet.
+			text := src.Title + "\n" + src.Text
 			if !slices.ContainsFunc(tasks, func(t task) bool { return t.spoken.MatchString(text) }) {
 				judged[i].Value = 0
 			}
