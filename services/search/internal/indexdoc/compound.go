@@ -13,6 +13,11 @@ const (
 	maxCompoundParts = 8
 )
 
+// MaxQueryPairs bounds the pairs of adjacent query words an index matches
+// against compound identifiers' words: an alert's text can be long, and
+// its first words (the alert name) are the ones that tell runbooks apart.
+const MaxQueryPairs = 24
+
 // SplitIdentifier returns the lower-case words of a compound identifier —
 // camelCase, PascalCase or snake_case, as alert names and Kubernetes and
 // Prometheus texts write them — or nil when tok is a single word:

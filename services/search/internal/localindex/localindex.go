@@ -67,10 +67,6 @@ const (
 	partsPairBoost        = 0.5
 	titleSplitPhraseBoost = 1.0
 	textSplitPhraseBoost  = 0.5
-	// maxPartsPairs bounds the pairs of query words searched in parts: an
-	// alert's text can be long, and its first words (the alert name) are
-	// the ones that tell runbooks apart.
-	maxPartsPairs = 24
 )
 
 // Limits on indexed documents.
@@ -707,12 +703,7 @@ func (ix *Index) buildQuery(q search.Query) query.Query {
 		m.SetBoost(boost)
 		return m
 	}
-	phrase := func(field string, boost float64) query.Query {
-		p := bleve.NewMatchPhraseQuery(q.Text)
-		p.SetField(field)
-		p.SetBoost(boost)
-		return p
-	}
+	phrase := func(field string, boost float64) query.Query { return matchPhrase(q.Text, field, boost) }
 	relevance := bleve.NewDisjunctionQuery(match(fieldTitle, titleBoost), match(fieldText, textBoost))
 	if len(strings.Fields(q.Text)) > 1 {
 		relevance.AddQuery(phrase(fieldTitle, titlePhraseBoost), phrase(fieldText, textPhraseBoost))
@@ -762,7 +753,7 @@ func (ix *Index) compoundQuery(text string) *query.DisjunctionQuery {
 	var prev *analysis.Token
 	seen := map[string]bool{}
 	for _, tok := range ix.idx.Mapping().AnalyzerNamed(en.AnalyzerName).Analyze([]byte(indexdoc.SplitQuery(text))) {
-		if prev != nil && tok.Position == prev.Position+1 && len(seen) < maxPartsPairs {
+		if prev != nil && tok.Position == prev.Position+1 && len(seen) < indexdoc.MaxQueryPairs {
 			pair := []string{string(prev.Term), string(tok.Term)}
 			if key := pair[0] + " " + pair[1]; !seen[key] {
 				seen[key] = true
@@ -779,13 +770,18 @@ func (ix *Index) compoundQuery(text string) *query.DisjunctionQuery {
 			field string
 			boost float64
 		}{{fieldTitle, titleSplitPhraseBoost}, {fieldText, textSplitPhraseBoost}} {
-			p := bleve.NewMatchPhraseQuery(phrase)
-			p.SetField(f.field)
-			p.SetBoost(f.boost)
-			d.AddQuery(p)
+			d.AddQuery(matchPhrase(phrase, f.field, f.boost))
 		}
 	}
 	return d
+}
+
+// matchPhrase matches text as a phrase in field, weighed boost.
+func matchPhrase(text, field string, boost float64) query.Query {
+	p := bleve.NewMatchPhraseQuery(text)
+	p.SetField(field)
+	p.SetBoost(boost)
+	return p
 }
 
 func termsQuery(field string, terms []string) query.Query {

@@ -629,11 +629,6 @@ func twoWords(anyWords string) string {
 	return strings.Join(pairs, " or ")
 }
 
-// maxCompoundPairs bounds the pairs of query words compoundQueries
-// returns: an alert's text can be long, and its first words (the alert
-// name) are the ones that tell runbooks apart.
-const maxCompoundPairs = 24
-
 // compoundQueries returns the to_tsquery terms that match compound
 // identifiers both ways: each identifier of the query as a phrase of its
 // words ("resource <-> quota"), which finds documents that write the words
@@ -660,7 +655,7 @@ func compoundQueries(text string) (phrases, pairs []string, idWords string) {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
 	})
 	seen := map[string]bool{}
-	for i := 1; i < len(words) && len(seen) < maxCompoundPairs; i++ {
+	for i := 1; i < len(words) && len(seen) < indexdoc.MaxQueryPairs; i++ {
 		pair := words[i-1] + ":C <-> " + words[i] + ":C"
 		if !seen[pair] {
 			seen[pair] = true
