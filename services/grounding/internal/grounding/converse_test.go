@@ -113,36 +113,13 @@ func checkReplyCitations(t *testing.T, reply *grounding.ConverseReply) {
 // quoted nor listed, and with only such sources the reply says nothing
 // was found and what to do.
 func TestConverseOfflineRelevantUnquoted(t *testing.T) {
-	bananas := grounding.SearchResult{Title: "Unrelated", URL: "https://other.example.com/", SourceDomain: "other.example.com",
-		Snippet: "Bananas are rich in potassium and grow in tropical regions."}
-	tests := []struct {
-		name    string
-		runbook string
-		message string
-		want    []string // in the reply, in this order
-	}{
-		{
-			name:    "a ClickHouse server log line",
-			runbook: "clickhouse-too-many-parts.md",
-			message: "2026.11.26 03:14:52.117921 [ 4127 ] {} <Error> executeQuery: Code: 252. DB::Exception: Too many parts (3012 with average size of 48.21 KiB) " +
-				"in table 'events.page_views'. Merges are processing significantly slower than inserts. (TOO_MANY_PARTS) (version 24.8.4.13 (official build))",
-			want: []string{"SELECT table, partition, count() FROM system.parts", "Make the writers batch"},
-		},
-		{
-			name:    "a MinIO server log line",
-			runbook: "minio-drive-offline.md",
-			message: "API: SYSTEM() Time: 03:14:52 UTC 11/26/2026 Error: Drive https://minio-3.storage:9000/data/disk5 returned an unexpected error: " +
-				"file access denied, please investigate - drive will be offline",
-			want: []string{"Replace or remount the disk"},
-		},
-	}
-	for _, tt := range tests {
+	for _, tt := range unquotedRunbookCases {
 		t.Run(tt.name, func(t *testing.T) {
 			rb := runbooktest.ReadFile(t, filepath.Join("testdata", "runbooks", tt.runbook))
 			f := newFixture(t, nil)
-			q := f.svc.DeriveQuery(t.Context(), tt.message)
-			f.search.results = []grounding.SearchResult{bananas, searchResult(rb, q.Query)}
-			reply := ask(t, f.svc, tt.message)
+			q := f.svc.DeriveQuery(t.Context(), tt.input)
+			f.search.results = []grounding.SearchResult{unrelatedResult, searchResult(rb, q.Query)}
+			reply := ask(t, f.svc, tt.input)
 			t.Logf("reply:\n%s", reply.Text)
 			if !strings.HasPrefix(reply.Text, grounding.OfflineLabel+"\n") || reply.Model != grounding.MethodExtractive {
 				t.Errorf("reply %q (model %q) is not labelled offline", reply.Text, reply.Model)
@@ -157,30 +134,17 @@ func TestConverseOfflineRelevantUnquoted(t *testing.T) {
 			if c.ConfidenceScore < relevance.Bar {
 				t.Errorf("citation confidence %v; want the runbook's relevance, at least %v", c.ConfidenceScore, relevance.Bar)
 			}
-			at := 0
-			for _, w := range tt.want {
-				i := strings.Index(reply.Text[at:], w)
-				if i < 0 {
-					t.Fatalf("reply %q lacks %q (after offset %d)", reply.Text, w, at)
-				}
-				at += i + len(w)
-			}
-			// The cited passage is the runbook's own words, each step cut
-			// at a word boundary when both do not fit.
-			for part := range strings.SplitSeq(c.Snippet, "… ") {
-				if part = strings.TrimRight(part, ".…"); !strings.Contains(rb.Text, part) {
-					t.Errorf("cited passage %q is not the runbook's", part)
-				}
-			}
-			if strings.Contains(reply.Text, "Bananas") || strings.Contains(reply.Text, bananas.URL) {
+			wantInOrder(t, "reply", reply.Text, tt.want)
+			wantRunbookWords(t, c.Snippet, rb.Text)
+			if strings.Contains(reply.Text, "Bananas") || strings.Contains(reply.Text, unrelatedResult.URL) {
 				t.Errorf("the reply quotes or lists a source relevance dropped:\n%s", reply.Text)
 			}
 			checkReplyCitations(t, reply)
 
 			// Nothing about the message: no citation, and the reply says
 			// what to do.
-			f.search.results = []grounding.SearchResult{bananas}
-			reply = ask(t, f.svc, tt.message)
+			f.search.results = []grounding.SearchResult{unrelatedResult}
+			reply = ask(t, f.svc, tt.input)
 			if want := grounding.OfflineLabel + "\n" + grounding.NothingFoundReply; reply.Text != want || len(reply.Citations) != 0 {
 				t.Errorf("with no relevant source: reply %q, citations %+v; want %q and none", reply.Text, reply.Citations, want)
 			}
