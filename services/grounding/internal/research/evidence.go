@@ -208,6 +208,8 @@ func assess(topic string, plan []string, sources []Source) assessment {
 		sc.Value = v
 		judged[i] = sc
 	}
+	// What the whole topic scores, before its parts are judged.
+	whole := slices.Clone(judged)
 	// A comparison's sides are judged one by one as well.
 	switch sides := []string{f.a, f.b}; {
 	case f.choice() && f.setting == "":
@@ -235,58 +237,17 @@ func assess(topic string, plan []string, sources []Source) assessment {
 		if f.setting != "" {
 			sides = append(sides, f.setting)
 		}
-		whole := slices.Clone(judged)
 		for i := range judged {
 			judged[i].Value = 0
 		}
 		for n, side := range sides {
 			// "Postgres: PgBouncer in front, or just raise
 			// max_connections?": Postgres's max_connections.
-			side = f.named(side)
-			p, least := relevance.Parse(side), 0.0
-			vague := p.Specific() < 2 || n == 2
-			if vague {
-				least = relevance.NearBest
-			}
+			p := relevance.Parse(f.named(side))
 			if p.Specific() == 0 {
 				continue
 			}
-			own := make([]relevance.Score, len(srcs))
-			for i := range srcs {
-				own[i] = p.Score(srcs[i])
-				own[i].Value = floored(own[i], p)
-			}
-			kept := relevance.Select(own)
-			best := 0.0
-			for _, i := range kept {
-				best = max(best, own[i].Value)
-			}
-			if tied := slices.DeleteFunc(slices.Clone(kept), func(i int) bool { return own[i].Value < best }); len(tied) > 1 && best < relevance.NearBest {
-				// A side several sources meet equally, none plainly ("a
-				// too-small pool": the Elasticsearch thread pool's runbook
-				// as much as PgBouncer's) selects those the whole topic is
-				// about nearly as much as the most of them (as Select keeps
-				// a source near the best), not the others.
-				most := 0.0
-				for _, i := range tied {
-					most = max(most, whole[i].Value)
-				}
-				kept = slices.DeleteFunc(tied, func(i int) bool { return whole[i].Value < relevance.NearShare*most })
-			}
-			for _, i := range kept {
-				// A side's best source counts; another only when it is
-				// plainly about a side specific enough to stand alone:
-				// "stuck workers" is the Celery runbook's, not also the
-				// one on nginx's worker connections at 0.75, and "targets
-				// not being scraped" the scrape runbook's at 0.56, not
-				// the load balancer's at 0.5.
-				if own[i].Value < best && (vague || own[i].Value < relevance.NearBest) {
-					continue
-				}
-				if own[i].Value >= least && own[i].Value > judged[i].Value {
-					judged[i] = own[i]
-				}
-			}
+			selectFor(p, p.Specific() < 2 || n == 2, srcs, whole, judged)
 		}
 	default:
 		// One subject (or two things compared as a whole): a source only
@@ -298,6 +259,27 @@ func assess(topic string, plan []string, sources []Source) assessment {
 		for i := range judged {
 			if judged[i].Value < relevance.NearBest && !slices.Contains(kept, i) {
 				judged[i].Value = 0
+			}
+		}
+	}
+	if !f.choice() || f.setting != "" {
+		// A message the topic quotes (a pasted log or error line) is
+		// judged on its own as enrichment judges a log line: the source
+		// it alone selects is about the topic too, whatever the story
+		// told around it ("`PLEG is not healthy: …`" in a night of
+		// backups and flapping nodes).
+		for _, m := range quotedMessages(topic) {
+			selectFor(relevance.Parse(m), false, srcs, whole, judged)
+		}
+	}
+	for _, name := range alertNameRe.FindAllString(topic, -1) {
+		// An alert the topic names ("KubePersistentVolumeFillingUp fired
+		// for its PVC") is about the runbook that alert is for, as when
+		// it fires.
+		fired := relevance.Parse("[FIRING] " + name)
+		for i := range srcs {
+			if sc := fired.Score(srcs[i]); sc.Named {
+				judged[i] = sc
 			}
 		}
 	}
@@ -362,6 +344,55 @@ func assess(topic string, plan []string, sources []Source) assessment {
 		a.sections = append(a.sections, sec)
 	}
 	return a
+}
+
+// alertNameRe is an alert's name as Prometheus rules write it, three
+// capitalised words or more in one (KubePersistentVolumeFillingUp).
+var alertNameRe = regexp.MustCompile(`\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*){2,}\b`)
+
+// selectFor raises judged to what part alone scores for the sources it
+// selects, as enrichment selects for an alert (relevance.Select): its best
+// source, and another only when plainly about a part specific enough to
+// stand alone ("stuck workers" is the Celery runbook's, not also the one
+// on nginx's worker connections at 0.75, and "targets not being scraped"
+// the scrape runbook's at 0.56, not the load balancer's at 0.5). A vague
+// part (a side of one specific word, "full disk", or the situation told)
+// counts only for a source plainly about it: "full disk" is near every
+// disk runbook. A part several sources meet equally, none plainly ("a
+// too-small pool": the Elasticsearch thread pool's runbook as much as
+// PgBouncer's; "'context deadline exceeded'"), selects those the whole
+// topic is about nearly as much as the most of them (as Select keeps a
+// source near the best), not the others.
+func selectFor(part relevance.Subject, vague bool, srcs []relevance.Source, whole, judged []relevance.Score) {
+	least := 0.0
+	if vague {
+		least = relevance.NearBest
+	}
+	own := make([]relevance.Score, len(srcs))
+	for i := range srcs {
+		own[i] = part.Score(srcs[i])
+		own[i].Value = floored(own[i], part)
+	}
+	kept := relevance.Select(own)
+	best := 0.0
+	for _, i := range kept {
+		best = max(best, own[i].Value)
+	}
+	if tied := slices.DeleteFunc(slices.Clone(kept), func(i int) bool { return own[i].Value < best }); len(tied) > 1 && best < relevance.NearBest {
+		most := 0.0
+		for _, i := range tied {
+			most = max(most, whole[i].Value)
+		}
+		kept = slices.DeleteFunc(tied, func(i int) bool { return whole[i].Value < relevance.NearShare*most })
+	}
+	for _, i := range kept {
+		if own[i].Value < best && (vague || own[i].Value < relevance.NearBest) {
+			continue
+		}
+		if own[i].Value >= least && own[i].Value > judged[i].Value {
+			judged[i] = own[i]
+		}
+	}
 }
 
 // floored is a score for the subject about: its value, or the bar when

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/groundcrew/groundcrew/services/grounding/internal/relevance"
 )
@@ -565,6 +566,31 @@ func (f form) sides() []side {
 			q += " " + f.setting
 		}
 		out = append(out, side{s, searchQuery(q)})
+	}
+	return out
+}
+
+// messageTerms is how many specific words a quoted message needs (as
+// relevance counts a passage from three): a quoted command ("`ip -s
+// link`"), setting ("`ndots:5`") or address and timeout ("'dial udp
+// 10.96.0.10:53: i/o timeout'") is near every runbook that shares a word
+// with it.
+const messageTerms = 3
+
+// quotedMessages are the messages a topic quotes — a pasted log or error
+// line ("`PLEG is not healthy: pleg was last seen active 3m41s ago`"), of
+// messageTerms specific words or more: what printed them is what the
+// topic is about, whatever the story told around them.
+func quotedMessages(topic string) []string {
+	var out []string
+	for _, q := range quoteRe.FindAllString(topic, -1) {
+		q = strings.TrimLeft(q, " \t\n(")
+		_, size := utf8.DecodeRuneInString(q)
+		_, last := utf8.DecodeLastRuneInString(q)
+		m := strings.TrimSpace(q[size : len(q)-last])
+		if relevance.Parse(m).Specific() >= messageTerms && !slices.Contains(out, m) {
+			out = append(out, m)
+		}
 	}
 	return out
 }

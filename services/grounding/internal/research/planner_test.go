@@ -1,12 +1,17 @@
 package research
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/groundcrew/groundcrew/services/grounding/internal/runbooktest"
 )
 
 // TestPlan: the sub-questions come from the topic's own form, written as
@@ -867,5 +872,81 @@ func TestTiedSide(t *testing.T) {
 	a := assess(topic, plan, []Source{pgbouncer, threads, cache})
 	if !a.onTopic[0] || a.onTopic[1] || a.onTopic[2] {
 		t.Errorf("%q: admitted PgBouncer %v, thread pool %v, memcached %v; want only PgBouncer's runbook", topic, a.onTopic[0], a.onTopic[1], a.onTopic[2])
+	}
+}
+
+// TestQuotedMessage: a message a topic quotes (a pasted log or error
+// line) is judged on its own, as enrichment judges a log line: the runbook
+// it is about is admitted however long the story told around it, while a
+// quoted command or a message of generic words admits nothing by itself.
+func TestQuotedMessage(t *testing.T) {
+	if got, want := quotedMessages("nodes go NotReady with `PLEG is not healthy: pleg was last seen active 3m41s ago; threshold is 3m0s` and `ip -s link` shows drops; 'context deadline exceeded' and 'dial udp 10.96.0.10:53: i/o timeout' too"),
+		[]string{"PLEG is not healthy: pleg was last seen active 3m41s ago; threshold is 3m0s"}; !slices.Equal(got, want) {
+		t.Errorf("quotedMessages = %q, want %q", got, want)
+	}
+	// The runbooks as the local index returns them, whole.
+	var srcs []Source
+	for _, f := range []string{
+		filepath.Join(runbooktest.Dir(), "..", "..", "eval", "heldout5", "runbooks", "istio-upstream-resets.md"),
+		filepath.Join(runbooktest.Dir(), "job-failed.md"),
+		filepath.Join(runbooktest.Dir(), "checkout-5xx.md"),
+		filepath.Join(runbooktest.Dir(), "ingress-5xx.md"),
+	} {
+		srcs = append(srcs, readRunbook(t, f))
+	}
+	for _, c := range []struct {
+		topic string
+		want  []bool
+	}{
+		// The story alone scores the Istio runbook 0.39; the reset it
+		// quotes is that runbook's.
+		{"Since we switched the PeerAuthentication in the payments namespace to STRICT this morning, the nightly reconcile CronJob (batch namespace, no sidecar injection there) fails every call to ledger.payments with `read tcp 10.2.3.4:51234->10.2.8.9:8080: read: connection reset by peer`. Everything that has a sidecar still works fine. Is it the mTLS change, and what are our options other than going back to PERMISSIVE?", []bool{true, false, false, false}},
+		// A message of generic words ("context deadline exceeded") is
+		// not judged alone; the alert named is the checkout runbook's.
+		{"CheckoutHighErrorRate at 20:10, checkout-api logs are full of 'context deadline exceeded' on calls to payment-gateway and there was no deploy today. What are the options besides a rollback?", []bool{false, false, true, false}},
+	} {
+		plan, _ := OfflinePlanner{}.Plan(t.Context(), c.topic)
+		a := assess(c.topic, plan, srcs)
+		if !slices.Equal(a.onTopic, c.want) {
+			t.Errorf("%q: admitted %v (Istio resets, failed Job, checkout 5xx, ingress 5xx), want %v", c.topic, a.onTopic, c.want)
+		}
+	}
+}
+
+// readRunbook reads a runbook file as search returns it: its title (front
+// matter, else its first heading) and its whole text.
+func readRunbook(t *testing.T, path string) Source {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, src := string(b), Source{URL: "https://runbooks.example/" + strings.TrimSuffix(filepath.Base(path), ".md")}
+	if m := regexp.MustCompile(`(?m)^title: (.+)$`).FindStringSubmatch(text); m != nil {
+		src.Title = m[1]
+	} else if m := regexp.MustCompile(`(?m)^# (.+)$`).FindStringSubmatch(text); m != nil {
+		src.Title = m[1]
+	}
+	src.Text, src.Snippet = text, text[:min(len(text), 300)]
+	return src
+}
+
+// TestAlertNamed: an alert a topic names is about the runbook that alert is
+// for, as when it fires, wherever the topic names it.
+func TestAlertNamed(t *testing.T) {
+	pv := Source{
+		Title:   "Kubernetes — PersistentVolume filling up",
+		URL:     "https://runbooks.example/pv-filling-up",
+		Snippet: "Alert: `KubePersistentVolumeFillingUp` fires when a PVC's volume is predicted to fill within four days or is above 97%. Grow the PVC online when its StorageClass allows volume expansion: kubectl edit pvc and raise spec.resources.requests.storage.",
+	}
+	mongo := Source{
+		Title:   "MongoDB replica set: member down, no primary, or secondary lagging",
+		URL:     "https://runbooks.example/mongodb-replica-set",
+		Snippet: "Alerts: MongodbReplicaMemberDown. A member in a restart loop: read the last lines of its log; a member that fell off the oplog needs an initial sync from a healthy secondary.",
+	}
+	topic := "profiles-rs-2 has been in a restart loop since 03:40 and its log ends with a WiredTiger error. KubePersistentVolumeFillingUp fired for its PVC the evening before; the other two members are fine. Can we just grow it and restart, or does it need a full resync?"
+	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
+	if a := assess(topic, plan, []Source{pv, mongo}); !a.onTopic[0] {
+		t.Errorf("%q: the runbook for KubePersistentVolumeFillingUp is not admitted (admitted %v)", topic, a.onTopic)
 	}
 }

@@ -518,6 +518,7 @@ func (s *Service) lookups(run *Run) []lookup {
 		})
 	}
 	sides := parseForm(run.Topic).sides()
+	quotes := append(quotedMessages(run.Topic), alertNameRe.FindAllString(run.Topic, -1)...)
 	for _, q := range run.Pending {
 		query := searchQuery(q)
 		search(q, query)
@@ -531,6 +532,14 @@ func (s *Service) lookups(run *Run) []lookup {
 				sides[i].name = ""
 			}
 		}
+		// A message the topic quotes and an alert it names are searched
+		// on their own, once, as enrichment searches a log line or an
+		// alert: in a long story told around them, the first words of a
+		// question miss them.
+		for _, m := range quotes {
+			search(q, searchQuery(m))
+		}
+		quotes = nil
 		if run.Collection == "" {
 			continue
 		}
