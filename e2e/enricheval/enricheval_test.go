@@ -63,6 +63,12 @@ func TestTuningSet(t *testing.T) {
 		}
 		tuneAlerts(t, env, root, part.alerts)
 		tuneTopics(t, env, root, part.topics)
+		// A topic the service refuses (over 500 characters) is scored
+		// as a report citing nothing, and the set goes on.
+		long := enricheval.Topic{ID: "long", Topic: strings.Repeat("disk full on db-1 ", 30), Runbooks: []string{"disk-full"}}
+		if o, err := env.Research(t.Context(), long); err != nil || !strings.HasPrefix(o.Status, "REFUSED") || len(o.Cited) != 0 {
+			t.Errorf("Research(%d characters) = %+v, %v; want a refused outcome citing nothing", len(long.Topic), o, err)
+		}
 		env.Close()
 	}
 }

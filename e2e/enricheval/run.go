@@ -13,8 +13,10 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	groundingv1 "github.com/groundcrew/groundcrew/gen/go/groundcrew/grounding/v1"
@@ -281,6 +283,12 @@ var (
 // Research runs one research workflow on the topic and reads its report.
 func (e *Env) Research(ctx context.Context, t Topic) (TopicOutcome, error) {
 	started, err := e.research.StartResearch(ctx, &groundingv1.StartResearchRequest{Topic: t.Topic, UserId: evalUser})
+	if status.Code(err) == codes.InvalidArgument {
+		// A topic the service refuses (longer than the 500 characters
+		// DESIGN allows) gets no report: it cites nothing and says
+		// nothing, a miss whether covered or not, and the set goes on.
+		return TopicOutcome{Topic: t, Status: "REFUSED (" + status.Convert(err).Message() + ")"}, nil
+	}
 	if err != nil {
 		return TopicOutcome{}, fmt.Errorf("%s: StartResearch: %w", t.ID, err)
 	}
