@@ -272,7 +272,7 @@ func assess(topic string, plan []string, sources []Source) assessment {
 			selectFor(relevance.Parse(m), false, srcs, whole, judged)
 		}
 	}
-	for _, name := range alertNameRe.FindAllString(topic, -1) {
+	for _, name := range alertNames(topic) {
 		// An alert the topic names ("KubePersistentVolumeFillingUp fired
 		// for its PVC") is about the runbook that alert is for, as when
 		// it fires.
@@ -346,9 +346,44 @@ func assess(topic string, plan []string, sources []Source) assessment {
 	return a
 }
 
-// alertNameRe is an alert's name as Prometheus rules write it, three
-// capitalised words or more in one (KubePersistentVolumeFillingUp).
-var alertNameRe = regexp.MustCompile(`\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*){2,}\b`)
+// alertNames are the alert names a topic writes as Prometheus rules write
+// them: one identifier of three words or more, an acronym among them or
+// first (KubePersistentVolumeFillingUp, APIHighLatency,
+// etcdHighNumberOfFailedGRPCRequests), not a product name of two
+// (MongoDB, PeerAuthentication). Only a runbook that names the alert as
+// its own counts, so a Kubernetes kind (PodDisruptionBudget) selects
+// nothing by itself.
+func alertNames(topic string) []string {
+	var out []string
+	for _, w := range identRe.FindAllString(topic, -1) {
+		if strings.ToLower(w) != w && strings.ToUpper(w) != w && camelWords(w) >= 3 && !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+var identRe = regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9]*\b`)
+
+// camelWords counts the words of an identifier written in camel case: a
+// word starts at a capital after a small letter or digit ("HighLatency"),
+// and an acronym ends before the capital that starts the next word
+// ("APIHigh").
+func camelWords(w string) int {
+	rs := []rune(w)
+	n := 0
+	for i, r := range rs {
+		switch {
+		case i == 0:
+			n++
+		case unicode.IsUpper(r) && !unicode.IsUpper(rs[i-1]):
+			n++
+		case unicode.IsLower(r) && i >= 2 && unicode.IsUpper(rs[i-1]) && unicode.IsUpper(rs[i-2]):
+			n++
+		}
+	}
+	return n
+}
 
 // selectFor raises judged to what part alone scores for the sources it
 // selects, as enrichment selects for an alert (relevance.Select): its best

@@ -944,8 +944,19 @@ func TestAlertNamed(t *testing.T) {
 		URL:     "https://runbooks.example/mongodb-replica-set",
 		Snippet: "Alerts: MongodbReplicaMemberDown. A member in a restart loop: read the last lines of its log; a member that fell off the oplog needs an initial sync from a healthy secondary.",
 	}
+	if got, want := alertNames("KubeHpaMaxedOut for an hour and APIHighLatency too; etcdHighNumberOfFailedGRPCRequests, not the PeerAuthentication of a MongoDB or PostgreSQL member, GOMAXPROCS"),
+		[]string{"KubeHpaMaxedOut", "APIHighLatency", "etcdHighNumberOfFailedGRPCRequests"}; !slices.Equal(got, want) {
+		t.Errorf("alertNames = %q, want %q", got, want)
+	}
+	// Two alerts named, each its runbook's, an acronym first in one.
+	hpa, latency := readRunbook(t, filepath.Join(runbooktest.Dir(), "hpa-maxed.md")), readRunbook(t, filepath.Join(runbooktest.Dir(), "high-latency.md"))
+	both := "KubeHpaMaxedOut on catalog-api for an hour (20/20 replicas) and APIHighLatency fires too, with traffic flat. Raise maxReplicas, or is something else going on?"
+	plan, _ := OfflinePlanner{}.Plan(t.Context(), both)
+	if a := assess(both, plan, []Source{hpa, latency}); !a.onTopic[0] || !a.onTopic[1] {
+		t.Errorf("%q: admitted %v (HPA maxed, API latency), want both", both, a.onTopic)
+	}
 	topic := "profiles-rs-2 has been in a restart loop since 03:40 and its log ends with a WiredTiger error. KubePersistentVolumeFillingUp fired for its PVC the evening before; the other two members are fine. Can we just grow it and restart, or does it need a full resync?"
-	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
+	plan, _ = OfflinePlanner{}.Plan(t.Context(), topic)
 	if a := assess(topic, plan, []Source{pv, mongo}); !a.onTopic[0] {
 		t.Errorf("%q: the runbook for KubePersistentVolumeFillingUp is not admitted (admitted %v)", topic, a.onTopic)
 	}

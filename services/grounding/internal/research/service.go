@@ -518,7 +518,7 @@ func (s *Service) lookups(run *Run) []lookup {
 		})
 	}
 	sides := parseForm(run.Topic).sides()
-	quotes := append(quotedMessages(run.Topic), alertNameRe.FindAllString(run.Topic, -1)...)
+	quotes := append(quotedMessages(run.Topic), alertNames(run.Topic)...)
 	for _, q := range run.Pending {
 		query := searchQuery(q)
 		search(q, query)
