@@ -419,6 +419,12 @@ func parseForm(topic string) form {
 	return f
 }
 
+// toldWords is how many words a subject told in a topic of its own has
+// for it to be a situation rather than a thing named: "Postgres
+// connection pooling" names one, "celery slow report tasks starving
+// everything else on the default queue" tells one.
+const toldWords = 8
+
 // finiteVerbs are verbs that only ever act as a sentence's verb, so a
 // topic holding one tells a situation ("the disk keeps filling up")
 // rather than naming a subject ("disk usage"). Words that are nouns as
@@ -738,8 +744,16 @@ func (f form) question(k questionKind, sharper bool) string {
 			return pick("How do you "+a+"?", "What are the steps to "+a+"?")
 		}
 	}
-	if f.clause != "" && !(k.name == kindOverview.name && f.noun != "") {
-		c := f.clause
+	c, told := f.clause, false
+	if c == "" && f.told && len(strings.Fields(f.noun)) >= toldWords && !f.problem() && !f.situation && !problemLeadRe.MatchString(f.noun) {
+		// A situation told without a verb we know ("every rolling deploy
+		// gives us a burst of 502s through the ingress controller"), read
+		// neither as a problem nor as a thing doing something, is asked
+		// about as a situation: "What are good practices for every
+		// rolling deploy gives us …?" is no question a person asks.
+		c, told = f.noun, true
+	}
+	if c != "" && (told || !(k.name == kindOverview.name && f.noun != "")) {
 		if f.how && k.name == kindOverview.name {
 			return pick("How "+f.aux+" "+c+"?", "How "+f.aux+" "+c+", step by step?")
 		}

@@ -348,6 +348,19 @@ func TestPlan(t *testing.T) {
 			},
 		},
 		{
+			// A situation told with a verb the planner does not know is
+			// asked about as a situation, not pasted into a thing's
+			// templates ("What are good practices for every rolling
+			// deploy gives us …?").
+			topic: "every rolling deploy gives us a burst of 502s through the ingress controller for about ten seconds. any ideas?",
+			want: []string{
+				"How can you tell when every rolling deploy gives us a burst of 502s through the ingress controller for about ten seconds?",
+				"What does it mean when every rolling deploy gives us a burst of 502s through the ingress controller for about ten seconds?",
+				"What causes it when every rolling deploy gives us a burst of 502s through the ingress controller for about ten seconds?",
+				"What can you do when every rolling deploy gives us a burst of 502s through the ingress controller for about ten seconds, and how do you prevent it?",
+			},
+		},
+		{
 			topic: "Scaling Kafka consumers",
 			want: []string{
 				"What is scaling Kafka consumers?",
