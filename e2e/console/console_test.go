@@ -252,6 +252,16 @@ func TestConsole(t *testing.T) {
 		if msg == "" {
 			t.Error("the topic's violation is empty")
 		}
+		// The topic's length is counted as it is typed, against the 500
+		// characters the service accepts.
+		var hint string
+		su.run(t, 20*time.Second,
+			chromedp.SendKeys(`form[aria-label="Start research"] textarea`, "disk full on db-1", chromedp.ByQuery),
+			chromedp.Text(`form[aria-label="Start research"] .hint`, &hint, chromedp.ByQuery),
+		)
+		if hint != "17 of 500 characters" {
+			t.Errorf("the topic's hint reads %q, want %q", hint, "17 of 500 characters")
+		}
 	})
 
 	t.Run("a streamed call's 400 shows its field violation too", func(t *testing.T) {

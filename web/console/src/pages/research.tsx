@@ -18,6 +18,9 @@ function userId(): string {
   return id;
 }
 
+/** maxTopicChars is the longest topic the service accepts (DESIGN: 1..500). */
+const maxTopicChars = 500;
+
 export function ResearchPage() {
   const [topic, setTopic] = useState("");
   const [collection, setCollection] = useState("");
@@ -67,7 +70,7 @@ export function ResearchPage() {
     <section aria-labelledby="h-research">
       <h1 id="h-research">Research</h1>
       <form class="stack" onSubmit={start} aria-label="Start research">
-        <Field label="Topic" name="topic" error={error}>
+        <Field label="Topic" name="topic" error={error} hint={`${[...topic].length} of ${maxTopicChars} characters`}>
           {(id, inv, d) => (
             <textarea id={id} rows={2} aria-invalid={inv} aria-describedby={d} value={topic} onInput={(e) => setTopic(e.currentTarget.value)} />
           )}
