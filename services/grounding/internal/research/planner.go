@@ -745,7 +745,7 @@ func (f form) question(k questionKind, sharper bool) string {
 		}
 	}
 	c, told := f.clause, false
-	if c == "" && f.told && len(strings.Fields(f.noun)) >= toldWords && !f.problem() && !f.situation && !problemLeadRe.MatchString(f.noun) {
+	if c == "" && f.told && len(strings.Fields(f.noun)) >= toldWords && !f.problem() {
 		// A situation told without a verb we know ("every rolling deploy
 		// gives us a burst of 502s through the ingress controller"), read
 		// neither as a problem nor as a thing doing something, is asked
