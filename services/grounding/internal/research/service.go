@@ -518,7 +518,7 @@ func (s *Service) lookups(run *Run) []lookup {
 		})
 	}
 	sides := parseForm(run.Topic).sides()
-	quotes := append(quotedMessages(run.Topic), alertNames(run.Topic)...)
+	alone := append(quotedMessages(run.Topic), alertNames(run.Topic)...)
 	for _, q := range run.Pending {
 		query := searchQuery(q)
 		search(q, query)
@@ -536,10 +536,10 @@ func (s *Service) lookups(run *Run) []lookup {
 		// on their own, once, as enrichment searches a log line or an
 		// alert: in a long story told around them, the first words of a
 		// question miss them.
-		for _, m := range quotes {
+		for _, m := range alone {
 			search(q, searchQuery(m))
 		}
-		quotes = nil
+		alone = nil
 		if run.Collection == "" {
 			continue
 		}
