@@ -601,6 +601,73 @@ func quotedMessages(topic string) []string {
 	return out
 }
 
+// observations are what a topic tells it saw, each searched on its own
+// as enrichment searches an alert: the clauses of its statements ("iostat
+// shows nvme1n1 at 100% util", "pg_stat_activity shows ~180 sessions
+// waiting on a Lock"), of messageTerms specific words or more, in a topic
+// of two sentences or more that tells a problem. Its questions are what
+// it asks, searched as the plan's ("should we roll back first" is about
+// no runbook); a topic of one sentence is its subject; and one that tells
+// no problem (how to upgrade, size or choose) saw nothing: "We still run
+// our legacy Kafka cluster on ZooKeeper" is its setting.
+func observations(topic string) []string {
+	if parseForm(topic).tellsNoProblem(topic) {
+		return nil
+	}
+	var told []string
+	n := 0
+	for _, s := range splitSentences(topic) {
+		n++
+		if s.asks {
+			continue
+		}
+		for _, c := range clauseRe.Split(s.text, -1) {
+			c = strings.TrimSpace(c)
+			if c != "" && !askRe.MatchString(c) && relevance.Parse(c).Specific() >= messageTerms && !slices.Contains(told, c) {
+				told = append(told, c)
+			}
+		}
+	}
+	if n < 2 {
+		return nil
+	}
+	return told
+}
+
+var (
+	// sentenceEndRe ends a sentence: its stop or a semicolon. A dash
+	// does not: "minio erasure set sizing — EC:4 vs EC:2" is one subject.
+	sentenceEndRe = regexp.MustCompile(`[.?!]+(?:\s+|$)|;\s+`)
+	// clauseRe separates the clauses of a sentence.
+	clauseRe = regexp.MustCompile(`,\s+|\s+(?:and|but|while|then|so|because)\s+`)
+	// askRe starts a question, with or without its question mark ("how
+	// do i tell").
+	askRe = regexp.MustCompile(`(?i)^(?:(?:and|but|or|also|so)\s+)?(?:how|what|whats|what's|why|which|when|where|who|should|shall|can|could|would|will|do|does|did|is|are|was|were|any|anyone)\b`)
+)
+
+// sentence is one sentence of a topic, and whether it asks.
+type sentence struct {
+	text string
+	asks bool
+}
+
+// splitSentences splits topic into its sentences.
+func splitSentences(topic string) []sentence {
+	var out []sentence
+	add := func(s, end string) {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, sentence{s, strings.Contains(end, "?") || askRe.MatchString(s)})
+		}
+	}
+	start := 0
+	for _, m := range sentenceEndRe.FindAllStringIndex(topic, -1) {
+		add(topic[start:m[0]], topic[m[0]:m[1]])
+		start = m[1]
+	}
+	add(topic[start:], "")
+	return out
+}
+
 // toldText is what was told as the topic's subject or situation.
 func (f form) toldText() string { return strings.TrimSpace(f.clause + " " + f.noun) }
 

@@ -974,3 +974,29 @@ func TestAlertNamed(t *testing.T) {
 		t.Errorf("%q: the runbook for KubePersistentVolumeFillingUp is not admitted (admitted %v)", topic, a.onTopic)
 	}
 }
+
+// TestObservation: what a topic tells it saw is read clause by clause
+// from its statements, not from what it asks (a question, with or without
+// its mark); a topic of one sentence is its subject, and one that tells no
+// problem saw nothing.
+func TestObservation(t *testing.T) {
+	topic := "ledger-db: the app logs FATAL: sorry, too many clients already since noon. pg_stat_activity shows 200 sessions waiting on a Lock, all behind one backend idle in transaction for an hour. should we raise max_connections or kill that backend? how do we stop this next time"
+	if got, want := observations(topic), []string{
+		"ledger-db: the app logs FATAL: sorry",
+		"too many clients already since noon",
+		"pg_stat_activity shows 200 sessions waiting on a Lock",
+		"all behind one backend idle in transaction for an hour",
+	}; !slices.Equal(got, want) {
+		t.Errorf("observations = %q, want %q", got, want)
+	}
+	for _, none := range []string{
+		"pg_stat_activity shows 200 sessions waiting on a Lock behind one backend idle in transaction",
+		"Why do Kubernetes pods get OOM killed and how to prevent it",
+		"ceph pool sizing — 3 replicas vs EC 4+2 on 12 OSDs across 4 hosts",
+		"We still run our old RabbitMQ cluster with classic mirrored queues. How does the migration to quorum queues work, and can it be done without downtime?",
+	} {
+		if got := observations(none); got != nil {
+			t.Errorf("observations(%q) = %q, want none", none, got)
+		}
+	}
+}

@@ -519,6 +519,7 @@ func (s *Service) lookups(run *Run) []lookup {
 	}
 	sides := parseForm(run.Topic).sides()
 	alone := append(quotedMessages(run.Topic), alertNames(run.Topic)...)
+	alone = append(alone, observations(run.Topic)...)
 	for _, q := range run.Pending {
 		query := searchQuery(q)
 		search(q, query)
@@ -532,10 +533,11 @@ func (s *Service) lookups(run *Run) []lookup {
 				sides[i].name = ""
 			}
 		}
-		// A message the topic quotes and an alert it names are searched
-		// on their own, once, as enrichment searches a log line or an
-		// alert: in a long story told around them, the first words of a
-		// question miss them.
+		// A message the topic quotes, an alert it names and what it
+		// tells it saw are searched on their own, once, as enrichment
+		// searches a log line or an alert: in a long story told around
+		// them, the first words of a question miss them ("pg_stat_activity
+		// shows ~180 sessions waiting on a Lock" after a pasted error).
 		for _, m := range alone {
 			search(q, searchQuery(m))
 		}

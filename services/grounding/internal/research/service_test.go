@@ -474,13 +474,13 @@ func TestWatch(t *testing.T) {
 	}
 }
 
-// TestQuotedMessageSearched: a message the topic quotes and an alert it
-// names are each searched on their own, once: the first words of a long
-// question never reach them.
+// TestQuotedMessageSearched: a message the topic quotes, an alert it
+// names and what it tells it saw are each searched on their own, once:
+// the first words of a long question never reach them.
 func TestQuotedMessageSearched(t *testing.T) {
 	h := newHarness(t, Config{}, richEvidence)
 	h.run(t, StartParams{Topic: "every night two of our nodes go NotReady for a few minutes while the backups run, and KubeNodeNotReady pages us; the kubelet log says `PLEG is not healthy: pleg was last seen active 3m41s ago; threshold is 3m0s`. what do we do?", MaxIterations: ptr(1)})
-	for _, want := range []string{searchQuery("PLEG is not healthy: pleg was last seen active 3m41s ago; threshold is 3m0s"), searchQuery("KubeNodeNotReady")} {
+	for _, want := range []string{searchQuery("PLEG is not healthy: pleg was last seen active 3m41s ago; threshold is 3m0s"), searchQuery("KubeNodeNotReady"), searchQuery("every night two of our nodes go NotReady for a few minutes")} {
 		if n := len(slices.DeleteFunc(slices.Clone(h.search.queries), func(q string) bool { return q != want })); n != 1 {
 			t.Errorf("searched %q %d times, want once; queries %q", want, n, h.search.queries)
 		}
