@@ -518,8 +518,13 @@ func (s *Service) lookups(run *Run) []lookup {
 		})
 	}
 	sides := parseForm(run.Topic).sides()
-	alone := append(quotedMessages(run.Topic), alertNames(run.Topic)...)
-	alone = append(alone, observations(run.Topic)...)
+	// What stands on its own is searched in the first round only: its
+	// sources stay with the run, and a refine round would find them again.
+	var alone []string
+	if run.IterationCount == 0 {
+		alone = append(quotedMessages(run.Topic), alertNames(run.Topic)...)
+		alone = append(alone, observations(run.Topic)...)
+	}
 	for _, q := range run.Pending {
 		query := searchQuery(q)
 		search(q, query)

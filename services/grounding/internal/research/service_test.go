@@ -475,11 +475,18 @@ func TestWatch(t *testing.T) {
 }
 
 // TestQuotedMessageSearched: a message the topic quotes, an alert it
-// names and what it tells it saw are each searched on their own, once:
-// the first words of a long question never reach them.
+// names and what it tells it saw are each searched on their own, once in
+// a run of several rounds: the first words of a long question never
+// reach them, and the sources found stay with the run.
 func TestQuotedMessageSearched(t *testing.T) {
-	h := newHarness(t, Config{}, richEvidence)
-	h.run(t, StartParams{Topic: "every night two of our nodes go NotReady for a few minutes while the backups run, and KubeNodeNotReady pages us; the kubelet log says `PLEG is not healthy: pleg was last seen active 3m41s ago; threshold is 3m0s`. what do we do?", MaxIterations: ptr(1)})
+	thin := func(q string, _ int) ([]Evidence, error) {
+		return []Evidence{{Title: q, URL: "https://thin.example/" + strings.ReplaceAll(q, " ", "-"), Snippet: "nothing useful"}}, nil
+	}
+	h := newHarness(t, Config{}, thin)
+	run := h.run(t, StartParams{Topic: "every night two of our nodes go NotReady for a few minutes while the backups run, and KubeNodeNotReady pages us; the kubelet log says `PLEG is not healthy: pleg was last seen active 3m41s ago; threshold is 3m0s`. what do we do?", MaxIterations: ptr(3), QualityThreshold: ptr(1.0)})
+	if run.IterationCount != 3 {
+		t.Fatalf("iteration_count = %d, want 3 rounds", run.IterationCount)
+	}
 	for _, want := range []string{searchQuery("PLEG is not healthy: pleg was last seen active 3m41s ago; threshold is 3m0s"), searchQuery("KubeNodeNotReady"), searchQuery("every night two of our nodes go NotReady for a few minutes")} {
 		if n := len(slices.DeleteFunc(slices.Clone(h.search.queries), func(q string) bool { return q != want })); n != 1 {
 			t.Errorf("searched %q %d times, want once; queries %q", want, n, h.search.queries)
