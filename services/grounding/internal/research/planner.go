@@ -61,6 +61,10 @@ type form struct {
 	// apart: the topic asks how to tell its two sides apart ("a failing
 	// disk from a busy one"): two problems, not two things to choose.
 	apart bool
+	// remedies: the two sides are what to do about the situation told
+	// ("kill that one or raise max_connections?", "roll back right away,
+	// or first find out which endpoints are failing?"), not two causes.
+	remedies bool
 	// situation: the noun is a thing doing something ("a replica set
 	// losing its primary", from "prevent a replica set from losing its
 	// primary"), a problem whatever its head.
@@ -277,6 +281,7 @@ func parseForm(topic string) form {
 			// of the situation told, to tell apart.
 			m := alternativeRe.FindStringSubmatch(asked)
 			f.tellApart(m[1], m[2])
+			f.remedies = doingRe.MatchString(m[1]) && doingRe.MatchString(m[2])
 		case tellRe.MatchString(p):
 			f.asked = append(f.asked, kindDiagnosis)
 			if f.clause == "" && f.noun == "" {
@@ -721,6 +726,10 @@ var (
 	// goingOnRe asks what is behind a situation told ("what's going on",
 	// "what happened", "what is wrong").
 	goingOnRe = regexp.MustCompile(`(?i)^(?:what(?:'s|\s+is|\s+was)\s+(?:going\s+on|happening|wrong|up)|what\s+happened|what\s+could\s+(?:cause|explain)\s+(?:that|this|it))\b`)
+	// doingRe starts what to do, as an on-call engineer offers it ("just
+	// raise max_connections", "first find out which endpoints are
+	// failing", "recreate the pod").
+	doingRe = regexp.MustCompile(`(?i)^(?:(?:just|first|simply|rather|we|i)\s+)*(?:kill|raise|lower|bump|increase|decrease|reduce|turn|roll|restart|reboot|recreate|rebuild|resize|grow|drop|delete|remove|add|scale|set|switch|move|upgrade|downgrade|wait|fail|drain|cordon|replace|swap|disable|enable|find|check|use|put|rollback|revert|reset|flush|expand|shrink|migrate|pin|cap|limit|freeze|pause|resume|promote|rerun|retry|redeploy|reinstall|restore)\b`)
 	// alternativeRe is a question offering two answers ("is remote
 	// write falling behind or are targets not being scraped").
 	alternativeRe  = regexp.MustCompile(`(?i)^(?:(?:is|was|are|were)\s+(?:it|this|that)\s+|(?:is|was|are|were|do|does|did)\s+(?:(?:we|you|i|they)\s+)?)?(.+?)\s+or\s+(?:(?:is|was|are|were|do|does|did)\s+(?:(?:it|we|you|i|they)\s+)?)?(.+)$`)
@@ -782,6 +791,28 @@ func (f form) question(k questionKind, sharper bool) string {
 				return pick("How do you tell whether "+a+" or "+b+" fits"+ctx+"?", "What should you measure to choose between "+a+" and "+b+"?")
 			default:
 				return pick("What are the trade-offs between "+a+" and "+b+ctx+"?", "What goes wrong with "+a+" or "+b+ctx+"?")
+			}
+		}
+		if s := f.setting; f.remedies && s != "" {
+			// Two things to do about the situation told: what it is and
+			// why, then which to do ("What is kill that one?" is no
+			// question a person asks).
+			// "Roll back right away," keeps its comma: the side is
+			// searched on its own when a question names it as told.
+			b = strings.TrimRight(b, ",;: ")
+			if w, _, _ := strings.Cut(a, " "); len(w) > 1 && strings.ToLower(w[1:]) == w[1:] {
+				// "Kill that one": a verb, not a name.
+				a = strings.ToLower(w[:1]) + a[1:]
+			}
+			switch k.name {
+			case kindOverview.name:
+				return pick("What does it mean when "+s+"?", "What happens when "+s+"?")
+			case kindCause.name:
+				return pick("What causes it when "+s+"?", "Why would it happen that "+s+"?")
+			case kindDiagnosis.name:
+				return pick("Should you "+a+" or "+b+", and how do you decide?", "When is it better to "+a+" than to "+b+"?")
+			default:
+				return pick("What can you do when "+s+", and how do you prevent it?", "How do you fix it when "+s+"?")
 			}
 		}
 		switch k.name {

@@ -1000,3 +1000,42 @@ func TestObservation(t *testing.T) {
 		}
 	}
 }
+
+// TestRemedies: two things to do offered for a situation told are asked
+// as a choice between them, after what the situation is and why, not as
+// two problems ("What is kill that backend?"); two causes offered are
+// still told apart.
+func TestRemedies(t *testing.T) {
+	topic := "ledger-db keeps refusing connections with 'too many clients already'. one backend has been idle in transaction for an hour. Kill that backend or raise max_connections?"
+	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
+	want := []string{
+		"Should you kill that backend or raise max_connections, and how do you decide?",
+		"What does it mean when ledger-db keeps refusing connections with 'too many clients already'. one backend has been idle in transaction for an hour?",
+		"What causes it when ledger-db keeps refusing connections with 'too many clients already'. one backend has been idle in transaction for an hour?",
+		"What can you do when ledger-db keeps refusing connections with 'too many clients already'. one backend has been idle in transaction for an hour, and how do you prevent it?",
+	}
+	if !slices.Equal(plan, want) {
+		t.Errorf("Plan(%q) =\n%q\nwant\n%q", topic, plan, want)
+	}
+	for _, c := range []struct {
+		topic    string
+		remedies bool
+	}{
+		{"the rollout is stuck at 3 of 10 new pods with ProgressDeadlineExceeded. Roll back right away, or first find out which endpoints are failing?", true},
+		{"the data PVC is at 100% and redis refuses writes. grow the pvc in place or recreate the pod?", true},
+		{"celery queue keeps growing and the workers barely finish anything. stuck workers or a rabbitmq problem? how do i tell", false},
+		{"One of our nodes rebooted overnight. Was it the OOM killer or bad RAM?", false},
+	} {
+		f := parseForm(c.topic)
+		if f.remedies != c.remedies {
+			t.Errorf("%q: remedies %v, want %v", c.topic, f.remedies, c.remedies)
+		}
+		// Each side is searched on its own once a question names it.
+		q := strings.ToLower(f.question(kindDiagnosis, false))
+		for _, sd := range f.sides() {
+			if !strings.Contains(q, strings.ToLower(sd.name)) {
+				t.Errorf("%q: %q does not name side %q, so it is not searched alone", c.topic, q, sd.name)
+			}
+		}
+	}
+}
