@@ -804,16 +804,10 @@ func (f form) question(k questionKind, sharper bool) string {
 				// "Kill that one": a verb, not a name.
 				a = strings.ToLower(w[:1]) + a[1:]
 			}
-			switch k.name {
-			case kindOverview.name:
-				return pick("What does it mean when "+s+"?", "What happens when "+s+"?")
-			case kindCause.name:
-				return pick("What causes it when "+s+"?", "Why would it happen that "+s+"?")
-			case kindDiagnosis.name:
+			if k.name == kindDiagnosis.name {
 				return pick("Should you "+a+" or "+b+", and how do you decide?", "When is it better to "+a+" than to "+b+"?")
-			default:
-				return pick("What can you do when "+s+", and how do you prevent it?", "How do you fix it when "+s+"?")
 			}
+			return aboutSituation(k, s, pick)
 		}
 		switch k.name {
 		case kindOverview.name:
@@ -869,16 +863,7 @@ func (f form) question(k questionKind, sharper bool) string {
 				return pick("What helps when you see "+c+", and how do you prevent it?", "How do you fix it when you see "+c+"?")
 			}
 		}
-		switch k.name {
-		case kindOverview.name:
-			return pick("What does it mean when "+c+"?", "What happens when "+c+"?")
-		case kindCause.name:
-			return pick("What causes it when "+c+"?", "Why would it happen that "+c+"?")
-		case kindDiagnosis.name:
-			return pick("How can you tell when "+c+"?", "Which checks show that "+c+"?")
-		default:
-			return pick("What can you do when "+c+", and how do you prevent it?", "How do you fix it when "+c+"?")
-		}
+		return aboutSituation(k, c, pick)
 	}
 	n := f.noun
 	switch k.name {
@@ -910,6 +895,22 @@ func (f form) question(k questionKind, sharper bool) string {
 			return pick("How do you prevent "+n+"?", "How do you fix "+n+"?")
 		}
 		return pick("What are good practices for "+n+"?", "What should you set up for "+n+"?")
+	}
+}
+
+// aboutSituation asks the angle about a situation told ("What causes it
+// when the rollout is stuck at 3 of 10 new pods?"); pick chooses the
+// first phrasing or the sharper one.
+func aboutSituation(k questionKind, c string, pick func(first, second string) string) string {
+	switch k.name {
+	case kindOverview.name:
+		return pick("What does it mean when "+c+"?", "What happens when "+c+"?")
+	case kindCause.name:
+		return pick("What causes it when "+c+"?", "Why would it happen that "+c+"?")
+	case kindDiagnosis.name:
+		return pick("How can you tell when "+c+"?", "Which checks show that "+c+"?")
+	default:
+		return pick("What can you do when "+c+", and how do you prevent it?", "How do you fix it when "+c+"?")
 	}
 }
 
