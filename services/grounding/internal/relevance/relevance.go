@@ -608,6 +608,14 @@ func (s Subject) Score(src Source) Score {
 	return sc
 }
 
+// AlertLike reports whether the identifier w is written as Prometheus
+// rules name alerts: three camel-case words or more, an acronym among
+// them or first (KubePodCrashLooping, APIHighLatency,
+// etcdHighNumberOfFailedGRPCRequests), not a product name of two
+// (MongoDB, RabbitMQ, PeerAuthentication) nor an acronym's plural
+// (CephOSDs).
+func AlertLike(w string) bool { return len(splitCamel([]rune(w))) >= 3 }
+
 // ownNames are the alert names a source is for: the identifiers in its
 // title and in its sentences that say an alert fires or list alerts
 // ("Alert: `KubePodCrashLooping` fires when…", "Alerts: …"), not the ones
@@ -619,7 +627,7 @@ func (s Subject) Score(src Source) Score {
 func ownNames(title, text string) []string {
 	var names []string
 	for _, n := range listedNames(title) {
-		if len(splitCamel([]rune(n))) >= 3 || strings.Count(n, "_") >= 2 {
+		if AlertLike(n) || strings.Count(n, "_") >= 2 {
 			names = append(names, n)
 		}
 	}

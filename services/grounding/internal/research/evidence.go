@@ -347,16 +347,14 @@ func assess(topic string, plan []string, sources []Source) assessment {
 }
 
 // alertNames are the alert names a topic writes as Prometheus rules write
-// them: one identifier of three words or more, an acronym among them or
-// first (KubePersistentVolumeFillingUp, APIHighLatency,
-// etcdHighNumberOfFailedGRPCRequests), not a product name of two
-// (MongoDB, PeerAuthentication). Only a runbook that names the alert as
-// its own counts, so a Kubernetes kind (PodDisruptionBudget) selects
-// nothing by itself.
+// them (relevance.AlertLike: KubePersistentVolumeFillingUp,
+// APIHighLatency; not MongoDB or PeerAuthentication). Only a runbook that
+// names the alert as its own counts, so a Kubernetes kind
+// (PodDisruptionBudget) selects nothing by itself.
 func alertNames(topic string) []string {
 	var out []string
 	for _, w := range identRe.FindAllString(topic, -1) {
-		if strings.ToLower(w) != w && strings.ToUpper(w) != w && camelWords(w) >= 3 && !slices.Contains(out, w) {
+		if relevance.AlertLike(w) && !slices.Contains(out, w) {
 			out = append(out, w)
 		}
 	}
@@ -364,26 +362,6 @@ func alertNames(topic string) []string {
 }
 
 var identRe = regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9]*\b`)
-
-// camelWords counts the words of an identifier written in camel case: a
-// word starts at a capital after a small letter or digit ("HighLatency"),
-// and an acronym ends before the capital that starts the next word
-// ("APIHigh").
-func camelWords(w string) int {
-	rs := []rune(w)
-	n := 0
-	for i, r := range rs {
-		switch {
-		case i == 0:
-			n++
-		case unicode.IsUpper(r) && !unicode.IsUpper(rs[i-1]):
-			n++
-		case unicode.IsLower(r) && i >= 2 && unicode.IsUpper(rs[i-1]) && unicode.IsUpper(rs[i-2]):
-			n++
-		}
-	}
-	return n
-}
 
 // selectFor raises judged to what part alone scores for the sources it
 // selects, as enrichment selects for an alert (relevance.Select): its best
