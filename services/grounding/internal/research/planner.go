@@ -615,8 +615,8 @@ func quotedMessages(topic string) []string {
 // no runbook); a topic of one sentence is its subject; and one that tells
 // no problem (how to upgrade, size or choose) saw nothing: "We still run
 // our legacy Kafka cluster on ZooKeeper" is its setting.
-func observations(topic string) []string {
-	if parseForm(topic).tellsNoProblem(topic) {
+func (f form) observations(topic string) []string {
+	if f.tellsNoProblem(topic) {
 		return nil
 	}
 	var told []string

@@ -981,7 +981,7 @@ func TestAlertNamed(t *testing.T) {
 // problem saw nothing.
 func TestObservation(t *testing.T) {
 	topic := "ledger-db: the app logs FATAL: sorry, too many clients already since noon. pg_stat_activity shows 200 sessions waiting on a Lock, all behind one backend idle in transaction for an hour. should we raise max_connections or kill that backend? how do we stop this next time"
-	if got, want := observations(topic), []string{
+	if got, want := parseForm(topic).observations(topic), []string{
 		"ledger-db: the app logs FATAL: sorry",
 		"too many clients already since noon",
 		"pg_stat_activity shows 200 sessions waiting on a Lock",
@@ -995,7 +995,7 @@ func TestObservation(t *testing.T) {
 		"ceph pool sizing — 3 replicas vs EC 4+2 on 12 OSDs across 4 hosts",
 		"We still run our old RabbitMQ cluster with classic mirrored queues. How does the migration to quorum queues work, and can it be done without downtime?",
 	} {
-		if got := observations(none); got != nil {
+		if got := parseForm(none).observations(none); got != nil {
 			t.Errorf("observations(%q) = %q, want none", none, got)
 		}
 	}

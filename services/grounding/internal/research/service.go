@@ -517,13 +517,14 @@ func (s *Service) lookups(run *Run) []lookup {
 			warning:  "evidence search failed for a sub-question",
 		})
 	}
-	sides := parseForm(run.Topic).sides()
+	f := parseForm(run.Topic)
+	sides := f.sides()
 	// What stands on its own is searched in the first round only: its
 	// sources stay with the run, and a refine round would find them again.
 	var alone []string
 	if run.IterationCount == 0 {
 		alone = append(quotedMessages(run.Topic), alertNames(run.Topic)...)
-		alone = append(alone, observations(run.Topic)...)
+		alone = append(alone, f.observations(run.Topic)...)
 	}
 	for _, q := range run.Pending {
 		query := searchQuery(q)
