@@ -523,7 +523,9 @@ func (m *message) fit(limit int, r *Result) {
 			r.cut("alert text after the first line dropped to fit the message limit, without the note")
 			return
 		}
-		m.alert, _ = truncate(first, limit, utf16s)
+		// Alone, the first line ends the message: white space at its end
+		// (" \r" in the alert) would be trimmed by Telegram.
+		m.alert, _ = truncate(strings.TrimRightFunc(first, unicode.IsSpace), limit, utf16s)
 		r.cut("alert first line truncated to %d UTF-16 units", limit)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
@@ -385,10 +386,13 @@ func checkInvariants(t testing.TB, alert string, e *Enrichment, failed bool, opt
 	}
 	first, _, _ := strings.Cut(cleaned, "\n")
 	if markdownv2.UTF16Len(first) <= limit {
-		if !strings.HasPrefix(plain, first) || (len(plain) > len(first) && plain[len(first)] != '\n') {
+		// Alone, the first line is the whole message and loses the white
+		// space at its end, which Telegram would trim (" \r" in the alert).
+		alone := plain == strings.TrimRightFunc(first, unicode.IsSpace)
+		if !alone && (!strings.HasPrefix(plain, first) || (len(plain) > len(first) && plain[len(first)] != '\n')) {
 			t.Fatalf("first line %q of the alert is not the first line of %q", first, plain)
 		}
-	} else if want, _ := truncate(first, limit, utf16s); plain != want {
+	} else if want, _ := truncate(strings.TrimRightFunc(first, unicode.IsSpace), limit, utf16s); plain != want {
 		t.Fatalf("over-long first line rendered as %q, want %q", plain, want)
 	}
 
