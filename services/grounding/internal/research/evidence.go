@@ -247,6 +247,14 @@ func assess(topic string, plan []string, sources []Source) assessment {
 			if p.Specific() == 0 {
 				continue
 			}
+			if remedy := f.remedies && n < 2 || f.doubt && n == 0; remedy && p.Specific() < 2 {
+				// A thing to do of one specific word ("More replicas, or
+				// NodeLocal DNSCache?", "roll back", "wait it out") says
+				// nothing a source could be about but the word: every
+				// replication runbook is plainly about "replicas". It was
+				// searched with the situation told, which is judged here.
+				continue
+			}
 			selectFor(p, p.Specific() < 2 || n == 2, srcs, whole, judged)
 		}
 	default:

@@ -65,6 +65,13 @@ type form struct {
 	// ("kill that one or raise max_connections?", "roll back right away,
 	// or first find out which endpoints are failing?"), not two causes.
 	remedies bool
+	// doubt: the first side is a thing to do and the second another
+	// cause ("raise the nofile limit, or is this a leak?", "replace the
+	// disk, or something else to blame?").
+	doubt bool
+	// other is the second side of a doubt as written ("a leak"; the
+	// sides lose their articles).
+	other string
 	// situation: the noun is a thing doing something ("a replica set
 	// losing its primary", from "prevent a replica set from losing its
 	// primary"), a problem whatever its head.
@@ -280,8 +287,13 @@ func parseForm(topic string) form {
 			// problem?", "Was it the OOM killer or bad RAM?": two causes
 			// of the situation told, to tell apart.
 			m := alternativeRe.FindStringSubmatch(asked)
-			f.tellApart(m[1], m[2])
-			f.remedies = doingRe.MatchString(m[1]) && doingRe.MatchString(m[2])
+			a, b := offered(m[1]), offered(m[2])
+			f.tellApart(a, b)
+			// "…, or is it the node?" offers a cause, whatever follows.
+			f.remedies = remedies(a, b) && !orIsRe.MatchString(asked)
+			if f.doubt = !f.remedies && doing(a) && !moreRe.MatchString(a); f.doubt {
+				f.other = b
+			}
 		case tellRe.MatchString(p):
 			f.asked = append(f.asked, kindDiagnosis)
 			if f.clause == "" && f.noun == "" {
@@ -729,13 +741,69 @@ var (
 	// doingRe starts what to do, as an on-call engineer offers it ("just
 	// raise max_connections", "first find out which endpoints are
 	// failing", "recreate the pod").
-	doingRe = regexp.MustCompile(`(?i)^(?:(?:just|first|simply|rather|we|i)\s+)*(?:kill|raise|lower|bump|increase|decrease|reduce|turn|roll|restart|reboot|recreate|rebuild|resize|grow|drop|delete|remove|add|scale|set|switch|move|upgrade|downgrade|wait|fail|drain|cordon|replace|swap|disable|enable|find|check|use|put|rollback|revert|reset|flush|expand|shrink|migrate|pin|cap|limit|freeze|pause|resume|promote|rerun|retry|redeploy|reinstall|restore)\b`)
+	doingRe = regexp.MustCompile(`(?i)^(?:(?:just|first|simply|rather|we|i)\s+)*(?:kill|raise|lower|bump|increase|decrease|reduce|turn|roll|restart|reboot|recreate|rebuild|resize|grow|drop|delete|remove|add|scale|set|switch|move|upgrade|downgrade|wait|fail|drain|cordon|replace|swap|disable|enable|find|check|use|put|rollback|revert|reset|flush|expand|shrink|migrate|pin|cap|limit|freeze|pause|resume|promote|rerun|retry|redeploy|reinstall|restore|fix|undo|get|change|dump|remount|bounce|evict|rotate|resync|reindex|tune)\b`)
 	// alternativeRe is a question offering two answers ("is remote
 	// write falling behind or are targets not being scraped").
-	alternativeRe  = regexp.MustCompile(`(?i)^(?:(?:is|was|are|were)\s+(?:it|this|that)\s+|(?:is|was|are|were|do|does|did)\s+(?:(?:we|you|i|they)\s+)?)?(.+?)\s+or\s+(?:(?:is|was|are|were|do|does|did)\s+(?:(?:it|we|you|i|they)\s+)?)?(.+)$`)
+	alternativeRe = regexp.MustCompile(`(?i)^(?:(?:is|was|are|were)\s+(?:it|this|that)\s+|(?:is|was|are|were|do|does|did|can|could|should|shall|would|must)\s+(?:(?:it|we|you|i|they)\s+)?)?(.+?)\s+or\s+(?:(?:is|was|are|were|do|does|did|can|could|should|shall|would|must)\s+(?:(?:it|this|that|we|you|i|they)\s+)?)?(.+)$`)
+	// mustRe leads a thing to do with what forces it ("have to rebuild
+	// it", "need to resync").
+	mustRe = regexp.MustCompile(`(?i)^(?:(?:we|i|you)\s+)?(?:just\s+)?(?:have\s+to|need\s+to|need|got\s+to|gotta)\s+`)
+	// nounReadRe is a side whose first word is a noun, not a verb: a
+	// gerund or a preposition follows it ("swap thrashing", "drop in
+	// traffic").
+	nounReadRe = regexp.MustCompile(`(?i)^(?:(?:just|first|simply|rather|we|i)\s+)*\w+\s+(?:\w+ing|of|in|on|at)\b`)
+	// orIsRe offers the second answer as what is the case ("or is this
+	// a leak").
+	orIsRe = regexp.MustCompile(`(?i)\bor\s+(?:is|was|are|were)\s`)
+	// justRe is how a side plays itself down ("just restart it").
+	justRe = regexp.MustCompile(`(?i)^(?:just|simply)\s+`)
+	// moreRe leads a remedy told by its amount ("more replicas", "a
+	// bigger instance").
+	moreRe = regexp.MustCompile(`(?i)^(?:(?:a|an)\s+)?(?:more|fewer|less|bigger|smaller|larger|another|extra)\s`)
+	// causeLeadRe leads a side that is no remedy but another cause
+	// ("something else going on", "is this a leak").
+	causeLeadRe    = regexp.MustCompile(`(?i)^(?:something|anything|someone|it|this|that|these|those|there)\b`)
 	lastSentenceRe = regexp.MustCompile(`[.!]\s+([^.!]+)$`)
 	oneRe          = regexp.MustCompile(`(?i)(^|\s)ones?(\s|$)`)
 )
+
+// offered is a side of a question offering two answers as what it offers:
+// without the question's own lead ("Can we just restart the replica
+// threads," → "restart the replica threads", "have to rebuild it" →
+// "rebuild it", "need a rebuild" → "a rebuild") or the comma before "or".
+func offered(s string) string {
+	s = strings.TrimRight(strings.TrimSpace(s), ",;:- ")
+	return justRe.ReplaceAllString(mustRe.ReplaceAllString(s, ""), "")
+}
+
+// remedies tells whether two answers offered for a situation told are
+// two things to do: each led by what to do ("kill that one or raise
+// max_connections"), or by an amount ("more replicas, or NodeLocal
+// DNSCache?"), or the second a thing the first one's verb is done to
+// ("raise maxReplicas or the cpu limit"); not a thing to do and another
+// cause ("replace the disk, or something else to blame?").
+func remedies(a, b string) bool {
+	switch {
+	case doing(a) && doing(b):
+		return true
+	case doing(a):
+		return !causeLeadRe.MatchString(b)
+	case doing(b):
+		return !causeLeadRe.MatchString(a)
+	}
+	return false
+}
+
+// offers tells whether the topic offers what to do about the situation it
+// told: two things, or one and another cause.
+func (f form) offers() bool { return (f.remedies || f.doubt) && f.setting != "" }
+
+// doing tells whether s is a thing to do: led by what to do ("raise
+// maxReplicas"), not by a noun the verb spells too ("swap thrashing",
+// "drop in traffic"), or by an amount ("more replicas").
+func doing(s string) bool {
+	return doingRe.MatchString(s) && !nounReadRe.MatchString(s) || moreRe.MatchString(s)
+}
 
 // head is the noun's head word: its last word before a preposition.
 func (f form) head() string { return headOf(f.noun) }
@@ -775,7 +843,7 @@ func (f form) question(k questionKind, sharper bool) string {
 	}
 	if f.a != "" {
 		a, b, ctx := f.a, f.b, f.context
-		if k.name == kindComparison.name {
+		if k.name == kindComparison.name && !f.offers() {
 			return pick("How do "+a+" and "+b+" differ"+ctx+"?", "What separates "+a+" from "+b+ctx+"?")
 		}
 		if f.things() {
@@ -793,18 +861,28 @@ func (f form) question(k questionKind, sharper bool) string {
 				return pick("What are the trade-offs between "+a+" and "+b+ctx+"?", "What goes wrong with "+a+" or "+b+ctx+"?")
 			}
 		}
-		if s := f.setting; f.remedies && s != "" {
-			// Two things to do about the situation told: what it is and
-			// why, then which to do ("What is kill that one?" is no
-			// question a person asks).
-			// "Roll back right away," keeps its comma: the side is
-			// searched on its own when a question names it as told.
-			b = strings.TrimRight(b, ",;: ")
+		if s := f.setting; f.offers() {
+			// Two things to do about the situation told, or one and
+			// another cause: what it is and why, then which to do ("What
+			// is kill that one?" is no question a person asks).
 			if w, _, _ := strings.Cut(a, " "); len(w) > 1 && strings.ToLower(w[1:]) == w[1:] {
 				// "Kill that one": a verb, not a name.
 				a = strings.ToLower(w[:1]) + a[1:]
 			}
+			if f.doubt && k.name == kindDiagnosis.name {
+				// "or something else?": or is it something else; "or
+				// something else going on?": or is something else going on.
+				if b = f.other; !causeLeadRe.MatchString(b) || len(strings.Fields(b)) <= 2 {
+					b = "it " + b
+				}
+				return pick("Should you "+a+", or is "+b+", and how do you tell?", "Is it enough to "+a+", or is "+b+"?")
+			}
 			if k.name == kindDiagnosis.name {
+				if !doingRe.MatchString(a) {
+					// "More replicas, or NodeLocal DNSCache?": two remedies
+					// named, not done.
+					return pick("Which helps here, "+a+" or "+b+", and how do you decide?", "When is "+a+" the better fix than "+b+"?")
+				}
 				return pick("Should you "+a+" or "+b+", and how do you decide?", "When is it better to "+a+" than to "+b+"?")
 			}
 			return aboutSituation(k, s, pick)
@@ -919,6 +997,15 @@ func aboutSituation(k questionKind, c string, pick func(first, second string) st
 // comparison adds each side's own overview.
 func (f form) angles() []questionKind {
 	order := slices.Clone(f.asked)
+	if f.offers() {
+		// "Kill it or raise max_connections?" compares two things to do:
+		// asked once, as which to do.
+		for i, k := range order {
+			if k.name == kindComparison.name {
+				order[i] = kindDiagnosis
+			}
+		}
+	}
 	for _, k := range []questionKind{kindOverview, kindCause, kindDiagnosis, kindPrevention} {
 		if !slices.ContainsFunc(order, func(o questionKind) bool { return o.name == k.name }) {
 			order = append(order, k)

@@ -662,6 +662,31 @@ func TestAlternativeSides(t *testing.T) {
 	}
 }
 
+// TestRemedyOfOneWord: a thing to do of one specific word ("more
+// replicas") admits no source for its word alone: the replication
+// runbook is plainly about replicas, not about lookups timing out.
+func TestRemedyOfOneWord(t *testing.T) {
+	dns := Source{
+		Title:   "DNS resolution failures in the cluster",
+		URL:     "https://runbooks.example/dns-resolution",
+		Snippet: "Pods log 'no such host' or 'i/o timeout' on lookups when CoreDNS is overloaded. Check CoreDNS CPU against its limit and the errors plugin's log; add CoreDNS replicas or run NodeLocal DNSCache so lookups stay on the node.",
+	}
+	replicas := Source{
+		Title:   "Redis replicas out of sync",
+		URL:     "https://runbooks.example/redis-replication",
+		Snippet: "A Redis replica that lost its link to the master logs 'Connecting to MASTER' in a loop. Check INFO replication on every replica and the master's repl-backlog-size; more replicas add load on the master during a full resync.",
+	}
+	topic := "since the morning peak about 2% of lookups from the shop pods fail with `dial tcp: lookup api.partner.example: no such host`, and both coredns pods sit at their cpu limit. More replicas, or NodeLocal DNSCache?"
+	if f := parseForm(topic); !f.remedies {
+		t.Fatalf("%q: sides %q / %q not read as two things to do", topic, f.a, f.b)
+	}
+	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
+	a := assess(topic, plan, []Source{dns, replicas})
+	if !a.onTopic[0] || a.onTopic[1] {
+		t.Errorf("%q: admitted dns %v, replicas %v; want dns only", topic, a.onTopic[0], a.onTopic[1])
+	}
+}
+
 // TestToldSetting: what was told beside a comparison is kept as the
 // situation its sides are told apart or chosen in, and "one" is the
 // first side's thing.
@@ -1005,6 +1030,34 @@ func TestObservation(t *testing.T) {
 // as a choice between them, after what the situation is and why, not as
 // two problems ("What is kill that backend?"); two causes offered are
 // still told apart.
+// TestOfferedAsked: what an on-call engineer offers to do is asked as a
+// choice in the engineer's words, without the question's own lead or a
+// comma, and once, not also as a comparison.
+func TestOfferedAsked(t *testing.T) {
+	for topic, want := range map[string]string{
+		"both coredns pods sit at their cpu limit and lookups time out. More replicas, or NodeLocal DNSCache?":                                         "Which helps here, more replicas or NodeLocal DNSCache, and how do you decide?",
+		"the db won't start after the host lost power. should we dump and rebuild or promote the replica instead?":                                     "Should you dump and rebuild or promote the replica instead, and how do you decide?",
+		"replication on the replica stopped with error 1236. Can we just restart the replica threads, or need a rebuild?":                              "Should you restart the replica threads or a rebuild, and how do you decide?",
+		"pricing-api logs `accept4: too many open files`. just raise the nofile limit, or is this a leak?":                                             "Should you raise the nofile limit, or is it a leak, and how do you tell?",
+		"smartctl shows UDMA_CRC_Error_Count going up on sdc every day. replace the disk, or something else to blame?":                                 "Should you replace the disk, or is something else to blame, and how do you tell?",
+		"payments-worker has been in CrashLoopBackOff since the 10:15 deploy. Undo the deploy or fix forward?":                                         "Should you undo the deploy or fix forward, and how do you decide?",
+		"build agent vm crawls, load 30 mostly iowait. swap trashing or just out of memory?":                                                           "How do swap trashing and out of memory differ?",
+		"KubeHpaMaxedOut on search-api (30/30 replicas) and CPUThrottlingHigh on the same pods. raise maxReplicas or the cpu limit - which one first?": "Should you raise maxReplicas or cpu limit, and how do you decide?",
+	} {
+		plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
+		if len(plan) == 0 || plan[0] != want {
+			t.Errorf("Plan(%q)[0] = %q, want %q", topic, plan, want)
+		}
+		seen := map[string]bool{}
+		for _, q := range plan {
+			if seen[q] {
+				t.Errorf("Plan(%q) asks %q twice", topic, q)
+			}
+			seen[q] = true
+		}
+	}
+}
+
 func TestRemedies(t *testing.T) {
 	topic := "ledger-db keeps refusing connections with 'too many clients already'. one backend has been idle in transaction for an hour. Kill that backend or raise max_connections?"
 	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
@@ -1025,6 +1078,11 @@ func TestRemedies(t *testing.T) {
 		{"the data PVC is at 100% and redis refuses writes. grow the pvc in place or recreate the pod?", true},
 		{"celery queue keeps growing and the workers barely finish anything. stuck workers or a rabbitmq problem? how do i tell", false},
 		{"One of our nodes rebooted overnight. Was it the OOM killer or bad RAM?", false},
+		{"build agent vm crawls, load 30 mostly iowait. swap trashing or just out of memory?", false},
+		{"both coredns pods sit at their cpu limit and lookups time out. More replicas, or NodeLocal DNSCache?", true},
+		{"KubeHpaMaxedOut on search-api (30/30 replicas) and CPUThrottlingHigh on the same pods. raise maxReplicas or the cpu limit?", true},
+		{"replication on the replica stopped with error 1236. Can we just restart the replica threads, or need a rebuild?", true},
+		{"pricing-api logs `accept4: too many open files`. just raise the nofile limit, or is this a leak?", false},
 	} {
 		f := parseForm(c.topic)
 		if f.remedies != c.remedies {
