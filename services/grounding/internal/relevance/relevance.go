@@ -614,7 +614,11 @@ func (s Subject) Score(src Source) Score {
 // etcdHighNumberOfFailedGRPCRequests), not a product name of two
 // (MongoDB, RabbitMQ, PeerAuthentication) nor an acronym's plural
 // (CephOSDs).
-func AlertLike(w string) bool { return len(splitCamel([]rune(w))) >= 3 }
+func AlertLike(w string) bool { return CamelWords(w) >= 3 }
+
+// CamelWords is how many camel-case words the identifier w is written in
+// (TargetDown: 2, APIHighLatency: 3, CephOSDs: 1).
+func CamelWords(w string) int { return len(splitCamel([]rune(w))) }
 
 // ownNames are the alert names a source is for: the identifiers in its
 // title and in its sentences that say an alert fires or list alerts

@@ -284,9 +284,9 @@ func assess(topic string, plan []string, sources []Source) assessment {
 		// An alert the topic names ("KubePersistentVolumeFillingUp fired
 		// for its PVC") is about the runbook that alert is for, as when
 		// it fires.
-		fired := relevance.Parse("[FIRING] " + name)
+		fired, written := relevance.Parse("[FIRING] "+name), writtenAsAlert(name)
 		for i := range srcs {
-			if sc := fired.Score(srcs[i]); sc.Named {
+			if sc := fired.Score(srcs[i]); sc.Named && (relevance.AlertLike(name) || written.MatchString(sources[i].Text) || written.MatchString(sources[i].Snippet)) {
 				judged[i] = sc
 			}
 		}
@@ -354,19 +354,40 @@ func assess(topic string, plan []string, sources []Source) assessment {
 	return a
 }
 
-// alertNames are the alert names a topic writes as Prometheus rules write
-// them (relevance.AlertLike: KubePersistentVolumeFillingUp,
-// APIHighLatency; not MongoDB or PeerAuthentication). Only a runbook that
-// names the alert as its own counts, so a Kubernetes kind
-// (PodDisruptionBudget) selects nothing by itself.
+// alertNames are the names a topic may give an alert by, as Prometheus
+// rules write them: camel-case identifiers of two words or more
+// (KubePersistentVolumeFillingUp, TargetDown, MongoDB). Only a runbook
+// that names one as its own alert ("Alert: `TargetDown` fires when…";
+// a name of two words written as one, see writtenAsAlert) counts for it, so
+// a product (MongoDB) or a Kubernetes kind (PodDisruptionBudget, CronJob)
+// selects nothing by itself; only those that read
+// as alert names (relevance.AlertLike: three words or more) are searched
+// on their own (alertSearches).
 func alertNames(topic string) []string {
 	var out []string
 	for _, w := range identRe.FindAllString(topic, -1) {
-		if relevance.AlertLike(w) && !slices.Contains(out, w) {
+		if relevance.CamelWords(w) >= 2 && !slices.Contains(out, w) {
 			out = append(out, w)
 		}
 	}
 	return out
+}
+
+// writtenAsAlert matches name written as an alert's name: right after
+// "Alert:" or before "fires" ("Alert: `TargetDown` fires when…"). A name
+// of two camel-case words counts for a runbook only so written, not for
+// one that says "when a CronJob has not started" in the sentence listing
+// its alerts.
+func writtenAsAlert(name string) *regexp.Regexp {
+	n := regexp.QuoteMeta(name)
+	return regexp.MustCompile(`(?i)(?:\balerts?\s*:\s*\W?` + n + `\b|\b` + n + `\W?\s+fires?\b)`)
+}
+
+// alertSearches are the alert names a topic writes that are searched on
+// their own: those of three camel-case words or more; a search for
+// MongoDB or CoreDNS alone finds every runbook on the system.
+func alertSearches(topic string) []string {
+	return slices.DeleteFunc(alertNames(topic), func(w string) bool { return !relevance.AlertLike(w) })
 }
 
 var identRe = regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9]*\b`)

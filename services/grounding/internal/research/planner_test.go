@@ -982,14 +982,41 @@ func TestAlertNamed(t *testing.T) {
 		URL:     "https://runbooks.example/mongodb-replica-set",
 		Snippet: "Alerts: MongodbReplicaMemberDown. A member in a restart loop: read the last lines of its log; a member that fell off the oplog needs an initial sync from a healthy secondary.",
 	}
-	if got, want := alertNames("KubeHpaMaxedOut for an hour and APIHighLatency too; etcdHighNumberOfFailedGRPCRequests, not the PeerAuthentication of a MongoDB or PostgreSQL member, GOMAXPROCS"),
+	names := "KubeHpaMaxedOut for an hour and APIHighLatency too; etcdHighNumberOfFailedGRPCRequests, not the PeerAuthentication of a MongoDB or PostgreSQL member, GOMAXPROCS; TargetDown"
+	if got, want := alertSearches(names),
 		[]string{"KubeHpaMaxedOut", "APIHighLatency", "etcdHighNumberOfFailedGRPCRequests"}; !slices.Equal(got, want) {
+		t.Errorf("alertSearches = %q, want %q", got, want)
+	}
+	if got, want := alertNames(names),
+		[]string{"KubeHpaMaxedOut", "APIHighLatency", "etcdHighNumberOfFailedGRPCRequests", "PeerAuthentication", "MongoDB", "PostgreSQL", "TargetDown"}; !slices.Equal(got, want) {
 		t.Errorf("alertNames = %q, want %q", got, want)
+	}
+	// An alert of two words is its runbook's too; a product of two words
+	// selects nothing by itself: no runbook fires "MongoDB".
+	down := Source{
+		Title:   "Prometheus target down",
+		URL:     "https://runbooks.example/prometheus-target-down",
+		Snippet: "Alert: `TargetDown` fires when more than 10% of a job's targets have up == 0 for 10 minutes. Open /targets: the error column says why the scrape failed (connection refused: wrong port or the exporter is not listening).",
+	}
+	probe := Source{
+		Title:   "Readiness probe failing",
+		URL:     "https://runbooks.example/readiness-probe-failing",
+		Snippet: "Pods Running but not Ready: the readiness probe fails, so the Service sends them no traffic. kubectl describe pod shows the probe's error, often connection refused on a port the container no longer listens on.",
+	}
+	job := Source{
+		Title:   "Kubernetes Job failed",
+		URL:     "https://runbooks.example/job-failed",
+		Snippet: "Alerts: `KubeJobFailed` fires when a Job has failed; `KubeCronJobNotScheduled` when a CronJob has not started a Job on schedule. kubectl describe job shows the failed pods; read their logs before deleting the Job.",
+	}
+	scrape := "TargetDown for job billing-api since we upgraded its helm chart; the pods are Running and Ready and serve traffic fine, and the metrics CronJob still pushes. What changed?"
+	plan, _ := OfflinePlanner{}.Plan(t.Context(), scrape)
+	if a := assess(scrape, plan, []Source{down, probe, mongo, job}); !a.onTopic[0] || a.onTopic[2] || a.onTopic[3] {
+		t.Errorf("%q: admitted %v (target down, readiness, MongoDB, job failed), want target down and neither MongoDB nor the Job runbook", scrape, a.onTopic)
 	}
 	// Two alerts named, each its runbook's, an acronym first in one.
 	hpa, latency := readRunbook(t, filepath.Join(runbooktest.Dir(), "hpa-maxed.md")), readRunbook(t, filepath.Join(runbooktest.Dir(), "high-latency.md"))
 	both := "KubeHpaMaxedOut on catalog-api for an hour (20/20 replicas) and APIHighLatency fires too, with traffic flat. Raise maxReplicas, or is something else going on?"
-	plan, _ := OfflinePlanner{}.Plan(t.Context(), both)
+	plan, _ = OfflinePlanner{}.Plan(t.Context(), both)
 	if a := assess(both, plan, []Source{hpa, latency}); !a.onTopic[0] || !a.onTopic[1] {
 		t.Errorf("%q: admitted %v (HPA maxed, API latency), want both", both, a.onTopic)
 	}

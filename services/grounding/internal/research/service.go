@@ -523,7 +523,7 @@ func (s *Service) lookups(run *Run) []lookup {
 	// sources stay with the run, and a refine round would find them again.
 	var alone []string
 	if run.IterationCount == 0 {
-		alone = append(quotedMessages(run.Topic), alertNames(run.Topic)...)
+		alone = append(quotedMessages(run.Topic), alertSearches(run.Topic)...)
 		alone = append(alone, f.observations(run.Topic)...)
 	}
 	for _, q := range run.Pending {
