@@ -519,7 +519,7 @@ func (f form) problem() bool {
 // something ("EKS 1.29 -> 1.31 upgrade", "JetStream capacity planning",
 // "Redis Sentinel or Redis Cluster?", "Postgres connection pooling").
 func (f form) tellsNoProblem(topic string) bool {
-	if f.problem() || f.apart || f.told && f.clause != "" || quoteRe.MatchString(topic) || problemToldRe.MatchString(topic) {
+	if f.problem() || f.apart || f.told && f.clause != "" || quoteRe.MatchString(topic) || problemToldRe.MatchString(topic) || symptomRe.MatchString(topic) {
 		return false
 	}
 	for _, w := range strings.FieldsFunc(strings.ToLower(topic), func(r rune) bool {
@@ -731,6 +731,10 @@ func oneOf(a, b string) string {
 
 var (
 	relativeRe = regexp.MustCompile(`(?i)\s(?:that|which|who|whose|where|with|in|of|on|for|from|at|under)\s`)
+	// symptomRe finds a symptom told in the words a runbook on it uses
+	// ("the parent circuit breaker keeps tripping", "the volume crawls",
+	// "nodes above 90% CPU"); only a topic with none tells no problem.
+	symptomRe = regexp.MustCompile(`(?i)\b(?:trip(?:s|ped|ping)|crawl\w*|flap\w*|hang(?:s|ing)|hung|freez\w*|froze\w*|spik\w*|saturat\w*|exhaust\w*|throttl\w*|leak\w*|degrad\w*|unhealthy|unavailable|unreachable|(?:above|over)\s+\d+\s*%)`)
 	// problemToldRe finds a problem in a sentence told beside a choice
 	// ("We hit 'too many clients' every time", "the old one keeps
 	// failing"), not context ("Everything is deployed with Argo CD").

@@ -833,6 +833,11 @@ func TestNoProblemTold(t *testing.T) {
 		{"how do I tell a full disk from running out of inodes", false},
 		{"df -h shows space but writes fail with 'No space left on device'", false},
 		{"the nightly backup didn't run and nobody noticed", false},
+		// A symptom told in a runbook's words is a problem told.
+		{"opensearch request circuit breaker tripping on the coordinating nodes + heap sizing for the bigger boxes", false},
+		{"ci runners crawl every afternoon", false},
+		{"all nodes of the batch pool above 95% cpu since monday", false},
+		{"opensearch heap sizing for the bigger boxes", true},
 	} {
 		if got := parseForm(c.topic).tellsNoProblem(c.topic); got != c.none {
 			t.Errorf("%q tells no problem = %v, want %v", c.topic, got, c.none)
