@@ -1090,6 +1090,21 @@ func TestOfferedAsked(t *testing.T) {
 	}
 }
 
+// TestOfferedTitle: a report on what to do about a situation is headed
+// with what was offered, not with two things to tell apart.
+func TestOfferedTitle(t *testing.T) {
+	for topic, want := range map[string]string{
+		"both coredns pods sit at their cpu limit and lookups time out. More replicas, or NodeLocal DNSCache?":    "More replicas or NodeLocal DNSCache",
+		"pricing-api logs `accept4: too many open files`. just raise the nofile limit, or is this a leak?":        "Raise the nofile limit or a leak",
+		"payments-worker has been in CrashLoopBackOff since the 10:15 deploy. Undo the deploy or fix forward?":    "Undo the deploy or fix forward",
+		"celery queue keeps growing and the workers barely finish anything. stuck workers or a rabbitmq problem?": "stuck workers and a rabbitmq problem",
+	} {
+		if got := titleOf(topic); got != want {
+			t.Errorf("titleOf(%q) = %q, want %q", topic, got, want)
+		}
+	}
+}
+
 func TestRemedies(t *testing.T) {
 	topic := "ledger-db keeps refusing connections with 'too many clients already'. one backend has been idle in transaction for an hour. Kill that backend or raise max_connections?"
 	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)

@@ -216,7 +216,7 @@ func buildReport(run *Run, now time.Time) Report {
 		sources[n].Text = ""
 		domains[domainOf(run.Sources[i].URL)] = true
 	}
-	subj := subject(run.Topic)
+	subj := titleOf(run.Topic)
 	score := 0.0
 	if run.QualityScore != nil {
 		score = *run.QualityScore
@@ -466,7 +466,7 @@ func draftAnswer(run *Run) string {
 func reportContent(run *Run, r Report) string {
 	var b strings.Builder
 	findings := r.FindingsMarkdown
-	title := "# " + headingOf(subject(run.Topic))
+	title := "# " + headingOf(titleOf(run.Topic))
 	if first, rest, ok := strings.Cut(findings, "\n"); ok && strings.HasPrefix(first, "# ") {
 		title, findings = first, rest
 	}
@@ -477,6 +477,27 @@ func reportContent(run *Run, r Report) string {
 		b.WriteString("- " + w + "\n")
 	}
 	return b.String()
+}
+
+// titleOf is what a report on topic is headed with: its subject, or the
+// two things offered to do about a situation told, as offered ("More
+// replicas or NodeLocal DNSCache", "raise the nofile limit or a leak"),
+// not as two things to tell apart ("… and …").
+func titleOf(topic string) string {
+	f := parseForm(topic)
+	if !f.offers() {
+		return f.subject()
+	}
+	a, b := f.a, f.b
+	if f.doubt {
+		b = f.other
+	}
+	if doingRe.MatchString(a) {
+		// "Kill that one or raise max_connections": a verb leads.
+		r, n := utf8.DecodeRuneInString(a)
+		a = string(unicode.ToUpper(r)) + a[n:]
+	}
+	return a + " or " + b
 }
 
 // headingOf is a subject as a report's title: a common first word starts
