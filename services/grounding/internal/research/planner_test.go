@@ -1058,10 +1058,6 @@ func TestObservation(t *testing.T) {
 	}
 }
 
-// TestRemedies: two things to do offered for a situation told are asked
-// as a choice between them, after what the situation is and why, not as
-// two problems ("What is kill that backend?"); two causes offered are
-// still told apart.
 // TestOfferedAsked: what an on-call engineer offers to do is asked as a
 // choice in the engineer's words, without the question's own lead or a
 // comma, and once, not also as a comparison.
@@ -1105,6 +1101,10 @@ func TestOfferedTitle(t *testing.T) {
 	}
 }
 
+// TestRemedies: two things to do offered for a situation told are asked
+// as a choice between them, after what the situation is and why, not as
+// two problems ("What is kill that backend?"); two causes offered are
+// still told apart.
 func TestRemedies(t *testing.T) {
 	topic := "ledger-db keeps refusing connections with 'too many clients already'. one backend has been idle in transaction for an hour. Kill that backend or raise max_connections?"
 	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
