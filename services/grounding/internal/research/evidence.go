@@ -286,7 +286,7 @@ func assess(topic string, plan []string, sources []Source) assessment {
 		// it fires.
 		fired, written := relevance.Parse("[FIRING] "+name), writtenAsAlert(name)
 		for i := range srcs {
-			if sc := fired.Score(srcs[i]); sc.Named && (relevance.AlertLike(name) || written.MatchString(sources[i].Text) || written.MatchString(sources[i].Snippet)) {
+			if sc := fired.Score(srcs[i]); sc.Named && (relevance.AlertLike(name) || written.MatchString(srcs[i].Text)) {
 				judged[i] = sc
 			}
 		}

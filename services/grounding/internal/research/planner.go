@@ -745,7 +745,7 @@ var (
 	// doingRe starts what to do, as an on-call engineer offers it ("just
 	// raise max_connections", "first find out which endpoints are
 	// failing", "recreate the pod").
-	doingRe = regexp.MustCompile(`(?i)^(?:(?:just|first|simply|rather|we|i)\s+)*(?:kill|raise|lower|bump|increase|decrease|reduce|turn|roll|restart|reboot|recreate|rebuild|resize|grow|drop|delete|remove|add|scale|set|switch|move|upgrade|downgrade|wait|fail|drain|cordon|replace|swap|disable|enable|find|check|use|put|rollback|revert|reset|flush|expand|shrink|migrate|pin|cap|limit|freeze|pause|resume|promote|rerun|retry|redeploy|reinstall|restore|fix|undo|get|change|dump|remount|bounce|evict|rotate|resync|reindex|tune)\b`)
+	doingRe = regexp.MustCompile(`(?i)^` + offerLead + `(?:kill|raise|lower|bump|increase|decrease|reduce|turn|roll|restart|reboot|recreate|rebuild|resize|grow|drop|delete|remove|add|scale|set|switch|move|upgrade|downgrade|wait|fail|drain|cordon|replace|swap|disable|enable|find|check|use|put|rollback|revert|reset|flush|expand|shrink|migrate|pin|cap|limit|freeze|pause|resume|promote|rerun|retry|redeploy|reinstall|restore|fix|undo|get|change|dump|remount|bounce|evict|rotate|resync|reindex|tune)\b`)
 	// alternativeRe is a question offering two answers ("is remote
 	// write falling behind or are targets not being scraped").
 	alternativeRe = regexp.MustCompile(`(?i)^(?:(?:is|was|are|were)\s+(?:it|this|that)\s+|(?:is|was|are|were|do|does|did|can|could|should|shall|would|must)\s+(?:(?:it|we|you|i|they)\s+)?)?(.+?)\s+or\s+(?:(?:is|was|are|were|do|does|did|can|could|should|shall|would|must)\s+(?:(?:it|this|that|we|you|i|they)\s+)?)?(.+)$`)
@@ -755,7 +755,7 @@ var (
 	// nounReadRe is a side whose first word is a noun, not a verb: a
 	// gerund or a preposition follows it ("swap thrashing", "drop in
 	// traffic").
-	nounReadRe = regexp.MustCompile(`(?i)^(?:(?:just|first|simply|rather|we|i)\s+)*\w+\s+(?:\w+ing|of|in|on|at)\b`)
+	nounReadRe = regexp.MustCompile(`(?i)^` + offerLead + `\w+\s+(?:\w+ing|of|in|on|at)\b`)
 	// orIsRe offers the second answer as what is the case ("or is this
 	// a leak").
 	orIsRe = regexp.MustCompile(`(?i)\bor\s+(?:is|was|are|were)\s`)
@@ -770,6 +770,10 @@ var (
 	lastSentenceRe = regexp.MustCompile(`[.!]\s+([^.!]+)$`)
 	oneRe          = regexp.MustCompile(`(?i)(^|\s)ones?(\s|$)`)
 )
+
+// offerLead is how an engineer leads what they offer to do before its
+// verb ("just", "first", "we"), read by doingRe and nounReadRe alike.
+const offerLead = `(?:(?:just|first|simply|rather|we|i)\s+)*`
 
 // offered is a side of a question offering two answers as what it offers:
 // without the question's own lead ("Can we just restart the replica
