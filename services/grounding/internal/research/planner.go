@@ -58,6 +58,11 @@ type form struct {
 	// should: the topic asks whether to do its action ("should we alert
 	// on CPU usage").
 	should bool
+	// yesNo: the topic asks a yes-or-no question ("does the kubelet
+	// restart a container whose liveness probe fails", "is it normal
+	// for etcd to log …"): aux is its auxiliary and clause the rest, asked
+	// as written, then why and when.
+	yesNo bool
 	// apart: the topic asks how to tell its two sides apart ("a failing
 	// disk from a busy one"): two problems, not two things to choose.
 	apart bool
@@ -124,12 +129,27 @@ var (
 	questionLeadRe = regexp.MustCompile(`(?i)^(?:how|why|what|when|where|which|should|can|could|is|are|do|does)\b`)
 	possessiveRe   = regexp.MustCompile(`(?i)\b(?:my|our)\b`)
 	weRe           = regexp.MustCompile(`(?i)\bwe\b`)
-	askedByRe      = regexp.MustCompile(`(?i),?\s+(?:as\s+)?(?:asked|requested|sent|posted)\s+by\s+.*$`)
-	leadRe         = regexp.MustCompile(`(?i)^(?:research|tell me about|an overview of|overview of)\s+`)
-	articleRe      = regexp.MustCompile(`(?i)^(?:a|an|the)\s+`)
-	pronounRe      = regexp.MustCompile(`(?i)^(?:it|they|this|these|them|that|those)\b`)
-	pronounWordRe  = regexp.MustCompile(`\b(?:it|they)\b`)
-	prepositionRe  = regexp.MustCompile(`(?i)\s(?:in|of|for|on|with|at|between|under|from|to|when|while|during|inside|within|across|after|before|through|into|via)\s`)
+	ourselvesRe    = regexp.MustCompile(`(?i)\bourselves\b`)
+	// pronounSubjectRe is a subject a yes-or-no question may put after
+	// its auxiliary ("is it", "can we").
+	pronounSubjectRe = regexp.MustCompile(`(?i)^(?:it|this|that|there|they|we|you|i)$`)
+	// yesNoRe asks a yes-or-no question: an auxiliary, then the rest.
+	yesNoRe = regexp.MustCompile(`(?i)^(do|does|did|can|could|will|would|is|are|was|were|must|has|have)\s+(\S.*)$`)
+	// needToRe asks whether something must be done ("do we need to set
+	// GOMAXPROCS ourselves"): whether to do it.
+	needToRe = regexp.MustCompile(`(?i)^(?:do|does)\s+(?:we|i|you|they)\s+(?:really\s+)?(?:need|have)\s+to\s+(\S.*)$`)
+	// judgedRe ends a question with a judgement of what it asks ("…, or
+	// is that overkill?", "…, or not?"): no second thing to tell apart.
+	judgedRe = regexp.MustCompile(`(?i),?\s+or\s+(?:not|(?:is|was|would|will)\s+(?:that|it|this)(?:\s+be)?\s+(?:overkill?|enough|fine|ok|okay|normal|expected|necessary|needed|required|safe|pointless|unnecessary|too\s+much|(?:a\s+)?(?:bad|good|terrible)\s+idea|asking\s+for\s+trouble|dangerous|risky|a\s+problem|bad))\W*$`)
+	// orAuxRe joins a second yes-or-no question to the first ("…, or
+	// does the runtime figure that out on its own"): the first is asked.
+	orAuxRe       = regexp.MustCompile(`(?i),?\s+or\s+(?:do|does|did|can|could|will|would|is|are|was|were|should|must)\s+\S.*$`)
+	askedByRe     = regexp.MustCompile(`(?i),?\s+(?:as\s+)?(?:asked|requested|sent|posted)\s+by\s+.*$`)
+	leadRe        = regexp.MustCompile(`(?i)^(?:research|tell me about|an overview of|overview of)\s+`)
+	articleRe     = regexp.MustCompile(`(?i)^(?:a|an|the)\s+`)
+	pronounRe     = regexp.MustCompile(`(?i)^(?:it|they|this|these|them|that|those)\b`)
+	pronounWordRe = regexp.MustCompile(`\b(?:it|they)\b`)
+	prepositionRe = regexp.MustCompile(`(?i)\s(?:in|of|for|on|with|at|between|under|from|to|when|while|during|inside|within|across|after|before|through|into|via)\s`)
 )
 
 // problemWords mark a subject that names a problem ("consumer lag",
@@ -282,7 +302,7 @@ func parseForm(topic string) form {
 			// tell a failing check from a dead server").
 			m := tellFromRe.FindStringSubmatch(p)
 			f.tellApart(m[1], m[2])
-		case f.told && f.a == "" && alternativeRe.MatchString(asked) && len(strings.Fields(asked)) <= 14:
+		case f.told && f.a == "" && alternativeRe.MatchString(asked) && !judgedRe.MatchString(asked) && len(strings.Fields(asked)) <= 14:
 			// "The queue keeps growing. Stuck workers or a RabbitMQ
 			// problem?", "Was it the OOM killer or bad RAM?": two causes
 			// of the situation told, to tell apart.
@@ -367,6 +387,23 @@ func parseForm(topic string) form {
 			if f.noun == "" && f.clause == "" {
 				f.noun = whatRe.FindStringSubmatch(p)[1]
 			}
+		case f.unset() && needToRe.MatchString(p):
+			// "do we need to set GOMAXPROCS ourselves …, or does the
+			// runtime figure that out": whether to do it.
+			f.asked = append(f.asked, kindOverview)
+			f.action, f.should = orAuxRe.ReplaceAllString(judgedRe.ReplaceAllString(needToRe.FindStringSubmatch(p)[1], ""), ""), true
+		case f.unset() && yesNo(p):
+			// "does the kubelet restart a container whose liveness probe
+			// fails?", "do we need tini there, or is that overkill?": asked
+			// as written, not as a situation ("What does it mean when
+			// does …"). One asked after the topic ("could that still be
+			// throttling?") is about it, as before.
+			f.asked = append(f.asked, kindOverview)
+			m := yesNoRe.FindStringSubmatch(orAuxRe.ReplaceAllString(judgedRe.ReplaceAllString(p, ""), ""))
+			// "Is GOMEMLIMIT worth setting on our Go services, and to
+			// what?": the question is the first.
+			clause, _, _ := strings.Cut(m[2], ", ")
+			f.yesNo, f.aux, f.clause = true, strings.ToLower(m[1]), clause
 		default:
 			switch {
 			case !f.unset():
@@ -477,6 +514,38 @@ var lowerLeadWords = map[string]bool{
 // lowerLead lowers s's first letter when its first word is a common
 // word or a gerund ("The disk …", "Scaling Kafka consumers"), not a name
 // ("Postgres", "TLS", "Spring Boot").
+// yesNo reports whether p asks a yes-or-no question of one subject: not
+// two things to pick between ("is it the OOM killer or bad RAM"), though
+// it may end judging itself ("…, or is that overkill?") or asking the
+// opposite ("…, or does the runtime figure that out on its own?").
+func yesNo(p string) bool {
+	q := orAuxRe.ReplaceAllString(judgedRe.ReplaceAllString(p, ""), "")
+	return yesNoRe.MatchString(q) && !strings.Contains(strings.ToLower(q), " or ") && !versusRe.MatchString(q)
+}
+
+// whether is a yes-or-no question's statement, for "whether …", when
+// its words allow one without changing a verb: "do zombie processes count
+// against …" (zombie processes count against …), "is it normal …" (it is
+// normal …), "can we run …" (you can run …); "" otherwise ("does the
+// kubelet restart …" would need "restarts").
+func (f form) whether() string {
+	if !f.yesNo {
+		return ""
+	}
+	first, rest, _ := strings.Cut(f.clause, " ")
+	pronoun := pronounSubjectRe.MatchString(first)
+	switch f.aux {
+	case "do":
+		return yours(f.clause)
+	case "does", "did":
+		return ""
+	}
+	if !pronoun || rest == "" {
+		return ""
+	}
+	return yours(first + " " + f.aux + " " + rest)
+}
+
 func lowerLead(s string) string {
 	w, _, _ := strings.Cut(s, " ")
 	lw := strings.ToLower(w)
@@ -502,7 +571,7 @@ func (f form) unset() bool { return f.noun == "" && f.clause == "" && f.action =
 // yours turns the asker's "my" and "our" into "your" and "we" into "you"
 // (lower case: the subject is always quoted inside a question).
 func yours(s string) string {
-	return weRe.ReplaceAllString(possessiveRe.ReplaceAllString(s, "your"), "you")
+	return weRe.ReplaceAllString(possessiveRe.ReplaceAllString(ourselvesRe.ReplaceAllString(s, "yourselves"), "your"), "you")
 }
 
 // problem reports whether the noun names a problem: its head word does
@@ -922,6 +991,23 @@ func (f form) question(k questionKind, sharper bool) string {
 			return pick("How do you "+a+"?", "What are the steps to "+a+"?")
 		}
 	}
+	if f.yesNo {
+		q := yours(f.aux + " " + f.clause)
+		q = strings.ToUpper(q[:1]) + q[1:]
+		w := f.whether()
+		switch {
+		case k.name == kindOverview.name:
+			return pick(q+"?", q+", and when not?")
+		case k.name == kindCause.name:
+			return pick("Why "+yours(f.aux+" "+f.clause)+", or why not?", "What decides it: "+strings.ToLower(q[:1])+q[1:]+"?")
+		case k.name == kindDiagnosis.name && w != "":
+			return pick("How do you check whether "+w+"?", "Which checks show whether "+w+"?")
+		case k.name == kindDiagnosis.name:
+			return pick("When "+yours(f.aux+" "+f.clause)+", and when not?", "In which cases "+yours(f.aux+" "+f.clause)+"?")
+		default:
+			return pick("What do you do if "+w+"?", "What should you change if "+w+"?")
+		}
+	}
 	c, told := f.clause, false
 	if c == "" && f.told && len(strings.Fields(f.noun)) >= toldWords && !f.problem() {
 		// A situation told without a verb we know ("every rolling deploy
@@ -1021,6 +1107,13 @@ func (f form) angles() []questionKind {
 	}
 	var out []questionKind
 	for _, k := range order {
+		if f.yesNo && k.name == kindPrevention.name && f.aux != "do" {
+			// What to do is asked of something that happens ("What do
+			// you do if zombie processes count against …?"), not of
+			// whether it is normal, or allowed: "What do you do if you can
+			// run two keepalived pairs …?" is no question.
+			continue
+		}
 		if !slices.ContainsFunc(out, func(o questionKind) bool { return o.name == k.name }) {
 			out = append(out, k)
 		}

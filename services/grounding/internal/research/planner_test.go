@@ -1144,3 +1144,56 @@ func TestRemedies(t *testing.T) {
 		}
 	}
 }
+
+// TestYesNoAsked: a yes-or-no question is asked as written, then why and
+// when (or how to check whether), never as a situation ("What does it
+// mean when does the kubelet …") nor as two things to tell apart ("How do
+// tini there and overkil differ?").
+func TestYesNoAsked(t *testing.T) {
+	for topic, want := range map[string][]string{
+		"does the kubelet restart a container whose liveness probe fails?": {
+			"Does the kubelet restart a container whose liveness probe fails?",
+			"Why does the kubelet restart a container whose liveness probe fails, or why not?",
+			"When does the kubelet restart a container whose liveness probe fails, and when not?",
+		},
+		"do zombie processes count against a pod's pids limit? one of our containers runs a shell script as PID 1. do we need tini there or is that overkill": {
+			"Do zombie processes count against a pod's pids limit?",
+			"Why do zombie processes count against a pod's pids limit, or why not?",
+			"How do you check whether zombie processes count against a pod's pids limit?",
+			"What do you do if zombie processes count against a pod's pids limit?",
+		},
+		"can we run two keepalived pairs on the same VLAN, or is that asking for trouble?": {
+			"Can you run two keepalived pairs on the same VLAN?",
+			"Why can you run two keepalived pairs on the same VLAN, or why not?",
+			"How do you check whether you can run two keepalived pairs on the same VLAN?",
+		},
+		"do we need to set GOMAXPROCS ourselves for go services with a 2 cpu limit, or does the runtime figure that out on its own?": {
+			"Should you set GOMAXPROCS yourselves for go services with a 2 cpu limit, and when?",
+			"Why would you need to set GOMAXPROCS yourselves for go services with a 2 cpu limit?",
+			"How do you check whether you need to set GOMAXPROCS yourselves for go services with a 2 cpu limit?",
+			"How do you set GOMAXPROCS yourselves for go services with a 2 cpu limit?",
+		},
+	} {
+		plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
+		if !slices.Equal(plan, want) {
+			t.Errorf("Plan(%q) =\n%q, want\n%q", topic, plan, want)
+		}
+	}
+	// Two things to pick between stay a comparison.
+	const rebooted = "The node rebooted twice. Was it the OOM killer or bad RAM?"
+	if plan, _ := (OfflinePlanner{}).Plan(t.Context(), rebooted); len(plan) == 0 || plan[0] != "How do OOM killer and bad RAM differ?" {
+		t.Errorf("Plan(%q) = %q, want a comparison first", rebooted, plan)
+	}
+	// A question asked after the topic is about it: the topic stays.
+	const later = "search-api p99 went from 180ms to 900ms. could that still be throttling? how do i tell"
+	plan, _ := OfflinePlanner{}.Plan(t.Context(), later)
+	for _, q := range plan {
+		if !strings.Contains(q, "search-api p99 went from 180ms to 900ms") {
+			t.Errorf("Plan(%q) asks %q", later, q)
+		}
+	}
+	const asked = "Does the kubelet restart a container whose liveness probe fails?"
+	if got := titleOf("does the kubelet restart a container whose liveness probe fails?"); got != asked {
+		t.Errorf("titleOf = %q, want %q", got, asked)
+	}
+}

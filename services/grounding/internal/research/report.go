@@ -485,6 +485,11 @@ func reportContent(run *Run, r Report) string {
 // not as two things to tell apart ("… and …").
 func titleOf(topic string) string {
 	f := parseForm(topic)
+	if f.yesNo {
+		// "Does the kubelet restart a container whose liveness probe
+		// fails?": the question, not its words without their verb.
+		return f.question(kindOverview, false)
+	}
 	if !f.offers() {
 		return f.subject()
 	}
