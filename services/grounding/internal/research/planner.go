@@ -977,6 +977,21 @@ func (f form) question(k questionKind, sharper bool) string {
 	}
 	if f.action != "" {
 		a := f.action
+		if w, _, _ := strings.Cut(a, " "); f.should && gerund(strings.ToLower(w)) {
+			// "Is it worth switching the NFS mounts to soft?": asked
+			// with the gerund as written ("Should you switching …" is no
+			// question).
+			switch k.name {
+			case kindOverview.name:
+				return pick("Is it worth "+a+", and when?", "When does "+a+" pay off?")
+			case kindCause.name:
+				return pick("Why would you consider "+a+"?", "What could go wrong with "+a+"?")
+			case kindDiagnosis.name:
+				return pick("How do you check whether "+a+" helps?", "How do you confirm it worked after "+a+"?")
+			default:
+				return pick("How do you go about "+a+"?", "What are the steps for "+a+"?")
+			}
+		}
 		switch k.name {
 		case kindOverview.name:
 			if f.should {

@@ -1179,6 +1179,16 @@ func TestYesNoAsked(t *testing.T) {
 			t.Errorf("Plan(%q) =\n%q, want\n%q", topic, plan, want)
 		}
 	}
+	// "Is it worth" asks with the gerund as written.
+	const worth = "Is it worth switching the render farm's NFS mounts from hard to soft?"
+	if plan, _ := (OfflinePlanner{}).Plan(t.Context(), worth); !slices.Equal(plan, []string{
+		"Is it worth switching the render farm's NFS mounts from hard to soft, and when?",
+		"Why would you consider switching the render farm's NFS mounts from hard to soft?",
+		"How do you check whether switching the render farm's NFS mounts from hard to soft helps?",
+		"How do you go about switching the render farm's NFS mounts from hard to soft?",
+	}) {
+		t.Errorf("Plan(%q) = %q", worth, plan)
+	}
 	// Two things to pick between stay a comparison.
 	const rebooted = "The node rebooted twice. Was it the OOM killer or bad RAM?"
 	if plan, _ := (OfflinePlanner{}).Plan(t.Context(), rebooted); len(plan) == 0 || plan[0] != "How do OOM killer and bad RAM differ?" {
