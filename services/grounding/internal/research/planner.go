@@ -135,6 +135,9 @@ var (
 	pronounSubjectRe = regexp.MustCompile(`(?i)^(?:it|this|that|there|they|we|you|i)$`)
 	// yesNoRe asks a yes-or-no question: an auxiliary, then the rest.
 	yesNoRe = regexp.MustCompile(`(?i)^(do|does|did|can|could|will|would|is|are|was|were|must|has|have)\s+(\S.*)$`)
+	// whichCauseRe asks which of two causes it is ("is it DNS or the
+	// network").
+	whichCauseRe = regexp.MustCompile(`(?i)^(?:is|was)\s+(?:it|this|that)\s+(.+?),?\s+or\s+(?:(?:is|was)\s+(?:it|this|that)\s+)?(.+)$`)
 	// needToRe asks whether something must be done ("do we need to set
 	// GOMAXPROCS ourselves"): whether to do it.
 	needToRe = regexp.MustCompile(`(?i)^(?:do|does)\s+(?:we|i|you|they)\s+(?:really\s+)?(?:need|have)\s+to\s+(\S.*)$`)
@@ -387,6 +390,11 @@ func parseForm(topic string) form {
 			if f.noun == "" && f.clause == "" {
 				f.noun = whatRe.FindStringSubmatch(p)[1]
 			}
+		case f.unset() && whichCauseRe.MatchString(p):
+			// "Is it the OOM killer or bad RAM?" asked first: two causes
+			// to tell apart, as after a situation told.
+			m := whichCauseRe.FindStringSubmatch(p)
+			f.tellApart(offered(m[1]), offered(m[2]))
 		case f.unset() && needToRe.MatchString(p):
 			// "do we need to set GOMAXPROCS ourselves …, or does the
 			// runtime figure that out": whether to do it.

@@ -1189,10 +1189,11 @@ func TestYesNoAsked(t *testing.T) {
 	}) {
 		t.Errorf("Plan(%q) = %q", worth, plan)
 	}
-	// Two things to pick between stay a comparison.
-	const rebooted = "The node rebooted twice. Was it the OOM killer or bad RAM?"
-	if plan, _ := (OfflinePlanner{}).Plan(t.Context(), rebooted); len(plan) == 0 || plan[0] != "How do OOM killer and bad RAM differ?" {
-		t.Errorf("Plan(%q) = %q, want a comparison first", rebooted, plan)
+	// Two causes to tell apart stay so, asked after a situation or first.
+	for _, rebooted := range []string{"The node rebooted twice. Was it the OOM killer or bad RAM?", "Is it the OOM killer or bad RAM?"} {
+		if plan, _ := (OfflinePlanner{}).Plan(t.Context(), rebooted); len(plan) < 2 || plan[0] != "How do OOM killer and bad RAM differ?" || plan[1] != "How do you tell OOM killer from bad RAM?" {
+			t.Errorf("Plan(%q) = %q, want two causes told apart", rebooted, plan)
+		}
 	}
 	// A question asked after the topic is about it: the topic stays.
 	const later = "search-api p99 went from 180ms to 900ms. could that still be throttling? how do i tell"
