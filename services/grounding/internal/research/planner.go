@@ -113,6 +113,7 @@ var (
 	meanRe         = regexp.MustCompile(`(?i)^what\s+does\s+it\s+mean\s+(?:when|if|that)\s+(.+)$`)
 	lookRe         = regexp.MustCompile(`(?i)^(?:(?:what|where)\s+(?:should|do|can|could|must)\s+(?:i|we|you)\s+(?:look|check|start|begin)|how\s+(?:do|can|should)\s+(?:i|we|you)\s+(?:debug|troubleshoot|investigate|diagnose)|where\s+(?:to|do\s+(?:i|we|you)|should\s+(?:i|we|you))\s+(?:start|look|begin)|what\s+to\s+(?:check|look\s+at|look\s+for)|any\s+(?:ideas|hints|pointers))\b`)
 	remedyRe       = regexp.MustCompile(`(?i)^(?:what\s+(?:should|can|could|do)\s+(?:i|we|you)\s+do|what\s+(?:are|is)\s+(?:our|my|your|the)\s+(?:options|choices|alternatives|next\s+steps?|fix|fixes)|what\s+(?:should|can|could|do)\s+(?:i|we|you)\s+(?:change|fix|try)|what\s+(?:now|next)|how\s+(?:do|can|should)\s+(?:i|we|you)\s+(?:fix|solve|resolve|handle|recover)|what(?:'s|\s+is)\s+the\s+(?:right|best|proper|correct|usual)\s+(?:way|fix))\b`)
+	whyToldRe      = regexp.MustCompile(`(?i)^why\s+(\S+\s+\S+.*)$`)
 	whyRe          = regexp.MustCompile(`(?i)^why\s+(do|does|did|is|are|was|were|would|can|could|should|will)\s+(.+)$`)
 	preventRe      = regexp.MustCompile(`(?i)^(?:how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we))\s+)?(?:prevent|avoid|stop|fix|reduce|mitigate)\s+(.+)$`)
 	tellRe         = regexp.MustCompile(`(?i)^how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we))\s+(?:tell|know|detect|check|see|find out)\s+(?:(?:if|whether|that|when)\s+)?(.+)$`)
@@ -250,7 +251,7 @@ func parseForm(topic string) form {
 		t = strings.TrimSpace(strings.TrimPrefix(strings.TrimLeft(t[loc[0]:], ",.;?! "), "and "))
 	}
 	for i := 0; i < len(parts); i++ {
-		p := strings.TrimSpace(parts[i])
+		p := askedOfAnyone(strings.TrimSpace(parts[i]))
 		if loc := lastSentenceRe.FindStringSubmatchIndex(p); loc != nil && alternativeRe.MatchString(p[loc[2]:]) {
 			// "…, they barely finish anything. stuck workers or a
 			// rabbitmq problem?": the question is a part of its own.
@@ -291,6 +292,11 @@ func parseForm(topic string) form {
 		case i > 0 && remedyRe.MatchString(p):
 			// "…, what can we do": what to do.
 			f.asked = append(f.asked, kindPrevention)
+		case i == 0 && f.unset() && whyToldRe.MatchString(p) && !whyRe.MatchString(p):
+			// "(does anyone know) why etcd logs 'apply request took too
+			// long' during compaction": the situation told, asked why.
+			f.asked = append(f.asked, kindCause)
+			f.clause, f.told = whyToldRe.FindStringSubmatch(p)[1], true
 		case whyRe.MatchString(p):
 			m := whyRe.FindStringSubmatch(p)
 			f.asked = append(f.asked, kindCause)
@@ -522,6 +528,37 @@ var lowerLeadWords = map[string]bool{
 // lowerLead lowers s's first letter when its first word is a common
 // word or a gerund ("The disk …", "Scaling Kafka consumers"), not a name
 // ("Postgres", "TLS", "Spring Boot").
+// askedOfAnyone is a question without the lead that asks it of the
+// channel: "does anyone know why etcd logs …" asks why etcd logs …; "has
+// anyone seen kubelet PLEG errors after …" is about those errors; "is
+// there a way to drain a node …" asks how to; "can you explain how
+// consumer group rebalancing works" asks how it works.
+func askedOfAnyone(p string) string {
+	for _, r := range askedOfAnyoneRes {
+		if loc := r.re.FindStringSubmatchIndex(p); loc != nil {
+			q := string(r.re.ExpandString(nil, r.with, p, loc)) + p[loc[1]:]
+			if m := howItWorksRe.FindStringSubmatch(q); m != nil {
+				// "how consumer group rebalancing works"
+				q = "how does " + m[1] + " work"
+			}
+			return q
+		}
+	}
+	return p
+}
+
+var howItWorksRe = regexp.MustCompile(`(?i)^how\s+(.+?)\s+works$`)
+
+var askedOfAnyoneRes = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`(?i)^(?:does|do)\s+(?:anyone|anybody|someone|somebody)\s+(?:here\s+)?know\s+(?:if\s+|whether\s+)?`), ""},
+	{regexp.MustCompile(`(?i)^(?:has|have)\s+(?:anyone|anybody|someone|somebody)\s+(?:here\s+)?(?:ever\s+)?(?:seen|had|hit|run\s+into|dealt\s+with|experienced)\s+`), ""},
+	{regexp.MustCompile(`(?i)^is\s+there\s+(?:a|any)\s+(?:(?:good|clean|safe|sane|quick|easy|better|proper)\s+)?way\s+to\s+`), "how to "},
+	{regexp.MustCompile(`(?i)^(?:can|could|would)\s+(?:someone|somebody|anyone|you)\s+(?:please\s+)?explain\s+(how|why|what|when)\b`), "$1"},
+}
+
 // yesNo reports whether p asks a yes-or-no question of one subject: not
 // two things to pick between ("is it the OOM killer or bad RAM"), though
 // it may end judging itself ("…, or is that overkill?") or asking the

@@ -1179,6 +1179,17 @@ func TestYesNoAsked(t *testing.T) {
 			t.Errorf("Plan(%q) =\n%q, want\n%q", topic, plan, want)
 		}
 	}
+	// A question asked of the channel is the question.
+	for topic, want := range map[string]string{
+		"does anyone know why etcd logs 'apply request took too long' during compaction?": "What causes it when etcd logs 'apply request took too long' during compaction?",
+		"has anyone seen kubelet PLEG errors after a containerd upgrade?":                 "What are kubelet PLEG errors after a containerd upgrade?",
+		"Is there a way to drain a node without breaking PodDisruptionBudgets?":           "How do you drain a node without breaking PodDisruptionBudgets?",
+		"can you explain how kafka consumer group rebalancing works?":                     "What is kafka consumer group rebalancing?",
+	} {
+		if plan, _ := (OfflinePlanner{}).Plan(t.Context(), topic); len(plan) == 0 || plan[0] != want {
+			t.Errorf("Plan(%q) = %q, want %q first", topic, plan, want)
+		}
+	}
 	// "Is it worth" asks with the gerund as written.
 	const worth = "Is it worth switching the render farm's NFS mounts from hard to soft?"
 	if plan, _ := (OfflinePlanner{}).Plan(t.Context(), worth); !slices.Equal(plan, []string{
