@@ -842,6 +842,48 @@ func (s Subject) Groundcrew() bool {
 	return strings.HasPrefix(strings.ToLower(s.AlertName), "groundcrew") || strings.EqualFold(s.Labels["service"], "groundcrew")
 }
 
+// Systems are the systems a source's title says it is for: the name
+// before its separator ("Postgres — replica lag high": postgres; "NATS /
+// JetStream — slow consumers": nats and jetstream; "ingress-nginx:
+// reload failing": ingress and nginx), as index terms. A layer everything
+// runs on (Kubernetes, a node, a container, the kernel, the network, the
+// cloud), a practice (SLO) and a generic word are no system: the kernel's
+// hung-task runbook is about a Postgres host's hangs too. A title without
+// a separator says none.
+func Systems(title string) []string {
+	head, ok := "", false
+	for _, sep := range []string{" — ", " – ", ": ", " - "} {
+		if h, _, found := strings.Cut(title, sep); found && (!ok || len(h) < len(head)) {
+			head, ok = h, true
+		}
+	}
+	if !ok {
+		return nil
+	}
+	var out []string
+	for alt := range strings.SplitSeq(head, "/") {
+		first, _, _ := strings.Cut(strings.TrimSpace(alt), " ")
+		for part := range strings.SplitSeq(strings.Trim(first, "\"'`"), "-") {
+			// The name as one word ("MongoDB" is mongodb, not also db).
+			t := term(strings.ToLower(part))
+			if t != "" && !generic[t] && !layers[t] && !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// layers are what systems run on or are held to, not systems of their own.
+var layers = set("kernel", "cloud", "ingress", "network", "hardware", "object", "linux", "process", "slo", "disk", "memory", "cpu")
+
+// Says reports whether the subject holds the index term t.
+func (s Subject) Says(t string) bool { return s.weights[t] > 0 }
+
+// Mentions reports whether the source's title or text holds the index
+// term t.
+func Mentions(src Source, t string) bool { return Prepare(src).read.body[t] }
+
 // otherSystem reports whether the alert's name starts with a specific
 // system word the source never mentions while the source's title starts
 // with a specific one the alert never mentions.

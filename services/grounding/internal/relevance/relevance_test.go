@@ -163,3 +163,24 @@ func TestParseWhere(t *testing.T) {
 		t.Errorf("weights = %v; want ledger at the label weight and dns at the summary's", s.weights)
 	}
 }
+
+// TestSystems: the system a runbook's title says it is for, not a layer
+// everything runs on.
+func TestSystems(t *testing.T) {
+	for title, want := range map[string][]string{
+		"Postgres — replica lag high":                            {"postgres"},
+		"PostgreSQL: table and index bloat":                      {"postgres"},
+		"NATS / JetStream — slow consumers and pending messages": {"nat", "jetstream"},
+		"MongoDB replica set: member down, no primary":           {"mongodb"},
+		"Kubernetes — pods evicted":                              nil,
+		"Node — filesystem almost full":                          nil,
+		"Kernel: hung tasks, soft lockups and RCU stalls":        nil,
+		"SLO — error budget burning too fast":                    nil,
+		"Node memory pressure and OOM kills":                     nil,
+		"Redis replication lag":                                  nil,
+	} {
+		if got := Systems(title); !slices.Equal(got, want) {
+			t.Errorf("Systems(%q) = %q, want %q", title, got, want)
+		}
+	}
+}

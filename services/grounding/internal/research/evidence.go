@@ -280,6 +280,7 @@ func assess(topic string, plan []string, sources []Source) assessment {
 			selectFor(relevance.Parse(m), false, srcs, whole, judged)
 		}
 	}
+	otherSystems(topic, sources, srcs, judged)
 	for _, name := range alertNames(topic) {
 		// An alert the topic names ("KubePersistentVolumeFillingUp fired
 		// for its PVC") is about the runbook that alert is for, as when
@@ -352,6 +353,39 @@ func assess(topic string, plan []string, sources []Source) assessment {
 		a.sections = append(a.sections, sec)
 	}
 	return a
+}
+
+// otherSystems leaves out a source for another system than the topic's:
+// one whose title says it is for a system (relevance.Systems: "Postgres —
+// replica lag high") the topic never names, while the topic names the
+// system of another source found for it and this one never mentions that
+// system. "redis replica lagging behind its master" is not answered by
+// the Postgres and MongoDB replication runbooks beside the Redis one,
+// however much replica lag they share; a runbook for no system of its own
+// (the kernel's hung tasks, a node's full disk) stays for any system's.
+func otherSystems(topic string, sources []Source, srcs []relevance.Source, judged []relevance.Score) {
+	told := relevance.Parse(topic)
+	systems := make([][]string, len(sources))
+	var named []string
+	for i, s := range sources {
+		systems[i] = relevance.Systems(s.Title)
+		for _, t := range systems[i] {
+			if told.Says(t) && !slices.Contains(named, t) {
+				named = append(named, t)
+			}
+		}
+	}
+	if len(named) == 0 {
+		return
+	}
+	for i := range judged {
+		if judged[i].Value == 0 || len(systems[i]) == 0 || slices.ContainsFunc(systems[i], told.Says) {
+			continue
+		}
+		if !slices.ContainsFunc(named, func(t string) bool { return relevance.Mentions(srcs[i], t) }) {
+			judged[i].Value = 0
+		}
+	}
 }
 
 // alertNames are the names a topic may give an alert by, as Prometheus

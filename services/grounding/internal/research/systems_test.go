@@ -1,0 +1,39 @@
+package research
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/groundcrew/groundcrew/services/grounding/internal/runbooktest"
+)
+
+// TestOtherSystem: beside a runbook for the system a topic names, one for
+// another system it never mentions is no answer, however much of the
+// problem they share; a runbook for no system of its own (a layer: the
+// kernel, a node) stays.
+func TestOtherSystem(t *testing.T) {
+	mysql := readRunbook(t, filepath.Join(runbooktest.Dir(), "mysql-replication.md"))
+	pg := readRunbook(t, filepath.Join(runbooktest.Dir(), "postgres-replication-lag.md"))
+	topic := "mysql replica lagging behind its source for an hour: how do we get it to catch up?"
+	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
+	if a := assess(topic, plan, []Source{mysql, pg}); !a.onTopic[0] || a.onTopic[1] {
+		t.Errorf("%q: admitted %v (MySQL, Postgres replication), want MySQL's only", topic, a.onTopic)
+	}
+	// The same runbooks for a topic that names no system: both stay.
+	bare := "replica lagging behind its primary for an hour: how do we get it to catch up?"
+	plan, _ = OfflinePlanner{}.Plan(t.Context(), bare)
+	if a := assess(bare, plan, []Source{mysql, pg}); !a.onTopic[0] || !a.onTopic[1] {
+		t.Errorf("%q: admitted %v (MySQL, Postgres replication), want both", bare, a.onTopic)
+	}
+	hung := Source{
+		Title:   "Kernel: hung tasks, soft lockups and RCU stalls",
+		URL:     "https://runbooks.example/kernel-hung-tasks",
+		Snippet: "`INFO: task <name>:<pid> blocked for more than 120 seconds` in dmesg: a process stuck in uninterruptible sleep (D state), almost always waiting on I/O. Find the device with iostat -x and the call trace under the message.",
+	}
+	locks := readRunbook(t, filepath.Join(runbooktest.Dir(), "postgres-locks.md"))
+	froze := "reporting-db froze for minutes overnight, dmesg: `INFO: task postgres:8812 blocked for more than 120 seconds`. what is going on?"
+	plan, _ = OfflinePlanner{}.Plan(t.Context(), froze)
+	if a := assess(froze, plan, []Source{hung, locks}); !a.onTopic[0] {
+		t.Errorf("%q: admitted %v (kernel hung tasks, Postgres locks), want the kernel's runbook", froze, a.onTopic)
+	}
+}
