@@ -114,6 +114,7 @@ var (
 	lookRe         = regexp.MustCompile(`(?i)^(?:(?:what|where)\s+(?:should|do|can|could|must)\s+(?:i|we|you)\s+(?:look|check|start|begin)|how\s+(?:do|can|should)\s+(?:i|we|you)\s+(?:debug|troubleshoot|investigate|diagnose)|where\s+(?:to|do\s+(?:i|we|you)|should\s+(?:i|we|you))\s+(?:start|look|begin)|what\s+to\s+(?:check|look\s+at|look\s+for)|any\s+(?:ideas|hints|pointers))\b`)
 	remedyRe       = regexp.MustCompile(`(?i)^(?:what\s+(?:should|can|could|do)\s+(?:i|we|you)\s+do|what\s+(?:are|is)\s+(?:our|my|your|the)\s+(?:options|choices|alternatives|next\s+steps?|fix|fixes)|what\s+(?:should|can|could|do)\s+(?:i|we|you)\s+(?:change|fix|try)|what\s+(?:now|next)|how\s+(?:do|can|should)\s+(?:i|we|you)\s+(?:fix|solve|resolve|handle|recover)|what(?:'s|\s+is)\s+the\s+(?:right|best|proper|correct|usual)\s+(?:way|fix))\b`)
 	whyToldRe      = regexp.MustCompile(`(?i)^why\s+(\S+\s+\S+.*)$`)
+	whyNotRe       = regexp.MustCompile(`(?i)^why\s+not\b`)
 	whyRe          = regexp.MustCompile(`(?i)^why\s+(do|does|did|is|are|was|were|would|can|could|should|will)\s+(.+)$`)
 	preventRe      = regexp.MustCompile(`(?i)^(?:how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we))\s+)?(?:prevent|avoid|stop|fix|reduce|mitigate)\s+(.+)$`)
 	tellRe         = regexp.MustCompile(`(?i)^how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we))\s+(?:tell|know|detect|check|see|find out)\s+(?:(?:if|whether|that|when)\s+)?(.+)$`)
@@ -292,7 +293,7 @@ func parseForm(topic string) form {
 		case i > 0 && remedyRe.MatchString(p):
 			// "…, what can we do": what to do.
 			f.asked = append(f.asked, kindPrevention)
-		case i == 0 && f.unset() && whyToldRe.MatchString(p) && !whyRe.MatchString(p):
+		case i == 0 && f.unset() && whyToldRe.MatchString(p) && !whyRe.MatchString(p) && !whyNotRe.MatchString(p):
 			// "(does anyone know) why etcd logs 'apply request took too
 			// long' during compaction": the situation told, asked why.
 			f.asked = append(f.asked, kindCause)
@@ -525,9 +526,6 @@ var lowerLeadWords = map[string]bool{
 	"your": true, "their": true, "slow": true, "out": true, "lack": true, "high": true, "low": true,
 }
 
-// lowerLead lowers s's first letter when its first word is a common
-// word or a gerund ("The disk …", "Scaling Kafka consumers"), not a name
-// ("Postgres", "TLS", "Spring Boot").
 // askedOfAnyone is a question without the lead that asks it of the
 // channel: "does anyone know why etcd logs …" asks why etcd logs …; "has
 // anyone seen kubelet PLEG errors after …" is about those errors; "is
@@ -591,6 +589,9 @@ func (f form) whether() string {
 	return yours(first + " " + f.aux + " " + rest)
 }
 
+// lowerLead lowers s's first letter when its first word is a common
+// word or a gerund ("The disk …", "Scaling Kafka consumers"), not a name
+// ("Postgres", "TLS", "Spring Boot").
 func lowerLead(s string) string {
 	w, _, _ := strings.Cut(s, " ")
 	lw := strings.ToLower(w)
