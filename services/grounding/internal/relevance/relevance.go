@@ -845,11 +845,11 @@ func (s Subject) Groundcrew() bool {
 // Systems are the systems a source's title says it is for: the name
 // before its separator ("Postgres — replica lag high": postgres; "NATS /
 // JetStream — slow consumers": nats and jetstream; "ingress-nginx:
-// reload failing": ingress and nginx), as index terms. A layer everything
-// runs on (Kubernetes, a node, a container, the kernel, the network, the
-// cloud), a practice (SLO) and a generic word are no system: the kernel's
-// hung-task runbook is about a Postgres host's hangs too. A title without
-// a separator says none.
+// reload failing": nginx), as index terms. A layer everything runs on
+// (Kubernetes, a node, a container, the kernel, the network, the cloud,
+// ingress), a resource (disk, memory, CPU), a practice (SLO) and a
+// generic word are no system: the kernel's hung-task runbook is about a
+// Postgres host's hangs too. A title without a separator says none.
 func Systems(title string) []string {
 	head, ok := "", false
 	for _, sep := range []string{" — ", " – ", ": ", " - "} {
