@@ -255,6 +255,13 @@ func assess(topic string, plan []string, sources []Source) assessment {
 				// searched with the situation told, which is judged here.
 				continue
 			}
+			if n == 2 && p.Specific() < 2 {
+				// A setting of one specific word is a name, not a situation
+				// ("postgres 15 - … set jit = off globally, or raise
+				// jit_above_cost?"): every runbook for that system is
+				// plainly about it, and none about the choice.
+				continue
+			}
 			selectFor(p, p.Specific() < 2 || n == 2, srcs, whole, judged)
 		}
 	default:

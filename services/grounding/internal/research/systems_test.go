@@ -2,6 +2,7 @@ package research
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/groundcrew/groundcrew/services/grounding/internal/runbooktest"
@@ -35,5 +36,20 @@ func TestOtherSystem(t *testing.T) {
 	plan, _ = OfflinePlanner{}.Plan(t.Context(), froze)
 	if a := assess(froze, plan, []Source{hung, locks}); !a.onTopic[0] {
 		t.Errorf("%q: admitted %v (kernel hung tasks, Postgres locks), want the kernel's runbook", froze, a.onTopic)
+	}
+}
+
+// TestNameAsSetting: a name before the dash ("postgres 15 - …") is the
+// topic's system, not a situation: it admits no runbook for merely being
+// that system's, when the choice asked is about none of them.
+func TestNameAsSetting(t *testing.T) {
+	var pg []Source
+	for _, name := range []string{"postgres-connections.md", "postgres-locks.md", "postgres-replication-lag.md", "postgres-wal.md"} {
+		pg = append(pg, readRunbook(t, filepath.Join(runbooktest.Dir(), name)))
+	}
+	topic := "postgres 15 - after the upgrade some tiny queries on billing-pg take 300-400 ms, EXPLAIN ANALYZE ends with `JIT: Functions: 142  Options: Inlining true, Optimization true` and most of the time is in jit. set jit = off globally, or raise jit_above_cost?"
+	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
+	if a := assess(topic, plan, pg); slices.Contains(a.onTopic, true) {
+		t.Errorf("%q: admitted %v (Postgres connections, locks, replication lag, WAL), want none", topic, a.onTopic)
 	}
 }
