@@ -406,7 +406,7 @@ func parseForm(topic string) form {
 			// "do we need to set GOMAXPROCS ourselves …, or does the
 			// runtime figure that out": whether to do it.
 			f.asked = append(f.asked, kindOverview)
-			f.action, f.should = orAuxRe.ReplaceAllString(judgedRe.ReplaceAllString(needToRe.FindStringSubmatch(p)[1], ""), ""), true
+			f.action, f.should = withoutTail(needToRe.FindStringSubmatch(p)[1]), true
 		case f.unset() && yesNo(p):
 			// "does the kubelet restart a container whose liveness probe
 			// fails?", "do we need tini there, or is that overkill?": asked
@@ -414,7 +414,7 @@ func parseForm(topic string) form {
 			// does …"). One asked after the topic ("could that still be
 			// throttling?") is about it, as before.
 			f.asked = append(f.asked, kindOverview)
-			m := yesNoRe.FindStringSubmatch(orAuxRe.ReplaceAllString(judgedRe.ReplaceAllString(p, ""), ""))
+			m := yesNoRe.FindStringSubmatch(withoutTail(p))
 			// "Is GOMEMLIMIT worth setting on our Go services, and to
 			// what?": the question is the first.
 			clause, _, _ := strings.Cut(m[2], ", ")
@@ -562,8 +562,15 @@ var askedOfAnyoneRes = []struct {
 // it may end judging itself ("…, or is that overkill?") or asking the
 // opposite ("…, or does the runtime figure that out on its own?").
 func yesNo(p string) bool {
-	q := orAuxRe.ReplaceAllString(judgedRe.ReplaceAllString(p, ""), "")
+	q := withoutTail(p)
 	return yesNoRe.MatchString(q) && !strings.Contains(strings.ToLower(q), " or ") && !versusRe.MatchString(q)
+}
+
+// withoutTail is a yes-or-no question without what it ends with: a
+// judgement of itself ("…, or is that overkill?") or the opposite asked
+// ("…, or does the runtime figure that out on its own?").
+func withoutTail(q string) string {
+	return orAuxRe.ReplaceAllString(judgedRe.ReplaceAllString(q, ""), "")
 }
 
 // whether is a yes-or-no question's statement, for "whether …", when
@@ -575,15 +582,14 @@ func (f form) whether() string {
 	if !f.yesNo {
 		return ""
 	}
-	first, rest, _ := strings.Cut(f.clause, " ")
-	pronoun := pronounSubjectRe.MatchString(first)
 	switch f.aux {
 	case "do":
 		return yours(f.clause)
 	case "does", "did":
 		return ""
 	}
-	if !pronoun || rest == "" {
+	first, rest, _ := strings.Cut(f.clause, " ")
+	if !pronounSubjectRe.MatchString(first) || rest == "" {
 		return ""
 	}
 	return yours(first + " " + f.aux + " " + rest)
@@ -1053,18 +1059,18 @@ func (f form) question(k questionKind, sharper bool) string {
 		}
 	}
 	if f.yesNo {
-		q := yours(f.aux + " " + f.clause)
-		q = strings.ToUpper(q[:1]) + q[1:]
+		asked := yours(f.aux + " " + f.clause) // "does the kubelet restart …"
+		q := strings.ToUpper(asked[:1]) + asked[1:]
 		w := f.whether()
 		switch {
 		case k.name == kindOverview.name:
 			return pick(q+"?", q+", and when not?")
 		case k.name == kindCause.name:
-			return pick("Why "+yours(f.aux+" "+f.clause)+", or why not?", "What decides it: "+strings.ToLower(q[:1])+q[1:]+"?")
+			return pick("Why "+asked+", or why not?", "What decides it: "+asked+"?")
 		case k.name == kindDiagnosis.name && w != "":
 			return pick("How do you check whether "+w+"?", "Which checks show whether "+w+"?")
 		case k.name == kindDiagnosis.name:
-			return pick("When "+yours(f.aux+" "+f.clause)+", and when not?", "In which cases "+yours(f.aux+" "+f.clause)+"?")
+			return pick("When "+asked+", and when not?", "In which cases "+asked+"?")
 		default:
 			return pick("What do you do if "+w+"?", "What should you change if "+w+"?")
 		}
