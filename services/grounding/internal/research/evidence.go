@@ -247,19 +247,15 @@ func assess(topic string, plan []string, sources []Source) assessment {
 			if p.Specific() == 0 {
 				continue
 			}
-			if remedy := f.remedies && n < 2 || f.doubt && n == 0; remedy && p.Specific() < 2 {
+			if remedy := f.remedies && n < 2 || f.doubt && n == 0; (remedy || n == 2) && p.Specific() < 2 {
 				// A thing to do of one specific word ("More replicas, or
 				// NodeLocal DNSCache?", "roll back", "wait it out") says
 				// nothing a source could be about but the word: every
 				// replication runbook is plainly about "replicas". It was
 				// searched with the situation told, which is judged here.
-				continue
-			}
-			if n == 2 && p.Specific() < 2 {
-				// A setting of one specific word is a name, not a situation
-				// ("postgres 15 - … set jit = off globally, or raise
-				// jit_above_cost?"): every runbook for that system is
-				// plainly about it, and none about the choice.
+				// Nor does a setting of one, a name ("postgres 15 - … set
+				// jit = off globally, or raise jit_above_cost?"): every
+				// runbook for that system is plainly about it.
 				continue
 			}
 			selectFor(p, p.Specific() < 2 || n == 2, srcs, whole, judged)
