@@ -85,6 +85,10 @@ type form struct {
 	// versus high iowait", "rate limits explained"): not asked about,
 	// but words a source on the topic may use.
 	detail string
+	// lead: the questions are asked of the name told before them
+	// ("checkout SLO - do we freeze deploys until it recovers?"), so
+	// each starts with it.
+	lead bool
 	// told: the subject or situation was told, not asked ("Our Java
 	// service stops answering. How do I tell X from Y?"): a comparison
 	// asked after it is the topic.
@@ -103,7 +107,7 @@ type form struct {
 var (
 	comparisonRe   = regexp.MustCompile(`(?i)^(?:compare\s+)?(.+?)\s+(?:vs\.?|versus|compared (?:with|to)|and|or)\s+(.+)$`)
 	differenceRe   = regexp.MustCompile(`(?i)^(?:the\s+)?differences?\s+between\s+(.+?)\s+and\s+(.+)$`)
-	partSplitRe    = regexp.MustCompile(`(?i)(?:,?\s+and\s+(?:how|why|what|when)|,\s+and\s+(?:where|which|should|can|could)|,\s+(?:how|why|what|when|where|which|should|can|could|any)|[.;]\s+(?:how|why|what|when|where|which|should|can|could|any)\b|[?!]\s+)`)
+	partSplitRe    = regexp.MustCompile(`(?i)(?:,?\s+and\s+(?:how|why|what|when)|,\s+and\s+(?:where|which|should|can|could)|,\s+(?:how|why|what|when|where|which|should|can|could|any)|[.;]\s+(?:how|why|what|when|where|which|should|can|could|any)\b|[.;]\s+(?:do|does|did|is|are|was|were|will|would|must|has|have)\s|[?!]\s+)`)
 	tellFromRe     = regexp.MustCompile(`(?i)^how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we))\s+tell\s+(.+?)\s+(?:from|apart\s+from)\s+(.+)$`)
 	fromGerundRe   = regexp.MustCompile(`(?i)^(.+?)\s+from\s+(\w+ing\b.*)$`)
 	sentenceRe     = regexp.MustCompile(`[.?!]\s+`)
@@ -199,6 +203,9 @@ func parseForm(topic string) form {
 	// question about it; "How to tell X from Y: kernel errors versus
 	// iowait": the topic, then detail the questions need not repeat.
 	var detail, name, lead string
+	// label is what a colon or dash set before the rest ("checkout
+	// SLO - …"): a thing named, not a sentence told.
+	var label string
 	for _, loc := range colonRe.FindAllStringIndex(t, -1) {
 		// "etcdserver: mvcc: database space exceeded — how do we …": the
 		// separator before a question, wherever it is, starts a part.
@@ -211,7 +218,14 @@ func parseForm(topic string) form {
 				t, name = rest, head
 				break
 			}
-			t = t[:loc[0]] + ", and " + t[loc[1]:]
+			// "lowering fillfactor on a postgres table - does it help
+			// with bloat?": a yes-or-no question after what it is about
+			// is a sentence of its own, as after a full stop.
+			sep := ", and "
+			if yesNoRe.MatchString(t[loc[1]:]) {
+				sep, label = ". ", t[:loc[0]]
+			}
+			t = t[:loc[0]] + sep + t[loc[1]:]
 			break
 		}
 	}
@@ -231,7 +245,7 @@ func parseForm(topic string) form {
 			// The detail's first sentence is not asked; a question after
 			// it is ("split brain: after a blip the VIP ends up on both.
 			// why does that happen?").
-			t, detail = head, rest
+			t, detail, label = head, rest, head
 			if loc := sentenceRe.FindStringIndex(rest); loc != nil {
 				t, detail = head+". "+rest[loc[1]:], rest[:loc[0]]
 			}
@@ -312,7 +326,22 @@ func parseForm(topic string) form {
 			// tell a failing check from a dead server").
 			m := tellFromRe.FindStringSubmatch(p)
 			f.tellApart(m[1], m[2])
-		case f.told && f.a == "" && alternativeRe.MatchString(asked) && !judgedRe.MatchString(asked) && len(strings.Fields(asked)) <= 14:
+		case i == 1 && f.thingNamed(label) && !strings.Contains(strings.ToLower(judgedRe.ReplaceAllString(asked, "")), " or ") && (needToRe.MatchString(asked) || yesNo(asked) && !judgement(asked)):
+			// "lowering fillfactor on an update-heavy postgres table -
+			// does it actually help with bloat?", "checkout SLO - do we
+			// freeze deploys until it recovers?": the question asked of
+			// the thing named first is the topic, and each question
+			// starts with that thing, as the asker wrote it.
+			f.asked = append(f.asked, kindOverview)
+			if m := needToRe.FindStringSubmatch(asked); m != nil {
+				f.action, f.should = withoutTail(m[1]), true
+			} else {
+				m := yesNoRe.FindStringSubmatch(withoutTail(asked))
+				clause, _, _ := strings.Cut(m[2], ", ")
+				f.yesNo, f.aux, f.clause = true, strings.ToLower(m[1]), clause
+			}
+			f.name, f.lead, f.noun, f.told = f.noun, true, "", false
+		case f.told && f.a == "" && (!f.thingNamed(label) || offersRemedies(asked)) && alternativeRe.MatchString(asked) && !judgedRe.MatchString(asked) && !judgement(asked) && len(strings.Fields(asked)) <= 14:
 			// "The queue keeps growing. Stuck workers or a RabbitMQ
 			// problem?", "Was it the OOM killer or bad RAM?": two causes
 			// of the situation told, to tell apart.
@@ -555,6 +584,42 @@ var askedOfAnyoneRes = []struct {
 	{regexp.MustCompile(`(?i)^(?:has|have)\s+(?:anyone|anybody|someone|somebody)\s+(?:here\s+)?(?:ever\s+)?(?:seen|had|hit|run\s+into|dealt\s+with|experienced)\s+`), ""},
 	{regexp.MustCompile(`(?i)^is\s+there\s+(?:a|any)\s+(?:(?:good|clean|safe|sane|quick|easy|better|proper)\s+)?way\s+to\s+`), "how to "},
 	{regexp.MustCompile(`(?i)^(?:can|could|would)\s+(?:someone|somebody|anyone|you)\s+(?:please\s+)?explain\s+(how|why|what|when)\b`), "$1"},
+}
+
+// thingNamed reports whether the topic so far named a thing, set off by a
+// colon or a dash (label), briefly and with no problem in it ("ingress-nginx limit-rps annotation", "vault
+// transit key rotation"), rather than told a situation or a problem: a
+// question asked after it asks about the thing ("is the limit per
+// controller replica or global?" offers no two causes to tell apart).
+func (f form) thingNamed(label string) bool {
+	n := f.noun
+	return f.told && n != "" && strings.EqualFold(n, strings.TrimSpace(label)) && f.clause == "" && f.action == "" && len(strings.Fields(n)) < toldWords &&
+		!strings.Contains(n, "«") && !versusRe.MatchString(n) && !problemToldRe.MatchString(n) &&
+		!symptomRe.MatchString(n) && !situationRe.MatchString(n) && len(alertSearches(n)) == 0 && !f.problem()
+}
+
+// offersRemedies reports whether the question p offers two things to do
+// ("reload or restart?", "set jit = off globally, or raise
+// jit_above_cost?"), whatever was told before it.
+func offersRemedies(p string) bool {
+	m := alternativeRe.FindStringSubmatch(p)
+	return m != nil && remedies(offered(m[1]), offered(m[2]))
+}
+
+// judgementRe is an answer a question offers that judges rather than
+// names a cause: "is that a problem or can we ignore it", "is that a bug
+// in how we use it or expected", "is skipping that event ok, or are we
+// asking for trouble".
+var judgementRe = regexp.MustCompile(`(?i)^(?:(?:a|an)\s+)?(?:real\s+|big\s+|known\s+)?(?:problem|issue|concern|bug|worry)\b|\b(?:ok|okay|fine|normal|expected|safe|necessary|needed|enough|overkill|asking\s+for\s+trouble)$`)
+
+// judgement reports whether the question p offers a judgement as one of
+// its answers (judgementRe), so it asks one thing, not two causes.
+func judgement(p string) bool {
+	m := alternativeRe.FindStringSubmatch(p)
+	if m == nil {
+		return judgementRe.MatchString(strings.Trim(yesNoRe.ReplaceAllString(p, "$2"), ",;:- "))
+	}
+	return judgementRe.MatchString(strings.Trim(m[1], ",;:- ")) || judgementRe.MatchString(strings.Trim(m[2], ",;:- "))
 }
 
 // yesNo reports whether p asks a yes-or-no question of one subject: not
@@ -859,7 +924,7 @@ var (
 	// problemToldRe finds a problem in a sentence told beside a choice
 	// ("We hit 'too many clients' every time", "the old one keeps
 	// failing"), not context ("Everything is deployed with Argo CD").
-	problemToldRe = regexp.MustCompile(`(?i)\b(?:fail\w*|error\w*|crash\w*|time[sd]?\s+out|timeout\w*|refus\w*|reject\w*|exceed\w*|hit|hits|hitting|run(?:s|ning)?\s+out|down|stuck|slow\w*|drop\w*|lag\w*|full|outage\w*|broke\w*|OOM\w*|[45]\d\ds|[45]xx|(?:returns?|returned|gets?|got|with|throws?|throwing|answers?)\s+(?:an?\s+)?[45]\d\d|skew\w*|evict\w*|fill\w*|pending|\w*full|not|never|\w+n't|cannot|no\s+longer)\b`)
+	problemToldRe = regexp.MustCompile(`(?i)\b(?:fail\w*|error\w*|crash\w*|time[sd]?\s+out|timeout\w*|refus\w*|reject\w*|exceed\w*|hit|hits|hitting|run(?:s|ning)?\s+out|down|stuck|slow\w*|drop\w*|lag\w*|full|outage\w*|broke\w*|OOM\w*|[45]\d\ds|[45]xx|(?:returns?|returned|gets?|got|with|throws?|throwing|answers?)\s+(?:an?\s+)?[45]\d\d|skew\w*|evict\w*|fill(?:s|ed|ing)?|pending|\w*full|not|never|\w+n't|cannot|no\s+longer)\b`)
 	// goingOnRe asks what is behind a situation told ("what's going on",
 	// "what happened", "what is wrong").
 	goingOnRe = regexp.MustCompile(`(?i)^(?:what(?:'s|\s+is|\s+was)\s+(?:going\s+on|happening|wrong|up)|what\s+happened|what\s+could\s+(?:cause|explain)\s+(?:that|this|it))\b`)
@@ -964,6 +1029,13 @@ func (f form) plural() bool {
 // question writes the angle's question in the topic's own terms; sharper
 // is the second phrasing Refine tries when the first found too little.
 func (f form) question(k questionKind, sharper bool) string {
+	if f.lead {
+		g := f
+		g.lead = false
+		q := g.question(k, sharper)
+		r, n := utf8.DecodeRuneInString(q)
+		return headingOf(f.name) + ": " + string(unicode.ToLower(r)) + q[n:]
+	}
 	pick := func(first, second string) string {
 		if sharper {
 			return second

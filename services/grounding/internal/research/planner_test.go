@@ -1219,3 +1219,47 @@ func TestYesNoAsked(t *testing.T) {
 		t.Errorf("titleOf = %q, want %q", got, asked)
 	}
 }
+
+// TestQuestionAfterThingNamed: a yes-or-no question after a colon, a dash
+// or a full stop is a question of its own, not words pasted into the
+// situation's headings; asked of a thing named first, each heading starts
+// with that thing.
+func TestQuestionAfterThingNamed(t *testing.T) {
+	for topic, want := range map[string][]string{
+		"lowering fillfactor on an update-heavy postgres table - does it actually help with bloat?": {
+			"Lowering fillfactor on an update-heavy postgres table: does it actually help with bloat?",
+			"Lowering fillfactor on an update-heavy postgres table: why does it actually help with bloat, or why not?",
+			"Lowering fillfactor on an update-heavy postgres table: when does it actually help with bloat, and when not?",
+		},
+		"vault transit key rotation: do old ciphertexts need rewrap?": {
+			"vault transit key rotation: do old ciphertexts need rewrap?",
+			"vault transit key rotation: why do old ciphertexts need rewrap, or why not?",
+			"vault transit key rotation: how do you check whether old ciphertexts need rewrap?",
+			"vault transit key rotation: what do you do if old ciphertexts need rewrap?",
+		},
+	} {
+		plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
+		if !slices.Equal(plan, want) {
+			t.Errorf("Plan(%q) =\n%q, want\n%q", topic, plan, want)
+		}
+		if got := titleOf(topic); got != want[0] {
+			t.Errorf("titleOf(%q) = %q, want %q", topic, got, want[0])
+		}
+	}
+	// A question after a situation told is not pasted into it; nor is a
+	// judgement ("a problem") one of two causes, nor a thing's two
+	// attributes ("per controller replica or global").
+	for topic, want := range map[string]string{
+		"swap usage on the database VMs sits at ~80% for days but vmstat si/so are 0 — is that a problem or can we ignore NodeSwapUsageHigh?": "What does it mean when swap usage on the database VMs sits at ~80% for days but vmstat si/so are 0?",
+		"promtail keeps logging '429 Too Many Requests'. are we actually losing log lines?":                                                   "What does it mean when promtail keeps logging '429 Too Many Requests'?",
+		"ingress-nginx limit-rps annotation - is the limit per controller replica or global?":                                                 "What is ingress-nginx limit-rps annotation?",
+	} {
+		if plan, _ := (OfflinePlanner{}).Plan(t.Context(), topic); len(plan) == 0 || plan[0] != want {
+			t.Errorf("Plan(%q) = %q, want %q first", topic, plan, want)
+		}
+	}
+	// Two things to do stay two things to do after a thing named.
+	if plan, _ := (OfflinePlanner{}).Plan(t.Context(), "postgres 15 - some small queries got slow since the upgrade. set jit = off globally, or raise jit_above_cost?"); len(plan) == 0 || !strings.Contains(plan[0], "set jit = off globally or raise jit_above_cost") {
+		t.Errorf("remedies after a name: plan %q", plan)
+	}
+}
