@@ -1037,3 +1037,29 @@ func (s Subject) Keywords(text string) []string {
 	}
 	return out
 }
+
+// OnlySystem reports whether the source shares nothing with the subject
+// but its system: of the subject's specific terms it holds only the
+// systems its title says it is for (Systems), while the subject names
+// more than systems (others: those other sources are for). "redis
+// streams" is not answered by the Redis-down runbook, which never
+// mentions streams, however plainly it is about Redis; "Memcached vs
+// Redis" names two systems and nothing more.
+func (s Subject) OnlySystem(src Source, others []string) bool {
+	sys := Systems(src.Title)
+	if !slices.ContainsFunc(sys, s.Says) {
+		return false
+	}
+	body := Prepare(src).read.body
+	more := false
+	for t := range s.weights {
+		if generic[t] || slices.Contains(sys, t) || slices.Contains(others, t) {
+			continue
+		}
+		if body[t] {
+			return false
+		}
+		more = true
+	}
+	return more
+}

