@@ -610,7 +610,7 @@ func offersRemedies(p string) bool {
 // names a cause: "is that a problem or can we ignore it", "is that a bug
 // in how we use it or expected", "is skipping that event ok, or are we
 // asking for trouble".
-var judgementRe = regexp.MustCompile(`(?i)^(?:(?:a|an)\s+)?(?:real\s+|big\s+|known\s+)?(?:problem|issue|concern|bug|worry)\b|\b(?:ok|okay|fine|normal|expected|safe|necessary|needed|enough|overkill|asking\s+for\s+trouble)$`)
+var judgementRe = regexp.MustCompile(`(?i)^(?:(?:a|an)\s+)?(?:real\s+|big\s+|known\s+)?(?:problem|issue|concern|bug|worry)\b|\b(?:ok|okay|fine|normal|expected|safe|overkill|asking\s+for\s+trouble)$`)
 
 // judgement reports whether the question p offers a judgement as one of
 // its answers (judgementRe), so it asks one thing, not two causes.

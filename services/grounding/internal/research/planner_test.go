@@ -1258,6 +1258,10 @@ func TestQuestionAfterThingNamed(t *testing.T) {
 			t.Errorf("Plan(%q) = %q, want %q first", topic, plan, want)
 		}
 	}
+	// A remedy judged enough is still a thing to do beside another.
+	if plan, _ := (OfflinePlanner{}).Plan(t.Context(), "db-11 (bare metal) - dmesg shows `EDAC MC0: 1 CE memory read error`. fail the replica over now, or is a hardware ticket enough?"); len(plan) == 0 || !strings.Contains(plan[0], "fail the replica over now, or is it a hardware ticket enough") {
+		t.Errorf("a remedy judged enough: plan %q", plan)
+	}
 	// Two things to do stay two things to do after a thing named.
 	if plan, _ := (OfflinePlanner{}).Plan(t.Context(), "postgres 15 - some small queries got slow since the upgrade. set jit = off globally, or raise jit_above_cost?"); len(plan) == 0 || !strings.Contains(plan[0], "set jit = off globally or raise jit_above_cost") {
 		t.Errorf("remedies after a name: plan %q", plan)
