@@ -587,10 +587,11 @@ var askedOfAnyoneRes = []struct {
 }
 
 // thingNamed reports whether the topic so far named a thing, set off by a
-// colon or a dash (label), briefly and with no problem in it ("ingress-nginx limit-rps annotation", "vault
-// transit key rotation"), rather than told a situation or a problem: a
-// question asked after it asks about the thing ("is the limit per
-// controller replica or global?" offers no two causes to tell apart).
+// colon or a dash (label), briefly and with no problem in it
+// ("ingress-nginx limit-rps annotation", "vault transit key rotation"),
+// rather than told a situation or a problem: a question asked after it
+// asks about the thing ("is the limit per controller replica or global?"
+// offers no two causes to tell apart).
 func (f form) thingNamed(label string) bool {
 	n := f.noun
 	return f.told && n != "" && strings.EqualFold(n, strings.TrimSpace(label)) && f.clause == "" && f.action == "" && len(strings.Fields(n)) < toldWords &&
