@@ -107,7 +107,7 @@ type form struct {
 var (
 	comparisonRe   = regexp.MustCompile(`(?i)^(?:compare\s+)?(.+?)\s+(?:vs\.?|versus|compared (?:with|to)|and|or)\s+(.+)$`)
 	differenceRe   = regexp.MustCompile(`(?i)^(?:the\s+)?differences?\s+between\s+(.+?)\s+and\s+(.+)$`)
-	partSplitRe    = regexp.MustCompile(`(?i)(?:,?\s+and\s+(?:how|why|what|when)|,\s+and\s+(?:where|which|should|can|could)|,\s+(?:how|why|what|when|where|which|should|can|could|any)|[.;]\s+(?:how|why|what|when|where|which|should|can|could|any)\b|[.;]\s+(?:do|does|did|is|are|was|were|will|would|must|has|have)\s|[?!]\s+)`)
+	partSplitRe    = regexp.MustCompile(`(?i)(?:,?\s+and\s+(?:how|why|what|when)|,\s+and\s+(?:where|which|should|can|could)|,\s+(?:how|why|what|when|where|which|should|can|could|any)|[.;]\s+(?:how|why|what|when|where|which|should|can|could|any)\b|[.;]\s+(?:do|does|did|is|are|was|were|will|would|must|has|have)\s|[.;]\s+(?:options|suggestions|ideas)$|[?!]\s+)`)
 	tellFromRe     = regexp.MustCompile(`(?i)^how\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we))\s+tell\s+(.+?)\s+(?:from|apart\s+from)\s+(.+)$`)
 	fromGerundRe   = regexp.MustCompile(`(?i)^(.+?)\s+from\s+(\w+ing\b.*)$`)
 	sentenceRe     = regexp.MustCompile(`[.?!]\s+`)
@@ -115,8 +115,8 @@ var (
 	colonRe        = regexp.MustCompile(`:\s+|\s+[—–-]\s+`)
 	meanXRe        = regexp.MustCompile(`(?i)^what\s+(?:does|do)\s+(.+?)\s+mean\b`)
 	meanRe         = regexp.MustCompile(`(?i)^what\s+does\s+it\s+mean\s+(?:when|if|that)\s+(.+)$`)
-	lookRe         = regexp.MustCompile(`(?i)^(?:(?:what|where)\s+(?:should|do|can|could|must)\s+(?:i|we|you)\s+(?:look|check|start|begin)|how\s+(?:do|can|should)\s+(?:i|we|you)\s+(?:debug|troubleshoot|investigate|diagnose)|where\s+(?:to|do\s+(?:i|we|you)|should\s+(?:i|we|you))\s+(?:start|look|begin)|what\s+to\s+(?:check|look\s+at|look\s+for)|any\s+(?:ideas|hints|pointers))\b`)
-	remedyRe       = regexp.MustCompile(`(?i)^(?:what\s+(?:should|can|could|do)\s+(?:i|we|you)\s+do|what\s+(?:are|is)\s+(?:our|my|your|the)\s+(?:options|choices|alternatives|next\s+steps?|fix|fixes)|what\s+(?:should|can|could|do)\s+(?:i|we|you)\s+(?:change|fix|try)|what\s+(?:now|next)|how\s+(?:do|can|should)\s+(?:i|we|you)\s+(?:fix|solve|resolve|handle|recover)|what(?:'s|\s+is)\s+the\s+(?:right|best|proper|correct|usual)\s+(?:way|fix))\b`)
+	lookRe         = regexp.MustCompile(`(?i)^(?:(?:what|where)\s+(?:should|do|can|could|must)\s+(?:i|we|you)\s+(?:look|check|start|begin)|how\s+(?:do|can|should)\s+(?:i|we|you)\s+(?:debug|troubleshoot|investigate|diagnose)|where\s+(?:to|do\s+(?:i|we|you)|should\s+(?:i|we|you))\s+(?:start|look|begin)|what\s+to\s+(?:check|look\s+at|look\s+for)|(?:any\s+)?ideas$|any\s+(?:ideas|hints|pointers))\b`)
+	remedyRe       = regexp.MustCompile(`(?i)^(?:options|suggestions|what\s+(?:should|can|could|do)\s+(?:i|we|you)\s+do|what\s+(?:are|is)\s+(?:our|my|your|the)\s+(?:options|choices|alternatives|next\s+steps?|fix|fixes)|what\s+(?:should|can|could|do)\s+(?:i|we|you)\s+(?:change|fix|try)|what\s+(?:now|next)|how\s+(?:do|can|should)\s+(?:i|we|you)\s+(?:fix|solve|resolve|handle|recover)|what(?:'s|\s+is)\s+the\s+(?:right|best|proper|correct|usual)\s+(?:way|fix))\b`)
 	whyToldRe      = regexp.MustCompile(`(?i)^why\s+(\S+\s+\S+.*)$`)
 	whyNotRe       = regexp.MustCompile(`(?i)^why\s+not\b`)
 	whyRe          = regexp.MustCompile(`(?i)^why\s+(do|does|did|is|are|was|were|would|can|could|should|will)\s+(.+)$`)
@@ -534,6 +534,11 @@ var finiteVerbs = map[string]bool{
 	"stays": true, "stay": true, "stayed": true, "won't": true, "can't": true, "cannot": true, "don't": true,
 	"doesn't": true, "isn't": true, "aren't": true, "wasn't": true, "didn't": true, "never": true, "ends": true,
 	"ended": true, "happens": true, "happened": true, "see": true, "saw": true, "notice": true, "noticed": true,
+	// Irregular past tenses that are no participle used as an adjective
+	// ("kafka consumers fell behind overnight", "the heap grew to 6 GB"):
+	// "broken", "stuck" and "hung" describe a thing as often.
+	"fell": true, "grew": true, "broke": true, "froze": true, "rose": true, "ran": true, "began": true,
+	"came": true, "took": true, "shrank": true, "blew": true, "died": true, "threw": true, "gave": true,
 }
 
 // statement reports whether s tells a situation: it has a finite verb

@@ -144,6 +144,18 @@ func TestPlan(t *testing.T) {
 			},
 		},
 		{
+			// An irregular past tense tells a situation, as "keep
+			// falling" does: not "What is kafka consumers fell behind
+			// overnight?", "What are good practices for …".
+			topic: "kafka consumers fell behind overnight, what should we look at?",
+			want: []string{
+				"How can you tell when kafka consumers fell behind overnight?",
+				"What does it mean when kafka consumers fell behind overnight?",
+				"What causes it when kafka consumers fell behind overnight?",
+				"What can you do when kafka consumers fell behind overnight, and how do you prevent it?",
+			},
+		},
+		{
 			// A situation told, then the question: where to look first.
 			topic: "Our Kafka consumers keep falling behind during peak hours, what should we look at?",
 			want: []string{
