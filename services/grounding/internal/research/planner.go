@@ -877,6 +877,40 @@ func splitSentences(topic string) []sentence {
 	return out
 }
 
+// firstSentences returns f with each part it asks about cut to its
+// first sentence, and whether any was cut.
+func (f form) firstSentences() (form, bool) {
+	cut := false
+	for _, p := range []*string{&f.noun, &f.clause, &f.action, &f.a, &f.b, &f.setting} {
+		if first := firstSentence(*p); first != *p {
+			*p, cut = first, true
+		}
+	}
+	return f, cut
+}
+
+// firstSentence returns s up to the end of its first sentence, outside
+// quotes ("`consumer poll timeout has expired. This means …`" is one
+// message) and abbreviations ("e.g. "), when at least three words come
+// before it.
+func firstSentence(s string) string {
+	masked := []byte(s)
+	for _, loc := range quoteRe.FindAllStringIndex(s, -1) {
+		for i := loc[0] + 1; i < loc[1]-1; i++ {
+			masked[i] = 'x'
+		}
+	}
+	for _, loc := range sentenceRe.FindAllIndex(masked, -1) {
+		head := strings.TrimSpace(s[:loc[0]])
+		ws := strings.Fields(head)
+		if len(ws) < 3 || abbreviations[strings.ToLower(ws[len(ws)-1])] {
+			continue
+		}
+		return head
+	}
+	return s
+}
+
 // toldText is what was told as the topic's subject or situation.
 func (f form) toldText() string { return strings.TrimSpace(f.clause + " " + f.noun) }
 
@@ -1041,6 +1075,13 @@ func (f form) question(k questionKind, sharper bool) string {
 		q := g.question(k, sharper)
 		r, n := utf8.DecodeRuneInString(q)
 		return headingOf(f.name) + ": " + string(unicode.ToLower(r)) + q[n:]
+	}
+	if g, cut := f.firstSentences(); cut {
+		// A story told over several sentences ("edge-3 stopped taking
+		// new connections around 11:20. error.log: `…`. /nginx_status:
+		// …") is asked about by its first: the rest, pasted logs
+		// included, was searched and judged on its own.
+		return g.question(k, sharper)
 	}
 	pick := func(first, second string) string {
 		if sharper {
