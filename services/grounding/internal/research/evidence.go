@@ -184,6 +184,13 @@ func assess(topic string, plan []string, sources []Source) assessment {
 	if f.detail != "" {
 		d := relevance.Parse(subj + " " + f.detail)
 		detailed = &d
+		if f.bare(subj) {
+			// "postgres 16 - billing-pg logs `checkpoints are occurring
+			// too frequently`": a thing named, then what happened to it.
+			// The thing alone is near every runbook for it; the topic is
+			// what happened.
+			about, core, detailed = d, nil, nil
+		}
 	}
 	// What of a system the subject asks about may be said before where
 	// or when ("checkout-api during the 20:00 promo").

