@@ -89,6 +89,10 @@ type form struct {
 	// ("checkout SLO - do we freeze deploys until it recovers?"), so
 	// each starts with it.
 	lead bool
+	// ask is a yes-or-no question asked of the situation told, as the
+	// reader would ask it ("do you need more partitions", after "kafka
+	// consumers fell behind overnight"): the first question.
+	ask string
 	// told: the subject or situation was told, not asked ("Our Java
 	// service stops answering. How do I tell X from Y?"): a comparison
 	// asked after it is the topic.
@@ -256,6 +260,7 @@ func parseForm(topic string) form {
 	// each part asks its own angle.
 	var parts []string
 	var toldAfter string
+	askAt := -1
 	for {
 		loc := partSplitRe.FindStringIndex(t)
 		if loc == nil {
@@ -448,6 +453,16 @@ func parseForm(topic string) form {
 			// what?": the question is the first.
 			clause, _, _ := strings.Cut(m[2], ", ")
 			f.yesNo, f.aux, f.clause = true, strings.ToLower(m[1]), clause
+		case i > 0 && f.told && f.a == "" && f.ask == "" && len(strings.Fields(asked)) > 4 && (needToRe.MatchString(asked) || yesNo(asked) && !judgement(asked)):
+			// "kafka consumers fell behind overnight. do we need more
+			// partitions?": the question asked of the situation told is
+			// asked first, in its own words, then what the situation
+			// means, why and what to do.
+			// One of four words or fewer ("could that be it?") asks of
+			// what was said just before it, not of the situation.
+			askAt = len(f.asked)
+			r, n := utf8.DecodeRuneInString(asked)
+			f.ask = yours(string(unicode.ToLower(r)) + withoutTail(asked)[n:])
 		default:
 			switch {
 			case !f.unset():
@@ -502,6 +517,12 @@ func parseForm(topic string) form {
 			f.situation = false
 		}
 	}
+	if f.ask != "" && (f.a != "" || f.action != "" || f.yesNo) {
+		// A question asked of a choice or a task is asked with it.
+		f.ask = ""
+	} else if f.ask != "" {
+		f.asked = slices.Insert(f.asked, min(askAt, len(f.asked)), kindOverview)
+	}
 	if f.a != "" && toldAfter != "" {
 		f.setting = strings.TrimSpace(f.setting + " " + toldAfter)
 	}
@@ -510,7 +531,7 @@ func parseForm(topic string) form {
 	f.noun, f.clause, f.action = lowerLead(yours(f.noun)), lowerLead(yours(f.clause)), lowerLead(yours(f.action))
 	f.context = yours(f.context)
 	f.noun, f.clause, f.action, f.a, f.b, f.context, f.detail = unquote(f.noun), unquote(f.clause), unquote(f.action), unquote(f.a), unquote(f.b), unquote(f.context), unquote(f.detail)
-	f.setting = unquote(f.setting)
+	f.setting, f.ask = unquote(f.setting), unquote(f.ask)
 	if f.unset() {
 		f.noun = strings.TrimSpace(topic)
 	}
@@ -1211,6 +1232,15 @@ func (f form) question(k questionKind, sharper bool) string {
 		// about as a situation: "What are good practices for every
 		// rolling deploy gives us …?" is no question a person asks.
 		c, told = f.noun, true
+	}
+	if f.ask != "" && k.name == kindOverview.name {
+		// "kafka consumers fell behind overnight: do you need more
+		// partitions?"
+		s := c
+		if s == "" {
+			s = f.noun
+		}
+		return pick(headingOf(s)+": "+f.ask+"?", "When "+s+", "+f.ask+"?")
 	}
 	if c != "" && (told || !(k.name == kindOverview.name && f.noun != "")) {
 		if f.how && k.name == kindOverview.name {

@@ -144,6 +144,26 @@ func TestPlan(t *testing.T) {
 			},
 		},
 		{
+			// A yes-or-no question asked of a situation told is asked
+			// first, of that situation, in the asker's words.
+			topic: "kafka consumers fell behind overnight. do we need more partitions?",
+			want: []string{
+				"kafka consumers fell behind overnight: do you need more partitions?",
+				"What causes it when kafka consumers fell behind overnight?",
+				"How can you tell when kafka consumers fell behind overnight?",
+				"What can you do when kafka consumers fell behind overnight, and how do you prevent it?",
+			},
+		},
+		{
+			topic: "redis replica lagging behind its master: do we need to take it out of read traffic until it catches up, or is that overkill?",
+			want: []string{
+				"redis replica lagging behind its master: do you need to take it out of read traffic until it catches up?",
+				"What causes redis replica lagging behind its master?",
+				"How can you tell redis replica lagging behind its master is the problem?",
+				"How do you prevent redis replica lagging behind its master?",
+			},
+		},
+		{
 			// A story told over several sentences is asked about by its
 			// first; the pasted log line after it is not pasted into
 			// every question.
@@ -1135,6 +1155,19 @@ func TestOfferedTitle(t *testing.T) {
 	}
 }
 
+// TestStoryTitle: a report on a story told over several sentences is
+// headed with its first sentence, or with the question asked of it.
+func TestStoryTitle(t *testing.T) {
+	for topic, want := range map[string]string{
+		"edge-3 stopped taking new connections around 11:20. error.log: `[alert] 1024 worker_connections are not enough`, but the upstreams are idle. what do we change?": "edge-3 stopped taking new connections around 11:20",
+		"kafka consumers fell behind overnight. do we need more partitions?":                                                                                              "kafka consumers fell behind overnight: do you need more partitions?",
+	} {
+		if got := titleOf(topic); got != want {
+			t.Errorf("titleOf(%q) = %q, want %q", topic, got, want)
+		}
+	}
+}
+
 // TestRemedies: two things to do offered for a situation told are asked
 // as a choice between them, after what the situation is and why, not as
 // two problems ("What is kill that backend?"); two causes offered are
@@ -1280,12 +1313,12 @@ func TestQuestionAfterThingNamed(t *testing.T) {
 			t.Errorf("titleOf(%q) = %q, want %q", topic, got, want[0])
 		}
 	}
-	// A question after a situation told is not pasted into it; nor is a
-	// judgement ("a problem") one of two causes, nor a thing's two
+	// A question after a situation told is not pasted into it but asked
+	// of it; nor is a judgement ("a problem") one of two causes, nor a thing's two
 	// attributes ("per controller replica or global").
 	for topic, want := range map[string]string{
 		"swap usage on the database VMs sits at ~80% for days but vmstat si/so are 0 — is that a problem or can we ignore NodeSwapUsageHigh?": "What does it mean when swap usage on the database VMs sits at ~80% for days but vmstat si/so are 0?",
-		"promtail keeps logging '429 Too Many Requests'. are we actually losing log lines?":                                                   "What does it mean when promtail keeps logging '429 Too Many Requests'?",
+		"promtail keeps logging '429 Too Many Requests'. are we actually losing log lines?":                                                   "promtail keeps logging '429 Too Many Requests': are you actually losing log lines?",
 		"ingress-nginx limit-rps annotation - is the limit per controller replica or global?":                                                 "What is ingress-nginx limit-rps annotation?",
 	} {
 		if plan, _ := (OfflinePlanner{}).Plan(t.Context(), topic); len(plan) == 0 || plan[0] != want {

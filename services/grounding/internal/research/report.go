@@ -485,13 +485,14 @@ func reportContent(run *Run, r Report) string {
 // not as two things to tell apart ("… and …").
 func titleOf(topic string) string {
 	f := parseForm(topic)
-	if f.yesNo {
+	if f.yesNo || f.ask != "" {
 		// "Does the kubelet restart a container whose liveness probe
 		// fails?": the question, not its words without their verb.
 		return f.question(kindOverview, false)
 	}
 	if !f.offers() {
-		return f.subject()
+		// A story told over several sentences is titled by its first.
+		return firstSentence(f.subject())
 	}
 	a, b := f.a, f.b
 	if f.doubt {
