@@ -461,6 +461,11 @@ func parseForm(topic string) form {
 			// One of four words or fewer ("could that be it?") asks of
 			// what was said just before it, not of the situation.
 			askAt = len(f.asked)
+			if strings.Contains(p, "«") || problemToldRe.MatchString(p) {
+				// Kept, as below, for a choice it may turn out to be
+				// asked of: what the choice is made for.
+				toldAfter = strings.TrimSpace(toldAfter + " " + p)
+			}
 			r, n := utf8.DecodeRuneInString(asked)
 			f.ask = yours(string(unicode.ToLower(r)) + withoutTail(asked)[n:])
 		default:

@@ -1334,3 +1334,15 @@ func TestQuestionAfterThingNamed(t *testing.T) {
 		t.Errorf("remedies after a name: plan %q", plan)
 	}
 }
+
+// TestAskedBeforeChoice: a question asked of the situation, then a
+// choice offered, is what the choice is made for: its quoted message is
+// judged with the choice, as before the question was asked of the
+// situation.
+func TestAskedBeforeChoice(t *testing.T) {
+	const topic = "every api server will be down for an hour during the db migration. can haproxy show a maintenance page instead of its own `503 Service Unavailable`? a backup server or errorfile 503?"
+	f := parseForm(topic)
+	if f.a == "" || !strings.Contains(f.setting, "503 Service Unavailable") {
+		t.Errorf("parseForm(%q): sides %q and %q, setting %q; want a choice made for the quoted 503", topic, f.a, f.b, f.setting)
+	}
+}
