@@ -641,8 +641,9 @@ func offersRemedies(p string) bool {
 // judgementRe is an answer a question offers that judges rather than
 // names a cause: "is that a problem or can we ignore it", "is that a bug
 // in how we use it or expected", "is skipping that event ok, or are we
-// asking for trouble".
-var judgementRe = regexp.MustCompile(`(?i)^(?:(?:a|an)\s+)?(?:real\s+|big\s+|known\s+)?(?:problem|issue|concern|bug|worry)\b|\b(?:ok|okay|fine|normal|expected|safe|overkill|asking\s+for\s+trouble)$`)
+// asking for trouble"; so does one asking whether what was seen has one
+// cause ("one cause or two", "related or two separate problems").
+var judgementRe = regexp.MustCompile(`(?i)^(?:(?:a|an)\s+)?(?:real\s+|big\s+|known\s+)?(?:problem|issue|concern|bug|worry)\b|\b(?:ok|okay|fine|normal|expected|safe|overkill|asking\s+for\s+trouble)$|^(?:one|the\s+same|same|a\s+single|single)\s+(?:root\s+)?(?:cause|problem|issue|thing|fault)s?\b|^(?:related|connected|linked)$|^two\b`)
 
 // judgement reports whether the question p offers a judgement as one of
 // its answers (judgementRe), so it asks one thing, not two causes.

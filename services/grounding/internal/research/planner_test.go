@@ -1346,3 +1346,19 @@ func TestAskedBeforeChoice(t *testing.T) {
 		t.Errorf("parseForm(%q): sides %q and %q, setting %q; want a choice made for the quoted 503", topic, f.a, f.b, f.setting)
 	}
 }
+
+// TestOneCauseOrTwo: asking whether what was seen has one cause offers
+// no two causes to tell apart ("How do you tell one cause from two?").
+func TestOneCauseOrTwo(t *testing.T) {
+	for _, topic := range []string{
+		"since the firewall change every `kubectl apply` fails with `failed calling webhook` and all our HPAs show <unknown>/70%. One cause or two, and which ports do we need back?",
+		"build VMs log `soft lockup - CPU#2 stuck for 31s` and chrony says their clock is 3 s slow. related or two separate problems?",
+	} {
+		plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
+		for _, q := range plan {
+			if strings.Contains(strings.ToLower(q), "cause from two") || strings.Contains(q, "tell related") || strings.Contains(strings.ToLower(q), "what is one cause") {
+				t.Errorf("Plan(%q) asks %q", topic, q)
+			}
+		}
+	}
+}
