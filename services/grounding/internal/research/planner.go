@@ -259,7 +259,16 @@ func parseForm(topic string) form {
 	// "What is X and why does it Y", "Why do X and how to prevent it":
 	// each part asks its own angle.
 	var parts []string
+	// toldAfter is what a choice is made for, told after the topic
+	// ("PgBouncer in front, or raise max_connections? We hit 'sorry, too
+	// many clients already'"): a part quoting a message or telling a
+	// problem, kept for a comparison only.
 	var toldAfter string
+	tellAfter := func(p string) {
+		if strings.Contains(p, "«") || problemToldRe.MatchString(p) {
+			toldAfter = strings.TrimSpace(toldAfter + " " + p)
+		}
+	}
 	askAt := -1
 	for {
 		loc := partSplitRe.FindStringIndex(t)
@@ -460,23 +469,15 @@ func parseForm(topic string) form {
 			// means, why and what to do.
 			// One of four words or fewer ("could that be it?") asks of
 			// what was said just before it, not of the situation.
+			// Kept too for a choice it may turn out to be asked of.
 			askAt = len(f.asked)
-			if strings.Contains(p, "«") || problemToldRe.MatchString(p) {
-				// Kept, as below, for a choice it may turn out to be
-				// asked of: what the choice is made for.
-				toldAfter = strings.TrimSpace(toldAfter + " " + p)
-			}
+			tellAfter(p)
 			r, n := utf8.DecodeRuneInString(asked)
 			f.ask = yours(string(unicode.ToLower(r)) + withoutTail(asked)[n:])
 		default:
 			switch {
 			case !f.unset():
-				if strings.Contains(p, "«") || problemToldRe.MatchString(p) {
-					// "PgBouncer in front, or raise max_connections? We
-					// hit 'sorry, too many clients already'": what a
-					// choice is made for (kept for a comparison only).
-					toldAfter = strings.TrimSpace(toldAfter + " " + p)
-				}
+				tellAfter(p)
 			case statement(p):
 				// "Our Kafka consumers keep falling behind": a
 				// situation told, not a subject named.
@@ -944,6 +945,8 @@ func firstSentence(s string) string {
 // `CLUSTERDOWN …`"), rather than saying what about it is asked.
 func (f form) bare(subject string) bool {
 	d := f.detail
+	// statement reads a verb after the first word, the subject: the
+	// detail's own first word may be its verb ("gets '503 SlowDown'").
 	return d != "" && len(strings.Fields(subject)) <= 3 && (problemToldRe.MatchString(d) || statement("it "+d) && quoteRe.MatchString(d))
 }
 
