@@ -340,7 +340,7 @@ func parseForm(topic string) form {
 			// tell a failing check from a dead server").
 			m := tellFromRe.FindStringSubmatch(p)
 			f.tellApart(m[1], m[2])
-		case i == 1 && f.thingNamed(label) && !strings.Contains(strings.ToLower(judgedRe.ReplaceAllString(asked, "")), " or ") && (needToRe.MatchString(asked) || yesNo(asked) && !judgement(asked)):
+		case i == 1 && f.thingNamed(label) && !strings.Contains(strings.ToLower(judgedRe.ReplaceAllString(asked, "")), " or ") && (needToRe.MatchString(asked) || yesNo(asked) && !judgement(withoutTail(asked))):
 			// "lowering fillfactor on an update-heavy postgres table -
 			// does it actually help with bloat?", "checkout SLO - do we
 			// freeze deploys until it recovers?": the question asked of
@@ -462,7 +462,7 @@ func parseForm(topic string) form {
 			// what?": the question is the first.
 			clause, _, _ := strings.Cut(m[2], ", ")
 			f.yesNo, f.aux, f.clause = true, strings.ToLower(m[1]), clause
-		case i > 0 && f.told && f.a == "" && f.ask == "" && len(strings.Fields(asked)) > 4 && (needToRe.MatchString(asked) || yesNo(asked) && !judgement(asked)):
+		case i > 0 && f.told && f.a == "" && f.ask == "" && len(strings.Fields(asked)) > 4 && (needToRe.MatchString(asked) || yesNo(asked) && !judgement(withoutTail(asked))):
 			// "kafka consumers fell behind overnight. do we need more
 			// partitions?": the question asked of the situation told is
 			// asked first, in its own words, then what the situation
@@ -523,6 +523,13 @@ func parseForm(topic string) form {
 			f.situation = false
 		}
 	}
+	if m := alertLeadRe.FindStringSubmatch(f.noun); m != nil && f.a == "" && alertName(m[1]) {
+		// "etcdDatabaseQuotaLowSpace on prod-eu3": an alert that fired,
+		// asked about as it fires ("What causes it when
+		// etcdDatabaseQuotaLowSpace is firing on prod-eu3?"), not as a
+		// thing with good practices.
+		f.noun, f.clause, f.told = "", m[1]+" is firing"+m[2], true
+	}
 	if f.ask != "" && (f.a != "" || f.action != "" || f.yesNo) {
 		// A question asked of a choice or a task is asked with it.
 		f.ask = ""
@@ -543,6 +550,54 @@ func parseForm(topic string) form {
 	}
 	return f
 }
+
+// alertName reports whether the identifier w names an alert
+// (relevance.AlertLike: KubeHpaMaxedOut, etcdDatabaseQuotaLowSpace), not
+// a kind of object (PodDisruptionBudget, HorizontalPodAutoscaler) or an
+// exception (OutOfMemoryError) written the same way.
+func alertName(w string) bool {
+	return relevance.AlertLike(w) && !kindRe.MatchString(w)
+}
+
+var kindRe = regexp.MustCompile(`(?:Error|Exception|Policy|Policies|Config|Configuration|Class|Set|Binding|Budget|Autoscaler|Claim|Definition|Request|Rule|Monitor|Entry|Issuer|Secret|Account|Quota|Service|Template|Controller|Operator|Group|Map|Status|Spec)s?$`)
+
+// thrownRe is an error or exception named as a program throws it
+// ("java.lang.OutOfMemoryError", "ConcurrentModificationException").
+var thrownRe = regexp.MustCompile(`[a-z][A-Za-z]*(?:Error|Exception)\b`)
+
+// alertLeadRe is a subject that is an alert's name, alone or with where
+// or since when it fires.
+var alertLeadRe = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9]*)((?:\s+(?:on|for|in|at|since|from|across)\b.*)?)$`)
+
+// headingForm is the form a topic's questions and title are written
+// from: the topic without its asides in parentheses. An aside
+// ("etcdDatabaseQuotaLowSpace on prod-eu3 (the old cluster, quota still
+// at the 2 GiB default): bump the quota?") adds to what was seen; pasted
+// into every question it buries what is asked. What the topic is about
+// is still judged with it (parseForm): "(QUIC)" or "(memory used ~91%)"
+// says what of a system is meant.
+func headingForm(topic string) form { return parseForm(withoutAsides(topic)) }
+
+// withoutAsides is topic without its asides in parentheses, those
+// outside a quoted message.
+func withoutAsides(topic string) string {
+	quoted := quoteRe.FindAllStringIndex(topic, -1)
+	var b strings.Builder
+	last := 0
+	for _, loc := range asideRe.FindAllStringIndex(topic, -1) {
+		if slices.ContainsFunc(quoted, func(q []int) bool { return loc[0] < q[1] && q[0] < loc[1] }) {
+			continue
+		}
+		b.WriteString(topic[last:loc[0]])
+		last = loc[1]
+	}
+	b.WriteString(topic[last:])
+	return b.String()
+}
+
+// asideRe is an aside in parentheses after a word ("(the old cluster,
+// db at 1.7 GB)"), not a call ("f(x)").
+var asideRe = regexp.MustCompile(`\s+\([^()]*\)`)
 
 // toldWords is how many words a subject told in a topic of its own has
 // for it to be a situation rather than a thing named: "Postgres
@@ -739,7 +794,9 @@ func (f form) problem() bool {
 // something ("EKS 1.29 -> 1.31 upgrade", "JetStream capacity planning",
 // "Redis Sentinel or Redis Cluster?", "Postgres connection pooling").
 func (f form) tellsNoProblem(topic string) bool {
-	if f.problem() || f.apart || f.told && f.clause != "" || quoteRe.MatchString(topic) || problemToldRe.MatchString(topic) || symptomRe.MatchString(topic) {
+	// An alert named ("what should we do about etcdDatabaseQuotaLowSpace
+	// on prod-eu1") fired: a problem is told.
+	if f.problem() || f.apart || f.told && f.clause != "" || quoteRe.MatchString(topic) || problemToldRe.MatchString(topic) || symptomRe.MatchString(topic) || slices.ContainsFunc(alertNames(topic), alertName) || thrownRe.MatchString(topic) {
 		return false
 	}
 	for _, w := range strings.FieldsFunc(strings.ToLower(topic), func(r rune) bool {
@@ -858,7 +915,7 @@ func (f form) observations(topic string) []string {
 		if s.asks {
 			continue
 		}
-		for _, c := range clauseRe.Split(s.text, -1) {
+		for _, c := range clauses(s.text) {
 			c = strings.TrimSpace(c)
 			if c != "" && !askRe.MatchString(c) && relevance.Parse(c).Specific() >= messageTerms && !slices.Contains(told, c) {
 				told = append(told, c)
@@ -881,6 +938,25 @@ var (
 	// do i tell").
 	askRe = regexp.MustCompile(`(?i)^(?:(?:and|but|or|also|so)\s+)?(?:how|what|whats|what's|why|which|when|where|who|should|shall|can|could|would|will|do|does|did|is|are|was|were|any|anyone)\b`)
 )
+
+// clauses splits a sentence into its clauses (clauseRe), not inside
+// parentheses or a quoted message: "db-11 (bare metal, billing-pg
+// replica)" is one, and so is "`lifetime watcher done, re-authenticating`".
+func clauses(s string) []string {
+	parens := append(parenRe.FindAllStringIndex(s, -1), quoteRe.FindAllStringIndex(s, -1)...)
+	var out []string
+	last := 0
+	for _, loc := range clauseRe.FindAllStringIndex(s, -1) {
+		if slices.ContainsFunc(parens, func(p []int) bool { return p[0] < loc[0] && loc[1] < p[1] }) {
+			continue
+		}
+		out = append(out, s[last:loc[0]])
+		last = loc[1]
+	}
+	return append(out, s[last:])
+}
+
+var parenRe = regexp.MustCompile(`\([^()]*\)`)
 
 // sentence is one sentence of a topic, and whether it asks.
 type sentence struct {
@@ -1368,7 +1444,7 @@ var _ Planner = OfflinePlanner{}
 
 // Plan returns the sub-questions for topic.
 func (OfflinePlanner) Plan(_ context.Context, topic string) ([]string, error) {
-	f := parseForm(topic)
+	f := headingForm(topic)
 	var plan []string
 	for _, k := range f.angles() {
 		plan = append(plan, f.question(k, false))
@@ -1379,7 +1455,7 @@ func (OfflinePlanner) Plan(_ context.Context, topic string) ([]string, error) {
 // Refine replaces each gap (or, when the critique named none, every
 // question: the evidence is thin overall) with its other phrasing.
 func (OfflinePlanner) Refine(_ context.Context, topic string, plan []string, c Critique, sharpened map[string]int) ([]string, []string, error) {
-	f := parseForm(topic)
+	f := headingForm(topic)
 	targets := map[string]bool{}
 	for _, g := range c.Gaps {
 		targets[g] = true
@@ -1415,7 +1491,7 @@ func (OfflinePlanner) Refine(_ context.Context, topic string, plan []string, c C
 // question the offline planner did not write (one from a model planner,
 // say).
 func kindOf(q, topic string) *questionKind {
-	f := parseForm(topic)
+	f := headingForm(topic)
 	for _, k := range f.angles() {
 		if q == f.question(k, false) || q == f.question(k, true) {
 			return &k

@@ -155,6 +155,18 @@ func TestPlan(t *testing.T) {
 			},
 		},
 		{
+			// An alert named is one that fires; an aside in parentheses
+			// is not pasted into every question; a question ending in
+			// a judgement of itself ("or is that overkill") is asked.
+			topic: "KubeletTooManyPods on node pool batch-2 (the old one, max-pods still at 110): do we just raise max-pods to 250, or is that overkill?",
+			want: []string{
+				"KubeletTooManyPods is firing on node pool batch-2: do you just raise max-pods to 250?",
+				"What causes it when KubeletTooManyPods is firing on node pool batch-2?",
+				"How can you tell when KubeletTooManyPods is firing on node pool batch-2?",
+				"What can you do when KubeletTooManyPods is firing on node pool batch-2, and how do you prevent it?",
+			},
+		},
+		{
 			topic: "redis replica lagging behind its master: do we need to take it out of read traffic until it catches up, or is that overkill?",
 			want: []string{
 				"redis replica lagging behind its master: do you need to take it out of read traffic until it catches up?",
@@ -892,6 +904,12 @@ func TestNoProblemTold(t *testing.T) {
 		{"ci runners crawl every afternoon", false},
 		{"all nodes of the batch pool above 95% cpu since monday", false},
 		{"opensearch heap sizing for the bigger boxes", true},
+		// An alert named has fired.
+		{"what should we do about etcdDatabaseQuotaLowSpace on prod-eu1", false},
+		// A kind of object is named as alerts are, and tells nothing; an
+		// exception thrown does.
+		{"PodDisruptionBudget for the ingress controller: how many replicas?", true},
+		{"OutOfMemoryError in report-service", false},
 	} {
 		if got := parseForm(c.topic).tellsNoProblem(c.topic); got != c.none {
 			t.Errorf("%q tells no problem = %v, want %v", c.topic, got, c.none)
@@ -1317,7 +1335,7 @@ func TestQuestionAfterThingNamed(t *testing.T) {
 	// of it; nor is a judgement ("a problem") one of two causes, nor a thing's two
 	// attributes ("per controller replica or global").
 	for topic, want := range map[string]string{
-		"swap usage on the database VMs sits at ~80% for days but vmstat si/so are 0 — is that a problem or can we ignore NodeSwapUsageHigh?": "What does it mean when swap usage on the database VMs sits at ~80% for days but vmstat si/so are 0?",
+		"swap usage on the database VMs sits at ~80% for days but vmstat si/so are 0 — is that a problem or can we ignore NodeSwapUsageHigh?": "swap usage on the database VMs sits at ~80% for days but vmstat si/so are 0: is that a problem?",
 		"promtail keeps logging '429 Too Many Requests'. are we actually losing log lines?":                                                   "promtail keeps logging '429 Too Many Requests': are you actually losing log lines?",
 		"ingress-nginx limit-rps annotation - is the limit per controller replica or global?":                                                 "What is ingress-nginx limit-rps annotation?",
 	} {
@@ -1360,5 +1378,35 @@ func TestOneCauseOrTwo(t *testing.T) {
 				t.Errorf("Plan(%q) asks %q", topic, q)
 			}
 		}
+	}
+}
+
+// TestAsideInParentheses: an aside is left out of the questions and the
+// title, not out of what the topic is judged to be about, nor out of a
+// quoted message.
+func TestAsideInParentheses(t *testing.T) {
+	const topic = "enabling HTTP/3 (QUIC) on the nginx edge proxies: what do we need in front of them?"
+	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
+	for _, q := range append(plan, titleOf(topic)) {
+		if strings.Contains(q, "QUIC") {
+			t.Errorf("Plan(%q) pastes the aside into %q", topic, q)
+		}
+	}
+	if s := subject(topic); !strings.Contains(s, "QUIC") {
+		t.Errorf("subject(%q) = %q, without the aside", topic, s)
+	}
+	const quoted = "billing-api logs `dial tcp (10.0.0.7:5432): connect: connection refused` (since 02:00)"
+	if got, want := withoutAsides(quoted), "billing-api logs `dial tcp (10.0.0.7:5432): connect: connection refused`"; got != want {
+		t.Errorf("withoutAsides(%q) = %q, want %q", quoted, got, want)
+	}
+}
+
+// TestClauses: what a story tells it saw is split at its clauses, not
+// inside an aside or a quoted message, each of which is one thing seen.
+func TestClauses(t *testing.T) {
+	got := clauses("db-11 (bare metal, billing-pg replica) logs `lifetime watcher done, re-authenticating` every few seconds, and vault status looks fine")
+	want := []string{"db-11 (bare metal, billing-pg replica) logs `lifetime watcher done, re-authenticating` every few seconds", "and vault status looks fine"}
+	if !slices.Equal(got, want) {
+		t.Errorf("clauses = %q, want %q", got, want)
 	}
 }

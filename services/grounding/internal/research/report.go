@@ -484,7 +484,7 @@ func reportContent(run *Run, r Report) string {
 // replicas or NodeLocal DNSCache", "raise the nofile limit or a leak"),
 // not as two things to tell apart ("… and …").
 func titleOf(topic string) string {
-	f := parseForm(topic)
+	f := headingForm(topic)
 	if f.yesNo || f.ask != "" {
 		// "Does the kubelet restart a container whose liveness probe
 		// fails?": the question, not its words without their verb.
