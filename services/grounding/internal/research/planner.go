@@ -340,7 +340,7 @@ func parseForm(topic string) form {
 			// tell a failing check from a dead server").
 			m := tellFromRe.FindStringSubmatch(p)
 			f.tellApart(m[1], m[2])
-		case i == 1 && f.thingNamed(label) && !strings.Contains(strings.ToLower(judgedRe.ReplaceAllString(asked, "")), " or ") && (needToRe.MatchString(asked) || yesNo(asked) && !judgement(withoutTail(asked))):
+		case i == 1 && f.thingNamed(label) && !strings.Contains(strings.ToLower(judgedRe.ReplaceAllString(asked, "")), " or ") && asksOf(asked):
 			// "lowering fillfactor on an update-heavy postgres table -
 			// does it actually help with bloat?", "checkout SLO - do we
 			// freeze deploys until it recovers?": the question asked of
@@ -462,7 +462,7 @@ func parseForm(topic string) form {
 			// what?": the question is the first.
 			clause, _, _ := strings.Cut(m[2], ", ")
 			f.yesNo, f.aux, f.clause = true, strings.ToLower(m[1]), clause
-		case i > 0 && f.told && f.a == "" && f.ask == "" && len(strings.Fields(asked)) > 4 && (needToRe.MatchString(asked) || yesNo(asked) && !judgement(withoutTail(asked))):
+		case i > 0 && f.told && f.a == "" && f.ask == "" && len(strings.Fields(asked)) > 4 && asksOf(asked):
 			// "kafka consumers fell behind overnight. do we need more
 			// partitions?": the question asked of the situation told is
 			// asked first, in its own words, then what the situation
@@ -585,6 +585,8 @@ func withoutAsides(topic string) string {
 	var b strings.Builder
 	last := 0
 	for _, loc := range asideRe.FindAllStringIndex(topic, -1) {
+		// An aside holding or touching a quoted message stays: the
+		// message is what was seen.
 		if slices.ContainsFunc(quoted, func(q []int) bool { return loc[0] < q[1] && q[0] < loc[1] }) {
 			continue
 		}
@@ -692,6 +694,16 @@ func (f form) thingNamed(label string) bool {
 func offersRemedies(p string) bool {
 	m := alternativeRe.FindStringSubmatch(p)
 	return m != nil && remedies(offered(m[1]), offered(m[2]))
+}
+
+// asksOf reports whether the question asked, put after what it is about
+// (a thing named, a situation told), asks something of it: whether to do
+// a thing, or a yes-or-no question whose own words, without the
+// judgement of itself it may end with ("do we just bump the quota, or is
+// that overkill?"), are no judgement. The two cases of parseForm that
+// ask a question of what came before read it alike.
+func asksOf(asked string) bool {
+	return needToRe.MatchString(asked) || yesNo(asked) && !judgement(withoutTail(asked))
 }
 
 // judgementRe is an answer a question offers that judges rather than
@@ -947,6 +959,9 @@ func clauses(s string) []string {
 	var out []string
 	last := 0
 	for _, loc := range clauseRe.FindAllStringIndex(s, -1) {
+		// Only a separator wholly inside is kept: a quoted message's
+		// match may start with the space before it, which the
+		// separator before the message shares.
 		if slices.ContainsFunc(parens, func(p []int) bool { return p[0] < loc[0] && loc[1] < p[1] }) {
 			continue
 		}
