@@ -99,3 +99,23 @@ func TestPlumbing(t *testing.T) {
 		t.Errorf("weights = %v; want tcp", s.weights)
 	}
 }
+
+// TestShellPipeline: the shell's plumbing a pasted command counts with is
+// no subject: "`conntrack -L | awk '{print $3}' | sort | uniq -c`" is
+// about conntrack, not about every runbook whose commands count with
+// awk, sort and uniq.
+func TestShellPipeline(t *testing.T) {
+	fds := Prepare(Source{
+		Title: "Too many open files (file descriptor exhaustion)",
+		Text:  "Diagnose: `ls /proc/<pid>/fd | wc -l` and `lsof -p <pid> | awk '{print $5}' | sort | uniq -c` show whether sockets or files pile up. Mitigate: raise LimitNOFILE for the unit; find the leak.",
+	})
+	s := Parse("`conntrack -L | awk '{print $3}' | sort | uniq -c` gives ~240k udp vs ~9k tcp")
+	for _, w := range []string{"awk", "sort", "uniq", "print"} {
+		if s.weights[w] > genericWeight*summaryWeight {
+			t.Errorf("weight of %q = %v, want a generic word's", w, s.weights[w])
+		}
+	}
+	if sc := s.Score(fds); sc.Value >= 0.5 {
+		t.Errorf("score of the file-descriptor runbook = %.2f, want under 0.5: it shares only the pipeline", sc.Value)
+	}
+}

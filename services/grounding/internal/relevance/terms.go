@@ -57,6 +57,10 @@ var generic = set(
 	"unable", "cannot", "call", "attempt", "try", "retry", "invalid", "bad", "unexpected", "exception",
 	"fatal", "crit", "err",
 	"rpc", "code", "desc", "errno",
+	// The shell's plumbing a pasted command counts with ("`conntrack -L
+	// | awk '{print $3}' | sort | uniq -c`"): every runbook's commands
+	// use it, whatever they count.
+	"awk", "sed", "grep", "sort", "uniq", "wc", "xargs", "print",
 )
 
 // synonyms map the words operators use for one thing to one term.

@@ -183,7 +183,7 @@ var problemWords = map[string]bool{
 func parseForm(topic string) form {
 	// Who asked is not what: "…, asked by jane@example.com" and
 	// addresses say nothing about the subject.
-	t := askedByRe.ReplaceAllString(topic, "")
+	t := askedByRe.ReplaceAllString(notified(topic), "")
 	t = handleRe.ReplaceAllString(emailRe.ReplaceAllString(t, " "), "$1 ")
 	t = strings.Join(strings.Fields(t), " ")
 	t = strings.TrimRight(t, "?.!;:, ")
@@ -236,10 +236,11 @@ func parseForm(topic string) form {
 	if loc := colonRe.FindStringIndex(t); loc != nil && name == "" {
 		head, rest := t[:loc[0]], t[loc[1]:]
 		switch {
-		case len(strings.Fields(head)) > 1 && len(strings.Fields(head)) <= 4 && versusRe.MatchString(rest) && !versusRe.MatchString(head):
+		case len(strings.Fields(head)) > 1 && len(strings.Fields(head)) <= 4 && versusRe.MatchString(leading(rest)) && !versusRe.MatchString(head):
 			// "nginx edge proxies: 'worker_connections are not enough'
 			// vs 'Too many open files'": the comparison is the topic,
-			// what it is seen on its setting.
+			// what it is seen on its setting — one said first, not a
+			// "240k udp vs 9k tcp" later in a story told.
 			t, lead = rest, head
 		case len(strings.Fields(head)) == 1 && len(strings.Fields(rest)) >= 2:
 			// "Postgres: WAL piling up on the primary": a name, then
@@ -551,6 +552,14 @@ func parseForm(topic string) form {
 	return f
 }
 
+// leading is s up to its first sentence's end.
+func leading(s string) string {
+	if loc := sentenceRe.FindStringIndex(s); loc != nil {
+		return s[:loc[0]]
+	}
+	return s
+}
+
 // alertName reports whether the identifier w names an alert
 // (relevance.AlertLike: KubeHpaMaxedOut, etcdDatabaseQuotaLowSpace), not
 // a kind of object (PodDisruptionBudget, HorizontalPodAutoscaler) or an
@@ -568,6 +577,47 @@ var thrownRe = regexp.MustCompile(`[a-z][A-Za-z]*(?:Error|Exception)\b`)
 // alertLeadRe is a subject that is an alert's name, alone or with where
 // or since when it fires.
 var alertLeadRe = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9]*)((?:\s+(?:on|for|in|at|since|from|across)\b.*)?)$`)
+
+// notified reads a topic led by an alert notification's title pasted
+// whole, as Alertmanager and Grafana write it ("[FIRING:3]
+// NodeConntrackTableFull (prod-eu1 w-12 w-13) - only the php nodes …"),
+// as the alert firing: "NodeConntrackTableFull is firing (prod-eu1 w-12
+// w-13) - only the php nodes …". The status in brackets is no word of
+// the topic, and the label values in parentheses are an aside (they say
+// where, not what): their colons and commas separate nothing asked.
+func notified(topic string) string {
+	m := notificationRe.FindStringSubmatchIndex(topic)
+	if m == nil || !alertName(topic[m[4]:m[5]]) {
+		return topic
+	}
+	status := " is firing"
+	if strings.EqualFold(topic[m[2]:m[3]], "resolved") {
+		status = " fired"
+	}
+	labels := ""
+	if m[6] >= 0 {
+		labels = " (" + strings.Join(strings.FieldsFunc(topic[m[6]:m[7]], func(r rune) bool { return r == ',' || r == ':' || r == ' ' || r == ';' }), " ") + ")"
+	}
+	// A dash after the title is spaced as written; a stop, comma or
+	// colon follows the alert's words; words straight after it are its
+	// detail, set off by a dash.
+	switch rest := topic[m[1]:]; {
+	case rest == "":
+	case strings.ContainsAny(rest[:1], ",.;:?!"):
+		labels += rest
+	case strings.ContainsRune("-–—", []rune(rest)[0]):
+		labels += " " + rest
+	default:
+		labels += " - " + rest
+	}
+	return topic[m[4]:m[5]] + status + labels
+}
+
+// notificationRe is a notification title's lead: its status and alert
+// count in brackets, the alert's name, and the label values in
+// parentheses after it; group label values after the name are not told
+// apart from the words after them and stay in the rest.
+var notificationRe = regexp.MustCompile(`(?i)^\s*\[(firing|resolved)(?::\s*\d+)?\]\s*([A-Za-z][A-Za-z0-9_]*)(?:\s*\(([^()]*)\))?\s*`)
 
 // headingForm is the form a topic's questions and title are written
 // from: the topic without its asides in parentheses. An aside

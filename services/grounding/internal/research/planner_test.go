@@ -937,6 +937,10 @@ func TestTaskAsked(t *testing.T) {
 		{"search-api p99 went from 180ms to 900ms but p50 barely moved", 0},
 		{"Why do PodDisruptionBudgets block node drains and upgrades?", 0},
 		{"the VIP moved to lb-2 but clients still reach lb-1", 0},
+		// A name is no cost, nor a cost told beside what is asked.
+		{"Why would a Go service run out of ports? pricing-api calls fx-rates at ~3k req/s and logs `connect: cannot assign requested address`.", 0},
+		{"logging ES fell behind since the data nodes moved to the cheaper volumes: the write queue is full. add data nodes, or is it the disks?", 0},
+		{"thanos or mimir for long-term metrics, and what does each cost to run?", 1},
 	} {
 		if got := len(tasksAsked(c.topic)); got != c.asked {
 			t.Errorf("%q asks %d tasks, want %d", c.topic, got, c.asked)
@@ -1408,5 +1412,39 @@ func TestClauses(t *testing.T) {
 	want := []string{"db-11 (bare metal, billing-pg replica) logs `lifetime watcher done, re-authenticating` every few seconds", "and vault status looks fine"}
 	if !slices.Equal(got, want) {
 		t.Errorf("clauses = %q, want %q", got, want)
+	}
+}
+
+// TestNotificationTitle: a notification title pasted whole, as
+// Alertmanager and Grafana write it, is read as its alert firing: no
+// question carries its status in brackets or its label values, and the
+// story after it is still what was seen.
+func TestNotificationTitle(t *testing.T) {
+	for _, c := range []struct{ topic, want string }{
+		{"[FIRING:3] NodeConntrackTableFull (prod-eu1: w-12, w-13) - only the php nodes. should we raise nf_conntrack_max?",
+			"NodeConntrackTableFull is firing (prod-eu1 w-12 w-13) - only the php nodes. should we raise nf_conntrack_max?"},
+		{"[FIRING:1] NodeNetworkReceiveErrs (kafka-b4, eth2), only at peak. bad cable?",
+			"NodeNetworkReceiveErrs is firing (kafka-b4 eth2), only at peak. bad cable?"},
+		{"[RESOLVED] KubeJobFailed why did it page twice", "KubeJobFailed fired - why did it page twice"},
+		{"[FIRING:2] KubePodCrashLooping", "KubePodCrashLooping is firing"},
+		// A bracket that is no status, and a kind of object, stay.
+		{"[prod] NodeConntrackTableFull again", "[prod] NodeConntrackTableFull again"},
+		{"[FIRING:1] PodDisruptionBudget blocks the drain", "[FIRING:1] PodDisruptionBudget blocks the drain"},
+	} {
+		if got := notified(c.topic); got != c.want {
+			t.Errorf("notified(%q) = %q, want %q", c.topic, got, c.want)
+		}
+	}
+	// The story after the title holds a comparison ("240k udp vs 9k
+	// tcp"): it is still a story told, not two things compared.
+	const topic = "[FIRING:3] NodeConntrackTableFull (prod-eu1: w-12, w-13, w-17) - only the nodes that run the legacy php stack. `conntrack -L` gives ~240k udp vs ~9k tcp, nearly all to the statsd exporter. raise nf_conntrack_max again, or is there a better knob for udp? ideas?"
+	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
+	if !slices.Contains(plan, "What causes it when NodeConntrackTableFull is firing?") {
+		t.Errorf("Plan(%q) = %q, want the alert firing asked about", topic, plan)
+	}
+	for _, q := range append(plan, titleOf(topic)) {
+		if strings.Contains(q, "FIRING") || strings.Contains(q, "prod-eu1") || strings.Contains(q, "only the nodes") {
+			t.Errorf("Plan(%q) pastes the title's status, labels or story into %q", topic, q)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/groundcrew/groundcrew/services/grounding/internal/runbooktest"
@@ -138,4 +139,42 @@ func TestRemedyVerb(t *testing.T) {
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// TestUnnamedSystem: a runbook for a system the topic names nowhere needs
+// more than the bar: Longhorn's replica rebuild is near the Redis
+// replication runbook and is not Redis's; a MySQL replica's own error,
+// pasted without the word MySQL, still finds MySQL's runbook. Judged
+// among every runbook of the labelled corpus, as a report is.
+func TestUnnamedSystem(t *testing.T) {
+	dir := runbooktest.Dir()
+	var sources []Source
+	index := map[string]int{}
+	for _, d := range []string{dir, filepath.Join(dir, "..", "..", "eval", "heldout4", "runbooks"), filepath.Join(dir, "..", "..", "eval", "heldout5", "runbooks"), filepath.Join(dir, "..", "..", "eval", "heldout6", "runbooks"), filepath.Join(dir, "..", "..", "eval", "heldout7", "runbooks")} {
+		files, _ := filepath.Glob(filepath.Join(d, "*.md"))
+		for _, f := range files {
+			index[strings.TrimSuffix(filepath.Base(f), ".md")] = len(sources)
+			sources = append(sources, readRunbook(t, f))
+		}
+	}
+	for _, c := range []struct {
+		topic string
+		want  []string
+	}{
+		{"longhorn volumes stuck Degraded after we patched and rebooted two workers - the replica rebuild sits at 0% and the volume shows `replica scheduling failed`. how do we get them healthy again? and on our small 3-node clusters, replica count 2 or 3?", nil},
+		{"`Last_IO_Error: Got fatal error 1236 from source when reading data from binary log: 'Could not find first log file name in binary log index file'` on orders-db-replica-2 after it was powered off over the weekend. Can we fix it without a rebuild?", []string{"mysql-replication"}},
+	} {
+		plan, _ := OfflinePlanner{}.Plan(t.Context(), c.topic)
+		a := assess(c.topic, plan, sources)
+		var got []string
+		for name, i := range index {
+			if a.onTopic[i] {
+				got = append(got, name)
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%q: admitted %q, want %q", c.topic, got, c.want)
+		}
+	}
 }
