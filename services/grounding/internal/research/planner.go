@@ -601,11 +601,12 @@ func notified(topic string) string {
 	// A dash after the title is spaced as written; a stop, comma or
 	// colon follows the alert's words; words straight after it are its
 	// detail, set off by a dash.
-	switch rest := topic[m[1]:]; {
+	rest := topic[m[1]:]
+	switch first, _ := utf8.DecodeRuneInString(rest); {
 	case rest == "":
-	case strings.ContainsAny(rest[:1], ",.;:?!"):
+	case strings.ContainsRune(",.;:?!", first):
 		labels += rest
-	case strings.ContainsRune("-–—", []rune(rest)[0]):
+	case strings.ContainsRune("-–—", first):
 		labels += " " + rest
 	default:
 		labels += " - " + rest
