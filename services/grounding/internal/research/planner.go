@@ -63,6 +63,13 @@ type form struct {
 	// for etcd to log …"): aux is its auxiliary and clause the rest, asked
 	// as written, then why and when.
 	yesNo bool
+	// wh is a question's lead when the topic asks one for a value, a
+	// choice or a thing ("what should chrony on our EC2 nodes sync
+	// against", "how many partitions should a new Kafka topic get"):
+	// "what", "how many partitions". It is asked as written, with aux
+	// and clause, as a yes-or-no question is; not "What does it mean
+	// when What should chrony …?".
+	wh string
 	// apart: the topic asks how to tell its two sides apart ("a failing
 	// disk from a busy one"): two problems, not two things to choose.
 	apart bool
@@ -144,6 +151,13 @@ var (
 	// its auxiliary ("is it", "can we").
 	pronounSubjectRe = regexp.MustCompile(`(?i)^(?:it|this|that|there|they|we|you|i)$`)
 	// yesNoRe asks a yes-or-no question: an auxiliary, then the rest.
+	// whWordRe is a wh-question's own words, without what is asked for.
+	whWordRe = regexp.MustCompile(`(?i)^(?:what|which|where|when|who|how\s+\w+)\b`)
+	// whAskRe asks for a value, a choice or a thing: a wh-word, up to
+	// four words of what is asked for, an auxiliary and the rest ("what
+	// vm.swappiness should the mysql boxes run with", "which metric
+	// would have warned us").
+	whAskRe = regexp.MustCompile(`(?i)^(what|which|where|when|who|how\s+(?:many|much|big|large|long|often|far|high|low|small|fast))((?:\s+\S+){0,4}?)\s+(should|shall|do|does|did|can|could|would|will|must|is|are|was|were)\s+(\S.*)$`)
 	yesNoRe = regexp.MustCompile(`(?i)^(do|does|did|can|could|will|would|is|are|was|were|must|has|have)\s+(\S.*)$`)
 	// whichCauseRe asks which of two causes it is ("is it DNS or the
 	// network").
@@ -463,6 +477,14 @@ func parseForm(topic string) form {
 			// what?": the question is the first.
 			clause, _, _ := strings.Cut(m[2], ", ")
 			f.yesNo, f.aux, f.clause = true, strings.ToLower(m[1]), clause
+		case f.unset() && whAskRe.MatchString(withoutTail(p)):
+			// "What should chrony on our EC2 nodes sync against?", "How
+			// many partitions should a new topic get?": a question no
+			// angle above reads, asked as written.
+			f.asked = append(f.asked, kindOverview)
+			m := whAskRe.FindStringSubmatch(withoutTail(p))
+			clause, _, _ := strings.Cut(m[4], ", ")
+			f.wh, f.aux, f.clause = strings.ToLower(m[1])+m[2], strings.ToLower(m[3]), clause
 		case i > 0 && f.told && f.a == "" && f.ask == "" && len(strings.Fields(asked)) > 4 && asksOf(asked):
 			// "kafka consumers fell behind overnight. do we need more
 			// partitions?": the question asked of the situation told is
@@ -531,7 +553,7 @@ func parseForm(topic string) form {
 		// thing with good practices.
 		f.noun, f.clause, f.told = "", m[1]+" is firing"+m[2], true
 	}
-	if f.ask != "" && (f.a != "" || f.action != "" || f.yesNo) {
+	if f.ask != "" && (f.a != "" || f.action != "" || f.yesNo || f.wh != "") {
 		// A question asked of a choice or a task is asked with it.
 		f.ask = ""
 	} else if f.ask != "" {
@@ -1358,6 +1380,18 @@ func (f form) question(k questionKind, sharper bool) string {
 			return pick("How do you "+a+"?", "What are the steps to "+a+"?")
 		}
 	}
+	if f.wh != "" {
+		asked := yours(f.wh + " " + f.aux + " " + f.clause) // "what should chrony on your EC2 nodes sync against"
+		q := strings.ToUpper(asked[:1]) + asked[1:]
+		switch k.name {
+		case kindOverview.name:
+			return pick(q+"?", q+", and why?")
+		case kindCause.name:
+			return pick("What does the answer depend on: "+asked+"?", "What decides it: "+asked+"?")
+		default:
+			return pick("How do you check it on your own systems: "+asked+"?", "What shows whether it is right: "+asked+"?")
+		}
+	}
 	if f.yesNo {
 		asked := yours(f.aux + " " + f.clause) // "does the kubelet restart …"
 		q := strings.ToUpper(asked[:1]) + asked[1:]
@@ -1483,7 +1517,7 @@ func (f form) angles() []questionKind {
 	}
 	var out []questionKind
 	for _, k := range order {
-		if f.yesNo && k.name == kindPrevention.name && f.aux != "do" {
+		if (f.yesNo && f.aux != "do" || f.wh != "") && k.name == kindPrevention.name {
 			// What to do is asked of something that happens ("What do
 			// you do if zombie processes count against …?"), not of
 			// whether it is normal, or allowed: "What do you do if you can
@@ -1580,10 +1614,14 @@ func (f form) subject() string {
 		s = f.noun
 	case f.action != "":
 		s = f.action
+	case f.wh != "":
+		// "how many partitions should a new Kafka topic get": the
+		// partitions of a new Kafka topic, not "what" or "how many".
+		s = whWordRe.ReplaceAllString(f.wh, "") + " " + f.clause
 	default:
 		s = f.clause
 	}
-	return articleRe.ReplaceAllString(s, "")
+	return articleRe.ReplaceAllString(strings.TrimSpace(s), "")
 }
 
 // describe is the plan's form in words, for tests and logs.

@@ -1309,6 +1309,46 @@ func TestYesNoAsked(t *testing.T) {
 	}
 }
 
+// TestWhAsked: a question asking for a value, a choice or a thing, which
+// no angle's own wording reads ("what causes", "how do you"), is asked as
+// written, then what the answer depends on and how to check it: not
+// "What does it mean when What should chrony …?".
+func TestWhAsked(t *testing.T) {
+	for topic, want := range map[string][]string{
+		"What should chrony on our EC2 nodes sync against?": {
+			"What should chrony on your EC2 nodes sync against?",
+			"What does the answer depend on: what should chrony on your EC2 nodes sync against?",
+			"How do you check it on your own systems: what should chrony on your EC2 nodes sync against?",
+		},
+		"How many partitions should a new Kafka topic get for about 20k messages/s? And does adding partitions later break ordering?": {
+			"How many partitions should a new Kafka topic get for about 20k messages/s?",
+			"What does the answer depend on: how many partitions should a new Kafka topic get for about 20k messages/s?",
+			"How do you check it on your own systems: how many partitions should a new Kafka topic get for about 20k messages/s?",
+		},
+	} {
+		plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
+		if !slices.Equal(plan, want) {
+			t.Errorf("Plan(%q) =\n%q, want\n%q", topic, plan, want)
+		}
+	}
+	// What is asked for is the subject, not the question's words.
+	if got := subject("what vm.swappiness should the mysql boxes run with?"); got != "vm.swappiness the mysql boxes run with" {
+		t.Errorf("subject = %q", got)
+	}
+	if got := titleOf("What bulk request size should our indexer send to Elasticsearch?"); got != "What bulk request size should your indexer send to Elasticsearch?" {
+		t.Errorf("titleOf = %q", got)
+	}
+	// The angles' own wordings stay theirs.
+	for topic, want := range map[string]string{
+		"What causes etcd leader elections?":                         "What causes etcd leader elections?",
+		"What is Memcached slab calcification and how to prevent it": "What is Memcached slab calcification?",
+	} {
+		if plan, _ := (OfflinePlanner{}).Plan(t.Context(), topic); len(plan) == 0 || plan[0] != want {
+			t.Errorf("Plan(%q) = %q, want %q first", topic, plan, want)
+		}
+	}
+}
+
 // TestQuestionAfterThingNamed: a yes-or-no question after a colon, a dash
 // or a full stop is a question of its own, not words pasted into the
 // situation's headings; asked of a thing named first, each heading starts

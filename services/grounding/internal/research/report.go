@@ -485,7 +485,7 @@ func reportContent(run *Run, r Report) string {
 // not as two things to tell apart ("… and …").
 func titleOf(topic string) string {
 	f := headingForm(topic)
-	if f.yesNo || f.ask != "" {
+	if f.yesNo || f.wh != "" || f.ask != "" {
 		// "Does the kubelet restart a container whose liveness probe
 		// fails?": the question, not its words without their verb.
 		return f.question(kindOverview, false)
