@@ -190,7 +190,7 @@ var problemWords = map[string]bool{
 	"loss": true, "kill": true, "kills": true, "killed": true, "full": true, "down": true, "slowness": true, "spike": true,
 	"conflict": true, "conflicts": true, "bloat": true, "corruption": true, "stall": true, "stalls": true, "hang": true,
 	"hangs": true, "flapping": true, "rejection": true, "rejections": true, "split-brain": true, "warning": true,
-	"warnings": true, "brain": true,
+	"warnings": true, "brain": true, "zombie": true, "zombies": true, "poison": true, "poisoned": true, "starvation": true,
 }
 
 // parseForm reads a topic's form.
@@ -1163,7 +1163,7 @@ var (
 	// symptomRe finds a symptom told in the words a runbook on it uses
 	// ("the parent circuit breaker keeps tripping", "the volume crawls",
 	// "nodes above 90% CPU"); only a topic with none tells no problem.
-	symptomRe = regexp.MustCompile(`(?i)\b(?:trip(?:s|ped|ping)|crawl\w*|flap\w*|hang(?:s|ing)|hung|freez\w*|froze\w*|spik\w*|saturat\w*|exhaust\w*|throttl\w*|leak\w*|degrad\w*|unhealthy|unavailable|unreachable|(?:above|over)\s+\d+\s*%)`)
+	symptomRe = regexp.MustCompile(`(?i)\b(?:trip(?:s|ped|ping)|crawl\w*|flap\w*|hang(?:s|ing)|hung|freez\w*|froze\w*|spik\w*|saturat\w*|exhaust\w*|throttl\w*|leak\w*|degrad\w*|oscillat\w*|starv\w*|unhealthy|unavailable|unreachable|(?:above|over)\s+\d+\s*%)`)
 	// problemToldRe finds a problem in a sentence told beside a choice
 	// ("We hit 'too many clients' every time", "the old one keeps
 	// failing"), not context ("Everything is deployed with Argo CD").

@@ -910,6 +910,12 @@ func TestNoProblemTold(t *testing.T) {
 		// exception thrown does.
 		{"PodDisruptionBudget for the ingress controller: how many replicas?", true},
 		{"OutOfMemoryError in report-service", false},
+		// A failure told by its own name: a poison message, a zombie
+		// process, an offset oscillating, a client starving the others.
+		{"rabbitmq: one poison message on the refunds queue getting requeued forever", false},
+		{"do zombie processes count against a pod's pids limit?", false},
+		{"PTP offset oscillating on the order-gw hosts since someone turned chronyd on", false},
+		{"keeping one noisy tenant from starving the others", false},
 	} {
 		if got := parseForm(c.topic).tellsNoProblem(c.topic); got != c.none {
 			t.Errorf("%q tells no problem = %v, want %v", c.topic, got, c.none)
