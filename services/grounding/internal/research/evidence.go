@@ -115,6 +115,11 @@ var tasks = []task{
 	},
 }
 
+// sinceTaskRe is a task told as when something started ("since the
+// zk-solr upgrade from 3.4 to 3.8", "after the migration to gp3"), with
+// the versions or place it went from and to.
+var sinceTaskRe = regexp.MustCompile(`(?i)\b(?:since|after|following|during)\s+(?:\S+\s+){0,4}?(?:upgrade|migration|move|switch(?:over)?)\b(?:\s+(?:from|to|onto)\s+\S+(?:\s+\S+)?){0,2}`)
+
 // tasksAsked returns the tasks topic asks about.
 func tasksAsked(topic string) []task {
 	topic = strings.TrimSpace(topic)
@@ -124,9 +129,12 @@ func tasksAsked(topic string) []task {
 			questions = append(questions, s.text)
 		}
 	}
+	// "since the zk-solr upgrade from 3.4 to 3.8" tells when something
+	// started, as "since last night's migration" does: no task.
+	told := sinceTaskRe.ReplaceAllString(topic, "")
 	var asked []task
 	for _, t := range tasks {
-		text := topic
+		text := told
 		if t.questioned && questions != nil {
 			text = strings.Join(questions, " ")
 		}
@@ -431,18 +439,19 @@ const unnamedBar = 0.55
 // A source for a system the topic names nowhere needs unnamedBar.
 func otherSystems(topic string, sources []Source, srcs []relevance.Source, judged []relevance.Score) {
 	told := relevance.Parse(topic)
+	says := func(t string) bool { return told.Says(t) || leadsName(topic, t) }
 	systems := make([][]string, len(sources))
 	var named []string
 	for i, s := range sources {
 		systems[i] = relevance.Systems(s.Title)
 		for _, t := range systems[i] {
-			if told.Says(t) && !slices.Contains(named, t) {
+			if says(t) && !slices.Contains(named, t) {
 				named = append(named, t)
 			}
 		}
 	}
 	for i := range judged {
-		if judged[i].Value == 0 || len(systems[i]) == 0 || slices.ContainsFunc(systems[i], told.Says) {
+		if judged[i].Value == 0 || len(systems[i]) == 0 || slices.ContainsFunc(systems[i], says) {
 			continue
 		}
 		if len(named) > 0 && !slices.ContainsFunc(named, func(t string) bool { return relevance.Mentions(srcs[i], t) }) {
@@ -458,6 +467,20 @@ func otherSystems(topic string, sources []Source, srcs []relevance.Source, judge
 			judged[i].Value = 0
 		}
 	}
+}
+
+// leadsName reports whether a camel-case name in topic starts with the
+// system t, as alert rules name theirs ("MySQLInnoDBLockWaitsHigh" is
+// MySQL's, though its words split as "my", "sql", "inno", "db", …).
+func leadsName(topic, t string) bool {
+	for _, w := range strings.FieldsFunc(topic, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if len(w) > len(t) && strings.HasPrefix(strings.ToLower(w), t) {
+			if r, _ := utf8.DecodeRuneInString(w[len(t):]); unicode.IsUpper(r) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // alertNames are the names a topic may give an alert by, as Prometheus

@@ -947,6 +947,10 @@ func TestTaskAsked(t *testing.T) {
 		{"Why would a Go service run out of ports? pricing-api calls fx-rates at ~3k req/s and logs `connect: cannot assign requested address`.", 0},
 		{"logging ES fell behind since the data nodes moved to the cheaper volumes: the write queue is full. add data nodes, or is it the disks?", 0},
 		{"thanos or mimir for long-term metrics, and what does each cost to run?", 1},
+		// An upgrade told as when something started asks none.
+		{"zookeeper 4lw whitelist: since the zk-solr upgrade from 3.4 to 3.8 our leader check only prints `srvr is not executed because it is not in the whitelist.` how else do we see which one is the leader?", 0},
+		{"consumers lag since the move to gp3. why?", 0},
+		{"should we upgrade zk-solr from 3.4 to 3.8 before the kafka move?", 1},
 	} {
 		if got := len(tasksAsked(c.topic)); got != c.asked {
 			t.Errorf("%q asks %d tasks, want %d", c.topic, got, c.asked)

@@ -41,6 +41,29 @@ func TestOtherSystem(t *testing.T) {
 	}
 }
 
+// TestAlertNameSystem: an alert named as its rule names it
+// ("MySQLInnoDBLockWaitsHigh") names its system, though its words split
+// apart: beside the checkout service's runbook (the topic says
+// "checkout's updates"), MySQL's is not a runbook for a system the topic
+// never names.
+func TestAlertNameSystem(t *testing.T) {
+	// As search finds it: the passage, not the alert's own line.
+	locks := Source{
+		Title:   "MySQL — InnoDB lock wait timeouts and deadlocks",
+		URL:     "https://runbooks.example/mysql-innodb-lock-waits",
+		Snippet: "What do applications see? `ERROR 1205 (HY000): Lock wait timeout exceeded; try restarting transaction` after `innodb_lock_wait_timeout` (50 s). Who is blocking whom? Join performance_schema.data_lock_waits with information_schema.innodb_trx; kill the blocking transaction, add the index the batch's WHERE needs, or commit in chunks.",
+	}
+	topic := "MySQLInnoDBLockWaitsHigh (orders-db) every evening since the loyalty batch went live, and checkout's updates fail with `ERROR 1205 (HY000): Lock wait timeout exceeded; try restarting transaction`. index on email_hash or run the batch in chunks?"
+	checkout := readRunbook(t, filepath.Join(runbooktest.Dir(), "checkout-5xx.md"))
+	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
+	if a := assess(topic, plan, []Source{locks, checkout}); !a.onTopic[0] {
+		t.Errorf("%q: MySQL's lock-waits runbook not admitted", topic)
+	}
+	if !leadsName("MySQLInnoDBLockWaitsHigh fired", "mysql") || leadsName("MySQLInnoDBLockWaitsHigh fired", "postgres") || leadsName("mysqld restarted", "mysql") {
+		t.Error("leadsName: want MySQL's alert name to lead with mysql only, and a word that merely starts with it not to")
+	}
+}
+
 // TestNameAsSetting: a name before the dash ("postgres 15 - …") is the
 // topic's system, not a situation: it admits no runbook for merely being
 // that system's, when the choice asked is about none of them.
