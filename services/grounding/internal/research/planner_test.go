@@ -705,21 +705,11 @@ func TestComparisonSides(t *testing.T) {
 // each side's best source is about the topic, a source only sharing a
 // side's one word ("worker connections") is not.
 func TestAlternativeSides(t *testing.T) {
-	celery := Source{
-		Title:   "Celery — task queue backlog and stuck workers",
-		URL:     "https://runbooks.example/celery-backlog",
-		Snippet: "CeleryQueueLengthHigh fires when a Celery queue holds more than 5,000 tasks. Run celery inspect active and inspect reserved: workers busy with long tasks, or none at all. One slow task type can block a shared queue: compare task runtimes in Flower.",
-	}
-	rabbit := Source{
-		Title:   "RabbitMQ — queue backlog growing",
-		URL:     "https://runbooks.example/rabbitmq-backlog",
-		Snippet: "RabbitMQ queues grow when consumers fall behind publishers. Check rabbitmqctl list_queues name messages consumers; a memory or disk alarm on the broker blocks publishers.",
-	}
-	nginx := Source{
-		Title:   "Nginx running out of worker connections",
-		URL:     "https://runbooks.example/nginx-worker-connections",
-		Snippet: "nginx logs 'worker_connections are not enough' when every worker's connections are in use. Raise worker_connections and worker_rlimit_nofile together.",
-	}
+	// The runbooks as indexed: a side's source must also be about the
+	// story told (toldFloor), which a snippet of two sentences is not.
+	celery := readRunbook(t, filepath.Join(runbooktest.Dir(), "celery-backlog.md"))
+	rabbit := readRunbook(t, filepath.Join(runbooktest.Dir(), "rabbitmq-backlog.md"))
+	nginx := readRunbook(t, filepath.Join(runbooktest.Dir(), "..", "..", "eval", "heldout4", "runbooks", "nginx-worker-connections.md"))
 	topic := "celery queue is at 40k tasks and still growing, flower shows the workers online but they barely finish anything. stuck workers or a rabbitmq problem? how do i tell"
 	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
 	a := assess(topic, plan, []Source{celery, rabbit, nginx})
