@@ -150,7 +150,6 @@ var (
 	// pronounSubjectRe is a subject a yes-or-no question may put after
 	// its auxiliary ("is it", "can we").
 	pronounSubjectRe = regexp.MustCompile(`(?i)^(?:it|this|that|there|they|we|you|i)$`)
-	// yesNoRe asks a yes-or-no question: an auxiliary, then the rest.
 	// whWordRe is a wh-question's own words, without what is asked for.
 	whWordRe = regexp.MustCompile(`(?i)^(?:what|which|where|when|who|how\s+\w+)\b`)
 	// whAskRe asks for a value, a choice or a thing: a wh-word, up to
@@ -158,6 +157,7 @@ var (
 	// vm.swappiness should the mysql boxes run with", "which metric
 	// would have warned us").
 	whAskRe = regexp.MustCompile(`(?i)^(what|which|where|when|who|how\s+(?:many|much|big|large|long|often|far|high|low|small|fast))((?:\s+\S+){0,4}?)\s+(should|shall|do|does|did|can|could|would|will|must|is|are|was|were)\s+(\S.*)$`)
+	// yesNoRe asks a yes-or-no question: an auxiliary, then the rest.
 	yesNoRe = regexp.MustCompile(`(?i)^(do|does|did|can|could|will|would|is|are|was|were|must|has|have)\s+(\S.*)$`)
 	// whichCauseRe asks which of two causes it is ("is it DNS or the
 	// network").
