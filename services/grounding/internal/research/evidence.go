@@ -345,7 +345,10 @@ func assess(topic string, plan []string, sources []Source) assessment {
 			selectFor(relevance.Parse(m), false, srcs, whole, judged)
 		}
 	}
-	otherSystems(topic, sources, srcs, judged)
+	// The topic as told, read once: the systems it names and the floor
+	// every source must reach against it (below).
+	told := relevance.Parse(topic)
+	otherSystems(topic, told, sources, srcs, judged)
 	// alertsOwn marks the sources an alert the topic names is for.
 	alertsOwn := make([]bool, len(srcs))
 	for _, name := range alertNames(topic) {
@@ -393,7 +396,6 @@ func assess(topic string, plan []string, sources []Source) assessment {
 	// the backlog runbook its side "rabbitmq federation" finds, nor a
 	// gunicorn WORKER TIMEOUT for nginx's worker connections. The
 	// runbook of an alert the topic names stands whatever it scores so.
-	told := relevance.Parse(topic)
 	for i := range judged {
 		if judged[i].Value > 0 && !alertsOwn[i] && told.Score(srcs[i]).Value < toldFloor {
 			judged[i].Value = 0
@@ -464,9 +466,9 @@ const unnamedBar = 0.55
 // however much replica lag they share; a runbook for no system of its own
 // (the kernel's hung tasks, a node's full disk) stays for any system's.
 // A source for a system the topic names nowhere needs unnamedBar.
-func otherSystems(topic string, sources []Source, srcs []relevance.Source, judged []relevance.Score) {
-	told := relevance.Parse(topic)
-	says := func(t string) bool { return told.Says(t) || leadsName(topic, t) }
+func otherSystems(topic string, told relevance.Subject, sources []Source, srcs []relevance.Source, judged []relevance.Score) {
+	words := strings.FieldsFunc(topic, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	says := func(t string) bool { return told.Says(t) || leadsName(words, t) }
 	systems := make([][]string, len(sources))
 	var named []string
 	for i, s := range sources {
@@ -496,11 +498,12 @@ func otherSystems(topic string, sources []Source, srcs []relevance.Source, judge
 	}
 }
 
-// leadsName reports whether a camel-case name in topic starts with the
-// system t, as alert rules name theirs ("MySQLInnoDBLockWaitsHigh" is
-// MySQL's, though its words split as "my", "sql", "inno", "db", …).
-func leadsName(topic, t string) bool {
-	for _, w := range strings.FieldsFunc(topic, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+// leadsName reports whether a camel-case name among a topic's words
+// starts with the system t, as alert rules name theirs
+// ("MySQLInnoDBLockWaitsHigh" is MySQL's, though its words split as "my",
+// "sql", "inno", "db", …).
+func leadsName(words []string, t string) bool {
+	for _, w := range words {
 		if len(w) > len(t) && strings.HasPrefix(strings.ToLower(w), t) {
 			if r, _ := utf8.DecodeRuneInString(w[len(t):]); unicode.IsUpper(r) {
 				return true

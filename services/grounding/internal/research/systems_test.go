@@ -59,7 +59,7 @@ func TestAlertNameSystem(t *testing.T) {
 	if a := assess(topic, plan, []Source{locks, checkout}); !a.onTopic[0] {
 		t.Errorf("%q: MySQL's lock-waits runbook not admitted", topic)
 	}
-	if !leadsName("MySQLInnoDBLockWaitsHigh fired", "mysql") || leadsName("MySQLInnoDBLockWaitsHigh fired", "postgres") || leadsName("mysqld restarted", "mysql") {
+	if !leadsName(strings.Fields("MySQLInnoDBLockWaitsHigh fired"), "mysql") || leadsName(strings.Fields("MySQLInnoDBLockWaitsHigh fired"), "postgres") || leadsName(strings.Fields("mysqld restarted"), "mysql") {
 		t.Error("leadsName: want MySQL's alert name to lead with mysql only, and a word that merely starts with it not to")
 	}
 }
