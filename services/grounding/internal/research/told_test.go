@@ -28,3 +28,46 @@ func TestToldFloor(t *testing.T) {
 		}
 	}
 }
+
+// TestObservedFailure: what a story tells it saw is a second failure met
+// in it, and the runbook it alone selects is evidence beside the alert's
+// own: pg_wal holding most of a volume filling up, a link at 1G with CRC
+// errors under ZooKeeper's latency. A runbook an observation selects
+// that the story as told is not about (observedFloor) stays out: Kafka's
+// broker runbook for the brokers logging "Session expired" of a
+// ZooKeeper the story is about.
+func TestObservedFailure(t *testing.T) {
+	eval := filepath.Join(runbooktest.Dir(), "..", "..", "eval")
+	read := func(dir, name string) Source {
+		return readRunbook(t, filepath.Join(eval, dir, "runbooks", name+".md"))
+	}
+	var (
+		network = read("heldout6", "node-network-errors")
+		pvc     = readRunbook(t, filepath.Join(runbooktest.Dir(), "pv-filling-up.md"))
+		wal     = readRunbook(t, filepath.Join(runbooktest.Dir(), "postgres-wal.md"))
+		zk      = read("heldout6", "zookeeper-quorum")
+		kafka   = readRunbook(t, filepath.Join(runbooktest.Dir(), "kafka-broker-down.md"))
+	)
+	for _, c := range []struct {
+		topic    string
+		sources  []Source
+		admitted []bool
+	}{
+		{
+			"KubePersistentVolumeFillingUp for data-billing-pg-0 in payments, and du on the volume says pg_wal holds 140 GB of it. why does the WAL keep growing, and can we resize the PVC online for now?",
+			[]Source{pvc, wal}, []bool{true, true},
+		},
+		{
+			"ZookeeperHighLatency on zk-events since the switch in rack c4 was swapped, and the kafka brokers keep logging `Session expired`. `ethtool eth0` on zk-events-2 says `Speed: 1000Mb/s` on a 10G port, and rx_crc_errors keep climbing. take it out of the ensemble or fix the link first?",
+			[]Source{zk, network, kafka}, []bool{true, true, false},
+		},
+	} {
+		plan, _ := OfflinePlanner{}.Plan(t.Context(), c.topic)
+		a := assess(c.topic, plan, c.sources)
+		for i, want := range c.admitted {
+			if a.onTopic[i] != want {
+				t.Errorf("%q: %s admitted %v, want %v", c.topic, c.sources[i].Title, a.onTopic[i], want)
+			}
+		}
+	}
+}
