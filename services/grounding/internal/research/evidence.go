@@ -86,6 +86,11 @@ type task struct {
 	// topic asks anything — "what does each cost to run?" asks what it
 	// costs, "the data nodes moved to the cheaper volumes" tells.
 	questioned bool
+	// toll is how a topic asks what a thing does to something else, not
+	// what it costs to run ("what does each one cost us on the primary",
+	// "cost us in latency", "cost the es cluster"): read out before the
+	// task is looked for.
+	toll *regexp.Regexp
 }
 
 // taskLead is how a topic asks to do something ("how do we", "worth",
@@ -112,6 +117,7 @@ var tasks = []task{
 		asked:      regexp.MustCompile(`(?i)(?:^|[^\w-])(?:costs?|pricing|cheaper)(?:$|[^\w-])|\bhow much (?:would|will|do|does|can) (?:we|it|i|you) (?:\w+ )?(?:save|cost)\b`),
 		spoken:     regexp.MustCompile(`(?i)\bcosts?\b|\bpric(?:e|es|ing)\b|\bcheaper\b|\bbilling\b|\bsav(?:e|es|ing|ings)\b`),
 		questioned: true,
+		toll:       regexp.MustCompile(`(?i)\bcosts?\s+(?:us\s+|it\s+|them\s+)?(?:on|in|to)\s+(?:the\s+|a\s+|our\s+)?(?:primary|replica|latency|throughput|memory|cpu|disk|box|node|cluster|performance|availability|durability)\b|\bcosts?\s+(?:us\s+)?the\s+\S+\s+cluster\b`),
 	},
 }
 
@@ -137,6 +143,9 @@ func tasksAsked(topic string) []task {
 		text := told
 		if t.questioned && questions != nil {
 			text = strings.Join(questions, " ")
+		}
+		if t.toll != nil {
+			text = t.toll.ReplaceAllString(text, " ")
 		}
 		if t.asked.MatchString(text) {
 			asked = append(asked, t)

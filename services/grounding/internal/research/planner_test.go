@@ -937,6 +937,11 @@ func TestTaskAsked(t *testing.T) {
 		{"Why would a Go service run out of ports? pricing-api calls fx-rates at ~3k req/s and logs `connect: cannot assign requested address`.", 0},
 		{"logging ES fell behind since the data nodes moved to the cheaper volumes: the write queue is full. add data nodes, or is it the disks?", 0},
 		{"thanos or mimir for long-term metrics, and what does each cost to run?", 1},
+		// What a setting does to something else is its toll, not a price.
+		{"reporting queries on the billing-pg replica die with `canceling statement due to conflict with recovery`. hot_standby_feedback, or a longer max_standby_streaming_delay? what does each one cost us on the primary", 0},
+		{"synchronous_commit = remote_apply: what does it cost us in latency compared with on?", 0},
+		{"what does a deep from/size window cost the es cluster?", 0},
+		{"Which archive tier for backups: what does each cost us?", 1},
 		// An upgrade told as when something started asks none.
 		{"zookeeper 4lw whitelist: since the zk-solr upgrade from 3.4 to 3.8 our leader check only prints `srvr is not executed because it is not in the whitelist.` how else do we see which one is the leader?", 0},
 		{"consumers lag since the move to gp3. why?", 0},
