@@ -117,8 +117,21 @@ var tasks = []task{
 		asked:      regexp.MustCompile(`(?i)(?:^|[^\w-])(?:costs?|pricing|cheaper)(?:$|[^\w-])|\bhow much (?:would|will|do|does|can) (?:we|it|i|you) (?:\w+ )?(?:save|cost)\b`),
 		spoken:     regexp.MustCompile(`(?i)\bcosts?\b|\bpric(?:e|es|ing)\b|\bcheaper\b|\bbilling\b|\bsav(?:e|es|ing|ings)\b`),
 		questioned: true,
-		toll:       regexp.MustCompile(`(?i)\bcosts?\s+(?:us\s+|it\s+|them\s+)?(?:on|in|to)\s+(?:the\s+|a\s+|our\s+)?(?:primary|replica|latency|throughput|memory|cpu|disk|box|node|cluster|performance|availability|durability)\b|\bcosts?\s+(?:us\s+)?the\s+\S+\s+cluster\b`),
+		toll:       regexp.MustCompile(`(?i)\bcosts?\s+(?:us\s+|it\s+|them\s+)?(?:(?:on|in|to)\s+(?:the\s+|a\s+|our\s+)?(?:primary|replica|latency|throughput|memory|cpu|disk|box|node|cluster|performance|availability|durability)\b|[a-z][\w.-]*)`),
 	},
+}
+
+// priceWords follow "cost" when a topic asks a price ("what does each
+// cost to run", "costs come to", "cost comparison", "cost us?"); any
+// other word names what a thing costs in another sense ("what does one
+// websocket cost nginx", "cost the es cluster": its toll).
+var priceWords = map[string]bool{
+	"to": true, "per": true, "more": true, "less": true, "much": true, "money": true,
+	"come": true, "comes": true, "of": true, "vs": true, "and": true, "or": true,
+	"comparison": true, "comparision": true, "compared": true, "estimate": true,
+	"us": true, "it": true, "them": true, "you": true, "we": true, "a": true, "an": true,
+	"anything": true, "nothing": true, "each": true, "about": true, "for": true, "at": true,
+	"would": true, "will": true, "is": true, "are": true, "was": true, "be": true,
 }
 
 // sinceTaskRe is a task told as when something started ("since the
@@ -145,7 +158,12 @@ func tasksAsked(topic string) []task {
 			text = strings.Join(questions, " ")
 		}
 		if t.toll != nil {
-			text = t.toll.ReplaceAllString(text, " ")
+			text = t.toll.ReplaceAllStringFunc(text, func(m string) string {
+				if priceWords[strings.ToLower(m[strings.LastIndexAny(m, " \t\n")+1:])] {
+					return m
+				}
+				return " "
+			})
 		}
 		if t.asked.MatchString(text) {
 			asked = append(asked, t)

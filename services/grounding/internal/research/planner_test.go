@@ -942,6 +942,8 @@ func TestTaskAsked(t *testing.T) {
 		{"synchronous_commit = remote_apply: what does it cost us in latency compared with on?", 0},
 		{"what does a deep from/size window cost the es cluster?", 0},
 		{"Which archive tier for backups: what does each cost us?", 1},
+		{"edge nginx hits `worker_connections are not enough` since live chat shipped. how many connections does one websocket cost nginx, and what do we raise?", 0},
+		{"Glacier for the backups: what would the storage and request costs come to?", 1},
 		// An upgrade told as when something started asks none.
 		{"zookeeper 4lw whitelist: since the zk-solr upgrade from 3.4 to 3.8 our leader check only prints `srvr is not executed because it is not in the whitelist.` how else do we see which one is the leader?", 0},
 		{"consumers lag since the move to gp3. why?", 0},
