@@ -715,6 +715,9 @@ var lowerLeadWords = map[string]bool{
 	"the": true, "a": true, "an": true, "this": true, "that": true, "these": true, "those": true, "too": true,
 	"not": true, "some": true, "many": true, "much": true, "all": true, "every": true, "each": true, "no": true,
 	"your": true, "their": true, "slow": true, "out": true, "lack": true, "high": true, "low": true,
+	// A time told first: "What does it mean when since live chat went
+	// out, …", not "when Since live chat …".
+	"since": true, "after": true, "during": true, "before": true, "following": true, "until": true,
 }
 
 // askedOfAnyone is a question without the lead that asks it of the

@@ -1495,3 +1495,15 @@ func TestNotificationTitle(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeToldFirst: a story that starts with when it started is asked
+// about in lower case after the template's "when", as a person writes it.
+func TestTimeToldFirst(t *testing.T) {
+	topic := "Since live chat went out, edge-1 flatlines at `Active connections: 8192` every evening"
+	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
+	for _, q := range plan {
+		if strings.Contains(q, "when Since") || !strings.Contains(q, "since live chat went out") {
+			t.Errorf("Plan(%q) asks %q", topic, q)
+		}
+	}
+}
