@@ -139,6 +139,11 @@ var priceWords = map[string]bool{
 // the versions or place it went from and to.
 var sinceTaskRe = regexp.MustCompile(`(?i)\b(?:since|after|following|during)\s+(?:\S+\s+){0,4}?(?:upgrade|migration|move|switch(?:over)?)\b(?:\s+(?:from|to|onto)\s+\S+(?:\s+\S+)?){0,2}`)
 
+// measureRe is a measure going from one value to another ("went from 1.4
+// to 4.6 GB", "p99 0.8 -> 2.5s"): a size or a time, not the versions of an
+// upgrade.
+var measureRe = regexp.MustCompile(`(?i)\b\d+(?:\.\d+)?\s*(?:->|→|to)\s*\d+(?:\.\d+)?\s*(?:[kmgtp]i?b|%|ms|s|secs?|seconds|mins?|minutes|h|hours|days|x|rps|qps|cores?|[kmg]bps|[kmg]bit/s)(?:$|[^\w.])`)
+
 // tasksAsked returns the tasks topic asks about.
 func tasksAsked(topic string) []task {
 	topic = strings.TrimSpace(topic)
@@ -150,7 +155,7 @@ func tasksAsked(topic string) []task {
 	}
 	// "since the zk-solr upgrade from 3.4 to 3.8" tells when something
 	// started, as "since last night's migration" does: no task.
-	told := sinceTaskRe.ReplaceAllString(topic, "")
+	told := measureRe.ReplaceAllString(sinceTaskRe.ReplaceAllString(topic, ""), " ")
 	var asked []task
 	for _, t := range tasks {
 		text := told
