@@ -155,7 +155,10 @@ func tasksAsked(topic string) []task {
 	}
 	// "since the zk-solr upgrade from 3.4 to 3.8" tells when something
 	// started, as "since last night's migration" does: no task.
-	told := measureRe.ReplaceAllString(sinceTaskRe.ReplaceAllString(topic, ""), " ")
+	// Nor does a message the topic quotes: "`Migrating schema \"public\"
+	// to version 57`" is what flyway printed, not a question on how to
+	// migrate.
+	told := measureRe.ReplaceAllString(sinceTaskRe.ReplaceAllString(quoteRe.ReplaceAllString(topic, " "), ""), " ")
 	var asked []task
 	for _, t := range tasks {
 		text := told

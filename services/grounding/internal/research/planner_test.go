@@ -948,6 +948,8 @@ func TestTaskAsked(t *testing.T) {
 		{"zookeeper 4lw whitelist: since the zk-solr upgrade from 3.4 to 3.8 our leader check only prints `srvr is not executed because it is not in the whitelist.` how else do we see which one is the leader?", 0},
 		{"consumers lag since the move to gp3. why?", 0},
 		{"should we upgrade zk-solr from 3.4 to 3.8 before the kafka move?", 1},
+		// Nor is what a program printed a question on what it did.
+		{"billing-api pods crash-loop since the deploy, `kubectl logs --previous` ends at `Migrating schema \"public\" to version 12 - add index` and the ALTER waits on a lock. kill the blocker?", 0},
 		// A measure going from one value to another is no version.
 		{"etcd db on prod-eu1 went from 1.2 to 5.1 GB in a month and the audit log says most writes are Events. put --event-ttl back to 1h?", 0},
 		{"p99 went 0.8 -> 2.5s after the 4.1 -> 4.2 bump, roll back?", 1},
