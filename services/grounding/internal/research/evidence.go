@@ -113,8 +113,9 @@ var tasks = []task{
 		spoken: regexp.MustCompile(`(?i)\bupgrad\w*`),
 	},
 	{
-		// Not a name's word: "pricing-api" costs nothing.
-		asked:      regexp.MustCompile(`(?i)(?:^|[^\w-])(?:costs?|pricing|cheaper)(?:$|[^\w-])|\bhow much (?:would|will|do|does|can) (?:we|it|i|you) (?:\w+ )?(?:save|cost)\b`),
+		// Not a name's word: "pricing-api" costs nothing, nor do "calls
+		// to pricing" (a service); "pricing of", "pricing model" ask.
+		asked:      regexp.MustCompile(`(?i)(?:^|[^\w-])(?:costs?|cheaper)(?:$|[^\w-])|(?:^|[^\w-])pricing\s+(?:of|for|models?|tiers?|plans?|comparison|difference)\b|\bhow much (?:would|will|do|does|can) (?:we|it|i|you) (?:\w+ )?(?:save|cost)\b`),
 		spoken:     regexp.MustCompile(`(?i)\bcosts?\b|\bpric(?:e|es|ing)\b|\bcheaper\b|\bbilling\b|\bsav(?:e|es|ing|ings)\b`),
 		questioned: true,
 		toll:       regexp.MustCompile(`(?i)\bcosts?\s+(?:us\s+|it\s+|them\s+)?(?:(?:on|in|to)\s+(?:the\s+|a\s+|our\s+)?(?:primary|replica|latency|throughput|memory|cpu|disk|box|node|cluster|performance|availability|durability)\b|[a-z][\w.-]*)`),

@@ -948,6 +948,9 @@ func TestTaskAsked(t *testing.T) {
 		{"zookeeper 4lw whitelist: since the zk-solr upgrade from 3.4 to 3.8 our leader check only prints `srvr is not executed because it is not in the whitelist.` how else do we see which one is the leader?", 0},
 		{"consumers lag since the move to gp3. why?", 0},
 		{"should we upgrade zk-solr from 3.4 to 3.8 before the kafka move?", 1},
+		// A service named pricing asks no price; a pricing model does.
+		{"KubeHpaMaxedOut on orders-api at 30/30. What did change: p99 of its calls to pricing went from 80ms to 900ms. raise maxReplicas?", 0},
+		{"Managed Kafka: what is the pricing model for partitions and storage?", 1},
 		// Nor is what a program printed a question on what it did.
 		{"billing-api pods crash-loop since the deploy, `kubectl logs --previous` ends at `Migrating schema \"public\" to version 12 - add index` and the ALTER waits on a lock. kill the blocker?", 0},
 		// A measure going from one value to another is no version.
