@@ -86,9 +86,10 @@ type task struct {
 	// topic asks anything — "what does each cost to run?" asks what it
 	// costs, "the data nodes moved to the cheaper volumes" tells.
 	questioned bool
-	// toll is how a topic asks what a thing does to something else, not
-	// what it costs to run ("what does each one cost us on the primary",
-	// "cost us in latency", "cost the es cluster"): read out before the
+	// toll finds the task's word and the word after it: unless that word
+	// asks a price (priceWords), the topic asks what a thing does to
+	// something else ("what does each one cost us on the primary", "cost
+	// us in latency", "cost nginx"), and the match is read out before the
 	// task is looked for.
 	toll *regexp.Regexp
 }
@@ -118,7 +119,7 @@ var tasks = []task{
 		asked:      regexp.MustCompile(`(?i)(?:^|[^\w-])(?:costs?|cheaper)(?:$|[^\w-])|(?:^|[^\w-])pricing\s+(?:of|for|models?|tiers?|plans?|comparison|difference)\b|\bhow much (?:would|will|do|does|can) (?:we|it|i|you) (?:\w+ )?(?:save|cost)\b`),
 		spoken:     regexp.MustCompile(`(?i)\bcosts?\b|\bpric(?:e|es|ing)\b|\bcheaper\b|\bbilling\b|\bsav(?:e|es|ing|ings)\b`),
 		questioned: true,
-		toll:       regexp.MustCompile(`(?i)\bcosts?\s+(?:us\s+|it\s+|them\s+)?(?:(?:on|in|to)\s+(?:the\s+|a\s+|our\s+)?(?:primary|replica|latency|throughput|memory|cpu|disk|box|node|cluster|performance|availability|durability)\b|[a-z][\w.-]*)`),
+		toll:       regexp.MustCompile(`(?i)\bcosts?\s+(?:(?:us|it|them)\s+)?[a-z][\w.-]*`),
 	},
 }
 
