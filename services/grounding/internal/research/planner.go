@@ -552,6 +552,9 @@ func parseForm(topic string) form {
 		// etcdDatabaseQuotaLowSpace is firing on prod-eu3?"), not as a
 		// thing with good practices.
 		f.noun, f.clause, f.told = "", m[1]+" is firing"+m[2], true
+		// Its clause has its own verb: a "why does …" asked after it
+		// lends it no auxiliary ("Why does X is firing …").
+		f.aux = ""
 	}
 	if f.ask != "" && (f.a != "" || f.action != "" || f.yesNo || f.wh != "") {
 		// A question asked of a choice or a task is asked with it.

@@ -1515,3 +1515,19 @@ func TestTimeToldFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestAlertFiredWhy: an alert told as firing keeps its own verb when a
+// "why does …" follows it: no "Why does KubePersistentVolumeFillingUp is
+// firing …?".
+func TestAlertFiredWhy(t *testing.T) {
+	topic := "KubePersistentVolumeFillingUp for data-billing-pg-0 in payments, and du on the volume says pg_wal holds 140 GB of it. why does the WAL keep growing, and can we resize the PVC online for now?"
+	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
+	for _, q := range plan {
+		if strings.Contains(q, "does KubePersistentVolumeFillingUp is") {
+			t.Errorf("Plan(%q) asks %q", topic, q)
+		}
+	}
+	if len(plan) == 0 || !strings.Contains(plan[0], "KubePersistentVolumeFillingUp is firing") {
+		t.Errorf("Plan(%q) = %q, want the alert asked about as it fires", topic, plan)
+	}
+}
