@@ -155,12 +155,15 @@ func tasksAsked(topic string) []task {
 			questions = append(questions, s.text)
 		}
 	}
+	// A message the topic quotes asks no task: "`Migrating schema
+	// \"public\" to version 57`" is what flyway printed, not a question
+	// on how to migrate.
+	told := quoteRe.ReplaceAllString(topic, " ")
 	// "since the zk-solr upgrade from 3.4 to 3.8" tells when something
 	// started, as "since last night's migration" does: no task.
-	// Nor does a message the topic quotes: "`Migrating schema \"public\"
-	// to version 57`" is what flyway printed, not a question on how to
-	// migrate.
-	told := measureRe.ReplaceAllString(sinceTaskRe.ReplaceAllString(quoteRe.ReplaceAllString(topic, " "), ""), " ")
+	told = sinceTaskRe.ReplaceAllString(told, "")
+	// Nor does a measure going from one value to another.
+	told = measureRe.ReplaceAllString(told, " ")
 	var asked []task
 	for _, t := range tasks {
 		text := told
@@ -169,7 +172,7 @@ func tasksAsked(topic string) []task {
 		}
 		if t.toll != nil {
 			text = t.toll.ReplaceAllStringFunc(text, func(m string) string {
-				if priceWords[strings.ToLower(m[strings.LastIndexAny(m, " \t\n")+1:])] {
+				if ws := strings.Fields(m); priceWords[strings.ToLower(ws[len(ws)-1])] {
 					return m
 				}
 				return " "

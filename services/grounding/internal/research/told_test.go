@@ -1,11 +1,6 @@
 package research
 
-import (
-	"path/filepath"
-	"testing"
-
-	"github.com/groundcrew/groundcrew/services/grounding/internal/runbooktest"
-)
+import "testing"
 
 // TestToldFloor: a source a part of the topic selects (a side, a quoted
 // line, the setting) is evidence only when it is also about the topic as
@@ -15,9 +10,8 @@ import (
 // two causes offered for a story stay when the story is about them
 // (TestAlternativeSides).
 func TestToldFloor(t *testing.T) {
-	eval := filepath.Join(runbooktest.Dir(), "..", "..", "eval")
-	rabbit := readRunbook(t, filepath.Join(runbooktest.Dir(), "rabbitmq-backlog.md"))
-	nginx := readRunbook(t, filepath.Join(eval, "heldout4", "runbooks", "nginx-worker-connections.md"))
+	rabbit := indexedRunbook(t, "rabbitmq-backlog")
+	nginx := indexedRunbook(t, "nginx-worker-connections")
 	for topic, src := range map[string]Source{
 		"rabbitmq federation or shovel for copying the order events exchange from the eu cluster to the us cluster? which one survives a WAN outage better":                                                                                                                        rabbit,
 		"gunicorn: `[CRITICAL] WORKER TIMEOUT (pid:4121)` every few minutes on the django reports pods (sync workers, --timeout 30, 4 workers per pod). the workers it kills were all waiting on the partner api. more workers, gthread/gevent workers, or just a bigger timeout?": nginx,
@@ -37,16 +31,12 @@ func TestToldFloor(t *testing.T) {
 // broker runbook for the brokers logging "Session expired" of a
 // ZooKeeper the story is about.
 func TestObservedFailure(t *testing.T) {
-	eval := filepath.Join(runbooktest.Dir(), "..", "..", "eval")
-	read := func(dir, name string) Source {
-		return readRunbook(t, filepath.Join(eval, dir, "runbooks", name+".md"))
-	}
 	var (
-		network = read("heldout6", "node-network-errors")
-		pvc     = readRunbook(t, filepath.Join(runbooktest.Dir(), "pv-filling-up.md"))
-		wal     = readRunbook(t, filepath.Join(runbooktest.Dir(), "postgres-wal.md"))
-		zk      = read("heldout6", "zookeeper-quorum")
-		kafka   = readRunbook(t, filepath.Join(runbooktest.Dir(), "kafka-broker-down.md"))
+		network = indexedRunbook(t, "node-network-errors")
+		pvc     = indexedRunbook(t, "pv-filling-up")
+		wal     = indexedRunbook(t, "postgres-wal")
+		zk      = indexedRunbook(t, "zookeeper-quorum")
+		kafka   = indexedRunbook(t, "kafka-broker-down")
 	)
 	for _, c := range []struct {
 		topic    string
