@@ -375,6 +375,9 @@ func assess(topic string, plan []string, sources []Source) assessment {
 			}
 		}
 	}
+	// quotedPlain marks the sources a message the topic quotes is plainly
+	// about (see otherSystems).
+	quotedPlain := make([]bool, len(srcs))
 	if !f.choice() || f.setting != "" {
 		// A message the topic quotes (a pasted log or error line) is
 		// judged on its own as enrichment judges a log line: the source
@@ -382,7 +385,9 @@ func assess(topic string, plan []string, sources []Source) assessment {
 		// told around it ("`PLEG is not healthy: …`" in a night of
 		// backups and flapping nodes).
 		for _, m := range quotedMessages(topic) {
-			selectFor(relevance.Parse(m), false, srcs, whole, judged)
+			for i, v := range selectFor(relevance.Parse(m), false, srcs, whole, judged) {
+				quotedPlain[i] = quotedPlain[i] || v >= relevance.NearBest
+			}
 		}
 	}
 	// The topic as told, read once: the systems it names and the floor
@@ -409,7 +414,7 @@ func assess(topic string, plan []string, sources []Source) assessment {
 			}
 		}
 	}
-	otherSystems(topic, told, sources, srcs, judged)
+	otherSystems(topic, told, sources, srcs, judged, quotedPlain)
 	// alertsOwn marks the sources an alert the topic names is for.
 	alertsOwn := make([]bool, len(srcs))
 	for _, name := range alertNames(topic) {
@@ -542,7 +547,13 @@ const unnamedBar = 0.55
 // however much replica lag they share; a runbook for no system of its own
 // (the kernel's hung tasks, a node's full disk) stays for any system's.
 // A source for a system the topic names nowhere needs unnamedBar.
-func otherSystems(topic string, told relevance.Subject, sources []Source, srcs []relevance.Source, judged []relevance.Score) {
+//
+// A source a message the topic quotes is plainly about (quotedPlain)
+// stands: the message names its system as surely as its name would
+// ("`PLEG is not healthy`" is the kubelet's in a story that never says
+// Kubernetes; a thread dump "`WAITING (parking)` in HikariPool" is the
+// JVM's beside a Kafka consumer group's lag).
+func otherSystems(topic string, told relevance.Subject, sources []Source, srcs []relevance.Source, judged []relevance.Score, quotedPlain []bool) {
 	words := strings.FieldsFunc(topic, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 	says := func(t string) bool { return told.Says(t) || leadsName(words, t) }
 	systems := make([][]string, len(sources))
@@ -556,7 +567,7 @@ func otherSystems(topic string, told relevance.Subject, sources []Source, srcs [
 		}
 	}
 	for i := range judged {
-		if judged[i].Value == 0 || len(systems[i]) == 0 || slices.ContainsFunc(systems[i], says) {
+		if judged[i].Value == 0 || quotedPlain[i] || len(systems[i]) == 0 || slices.ContainsFunc(systems[i], says) {
 			continue
 		}
 		if len(named) > 0 && !slices.ContainsFunc(named, func(t string) bool { return relevance.Mentions(srcs[i], t) }) {
@@ -639,8 +650,9 @@ var identRe = regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9]*\b`)
 // too-small pool": the Elasticsearch thread pool's runbook as much as
 // PgBouncer's; "'context deadline exceeded'"), selects those the whole
 // topic is about nearly as much as the most of them (as Select keeps a
-// source near the best), not the others.
-func selectFor(part relevance.Subject, vague bool, srcs []relevance.Source, whole, judged []relevance.Score) {
+// source near the best), not the others. It returns the sources it
+// selects, with what part alone scores for each.
+func selectFor(part relevance.Subject, vague bool, srcs []relevance.Source, whole, judged []relevance.Score) map[int]float64 {
 	least := 0.0
 	if vague {
 		least = relevance.NearBest
@@ -662,14 +674,17 @@ func selectFor(part relevance.Subject, vague bool, srcs []relevance.Source, whol
 		}
 		kept = slices.DeleteFunc(tied, func(i int) bool { return whole[i].Value < relevance.NearShare*most })
 	}
+	selected := map[int]float64{}
 	for _, i := range kept {
-		if own[i].Value < best && (vague || own[i].Value < relevance.NearBest) {
+		if own[i].Value < best && (vague || own[i].Value < relevance.NearBest) || own[i].Value < least {
 			continue
 		}
-		if own[i].Value >= least && own[i].Value > judged[i].Value {
+		selected[i] = own[i].Value
+		if own[i].Value > judged[i].Value {
 			judged[i] = own[i]
 		}
 	}
+	return selected
 }
 
 // floored is a score for the subject about: its value, or the bar when

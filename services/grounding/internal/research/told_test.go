@@ -61,3 +61,38 @@ func TestObservedFailure(t *testing.T) {
 		}
 	}
 }
+
+// TestQuotedSystem: a message the topic quotes that a runbook plainly
+// matches names that runbook's system as surely as its name would, so a
+// story that never says "JVM" or "Kubernetes" still gets the thread-dump
+// and PLEG runbooks beside those of the systems its words name (Kafka's
+// consumer lag; Java's heap, for the hung task a dump names): otherSystems
+// leaves out only runbooks for systems the topic never names.
+func TestQuotedSystem(t *testing.T) {
+	var (
+		threads = indexedRunbook(t, "jvm-threads-blocked")
+		lag     = indexedRunbook(t, "kafka-consumer-lag")
+		pleg    = indexedRunbook(t, "kubelet-pleg-unhealthy")
+		heap    = indexedRunbook(t, "jvm-heap")
+	)
+	for _, c := range []struct {
+		topic   string
+		sources []Source
+		// quoted is the source the quoted message is about.
+		quoted int
+	}{
+		{
+			"KafkaConsumerLagHigh for the payouts group since 14:05, on all 12 partitions. the quarkus consumers are running and idle at ~3% cpu; jcmd Thread.print shows every worker thread `WAITING (parking)` in HikariPool.getConnection, and the app logs `Connection is not available, request timed out after 30000ms`. add consumers, or fix the pool first?",
+			[]Source{lag, threads}, 1,
+		},
+		{
+			"node w-31 goes NotReady every few minutes: `PLEG is not healthy: pleg was last seen active 3m30s ago; threshold is 3m0s`. `crictl ps` hangs, and dmesg has `INFO: task java:5120 blocked for more than 120 seconds` with io_schedule in the trace since the SAN path flapped at 02:00; kill -9 does nothing. what do we do with the node?",
+			[]Source{heap, pleg}, 1,
+		},
+	} {
+		plan, _ := OfflinePlanner{}.Plan(t.Context(), c.topic)
+		if a := assess(c.topic, plan, c.sources); !a.onTopic[c.quoted] {
+			t.Errorf("%q: %s not admitted", c.topic, c.sources[c.quoted].Title)
+		}
+	}
+}
