@@ -37,6 +37,12 @@ func TestPrintedStates(t *testing.T) {
 		{"disk usage at 45%", []string{"disk"}, []string{"full"}},
 		{"5xx at 95% of the error budget burned", []string{"5xx"}, []string{"full"}},
 		{"container restarted", []string{"restart"}, []string{"crash", "loop"}},
+		// iostat's %util near 100 is a device saturated with I/O, not a
+		// full disk.
+		{"iostat shows nvme1n1 at 100% util with await around 800ms", []string{"io", "saturat"}, []string{"full"}},
+		{"`iostat -x 5` on cp-2: nvme0n1 %util 98.4, await 180ms", []string{"io", "saturat"}, []string{"full"}},
+		{"cpu util 45%", nil, []string{"saturat"}},
+		{"`iostat -x 5`: sdb %util 35.2, await 4ms", []string{"iostat"}, []string{"saturat"}},
 		// What people say: "throwing 500s", "a wave of 502s".
 		{"checkout is throwing 500s for half the users", []string{"5xx", "checkout"}, nil},
 		// Chat filler is no topic.

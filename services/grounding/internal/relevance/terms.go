@@ -129,6 +129,9 @@ var phrases = []struct {
 	// Input/output, however written ("disk I/O"; "IO", "IOPS" and
 	// "iowait" are words of their own).
 	{regexp.MustCompile(`(?i)\bI/O\b`), "io"},
+	// iostat's %util near 100 is a device saturated with I/O ("at 100%
+	// util", "%util 98.4").
+	{regexp.MustCompile(`(?i)\b(?:9\d|100)(?:\.\d+)?\s?%\s?util\b|%util\b\s*[=:]?\s*(?:9\d|100)\b`), "io saturated"},
 	// What Kubernetes prints for a state, read as the state it names (the
 	// name runbooks are titled by).
 	{regexp.MustCompile(`(?i)\bback-?off restarting failed container\b`), "CrashLoopBackOff"},
