@@ -42,6 +42,12 @@ func TestPrintedStates(t *testing.T) {
 		{"iostat shows nvme1n1 at 100% util with await around 800ms", []string{"io", "saturat"}, []string{"full"}},
 		{"`iostat -x 5` on cp-2: nvme0n1 %util 98.4, await 180ms", []string{"io", "saturat"}, []string{"full"}},
 		{"cpu util 45%", nil, []string{"saturat"}},
+		// vmstat's si/so, a link at half duplex, a CPU at 90% or more.
+		{"vmstat shows si/so in the thousands every second", []string{"swap"}, nil},
+		{"`ethtool eth0` says `Duplex: Half`", []string{"interface", "error"}, nil},
+		{"node_exporter has w-17 at 100% cpu since 09:40", []string{"cpu", "saturat"}, nil},
+		{"every node in the pool is above 90% CPU most afternoons", []string{"cpu", "saturat"}, nil},
+		{"the pool only uses ~25% cpu on average", []string{"cpu"}, []string{"saturat"}},
 		{"`iostat -x 5`: sdb %util 35.2, await 4ms", []string{"iostat"}, []string{"saturat"}},
 		// What people say: "throwing 500s", "a wave of 502s".
 		{"checkout is throwing 500s for half the users", []string{"5xx", "checkout"}, nil},

@@ -129,6 +129,13 @@ var phrases = []struct {
 	// Input/output, however written ("disk I/O"; "IO", "IOPS" and
 	// "iowait" are words of their own).
 	{regexp.MustCompile(`(?i)\bI/O\b`), "io"},
+	// What the tools print of a node's resources at their limit: vmstat's
+	// si/so columns are pages swapped in and out, a link at half duplex
+	// is a failed negotiation (a network interface fault), and a CPU at
+	// 90% or more is saturated.
+	{regexp.MustCompile(`(?i)\bsi/so\b`), "swap"},
+	{regexp.MustCompile(`(?i)\bduplex:?\s*half\b|\bhalf[- ]duplex\b`), "interface errors"},
+	{regexp.MustCompile(`(?i)\b(?:9\d|100)(?:\.\d+)?\s?%\s?cpu\b|\bcpu\b(?: usage| utili[sz]ation| util| load)?(?: is)?(?: at| above| over)?\s+(?:9\d|100)(?:\.\d+)?\s?%`), "cpu saturated"},
 	// iostat's %util near 100 is a device saturated with I/O ("at 100%
 	// util", "%util 98.4").
 	{regexp.MustCompile(`(?i)\b(?:9\d|100)(?:\.\d+)?\s?%\s?util\b|%util\b\s*[=:]?\s*(?:9\d|100)\b`), "io saturated"},
