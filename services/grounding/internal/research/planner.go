@@ -1172,8 +1172,10 @@ var (
 	symptomRe = regexp.MustCompile(`(?i)\b(?:trip(?:s|ped|ping)|crawl\w*|flap\w*|hang(?:s|ing)|hung|freez\w*|froze\w*|spik\w*|saturat\w*|exhaust\w*|throttl\w*|leak\w*|degrad\w*|oscillat\w*|starv\w*|unhealthy|unavailable|unreachable|(?:above|over)\s+\d+\s*%)`)
 	// problemToldRe finds a problem in a sentence told beside a choice
 	// ("We hit 'too many clients' every time", "the old one keeps
-	// failing"), not context ("Everything is deployed with Argo CD").
-	problemToldRe = regexp.MustCompile(`(?i)\b(?:fail\w*|error\w*|crash\w*|time[sd]?\s+out|timeout\w*|refus\w*|reject\w*|exceed\w*|hit|hits|hitting|run(?:s|ning)?\s+out|down|stuck|slow\w*|drop\w*|lag\w*|full|outage\w*|broke\w*|OOM\w*|[45]\d\ds|[45]xx|(?:returns?|returned|gets?|got|with|throws?|throwing|answers?)\s+(?:an?\s+)?[45]\d\d|skew\w*|evict\w*|fill(?:s|ed|ing)?|pending|\w*full|not|never|\w+n't|cannot|no\s+longer)\b`)
+	// failing"), not context ("Everything is deployed with Argo CD"); a
+	// cluster told by its health's colour ("still yellow", "went red")
+	// or with shards left UNASSIGNED is one.
+	problemToldRe = regexp.MustCompile(`(?i)\b(?:fail\w*|error\w*|crash\w*|time[sd]?\s+out|timeout\w*|refus\w*|reject\w*|exceed\w*|hit|hits|hitting|run(?:s|ning)?\s+out|down|stuck|slow\w*|drop\w*|lag\w*|full|outage\w*|broke\w*|OOM\w*|[45]\d\ds|[45]xx|(?:returns?|returned|gets?|got|with|throws?|throwing|answers?)\s+(?:an?\s+)?[45]\d\d|skew\w*|evict\w*|fill(?:s|ed|ing)?|pending|\w*full|not|never|\w+n't|cannot|no\s+longer|unassigned|(?:is|are|went|turned|goes|going|stays?|still)\s+(?:yellow|red))\b`)
 	// goingOnRe asks what is behind a situation told ("what's going on",
 	// "what happened", "what is wrong").
 	goingOnRe = regexp.MustCompile(`(?i)^(?:what(?:'s|\s+is|\s+was)\s+(?:going\s+on|happening|wrong|up)|what\s+happened|what\s+could\s+(?:cause|explain)\s+(?:that|this|it))\b`)

@@ -906,6 +906,10 @@ func TestNoProblemTold(t *testing.T) {
 		{"do zombie processes count against a pod's pids limit?", false},
 		{"PTP offset oscillating on the order-gw hosts since someone turned chronyd on", false},
 		{"keeping one noisy tenant from starving the others", false},
+		// A cluster's health told by its colour, shards left unassigned.
+		{"opensearch upgrade to 2.17: the cluster is still yellow an hour after the last node came back", false},
+		{"elasticsearch 8.15.3 patch: 40 replica shards UNASSIGNED with reason NODE_LEFT", false},
+		{"red/black deployments or canaries for the checkout service?", true},
 	} {
 		if got := parseForm(c.topic).tellsNoProblem(c.topic); got != c.none {
 			t.Errorf("%q tells no problem = %v, want %v", c.topic, got, c.none)
