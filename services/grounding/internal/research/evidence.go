@@ -402,14 +402,34 @@ func assess(topic string, plan []string, sources []Source) assessment {
 	// met in it: the source an observation alone plainly selects, as
 	// enrichment selects one for an alert, is about the topic too when it
 	// is also well about the story as told (observedBar, observedFloor).
+	// So is a message quoted too short to be judged as a pasted line
+	// (shortQuotes: "`SQLSTATE[HY000] [1040] Too many connections`"), for
+	// the source it plainly selects (relevance.NearBest), which it then
+	// names as a longer quoted message would (quotedPlain).
+	type seen struct {
+		text   string
+		bar    float64
+		quoted bool
+	}
+	var saw []seen
 	for _, o := range f.observations(topic) {
-		p := relevance.Parse(o)
+		saw = append(saw, seen{o, observedBar, false})
+	}
+	for _, m := range shortQuotes(topic) {
+		saw = append(saw, seen{m, relevance.NearBest, true})
+	}
+	for _, o := range saw {
+		p := relevance.Parse(o.text)
 		own := make([]relevance.Score, len(srcs))
 		for i := range srcs {
 			own[i] = p.Score(srcs[i])
 		}
 		for _, i := range relevance.Select(own) {
-			if own[i].Value >= observedBar && toldScores[i] >= observedFloor && own[i].Value > judged[i].Value {
+			if own[i].Value < o.bar || toldScores[i] < observedFloor {
+				continue
+			}
+			quotedPlain[i] = quotedPlain[i] || o.quoted
+			if own[i].Value > judged[i].Value {
 				judged[i] = own[i]
 			}
 		}

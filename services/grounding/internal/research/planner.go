@@ -973,13 +973,28 @@ const messageTerms = 3
 // messageTerms specific words or more: what printed them is what the
 // topic is about, whatever the story told around them.
 func quotedMessages(topic string) []string {
+	return quotedOf(topic, func(n int) bool { return n >= messageTerms })
+}
+
+// shortQuotes are the messages a topic quotes of one specific word fewer
+// than messageTerms ("`SQLSTATE[HY000] [1040] Too many connections`",
+// "`Duplex: Half`"): too short to be searched or judged as a pasted
+// line is, they count only for a source they plainly select (see
+// assess).
+func shortQuotes(topic string) []string {
+	return quotedOf(topic, func(n int) bool { return n == messageTerms-1 })
+}
+
+// quotedOf are the messages a topic quotes whose count of specific words
+// keep accepts.
+func quotedOf(topic string, keep func(int) bool) []string {
 	var out []string
 	for _, q := range quoteRe.FindAllString(topic, -1) {
 		q = strings.TrimLeft(q, " \t\n(")
 		_, size := utf8.DecodeRuneInString(q)
 		_, last := utf8.DecodeLastRuneInString(q)
 		m := strings.TrimSpace(q[size : len(q)-last])
-		if relevance.Parse(m).Specific() >= messageTerms && !slices.Contains(out, m) {
+		if keep(relevance.Parse(m).Specific()) && !slices.Contains(out, m) {
 			out = append(out, m)
 		}
 	}

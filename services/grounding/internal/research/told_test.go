@@ -96,3 +96,16 @@ func TestQuotedSystem(t *testing.T) {
 		}
 	}
 }
+
+// TestShortQuote: a message quoted too short to be judged as a pasted line
+// (two specific words) still counts for the runbook it plainly selects
+// when the story is about that runbook too: MySQL's error 1040 in a story
+// that never says MySQL.
+func TestShortQuote(t *testing.T) {
+	mysql := indexedRunbook(t, "mysql-too-many-connections")
+	topic := "shop-db turns the php shop away at every peak: `SQLSTATE[HY000] [1040] Too many connections`. each of the 12 web boxes runs pm.max_children = 200 with no connection pooling, and max_connections is 2000. lower max_children, raise max_connections, or put proxysql in front?"
+	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
+	if a := assess(topic, plan, []Source{mysql}); !a.onTopic[0] {
+		t.Errorf("%q: %s not admitted", topic, mysql.Title)
+	}
+}
