@@ -242,7 +242,7 @@ func buildReport(run *Run, now time.Time) Report {
 		if len(sources) == 0 {
 			break
 		}
-		fmt.Fprintf(&md, "\n## %s\n\n", q)
+		fmt.Fprintf(&md, "\n## %s\n\n", sectionHeading(q, headingOf(subj)))
 		if len(w.sections[qi]) == 0 {
 			md.WriteString(noEvidenceSentence + "\n")
 			continue
@@ -477,6 +477,45 @@ func reportContent(run *Run, r Report) string {
 		b.WriteString("- " + w + "\n")
 	}
 	return b.String()
+}
+
+// longHeading is the length from which a report's title is not repeated
+// in its sections' headings: a story told over a few sentences is read
+// once, under "#", not again under every "##".
+const longHeading = 80
+
+// sectionHeading is how a sub-question heads its section under title: as
+// asked, unless it repeats a long title ("What causes it when <the whole
+// story>?", "<the whole story>: is the backup the cause?"), which is then
+// left out ("What causes it?", "Is the backup the cause?"). The
+// sub-question itself, as searched and judged, is unchanged.
+func sectionHeading(q, title string) string {
+	if len(title) < longHeading {
+		return q
+	}
+	norm := func(s string) string {
+		s = strings.ToLower(s)
+		return strings.NewReplacer(" your ", " our ", " you ", " we ").Replace(" " + s + " ")
+	}
+	told := norm(title)
+	repeats := func(s string) bool {
+		return len(s) >= longHeading*3/4 && strings.Contains(told, strings.TrimSpace(norm(s)))
+	}
+	if i := strings.Index(q, " when "); i > 0 {
+		rest, tail := strings.TrimSuffix(q[i+len(" when "):], "?"), "?"
+		if r, ok := strings.CutSuffix(rest, ", and how do you prevent it"); ok {
+			rest, tail = r, ", and how do you prevent it?"
+		}
+		if repeats(rest) {
+			return q[:i] + tail
+		}
+	}
+	if i := strings.LastIndex(q, ": "); i > 0 && repeats(q[:i]) {
+		asked := q[i+len(": "):]
+		r, n := utf8.DecodeRuneInString(asked)
+		return string(unicode.ToUpper(r)) + asked[n:]
+	}
+	return q
 }
 
 // titleOf is what a report on topic is headed with: its subject, or the

@@ -301,3 +301,40 @@ func TestHeadingOf(t *testing.T) {
 		}
 	}
 }
+
+// TestLongStoryHeadings: a story told over a few sentences heads the
+// report once; its sections are headed by what each asks, not by the
+// story pasted again ("What causes it?", "Is the backup the cause?"),
+// while a short topic's sections keep it ("What causes Kafka consumer
+// lag?").
+func TestLongStoryHeadings(t *testing.T) {
+	idx := loadRunbookIndex(t)
+	story := "node w-9 goes NotReady every night around 01:30 while the backup job runs, and iostat shows sdb at 99% util with await around 600ms. is the backup the cause?"
+	run := runOnRunbooks(t, idx, story)
+	var headings []string
+	for line := range strings.SplitSeq(run.Report.FindingsMarkdown, "\n") {
+		if h, ok := strings.CutPrefix(line, "## "); ok && h != "Sources" {
+			headings = append(headings, h)
+		}
+	}
+	if len(headings) == 0 {
+		t.Fatalf("no section headings in %q", run.Report.FindingsMarkdown)
+	}
+	for _, h := range headings {
+		if strings.Contains(strings.ToLower(h), "iostat shows sdb") {
+			t.Errorf("section heading %q repeats the story", h)
+		}
+	}
+	if !slices.Contains(headings, "Is the backup the cause?") {
+		t.Errorf("headings %q: want the story's own question, %q", headings, "Is the backup the cause?")
+	}
+	for q, want := range map[string]string{
+		"What causes Kafka consumer lag?": "What causes Kafka consumer lag?",
+		"What causes it when " + story[:strings.Index(story, ". ")] + "?":                            "What causes it?",
+		"What can you do when " + story[:strings.Index(story, ". ")] + ", and how do you prevent it?": "What can you do, and how do you prevent it?",
+	} {
+		if got := sectionHeading(q, headingOf(titleOf(story))); got != want {
+			t.Errorf("sectionHeading(%q) = %q, want %q", q, got, want)
+		}
+	}
+}
