@@ -274,7 +274,11 @@ func buildReport(run *Run, now time.Time) Report {
 		warnings = append(warnings, fmt.Sprintf("%d of %d sources found were off topic and are not cited", off, len(run.Sources)))
 	}
 	if run.Critique != nil && len(run.Critique.Gaps) > 0 {
-		warnings = append(warnings, "too little evidence for: "+strings.Join(run.Critique.Gaps, "; "))
+		gaps := make([]string, len(run.Critique.Gaps))
+		for i, g := range run.Critique.Gaps {
+			gaps[i] = sectionHeading(g, headingOf(subj))
+		}
+		warnings = append(warnings, "too little evidence for: "+strings.Join(gaps, "; "))
 	}
 	return Report{
 		ExecutiveSummary: summary,

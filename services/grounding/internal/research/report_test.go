@@ -325,6 +325,11 @@ func TestLongStoryHeadings(t *testing.T) {
 			t.Errorf("section heading %q repeats the story", h)
 		}
 	}
+	for _, w := range run.Report.Quality.Warnings {
+		if strings.Contains(strings.ToLower(w), "iostat shows sdb") {
+			t.Errorf("quality warning %q repeats the story", w)
+		}
+	}
 	if !slices.Contains(headings, "Is the backup the cause?") {
 		t.Errorf("headings %q: want the story's own question, %q", headings, "Is the backup the cause?")
 	}
