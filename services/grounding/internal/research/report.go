@@ -505,7 +505,9 @@ func sectionHeading(q, title string) string {
 	repeats := func(s string) bool {
 		return len(s) >= longHeading*3/4 && strings.Contains(told, strings.TrimSpace(norm(s)))
 	}
-	if i := strings.Index(q, " when "); i > 0 {
+	// The plan's own lead ("What causes it", "How can you tell"), not a
+	// "when" the story tells ("…, right when the backup runs").
+	if i := strings.Index(q, " when "); i > 0 && len(strings.Fields(q[:i])) <= 4 {
 		rest, tail := strings.TrimSuffix(q[i+len(" when "):], "?"), "?"
 		if r, ok := strings.CutSuffix(rest, ", and how do you prevent it"); ok {
 			rest, tail = r, ", and how do you prevent it?"

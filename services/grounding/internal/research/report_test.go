@@ -309,7 +309,7 @@ func TestHeadingOf(t *testing.T) {
 // lag?").
 func TestLongStoryHeadings(t *testing.T) {
 	idx := loadRunbookIndex(t)
-	story := "node w-9 goes NotReady every night around 01:30 while the backup job runs, and iostat shows sdb at 99% util with await around 600ms. is the backup the cause?"
+	story := "node w-9 goes NotReady every night around 01:30, right when the backup job runs, and iostat shows sdb at 99% util with await around 600ms. is the backup the cause?"
 	run := runOnRunbooks(t, idx, story)
 	var headings []string
 	for line := range strings.SplitSeq(run.Report.FindingsMarkdown, "\n") {
