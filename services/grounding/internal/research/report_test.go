@@ -334,8 +334,8 @@ func TestLongStoryHeadings(t *testing.T) {
 		t.Errorf("headings %q: want the story's own question, %q", headings, "Is the backup the cause?")
 	}
 	for q, want := range map[string]string{
-		"What causes Kafka consumer lag?": "What causes Kafka consumer lag?",
-		"What causes it when " + story[:strings.Index(story, ". ")] + "?":                            "What causes it?",
+		"What causes Kafka consumer lag?":                                                             "What causes Kafka consumer lag?",
+		"What causes it when " + story[:strings.Index(story, ". ")] + "?":                             "What causes it?",
 		"What can you do when " + story[:strings.Index(story, ". ")] + ", and how do you prevent it?": "What can you do, and how do you prevent it?",
 	} {
 		if got := sectionHeading(q, headingOf(titleOf(story))); got != want {
