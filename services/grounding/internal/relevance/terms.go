@@ -133,12 +133,12 @@ var phrases = []struct {
 	// si/so columns are pages swapped in and out, a link at half duplex
 	// is a failed negotiation (a network interface fault), and a CPU at
 	// 90% or more is saturated.
-	{regexp.MustCompile(`(?i)\bsi/so\b`), "swap"},
-	{regexp.MustCompile(`(?i)\bduplex:?\s*half\b|\bhalf[- ]duplex\b`), "interface errors"},
-	{regexp.MustCompile(`(?i)\b(?:9\d|100)(?:\.\d+)?\s?%\s?cpu\b|\bcpu\b(?: usage| utili[sz]ation| util| load)?(?: is)?(?: at| above| over)?\s+(?:9\d|100)(?:\.\d+)?\s?%`), "cpu saturated"},
+	{swapRe, "swap"},
+	{duplexRe, "interface errors"},
+	{cpuLimitRe, "cpu saturated"},
 	// iostat's %util near 100 is a device saturated with I/O ("at 100%
 	// util", "%util 98.4").
-	{regexp.MustCompile(`(?i)\b(?:9\d|100)(?:\.\d+)?\s?%\s?util\b|%util\b\s*[=:]?\s*(?:9\d|100)\b`), "io saturated"},
+	{utilRe, "io saturated"},
 	// What Kubernetes prints for a state, read as the state it names (the
 	// name runbooks are titled by).
 	{regexp.MustCompile(`(?i)\bback-?off restarting failed container\b`), "CrashLoopBackOff"},
@@ -164,7 +164,32 @@ var phrases = []struct {
 	{regexp.MustCompile(`(?i)\bmain process exited, code=|\bfailed with result '|\bentered failed state\b|\bstart request repeated too quickly\b|\bsystemd\[\d+\]: failed to start\b|\.service: failed\b|\bstatus=[1-9]\d*/[A-Z]+\b`), "systemd unit failed"},
 	// A share of a resource used, at 80% or more ("Root disk usage >
 	// 90%", "/ is 96% used", "memory at 95%"): the resource is near full.
-	{regexp.MustCompile(`(?i)\b(?:usage|used|utili[sz]ation|util|full|(?:disk|filesystem|partition|volume|memory|mem|ram|swap|inodes?|storage|heap) (?:is )?at)\b\s*(?:[>=≥]+|is|of|above|over|at)?\s*(?:[89]\d|100)(?:\.\d+)?\s?%|\b(?:[89]\d|100)(?:\.\d+)?\s?%\s*(?:used|full|utili[sz]ed)\b`), "almost full"},
+	{almostFullRe, "almost full"},
+}
+
+// What the tools print of a resource at its limit, read as the failure
+// it shows (phrases): a share of a resource used at 80% or more, iostat's
+// %util at 90 or more, vmstat's si/so, a link at half duplex, a CPU at
+// 90% or more.
+var (
+	swapRe       = regexp.MustCompile(`(?i)\bsi/so\b`)
+	duplexRe     = regexp.MustCompile(`(?i)\bduplex:?\s*half\b|\bhalf[- ]duplex\b`)
+	cpuLimitRe   = regexp.MustCompile(`(?i)\b(?:9\d|100)(?:\.\d+)?\s?%\s?cpu\b|\bcpu\b(?: usage| utili[sz]ation| util| load)?(?: is)?(?: at| above| over)?\s+(?:9\d|100)(?:\.\d+)?\s?%`)
+	utilRe       = regexp.MustCompile(`(?i)\b(?:9\d|100)(?:\.\d+)?\s?%\s?util\b|%util\b\s*[=:]?\s*(?:9\d|100)\b`)
+	almostFullRe = regexp.MustCompile(`(?i)\b(?:usage|used|utili[sz]ation|util|full|(?:disk|filesystem|partition|volume|memory|mem|ram|swap|inodes?|storage|heap) (?:is )?at)\b\s*(?:[>=≥]+|is|of|above|over|at)?\s*(?:[89]\d|100)(?:\.\d+)?\s?%|\b(?:[89]\d|100)(?:\.\d+)?\s?%\s*(?:used|full|utili[sz]ed)\b`)
+)
+
+// PrintsLimit reports whether text prints a resource at its limit, as
+// the tools print it ("at 100% util", "si/so in the thousands", "Duplex:
+// Half", "at 100% cpu", "/ is 96% used"): a failure measured, not only
+// named.
+func PrintsLimit(text string) bool {
+	for _, re := range []*regexp.Regexp{swapRe, duplexRe, cpuLimitRe, utilRe, almostFullRe} {
+		if re.MatchString(text) {
+			return true
+		}
+	}
+	return false
 }
 
 // unitNumber is a number with a unit ("14820112kb", "250ms").

@@ -402,21 +402,29 @@ func assess(topic string, plan []string, sources []Source) assessment {
 	// met in it: the source an observation alone plainly selects, as
 	// enrichment selects one for an alert, is about the topic too when it
 	// is also well about the story as told (observedBar, observedFloor).
-	// So is a message quoted too short to be judged as a pasted line
-	// (shortQuotes: "`SQLSTATE[HY000] [1040] Too many connections`"), for
-	// the source it plainly selects (relevance.NearBest), which it then
-	// names as a longer quoted message would (quotedPlain).
+	// One that prints a resource at its limit (relevance.PrintsLimit:
+	// "vmstat si/so 1500-3000 every second", "`Duplex: Half`") is a
+	// failure measured: its source needs only the bar, and the floor any
+	// source needs against the story (toldFloor). So is a message quoted
+	// too short to be judged as a pasted line (shortQuotes:
+	// "`SQLSTATE[HY000] [1040] Too many connections`"), for the source it
+	// plainly selects (relevance.NearBest), which it then names as a
+	// longer quoted message would (quotedPlain).
 	type seen struct {
-		text   string
-		bar    float64
-		quoted bool
+		text       string
+		bar, floor float64
+		quoted     bool
 	}
 	var saw []seen
 	for _, o := range f.observations(topic) {
-		saw = append(saw, seen{o, observedBar, false})
+		if relevance.PrintsLimit(o) {
+			saw = append(saw, seen{o, RelevanceBar, toldFloor, false})
+		} else {
+			saw = append(saw, seen{o, observedBar, observedFloor, false})
+		}
 	}
 	for _, m := range shortQuotes(topic) {
-		saw = append(saw, seen{m, relevance.NearBest, true})
+		saw = append(saw, seen{m, relevance.NearBest, observedFloor, true})
 	}
 	for _, o := range saw {
 		p := relevance.Parse(o.text)
@@ -425,7 +433,7 @@ func assess(topic string, plan []string, sources []Source) assessment {
 			own[i] = p.Score(srcs[i])
 		}
 		for _, i := range relevance.Select(own) {
-			if own[i].Value < o.bar || toldScores[i] < observedFloor {
+			if own[i].Value < o.bar || toldScores[i] < o.floor {
 				continue
 			}
 			quotedPlain[i] = quotedPlain[i] || o.quoted

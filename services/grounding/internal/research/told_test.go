@@ -109,3 +109,36 @@ func TestShortQuote(t *testing.T) {
 		t.Errorf("%q: %s not admitted", topic, mysql.Title)
 	}
 }
+
+// TestMeasuredLimit: an observation that prints a resource at its limit
+// ("vmstat si/so 1500-3000 every second", "`Duplex: Half`") is a failure
+// measured, evidence for its runbook at the bar and the whole topic's
+// floor, though the story as told is mostly about another failure.
+func TestMeasuredLimit(t *testing.T) {
+	var (
+		swap    = indexedRunbook(t, "node-swap-thrashing")
+		nfs     = indexedRunbook(t, "nfs-stale-handle")
+		network = indexedRunbook(t, "node-network-errors")
+	)
+	for _, c := range []struct {
+		topic   string
+		sources []Source
+	}{
+		{
+			"build-3 (old vm, 6 GB ram, 2 GB swap) crawls: load 35, every ssh login takes half a minute. vmstat si/so 1200-2800 every second, wa ~55. dmesg has `nfs: server filer-4 not responding, still trying` since 07:40 and 20 `make` processes sit in D state. reboot it, or fix the mount first?",
+			[]Source{nfs, swap},
+		},
+		{
+			"NodeNFSRequestRetransmitsHigh on render-22 alone; dmesg flips between `nfs: server filer-3 not responding, still trying` and `nfs: server filer-3 OK` every few minutes, and `ethtool eth1` says `Duplex: Half` since the port was repatched on monday. is that it, and does the mount need anything?",
+			[]Source{nfs, network},
+		},
+	} {
+		plan, _ := OfflinePlanner{}.Plan(t.Context(), c.topic)
+		a := assess(c.topic, plan, c.sources)
+		for i, src := range c.sources {
+			if !a.onTopic[i] {
+				t.Errorf("%q: %s not admitted", c.topic, src.Title)
+			}
+		}
+	}
+}
