@@ -178,3 +178,24 @@ func TestSelectTitleSaysNothing(t *testing.T) {
 		t.Errorf("Select() = %v, want [0 1]", got)
 	}
 }
+
+// TestPrintsLimit: a resource at its limit as the tools print it, not a
+// share below it nor the tool named alone.
+func TestPrintsLimit(t *testing.T) {
+	for text, want := range map[string]bool{
+		"vmstat si/so 1500-3000 every second":                true,
+		"`ethtool eth0` says `Duplex: Half`":                 true,
+		"node_exporter has w-17 at 100% cpu since 09:40":     true,
+		"iostat shows nvme1n1 at 100% util with await 800ms": true,
+		"/ on build-7 is 96% used":                           true,
+		"the pool only uses ~25% cpu on average":             false,
+		"`iostat -x 5`: sdb %util 35.2, await 4ms":           false,
+		"disk usage at 45%":                                  false,
+		"we ran vmstat and ethtool on the node":              false,
+		"5xx at 95% of the error budget burned since 10:00":  false,
+	} {
+		if got := PrintsLimit(text); got != want {
+			t.Errorf("PrintsLimit(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
