@@ -42,6 +42,9 @@ func TestPrintedStates(t *testing.T) {
 		{"iostat shows nvme1n1 at 100% util with await around 800ms", []string{"io", "saturat"}, []string{"full"}},
 		{"`iostat -x 5` on cp-2: nvme0n1 %util 98.4, await 180ms", []string{"io", "saturat"}, []string{"full"}},
 		{"cpu util 45%", nil, []string{"saturat"}},
+		// `df -i` or IUse% at 90% or more is a filesystem out of inodes.
+		{"df -h says 38% used; `df -i` says 100%", []string{"disk", "inode"}, nil},
+		{"/var IUse% 97%", []string{"disk", "inode"}, nil},
 		// vmstat's si/so, a link at half duplex, a CPU at 90% or more.
 		{"vmstat shows si/so in the thousands every second", []string{"swap"}, nil},
 		{"`ethtool eth0` says `Duplex: Half`", []string{"interface", "error"}, nil},
@@ -188,6 +191,7 @@ func TestPrintsLimit(t *testing.T) {
 		"node_exporter has w-17 at 100% cpu since 09:40":     true,
 		"iostat shows nvme1n1 at 100% util with await 800ms": true,
 		"/ on build-7 is 96% used":                           true,
+		"`df -i` says 100%":                                  true,
 		"the pool only uses ~25% cpu on average":             false,
 		"`iostat -x 5`: sdb %util 35.2, await 4ms":           false,
 		"disk usage at 45%":                                  false,

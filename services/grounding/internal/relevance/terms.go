@@ -165,17 +165,20 @@ var phrases = []struct {
 	// A share of a resource used, at 80% or more ("Root disk usage >
 	// 90%", "/ is 96% used", "memory at 95%"): the resource is near full.
 	{almostFullRe, "almost full"},
+	{inodesFullRe, "filesystem out of inodes"},
 }
 
 // What the tools print of a resource at its limit, read as the failure
-// it shows (phrases): a share of a resource used at 80% or more, iostat's
-// %util at 90 or more, vmstat's si/so, a link at half duplex, a CPU at
-// 90% or more.
+// it shows (phrases): a share of a resource used at 80% or more, `df -i`
+// or IUse% at 90% or more (a filesystem out of inodes), iostat's %util
+// at 90 or more, vmstat's si/so, a link at half duplex, a CPU at 90% or
+// more.
 var (
 	swapRe       = regexp.MustCompile(`(?i)\bsi/so\b`)
 	duplexRe     = regexp.MustCompile(`(?i)\bduplex:?\s*half\b|\bhalf[- ]duplex\b`)
 	cpuLimitRe   = regexp.MustCompile(`(?i)\b(?:9\d|100)(?:\.\d+)?\s?%\s?cpu\b|\bcpu\b(?: usage| utili[sz]ation| util| load)?(?: is)?(?: at| above| over)?\s+(?:9\d|100)(?:\.\d+)?\s?%`)
 	utilRe       = regexp.MustCompile(`(?i)\b(?:9\d|100)(?:\.\d+)?\s?%\s?util\b|%util\b\s*[=:]?\s*(?:9\d|100)\b`)
+	inodesFullRe = regexp.MustCompile(`(?i)\bdf -i\b[^.;\n]{0,30}?\b(?:9\d|100)\s?%|\biuse%?\s*[=:]?\s*(?:9\d|100)\s?%`)
 	almostFullRe = regexp.MustCompile(`(?i)\b(?:usage|used|utili[sz]ation|util|full|(?:disk|filesystem|partition|volume|memory|mem|ram|swap|inodes?|storage|heap) (?:is )?at)\b\s*(?:[>=≥]+|is|of|above|over|at)?\s*(?:[89]\d|100)(?:\.\d+)?\s?%|\b(?:[89]\d|100)(?:\.\d+)?\s?%\s*(?:used|full|utili[sz]ed)\b`)
 )
 
@@ -184,7 +187,7 @@ var (
 // Half", "at 100% cpu", "/ is 96% used"): a failure measured, not only
 // named.
 func PrintsLimit(text string) bool {
-	for _, re := range []*regexp.Regexp{swapRe, duplexRe, cpuLimitRe, utilRe, almostFullRe} {
+	for _, re := range []*regexp.Regexp{swapRe, duplexRe, cpuLimitRe, utilRe, almostFullRe, inodesFullRe} {
 		if re.MatchString(text) {
 			return true
 		}
