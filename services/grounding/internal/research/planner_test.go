@@ -613,8 +613,7 @@ func TestComparisonSides(t *testing.T) {
 		Snippet: "Kafka keeps an ordered log that consumers replay; RabbitMQ routes messages to queues and deletes them once acknowledged. Pick Kafka for event streams many consumers replay, RabbitMQ for task queues.",
 	}
 	admitted := func(topic string, sources ...Source) []string {
-		plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
-		a := assess(topic, plan, sources)
+		a := assessed(t, topic, sources)
 		var urls []string
 		for i, s := range sources {
 			if a.onTopic[i] {
@@ -711,8 +710,7 @@ func TestAlternativeSides(t *testing.T) {
 	rabbit := readRunbook(t, filepath.Join(runbooktest.Dir(), "rabbitmq-backlog.md"))
 	nginx := readRunbook(t, filepath.Join(runbooktest.Dir(), "..", "..", "eval", "heldout4", "runbooks", "nginx-worker-connections.md"))
 	topic := "celery queue is at 40k tasks and still growing, flower shows the workers online but they barely finish anything. stuck workers or a rabbitmq problem? how do i tell"
-	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
-	a := assess(topic, plan, []Source{celery, rabbit, nginx})
+	a := assessed(t, topic, []Source{celery, rabbit, nginx})
 	if !a.onTopic[0] || !a.onTopic[1] || a.onTopic[2] {
 		t.Errorf("%q: admitted celery %v, rabbitmq %v, nginx %v; want the first two only", topic, a.onTopic[0], a.onTopic[1], a.onTopic[2])
 	}
@@ -736,8 +734,7 @@ func TestRemedyOfOneWord(t *testing.T) {
 	if f := parseForm(topic); !f.remedies {
 		t.Fatalf("%q: sides %q / %q not read as two things to do", topic, f.a, f.b)
 	}
-	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
-	a := assess(topic, plan, []Source{dns, replicas})
+	a := assessed(t, topic, []Source{dns, replicas})
 	if !a.onTopic[0] || a.onTopic[1] {
 		t.Errorf("%q: admitted dns %v, replicas %v; want dns only", topic, a.onTopic[0], a.onTopic[1])
 	}
@@ -779,8 +776,7 @@ func TestColonDetail(t *testing.T) {
 		Snippet: "Confirm it is rate limiting, not an outage: sum by (tenant, reason) (rate(loki_discarded_samples_total[5m])). Agents log server returned HTTP status 429 Too Many Requests (429): Ingestion rate limit exceeded for user.",
 	}
 	topic := "Loki is rejecting our logs with 429s: rate limits explained"
-	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
-	if a := assess(topic, plan, []Source{loki}); !a.onTopic[0] {
+	if a := assessed(t, topic, []Source{loki}); !a.onTopic[0] {
 		t.Errorf("%q: the Loki rate-limit runbook is not admitted (%+v)", topic, a.sections[0].Scores)
 	}
 }
@@ -867,8 +863,7 @@ func TestNoProblemTold(t *testing.T) {
 		Snippet: "Alerts: VaultSealed fires when a Vault node reports sealed = true. Diagnose: vault status on each node: sealed, HA mode and the active node. A node restarts sealed unless auto-unseal works: check the KMS key permissions and the auto-unseal log lines. Applications fail to fetch secrets and log permission denied on port 8200. Mitigate: unseal with the key holders (vault operator unseal), or fix the KMS permissions for auto-unseal and restart.",
 	}
 	admitted := func(topic string) bool {
-		plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
-		return assess(topic, plan, []Source{sealed}).onTopic[0]
+		return assessed(t, topic, []Source{sealed}).onTopic[0]
 	}
 	if topic := "Vault: how do we migrate from Shamir unseal keys to auto-unseal with AWS KMS?"; admitted(topic) {
 		t.Errorf("%q: the sealed-Vault runbook is admitted for a migration it does not describe", topic)
@@ -975,13 +970,11 @@ func TestTaskAsked(t *testing.T) {
 	upgrade.Title = "MongoDB: rolling upgrade of a replica set"
 	upgrade.Snippet = "Upgrade a MongoDB replica set one member at a time: the secondaries first, then step the primary down with rs.stepDown() and upgrade it. Set featureCompatibilityVersion only when every member runs the new version."
 	topic := "MongoDB 7.0 -> 8.0 on profiles-rs: rolling upgrade order for a three-member replica set, and when is it safe to bump featureCompatibilityVersion?"
-	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
-	if a := assess(topic, plan, []Source{replicaSet, upgrade}); a.onTopic[0] || !a.onTopic[1] {
+	if a := assessed(t, topic, []Source{replicaSet, upgrade}); a.onTopic[0] || !a.onTopic[1] {
 		t.Errorf("%q: failure runbook admitted %v, upgrade runbook %v; want only the one that speaks of upgrading", topic, a.onTopic[0], a.onTopic[1])
 	}
 	failure := "MongoDB replica set profiles-rs has no primary and rs.status() shows a member down. How do we get a primary back?"
-	plan, _ = OfflinePlanner{}.Plan(t.Context(), failure)
-	if a := assess(failure, plan, []Source{replicaSet}); !a.onTopic[0] {
+	if a := assessed(t, failure, []Source{replicaSet}); !a.onTopic[0] {
 		t.Errorf("%q: the replica-set runbook is not admitted for its own failure", failure)
 	}
 }
@@ -1006,8 +999,7 @@ func TestTiedSide(t *testing.T) {
 		Snippet: "Alerts: MemcachedEvictions. Items are evicted when the slab pool for their size is too small; listen_disabled_num grows when maxconns is reached. Mitigate: give memcached more memory or raise -c.",
 	}
 	topic := "Since the noon peak the API gets `ERROR: query_wait_timeout` from PgBouncer and SHOW POOLS has cl_waiting around 300 while Postgres is mostly idle. How do we tell a too-small pool from PgBouncer itself being the bottleneck?"
-	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
-	a := assess(topic, plan, []Source{pgbouncer, threads, cache})
+	a := assessed(t, topic, []Source{pgbouncer, threads, cache})
 	if !a.onTopic[0] || a.onTopic[1] || a.onTopic[2] {
 		t.Errorf("%q: admitted PgBouncer %v, thread pool %v, memcached %v; want only PgBouncer's runbook", topic, a.onTopic[0], a.onTopic[1], a.onTopic[2])
 	}
@@ -1043,8 +1035,7 @@ func TestQuotedMessage(t *testing.T) {
 		// not judged alone; the alert named is the checkout runbook's.
 		{"CheckoutHighErrorRate at 20:10, checkout-api logs are full of 'context deadline exceeded' on calls to payment-gateway and there was no deploy today. What are the options besides a rollback?", []bool{false, false, true, false}},
 	} {
-		plan, _ := OfflinePlanner{}.Plan(t.Context(), c.topic)
-		a := assess(c.topic, plan, srcs)
+		a := assessed(t, c.topic, srcs)
 		if !slices.Equal(a.onTopic, c.want) {
 			t.Errorf("%q: admitted %v (Istio resets, failed Job, checkout 5xx, ingress 5xx), want %v", c.topic, a.onTopic, c.want)
 		}
@@ -1109,20 +1100,17 @@ func TestAlertNamed(t *testing.T) {
 		Snippet: "Alerts: `KubeJobFailed` fires when a Job has failed; `KubeCronJobNotScheduled` when a CronJob has not started a Job on schedule. kubectl describe job shows the failed pods; read their logs before deleting the Job.",
 	}
 	scrape := "TargetDown for job billing-api since we upgraded its helm chart; the pods are Running and Ready and serve traffic fine, and the metrics CronJob still pushes. What changed?"
-	plan, _ := OfflinePlanner{}.Plan(t.Context(), scrape)
-	if a := assess(scrape, plan, []Source{down, probe, mongo, job}); !a.onTopic[0] || a.onTopic[2] || a.onTopic[3] {
+	if a := assessed(t, scrape, []Source{down, probe, mongo, job}); !a.onTopic[0] || a.onTopic[2] || a.onTopic[3] {
 		t.Errorf("%q: admitted %v (target down, readiness, MongoDB, job failed), want target down and neither MongoDB nor the Job runbook", scrape, a.onTopic)
 	}
 	// Two alerts named, each its runbook's, an acronym first in one.
 	hpa, latency := readRunbook(t, filepath.Join(runbooktest.Dir(), "hpa-maxed.md")), readRunbook(t, filepath.Join(runbooktest.Dir(), "high-latency.md"))
 	both := "KubeHpaMaxedOut on catalog-api for an hour (20/20 replicas) and APIHighLatency fires too, with traffic flat. Raise maxReplicas, or is something else going on?"
-	plan, _ = OfflinePlanner{}.Plan(t.Context(), both)
-	if a := assess(both, plan, []Source{hpa, latency}); !a.onTopic[0] || !a.onTopic[1] {
+	if a := assessed(t, both, []Source{hpa, latency}); !a.onTopic[0] || !a.onTopic[1] {
 		t.Errorf("%q: admitted %v (HPA maxed, API latency), want both", both, a.onTopic)
 	}
 	topic := "profiles-rs-2 has been in a restart loop since 03:40 and its log ends with a WiredTiger error. KubePersistentVolumeFillingUp fired for its PVC the evening before; the other two members are fine. Can we just grow it and restart, or does it need a full resync?"
-	plan, _ = OfflinePlanner{}.Plan(t.Context(), topic)
-	if a := assess(topic, plan, []Source{pv, mongo}); !a.onTopic[0] {
+	if a := assessed(t, topic, []Source{pv, mongo}); !a.onTopic[0] {
 		t.Errorf("%q: the runbook for KubePersistentVolumeFillingUp is not admitted (admitted %v)", topic, a.onTopic)
 	}
 }

@@ -18,14 +18,12 @@ func TestOtherSystem(t *testing.T) {
 	mysql := readRunbook(t, filepath.Join(runbooktest.Dir(), "mysql-replication.md"))
 	pg := readRunbook(t, filepath.Join(runbooktest.Dir(), "postgres-replication-lag.md"))
 	topic := "mysql replica lagging behind its source for an hour: how do we get it to catch up?"
-	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
-	if a := assess(topic, plan, []Source{mysql, pg}); !a.onTopic[0] || a.onTopic[1] {
+	if a := assessed(t, topic, []Source{mysql, pg}); !a.onTopic[0] || a.onTopic[1] {
 		t.Errorf("%q: admitted %v (MySQL, Postgres replication), want MySQL's only", topic, a.onTopic)
 	}
 	// The same runbooks for a topic that names no system: both stay.
 	bare := "replica lagging behind its primary for an hour: how do we get it to catch up?"
-	plan, _ = OfflinePlanner{}.Plan(t.Context(), bare)
-	if a := assess(bare, plan, []Source{mysql, pg}); !a.onTopic[0] || !a.onTopic[1] {
+	if a := assessed(t, bare, []Source{mysql, pg}); !a.onTopic[0] || !a.onTopic[1] {
 		t.Errorf("%q: admitted %v (MySQL, Postgres replication), want both", bare, a.onTopic)
 	}
 	hung := Source{
@@ -35,8 +33,7 @@ func TestOtherSystem(t *testing.T) {
 	}
 	locks := readRunbook(t, filepath.Join(runbooktest.Dir(), "postgres-locks.md"))
 	froze := "reporting-db froze for minutes overnight, dmesg: `INFO: task postgres:8812 blocked for more than 120 seconds`. what is going on?"
-	plan, _ = OfflinePlanner{}.Plan(t.Context(), froze)
-	if a := assess(froze, plan, []Source{hung, locks}); !a.onTopic[0] {
+	if a := assessed(t, froze, []Source{hung, locks}); !a.onTopic[0] {
 		t.Errorf("%q: admitted %v (kernel hung tasks, Postgres locks), want the kernel's runbook", froze, a.onTopic)
 	}
 }
@@ -55,8 +52,7 @@ func TestAlertNameSystem(t *testing.T) {
 	}
 	topic := "MySQLInnoDBLockWaitsHigh (orders-db) every evening since the loyalty batch went live, and checkout's updates fail with `ERROR 1205 (HY000): Lock wait timeout exceeded; try restarting transaction`. index on email_hash or run the batch in chunks?"
 	checkout := readRunbook(t, filepath.Join(runbooktest.Dir(), "checkout-5xx.md"))
-	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
-	if a := assess(topic, plan, []Source{locks, checkout}); !a.onTopic[0] {
+	if a := assessed(t, topic, []Source{locks, checkout}); !a.onTopic[0] {
 		t.Errorf("%q: MySQL's lock-waits runbook not admitted", topic)
 	}
 	if !leadsName(strings.Fields("MySQLInnoDBLockWaitsHigh fired"), "mysql") || leadsName(strings.Fields("MySQLInnoDBLockWaitsHigh fired"), "postgres") || leadsName(strings.Fields("mysqld restarted"), "mysql") {
@@ -73,8 +69,7 @@ func TestNameAsSetting(t *testing.T) {
 		pg = append(pg, readRunbook(t, filepath.Join(runbooktest.Dir(), name)))
 	}
 	topic := "postgres 15 - after the upgrade some tiny queries on billing-pg take 300-400 ms, EXPLAIN ANALYZE ends with `JIT: Functions: 142  Options: Inlining true, Optimization true` and most of the time is in jit. set jit = off globally, or raise jit_above_cost?"
-	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
-	if a := assess(topic, plan, pg); slices.Contains(a.onTopic, true) {
+	if a := assessed(t, topic, pg); slices.Contains(a.onTopic, true) {
 		t.Errorf("%q: admitted %v (Postgres connections, locks, replication lag, WAL), want none", topic, a.onTopic)
 	}
 }
@@ -92,19 +87,16 @@ func TestOnlySystem(t *testing.T) {
 		readRunbook(t, filepath.Join(eval, "heldout7", "runbooks", "redis-replication-broken.md")),
 	}
 	streams := "redis streams - after a consumer pod crashed its entries sit in XPENDING forever. XAUTOCLAIM from the other consumers, or something else?"
-	plan, _ := OfflinePlanner{}.Plan(t.Context(), streams)
-	if a := assess(streams, plan, redis); slices.Contains(a.onTopic, true) {
+	if a := assessed(t, streams, redis); slices.Contains(a.onTopic, true) {
 		t.Errorf("%q: admitted %v (Redis down, memory, replication), want none", streams, a.onTopic)
 	}
 	evict := "Why does Redis evict keys?"
-	plan, _ = OfflinePlanner{}.Plan(t.Context(), evict)
-	if a := assess(evict, plan, redis); !a.onTopic[1] {
+	if a := assessed(t, evict, redis); !a.onTopic[1] {
 		t.Errorf("%q: admitted %v (Redis down, memory, replication), want the memory runbook", evict, a.onTopic)
 	}
 	memcached := readRunbook(t, filepath.Join(eval, "heldout6", "runbooks", "memcached-evictions.md"))
 	both := "Memcached vs Redis: why do they evict keys when memory is full?"
-	plan, _ = OfflinePlanner{}.Plan(t.Context(), both)
-	if a := assess(both, plan, append([]Source{memcached}, redis[1])); !a.onTopic[0] || !a.onTopic[1] {
+	if a := assessed(t, both, append([]Source{memcached}, redis[1])); !a.onTopic[0] || !a.onTopic[1] {
 		t.Errorf("%q: admitted %v (Memcached evictions, Redis memory), want both", both, a.onTopic)
 	}
 }
@@ -122,13 +114,11 @@ func TestBareSubject(t *testing.T) {
 		readRunbook(t, filepath.Join(dir, "..", "..", "eval", "heldout5", "runbooks", "postgres-xid-wraparound.md")),
 	}
 	checkpoints := "postgres 15 - reporting-pg logs `checkpoints are occurring too frequently` during the nightly import. how far should we raise max_wal_size?"
-	plan, _ := OfflinePlanner{}.Plan(t.Context(), checkpoints)
-	if a := assess(checkpoints, plan, postgres); slices.Contains(a.onTopic, true) {
+	if a := assessed(t, checkpoints, postgres); slices.Contains(a.onTopic, true) {
 		t.Errorf("%q: admitted %v (connections, locks, replication lag, wraparound), want none", checkpoints, a.onTopic)
 	}
 	clients := "postgres 15 - the api gets `FATAL: sorry, too many clients already` every evening. raise max_connections?"
-	plan, _ = OfflinePlanner{}.Plan(t.Context(), clients)
-	if a := assess(clients, plan, postgres); !a.onTopic[0] || a.onTopic[1] || a.onTopic[2] || a.onTopic[3] {
+	if a := assessed(t, clients, postgres); !a.onTopic[0] || a.onTopic[1] || a.onTopic[2] || a.onTopic[3] {
 		t.Errorf("%q: admitted %v (connections, locks, replication lag, wraparound), want the connections runbook alone", clients, a.onTopic)
 	}
 }
@@ -144,8 +134,7 @@ func TestRemedyVerb(t *testing.T) {
 		sources = append(sources, indexedRunbook(t, name))
 	}
 	topic := "new replica for the cart redis group (dataset ~30 GB) never finishes its first sync. every attempt dies after about a minute with `Timeout connecting to the MASTER...` then `I/O error trying to sync with MASTER: connection lost`, and RedisReplicaLinkDown keeps refiring. raise the timeout or something else?"
-	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
-	a := assess(topic, plan, sources)
+	a := assessed(t, topic, sources)
 	if !a.onTopic[0] || slices.Contains(a.onTopic[1:], true) {
 		t.Errorf("%q: admitted %v (Redis replication, down, memory, DNS, ingress 5xx, latency, conntrack, autoscaler, nginx connections), want the Redis replication runbook alone", topic, a.onTopic)
 	}
@@ -194,8 +183,7 @@ func TestUnnamedSystem(t *testing.T) {
 		{"longhorn volumes stuck Degraded after we patched and rebooted two workers - the replica rebuild sits at 0% and the volume shows `replica scheduling failed`. how do we get them healthy again? and on our small 3-node clusters, replica count 2 or 3?", nil},
 		{"`Last_IO_Error: Got fatal error 1236 from source when reading data from binary log: 'Could not find first log file name in binary log index file'` on orders-db-replica-2 after it was powered off over the weekend. Can we fix it without a rebuild?", []string{"mysql-replication"}},
 	} {
-		plan, _ := OfflinePlanner{}.Plan(t.Context(), c.topic)
-		a := assess(c.topic, plan, sources)
+		a := assessed(t, c.topic, sources)
 		var got []string
 		for name, i := range index {
 			if a.onTopic[i] {

@@ -16,8 +16,7 @@ func TestToldFloor(t *testing.T) {
 		"rabbitmq federation or shovel for copying the order events exchange from the eu cluster to the us cluster? which one survives a WAN outage better":                                                                                                                        rabbit,
 		"gunicorn: `[CRITICAL] WORKER TIMEOUT (pid:4121)` every few minutes on the django reports pods (sync workers, --timeout 30, 4 workers per pod). the workers it kills were all waiting on the partner api. more workers, gthread/gevent workers, or just a bigger timeout?": nginx,
 	} {
-		plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
-		if a := assess(topic, plan, []Source{src}); a.onTopic[0] {
+		if a := assessed(t, topic, []Source{src}); a.onTopic[0] {
 			t.Errorf("%q: %s admitted", topic, src.Title)
 		}
 	}
@@ -52,8 +51,7 @@ func TestObservedFailure(t *testing.T) {
 			[]Source{zk, network, kafka}, []bool{true, true, false},
 		},
 	} {
-		plan, _ := OfflinePlanner{}.Plan(t.Context(), c.topic)
-		a := assess(c.topic, plan, c.sources)
+		a := assessed(t, c.topic, c.sources)
 		for i, want := range c.admitted {
 			if a.onTopic[i] != want {
 				t.Errorf("%q: %s admitted %v, want %v", c.topic, c.sources[i].Title, a.onTopic[i], want)
@@ -90,8 +88,7 @@ func TestQuotedSystem(t *testing.T) {
 			[]Source{heap, pleg}, 1,
 		},
 	} {
-		plan, _ := OfflinePlanner{}.Plan(t.Context(), c.topic)
-		if a := assess(c.topic, plan, c.sources); !a.onTopic[c.quoted] {
+		if a := assessed(t, c.topic, c.sources); !a.onTopic[c.quoted] {
 			t.Errorf("%q: %s not admitted", c.topic, c.sources[c.quoted].Title)
 		}
 	}
@@ -104,8 +101,7 @@ func TestQuotedSystem(t *testing.T) {
 func TestShortQuote(t *testing.T) {
 	mysql := indexedRunbook(t, "mysql-too-many-connections")
 	topic := "shop-db turns the php shop away at every peak: `SQLSTATE[HY000] [1040] Too many connections`. each of the 12 web boxes runs pm.max_children = 200 with no connection pooling, and max_connections is 2000. lower max_children, raise max_connections, or put proxysql in front?"
-	plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
-	if a := assess(topic, plan, []Source{mysql}); !a.onTopic[0] {
+	if a := assessed(t, topic, []Source{mysql}); !a.onTopic[0] {
 		t.Errorf("%q: %s not admitted", topic, mysql.Title)
 	}
 }
@@ -133,8 +129,7 @@ func TestMeasuredLimit(t *testing.T) {
 			[]Source{nfs, network},
 		},
 	} {
-		plan, _ := OfflinePlanner{}.Plan(t.Context(), c.topic)
-		a := assess(c.topic, plan, c.sources)
+		a := assessed(t, c.topic, c.sources)
 		for i, src := range c.sources {
 			if !a.onTopic[i] {
 				t.Errorf("%q: %s not admitted", c.topic, src.Title)
