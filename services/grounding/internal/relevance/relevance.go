@@ -884,6 +884,30 @@ func (s Subject) Says(t string) bool { return s.weights[t] > 0 }
 // term t.
 func Mentions(src Source, t string) bool { return Prepare(src).read.body[t] }
 
+// Unexplained is what text says that none of the sources holds: its
+// words, in their order, none of whose terms is in any source's title
+// or text. Beside the runbook for a drain blocked by a PDB, "… drain
+// loops on `Cannot evict pod` for vault-2 … `vault status` on it says
+// `Sealed: true`" leaves "vault-2 … vault … Sealed: true": what the
+// story tells beyond the runbooks found for it.
+func Unexplained(text string, by []Source) string {
+	var rest []string
+	for _, w := range strings.Fields(text) {
+		ts := terms(w)
+		if len(ts) == 0 {
+			continue
+		}
+		said := slices.ContainsFunc(by, func(src Source) bool {
+			body := Prepare(src).read.body
+			return slices.ContainsFunc(ts, func(t string) bool { return body[t] })
+		})
+		if !said {
+			rest = append(rest, w)
+		}
+	}
+	return strings.Join(rest, " ")
+}
+
 // otherSystem reports whether the alert's name starts with a specific
 // system word the source never mentions while the source's title starts
 // with a specific one the alert never mentions.

@@ -184,3 +184,20 @@ func TestSystems(t *testing.T) {
 		}
 	}
 }
+
+// TestUnexplained: the words of a story none of whose terms the sources
+// hold, in their order (a name without a word, w-31, says nothing); a
+// word the sources say in another form (a plural, "PDBs") is said.
+func TestUnexplained(t *testing.T) {
+	drain := Source{
+		Title: "Kubernetes — node drain blocked by a PodDisruptionBudget",
+		Text:  "kubectl drain loops on: Cannot evict pod as it would violate the pod's disruption budget. Check the PDB's allowed disruptions.",
+	}
+	story := "the drain of w-31 loops on `Cannot evict pod` for vault-0; `vault status` on vault-2 says `Sealed: true`"
+	if got, want := Unexplained(story, []Source{drain}), "vault-0; `vault status` vault-2 says `Sealed: true`"; got != want {
+		t.Errorf("Unexplained(%q) = %q, want %q", story, got, want)
+	}
+	if got := Unexplained("drains loop on the PDBs", []Source{drain}); got != "" {
+		t.Errorf("a story the source says in other forms leaves %q", got)
+	}
+}

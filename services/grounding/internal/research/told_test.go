@@ -137,3 +137,32 @@ func TestMeasuredLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestUnexplainedFailure: what a story tells beyond the runbooks found
+// for it is a second failure met in it. A drain blocked by a Vault pod's
+// PDB is the drain runbook's; the pod sitting `Sealed: true` is the
+// sealed-Vault runbook's, which the story as a whole scores under the
+// observation floor. A volume filling up is the volume runbook's;
+// pg_wal taking most of it, the WAL runbook's.
+func TestUnexplainedFailure(t *testing.T) {
+	for _, c := range []struct {
+		topic   string
+		sources []Source
+	}{
+		{
+			"[FIRING:1] NodeDrainStuck (prod-us2 w-31) - node cordoned for more than 90m\nnode pool upgrade to 1.31: the drain of w-31 loops on `Cannot evict pod as it would violate the pod's disruption budget` for vault-0. vault-2 moved off w-28 an hour before and still sits 0/1 Running, `vault status` on it says `Sealed: true` (shamir, 3 of 5 key holders). the vault PDB is maxUnavailable: 1. wait for the key holders, or delete the PDB and push on?",
+			[]Source{indexedRunbook(t, "pdb-blocking-drain"), indexedRunbook(t, "vault-sealed")},
+		},
+		{
+			"KubePersistentVolumeFillingUp on the data volume of billing-postgres-1; du shows pg_wal taking most of it. what makes WAL pile up, and can the PVC be grown online for now?",
+			[]Source{indexedRunbook(t, "pv-filling-up"), indexedRunbook(t, "postgres-wal")},
+		},
+	} {
+		a := assessed(t, c.topic, c.sources)
+		for i, src := range c.sources {
+			if !a.onTopic[i] {
+				t.Errorf("%q: %s not admitted", c.topic, src.Title)
+			}
+		}
+	}
+}
