@@ -52,6 +52,13 @@ func TestPrintedStates(t *testing.T) {
 		{"every node in the pool is above 90% CPU most afternoons", []string{"cpu", "saturat"}, nil},
 		{"the pool only uses ~25% cpu on average", []string{"cpu"}, []string{"saturat"}},
 		{"`iostat -x 5`: sdb %util 35.2, await 4ms", []string{"iostat"}, []string{"saturat"}},
+		// `chronyc tracking` of a clock that is not synchronised, and of
+		// one that is.
+		{"`chronyc tracking` on batch-7 says `Leap status : Not synchronised`", []string{"clock", "skew"}, nil},
+		{"Leap status     : Normal", nil, []string{"skew"}},
+		// `kubectl get hpa` with a target it cannot read, and one it can.
+		{"every HPA shows `<unknown>/70%`", []string{"autoscaler", "metric"}, nil},
+		{"TARGETS 45%/70%", nil, []string{"metric"}},
 		// What people say: "throwing 500s", "a wave of 502s".
 		{"checkout is throwing 500s for half the users", []string{"5xx", "checkout"}, nil},
 		// Chat filler is no topic.

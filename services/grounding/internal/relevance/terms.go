@@ -122,8 +122,9 @@ var phrases = []struct {
 	// A client that cannot verify the peer's certificate fails the TLS
 	// handshake: what curl, OpenSSL and Go print for it.
 	{regexp.MustCompile(`(?i)\bunable to get local issuer certificate\b|\bself[- ]signed certificate in certificate chain\b|\bcertificate verify failed\b|\bsigned by unknown authority\b|\bSSL certificate problem\b|\btls: (?:handshake failure|bad certificate)\b`), "handshake"},
-	// What chronyd and ntpd print of a clock that is off.
-	{regexp.MustCompile(`(?i)\bclock (?:is )?wrong by\b|\bclock (?:is )?(?:not|un)synchroni[sz]ed\b|\btime (?:is )?(?:not|un)synchroni[sz]ed\b`), "skew"},
+	// What chronyd and ntpd print of a clock that is off (`chronyc
+	// tracking`: "Leap status : Not synchronised").
+	{regexp.MustCompile(`(?i)\bclock (?:is )?wrong by\b|\bclock (?:is )?(?:not|un)synchroni[sz]ed\b|\btime (?:is )?(?:not|un)synchroni[sz]ed\b|\bleap status\s*:\s*not synchroni[sz]ed\b`), "skew"},
 	{regexp.MustCompile(`(?i)\bout of memory\b`), "oom"},
 	{regexp.MustCompile(`(?i)\bdf -i\b`), "inode"},
 	// Input/output, however written ("disk I/O"; "IO", "IOPS" and
@@ -144,6 +145,9 @@ var phrases = []struct {
 	{regexp.MustCompile(`(?i)\bback-?off restarting failed container\b`), "CrashLoopBackOff"},
 	{regexp.MustCompile(`(?i)\bback-?off pulling image\b|\bfailed to pull image\b|\bErrImagePull\b`), "ImagePullBackOff"},
 	{regexp.MustCompile(`(?i)\bFailedScheduling\b|\b\d+/\d+ nodes are available\b|\binsufficient (?:cpu|memory|ephemeral-storage)\b|\bhad untolerated taint\b`), "unschedulable"},
+	// `kubectl get hpa` prints a target it cannot read as "<unknown>/70%":
+	// the HPA's metrics are unavailable.
+	{regexp.MustCompile(`<unknown>\s*/\s*\d+%`), "metrics unavailable"},
 	{regexp.MustCompile(`(?i)\bNodeNotReady\b|\bkubelet stopped posting node status\b|\bnode\.kubernetes\.io/not-ready\b`), "NotReady"},
 	{regexp.MustCompile(`(?i)\bthe node was low on resource\b`), "evicted"},
 	{regexp.MustCompile(`(?i)\bBackoffLimitExceeded\b|\bjob has reached the specified backoff limit\b`), "Job failed"},
