@@ -170,7 +170,9 @@ var (
 	judgedRe = regexp.MustCompile(`(?i),?\s+or\s+(?:not|(?:is|was|would|will)\s+(?:that|it|this)(?:\s+be)?\s+(?:overkill?|enough|fine|ok|okay|normal|expected|necessary|needed|required|safe|pointless|unnecessary|too\s+much|(?:a\s+)?(?:bad|good|terrible)\s+idea|asking\s+for\s+trouble|dangerous|risky|a\s+problem|bad))\W*$`)
 	// orAuxRe joins a second yes-or-no question to the first ("…, or
 	// does the runtime figure that out on its own"): the first is asked.
-	orAuxRe       = regexp.MustCompile(`(?i),?\s+or\s+(?:do|does|did|can|could|will|would|is|are|was|were|should|must)\s+\S.*$`)
+	orAuxRe = regexp.MustCompile(`(?i),?\s+or\s+(?:do|does|did|can|could|will|would|is|are|was|were|should|must)\s+\S.*$`)
+	// yesOrNoRe ends a question asked to be answered yes or no.
+	yesOrNoRe     = regexp.MustCompile(`(?i)[\s,;:–—-]*\byes\s*(?:or|/)\s*no$`)
 	askedByRe     = regexp.MustCompile(`(?i),?\s+(?:as\s+)?(?:asked|requested|sent|posted)\s+by\s+.*$`)
 	leadRe        = regexp.MustCompile(`(?i)^(?:research|tell me about|an overview of|overview of)\s+`)
 	articleRe     = regexp.MustCompile(`(?i)^(?:a|an|the)\s+`)
@@ -201,6 +203,9 @@ func parseForm(topic string) form {
 	t = handleRe.ReplaceAllString(emailRe.ReplaceAllString(t, " "), "$1 ")
 	t = strings.Join(strings.Fields(t), " ")
 	t = strings.TrimRight(t, "?.!;:, ")
+	// "just bump the breaker limit, yes or no?" asks whether to bump it:
+	// "no" is no second thing to choose.
+	t = strings.TrimRight(yesOrNoRe.ReplaceAllString(t, ""), "?.!;:, ")
 	t = leadRe.ReplaceAllString(t, "")
 	// A quoted message ("'nf_conntrack: table full, dropping packet'")
 	// is one thing said, whatever colons, commas or question marks it

@@ -176,6 +176,25 @@ func TestPlan(t *testing.T) {
 			},
 		},
 		{
+			// "yes or no?" asks for an answer, not a choice of "no".
+			topic: "redis replica lagging behind its master: do we take it out of read traffic until it catches up, yes or no?",
+			want: []string{
+				"redis replica lagging behind its master: do you take it out of read traffic until it catches up?",
+				"What causes redis replica lagging behind its master?",
+				"How can you tell redis replica lagging behind its master is the problem?",
+				"How do you prevent redis replica lagging behind its master?",
+			},
+		},
+		{
+			topic: "KubeletTooManyPods on node pool batch-2 (max-pods still at 110). just raise max-pods to 250 - yes/no?",
+			want: []string{
+				"What does it mean when KubeletTooManyPods is firing on node pool batch-2?",
+				"What causes it when KubeletTooManyPods is firing on node pool batch-2?",
+				"How can you tell when KubeletTooManyPods is firing on node pool batch-2?",
+				"What can you do when KubeletTooManyPods is firing on node pool batch-2, and how do you prevent it?",
+			},
+		},
+		{
 			// A story told over several sentences is asked about by its
 			// first; the pasted log line after it is not pasted into
 			// every question.
