@@ -1202,7 +1202,7 @@ var (
 	// doingRe starts what to do, as an on-call engineer offers it ("just
 	// raise max_connections", "first find out which endpoints are
 	// failing", "recreate the pod").
-	doingRe = regexp.MustCompile(`(?i)^` + offerLead + `(?:kill|raise|lower|bump|increase|decrease|reduce|turn|roll|restart|reboot|recreate|rebuild|resize|grow|drop|delete|remove|add|scale|set|switch|move|upgrade|downgrade|wait|fail|drain|cordon|replace|swap|disable|enable|find|check|use|put|rollback|revert|reset|flush|expand|shrink|migrate|pin|cap|limit|freeze|pause|resume|promote|rerun|retry|redeploy|reinstall|restore|fix|undo|get|change|dump|remount|bounce|evict|rotate|resync|reindex|tune)\b`)
+	doingRe = regexp.MustCompile(`(?i)^` + offerLead + `(?:kill|raise|lower|bump|increase|decrease|reduce|turn|roll|restart|reboot|recreate|rebuild|resize|grow|drop|delete|remove|add|scale|set|switch|move|upgrade|downgrade|wait|fail|drain|cordon|replace|swap|disable|enable|find|check|use|put|rollback|revert|reset|flush|expand|shrink|migrate|pin|cap|limit|freeze|pause|resume|promote|rerun|retry|redeploy|reinstall|restore|fix|undo|get|change|dump|remount|bounce|evict|rotate|resync|reindex|tune|reissue|renew|rejoin|let|keep|leave|uninstall|install|stop|start|power|mount|unmount|umount|patch|ignore|purge|truncate|vacuum|compact|rebalance|reassign|demote|regenerate|revoke|resubmit)\b`)
 	// alternativeRe is a question offering two answers ("is remote
 	// write falling behind or are targets not being scraped").
 	alternativeRe = regexp.MustCompile(`(?i)^(?:(?:is|was|are|were)\s+(?:it|this|that)\s+|(?:is|was|are|were|do|does|did|can|could|should|shall|would|must)\s+(?:(?:it|we|you|i|they)\s+)?)?(.+?)\s+or\s+(?:(?:is|was|are|were|do|does|did|can|could|should|shall|would|must)\s+(?:(?:it|this|that|we|you|i|they)\s+)?)?(.+)$`)
@@ -1267,8 +1267,12 @@ func (f form) offers() bool { return (f.remedies || f.doubt) && f.setting != "" 
 // maxReplicas"), not by a noun the verb spells too ("swap thrashing",
 // "drop in traffic"), or by an amount ("more replicas").
 func doing(s string) bool {
-	return doingRe.MatchString(s) && !nounReadRe.MatchString(s) || moreRe.MatchString(s)
+	return doingRe.MatchString(s) && !nounReadRe.MatchString(s) || moreRe.MatchString(s) || otherWayRe.MatchString(s)
 }
+
+// otherWayRe is a remedy asked for rather than named ("reissue it with
+// SANs, or is there a quicker way out tonight?").
+var otherWayRe = regexp.MustCompile(`(?i)^there\s+(?:an?\s+|any\s+)?(?:\w+\s+)?(?:way|fix|option|workaround|alternative)\b`)
 
 // head is the noun's head word: its last word before a preposition.
 func (f form) head() string { return headOf(f.noun) }

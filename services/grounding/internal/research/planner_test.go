@@ -1165,13 +1165,17 @@ func TestObservation(t *testing.T) {
 // comma, and once, not also as a comparison.
 func TestOfferedAsked(t *testing.T) {
 	for topic, want := range map[string]string{
-		"both coredns pods sit at their cpu limit and lookups time out. More replicas, or NodeLocal DNSCache?":                                         "Which helps here, more replicas or NodeLocal DNSCache, and how do you decide?",
-		"the db won't start after the host lost power. should we dump and rebuild or promote the replica instead?":                                     "Should you dump and rebuild or promote the replica instead, and how do you decide?",
-		"replication on the replica stopped with error 1236. Can we just restart the replica threads, or need a rebuild?":                              "Should you restart the replica threads or a rebuild, and how do you decide?",
-		"pricing-api logs `accept4: too many open files`. just raise the nofile limit, or is this a leak?":                                             "Should you raise the nofile limit, or is it a leak, and how do you tell?",
-		"smartctl shows UDMA_CRC_Error_Count going up on sdc every day. replace the disk, or something else to blame?":                                 "Should you replace the disk, or is something else to blame, and how do you tell?",
-		"payments-worker has been in CrashLoopBackOff since the 10:15 deploy. Undo the deploy or fix forward?":                                         "Should you undo the deploy or fix forward, and how do you decide?",
-		"build agent vm crawls, load 30 mostly iowait. swap trashing or just out of memory?":                                                           "How do swap trashing and out of memory differ?",
+		"both coredns pods sit at their cpu limit and lookups time out. More replicas, or NodeLocal DNSCache?":            "Which helps here, more replicas or NodeLocal DNSCache, and how do you decide?",
+		"the db won't start after the host lost power. should we dump and rebuild or promote the replica instead?":        "Should you dump and rebuild or promote the replica instead, and how do you decide?",
+		"replication on the replica stopped with error 1236. Can we just restart the replica threads, or need a rebuild?": "Should you restart the replica threads or a rebuild, and how do you decide?",
+		"pricing-api logs `accept4: too many open files`. just raise the nofile limit, or is this a leak?":                "Should you raise the nofile limit, or is it a leak, and how do you tell?",
+		"smartctl shows UDMA_CRC_Error_Count going up on sdc every day. replace the disk, or something else to blame?":    "Should you replace the disk, or is something else to blame, and how do you tell?",
+		"payments-worker has been in CrashLoopBackOff since the 10:15 deploy. Undo the deploy or fix forward?":            "Should you undo the deploy or fix forward, and how do you decide?",
+		"build agent vm crawls, load 30 mostly iowait. swap trashing or just out of memory?":                              "How do swap trashing and out of memory differ?",
+		// Verbs an on-call engineer offers beyond the commonest, and a
+		// remedy asked for rather than named.
+		"the internal CA's cert for billing-legacy has a CN and no SANs, and go 1.23 refuses it. reissue it, or is there a quicker way?":               "Should you reissue it, or is there a quicker way, and how do you tell?",
+		"es-data-3 logged ECC errors overnight and dropped out of the cluster. let it rejoin or keep it out until the DIMM is swapped?":                "Should you let it rejoin or keep it out until the DIMM is swapped, and how do you decide?",
 		"KubeHpaMaxedOut on search-api (30/30 replicas) and CPUThrottlingHigh on the same pods. raise maxReplicas or the cpu limit - which one first?": "Should you raise maxReplicas or cpu limit, and how do you decide?",
 	} {
 		plan, _ := OfflinePlanner{}.Plan(t.Context(), topic)
