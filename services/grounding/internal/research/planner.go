@@ -1304,6 +1304,27 @@ func (f form) plural() bool {
 // question writes the angle's question in the topic's own terms; sharper
 // is the second phrasing Refine tries when the first found too little.
 func (f form) question(k questionKind, sharper bool) string {
+	return tidyQuestion(f.composed(k, sharper))
+}
+
+// doubledMarkRe is a question or exclamation mark the asker wrote before
+// the question's own mark or a comma the question adds.
+var doubledMarkRe = regexp.MustCompile(`[?!]+([?,])`)
+
+// tidyQuestion leaves one mark where the asker's ("only 61% full??",
+// "did it fall out of prometheus?") meets the question's own ("…full??",
+// "…prometheus?, or why not?"), outside the messages it quotes in
+// backquotes, which stay as written.
+func tidyQuestion(q string) string {
+	parts := strings.Split(q, "`")
+	for i := 0; i < len(parts); i += 2 {
+		parts[i] = doubledMarkRe.ReplaceAllString(parts[i], "$1")
+	}
+	return strings.Join(parts, "`")
+}
+
+// composed is question before tidyQuestion.
+func (f form) composed(k questionKind, sharper bool) string {
 	if f.lead {
 		g := f
 		g.lead = false

@@ -1546,3 +1546,33 @@ func TestAlertFiredWhy(t *testing.T) {
 		t.Errorf("Plan(%q) = %q, want the alert asked about as it fires", topic, plan)
 	}
 }
+
+// TestAskersMarks: a question or exclamation mark the asker wrote is not
+// doubled by the question's own ("…full??", "…prometheus?, or why
+// not?"); one inside a quoted message stays as written.
+func TestAskersMarks(t *testing.T) {
+	for _, topic := range []string{
+		"KubePersistentVolumeFillingUp on data-kafka-9 but the volume is only 58% full?? false alarm or not, and what do we do",
+		"did orders-api fall out of prometheus?! the target list doesn't have it",
+	} {
+		for _, q := range offlinePlan(t, topic) {
+			if strings.Contains(q, "??") || strings.Contains(q, "?,") || strings.Contains(q, "!?") {
+				t.Errorf("Plan(%q) asks %q", topic, q)
+			}
+		}
+	}
+	q := "What does it mean when the trace ends in `runtime.throw({0x1b3f2e1?, 0x0?})`??"
+	if got, want := tidyQuestion(q), "What does it mean when the trace ends in `runtime.throw({0x1b3f2e1?, 0x0?})`?"; got != want {
+		t.Errorf("tidyQuestion(%q) = %q, want %q", q, got, want)
+	}
+}
+
+// offlinePlan is the offline planner's plan for topic.
+func offlinePlan(t *testing.T, topic string) []string {
+	t.Helper()
+	plan, err := OfflinePlanner{}.Plan(t.Context(), topic)
+	if err != nil {
+		t.Fatalf("Plan(%q): %v", topic, err)
+	}
+	return plan
+}
