@@ -560,6 +560,16 @@ func parseForm(topic string) form {
 		// Its clause has its own verb: a "why does …" asked after it
 		// lends it no auxiliary ("Why does X is firing …").
 		f.aux = ""
+	} else if m := alertClauseRe.FindStringSubmatch(f.clause); m != nil && f.a == "" && alertName(m[1]) {
+		// "NginxIngressHigh5xxRate on search-web since 14:10, …" and
+		// "NodeCPUHighUsage firing on ci-vm-12 all afternoon": told as
+		// the alert firing, as an alert named alone is.
+		if m[2] != "" {
+			f.clause = m[1] + " is " + m[2] + m[3]
+		} else {
+			f.clause = m[1] + " is firing " + m[4]
+		}
+		f.aux = ""
 	}
 	if f.ask != "" && (f.a != "" || f.action != "" || f.yesNo || f.wh != "") {
 		// A question asked of a choice or a task is asked with it.
@@ -604,9 +614,14 @@ var kindRe = regexp.MustCompile(`(?:Error|Exception|Policy|Policies|Config|Confi
 // ("java.lang.OutOfMemoryError", "ConcurrentModificationException").
 var thrownRe = regexp.MustCompile(`[a-z][A-Za-z]*(?:Error|Exception)\b`)
 
-// alertLeadRe is a subject that is an alert's name, alone or with where
-// or since when it fires.
-var alertLeadRe = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9]*)((?:\s+(?:on|for|in|at|since|from|across)\b.*)?)$`)
+// alertClauseRe is a situation told by an alert's name without a verb:
+// where, since when or again it fires, or its own "firing" or
+// "flapping".
+var alertClauseRe = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9]*)\s+(?:(firing|flapping)\b(.*)|((?:on|for|in|at|since|from|across|during|again)\b.*))$`)
+
+// alertLeadRe is a subject that is an alert's name, alone or with where,
+// since when or again it fires.
+var alertLeadRe = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9]*)((?:\s+(?:on|for|in|at|since|from|across|during|again)\b.*)?)$`)
 
 // notified reads a topic led by an alert notification's title pasted
 // whole, as Alertmanager and Grafana write it ("[FIRING:3]

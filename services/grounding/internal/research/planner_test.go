@@ -1576,3 +1576,23 @@ func offlinePlan(t *testing.T, topic string) []string {
 	}
 	return plan
 }
+
+// TestAlertToldFiring: a situation told by an alert's name without a
+// verb ("NginxIngressHigh5xxRate on search-web since 14:10", "…
+// NodeCPUHighUsage firing on ci-vm-12") is asked about as the alert
+// firing, as an alert named alone is; an exception named the same way
+// is not an alert.
+func TestAlertToldFiring(t *testing.T) {
+	for topic, want := range map[string]string{
+		"NginxIngressHigh5xxRate on search-web since 14:10, mostly 502s from one upstream. what changed?":                 "NginxIngressHigh5xxRate is firing on search-web since 14:10",
+		"RedisReplicationBroken again during the nightly backup, and the replica logs `MASTER aborted replication`. why?": "RedisReplicationBroken is firing again during the nightly backup",
+		"NodeCPUHighUsage firing on ci-vm-12 all afternoon, but the jobs aren't doing more than usual":                    "NodeCPUHighUsage is firing on ci-vm-12 all afternoon",
+	} {
+		if plan := offlinePlan(t, topic); !slices.ContainsFunc(plan, func(q string) bool { return strings.Contains(q, want) }) {
+			t.Errorf("Plan(%q) = %q, want %q asked about", topic, plan, want)
+		}
+	}
+	if plan := offlinePlan(t, "OutOfMemoryError on report-svc since the upgrade: heap or metaspace?"); slices.ContainsFunc(plan, func(q string) bool { return strings.Contains(q, "is firing") }) {
+		t.Errorf("an exception is asked about as an alert firing: %q", plan)
+	}
+}
