@@ -1323,17 +1323,18 @@ func (f form) question(k questionKind, sharper bool) string {
 }
 
 // doubledMarkRe is a question or exclamation mark the asker wrote before
-// the question's own mark or a comma the question adds.
-var doubledMarkRe = regexp.MustCompile(`[?!]+([?,])`)
+// the question's own mark or a comma the question adds, or a stop before
+// its mark ("… for the office and lab subnets.?").
+var doubledMarkRe = regexp.MustCompile(`[?!]+([?,])|\.(\?)`)
 
 // tidyQuestion leaves one mark where the asker's ("only 61% full??",
-// "did it fall out of prometheus?") meets the question's own ("…full??",
-// "…prometheus?, or why not?"), outside the messages it quotes in
-// backquotes, which stay as written.
+// "did it fall out of prometheus?", "… subnets.") meets the question's
+// own ("…full??", "…prometheus?, or why not?", "…subnets.?"), outside
+// the messages it quotes in backquotes, which stay as written.
 func tidyQuestion(q string) string {
 	parts := strings.Split(q, "`")
 	for i := 0; i < len(parts); i += 2 {
-		parts[i] = doubledMarkRe.ReplaceAllString(parts[i], "$1")
+		parts[i] = doubledMarkRe.ReplaceAllString(parts[i], "$1$2")
 	}
 	return strings.Join(parts, "`")
 }
