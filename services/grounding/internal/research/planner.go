@@ -199,7 +199,7 @@ var problemWords = map[string]bool{
 func parseForm(topic string) form {
 	// Who asked is not what: "…, asked by jane@example.com" and
 	// addresses say nothing about the subject.
-	t := askedByRe.ReplaceAllString(notified(topic), "")
+	t := askedByRe.ReplaceAllString(notified(spelled(topic)), "")
 	t = handleRe.ReplaceAllString(emailRe.ReplaceAllString(t, " "), "$1 ")
 	t = strings.Join(strings.Fields(t), " ")
 	t = strings.TrimRight(t, "?.!;:, ")
@@ -1087,6 +1087,25 @@ func clauses(s string) []string {
 
 var parenRe = regexp.MustCompile(`\([^()]*\)`)
 
+// misspelledRe is a question word as people mistype it in chat ("wich
+// one and how do we tell?", "shoud we drain it?").
+var misspelledRe = regexp.MustCompile(`(?i)\b(?:wich|whcih|shoud|shold|shuold)\b`)
+
+// spelled is topic with its question words spelled as the planner reads
+// them.
+func spelled(topic string) string {
+	return misspelledRe.ReplaceAllStringFunc(topic, func(w string) string {
+		right := "which"
+		if strings.HasPrefix(strings.ToLower(w), "sh") {
+			right = "should"
+		}
+		if r, _ := utf8.DecodeRuneInString(w); unicode.IsUpper(r) {
+			right = strings.ToUpper(right[:1]) + right[1:]
+		}
+		return right
+	})
+}
+
 // sentence is one sentence of a topic, and whether it asks.
 type sentence struct {
 	text string
@@ -1095,6 +1114,7 @@ type sentence struct {
 
 // splitSentences splits topic into its sentences.
 func splitSentences(topic string) []sentence {
+	topic = spelled(topic)
 	var out []sentence
 	add := func(s, end string) {
 		if s = strings.TrimSpace(s); s != "" {

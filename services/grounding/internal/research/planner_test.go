@@ -1597,3 +1597,18 @@ func TestAlertToldFiring(t *testing.T) {
 		t.Errorf("an exception is asked about as an alert firing: %q", plan)
 	}
 }
+
+// TestMisspelledQuestionWords: "wich" and "shoud", as typed in chat,
+// are the question words they mean: "wich one" picks one of the two
+// offered, and is not a third thing named after the first.
+func TestMisspelledQuestionWords(t *testing.T) {
+	topic := "Threads_connected on catalog-db climbs ~40/hour since monday's release until MySQLTooManyConnections fires. pool too big or are we leaking connections, wich one and how do we tell?"
+	for _, q := range offlinePlan(t, topic) {
+		if strings.Contains(q, "wich") || strings.Contains(q, "connections, which") {
+			t.Errorf("Plan(%q) asks %q", topic, q)
+		}
+	}
+	if got, want := spelled("Wich one? shoud we drain it, or shold we wait?"), "Which one? should we drain it, or should we wait?"; got != want {
+		t.Errorf("spelled = %q, want %q", got, want)
+	}
+}
