@@ -56,6 +56,11 @@ func TestPrintedStates(t *testing.T) {
 		// one that is.
 		{"`chronyc tracking` on batch-7 says `Leap status : Not synchronised`", []string{"clock", "skew"}, nil},
 		{"Leap status     : Normal", nil, []string{"skew"}},
+		// What Go prints of a certificate whose names do not match.
+		{"x509: certificate relies on legacy Common Name field, use SANs instead", []string{"certificate", "handshake"}, nil},
+		{"x509: certificate is valid for ledger.internal, not ledger.prod.svc", []string{"certificate", "handshake"}, nil},
+		{"x509: cannot validate certificate for 10.40.2.11 because it doesn't contain any IP SANs", []string{"certificate", "handshake"}, nil},
+		{"the certificate is valid for 90 days", []string{"certificate"}, []string{"handshake"}},
 		// `kubectl get hpa` with a target it cannot read, and one it can.
 		{"every HPA shows `<unknown>/70%`", []string{"autoscaler", "metric"}, nil},
 		{"TARGETS 45%/70%", nil, []string{"metric"}},

@@ -120,8 +120,11 @@ var phrases = []struct {
 	{regexp.MustCompile(`(?i)\bbad gateway\b|\bgateway time-?out\b|\bservice unavailable\b|\binternal server error\b`), "5xx"},
 	{regexp.MustCompile(`(?i)\btoo many open files\b`), "descriptor"},
 	// A client that cannot verify the peer's certificate fails the TLS
-	// handshake: what curl, OpenSSL and Go print for it.
-	{regexp.MustCompile(`(?i)\bunable to get local issuer certificate\b|\bself[- ]signed certificate in certificate chain\b|\bcertificate verify failed\b|\bsigned by unknown authority\b|\bSSL certificate problem\b|\btls: (?:handshake failure|bad certificate)\b`), "handshake"},
+	// handshake: what curl, OpenSSL and Go print for it (an unknown
+	// issuer, or names that do not match: Go's "certificate is valid for
+	// a, not b", "relies on legacy Common Name field", "doesn't contain
+	// any IP SANs").
+	{regexp.MustCompile(`(?i)\bunable to get local issuer certificate\b|\bself[- ]signed certificate in certificate chain\b|\bcertificate verify failed\b|\bsigned by unknown authority\b|\bSSL certificate problem\b|\btls: (?:handshake failure|bad certificate)\b|\bcertificate is valid for \S+,? not \S+|\brelies on legacy Common Name field\b|\bdoesn't contain any IP SANs\b|\bnot valid for any names\b`), "handshake"},
 	// What chronyd and ntpd print of a clock that is off (`chronyc
 	// tracking`: "Leap status : Not synchronised").
 	{regexp.MustCompile(`(?i)\bclock (?:is )?wrong by\b|\bclock (?:is )?(?:not|un)synchroni[sz]ed\b|\btime (?:is )?(?:not|un)synchroni[sz]ed\b|\bleap status\s*:\s*not synchroni[sz]ed\b`), "skew"},
