@@ -891,14 +891,17 @@ func Mentions(src Source, t string) bool { return Prepare(src).read.body[t] }
 // `Sealed: true`" leaves "vault-2 … vault … Sealed: true": what the
 // story tells beyond the runbooks found for it.
 func Unexplained(text string, by []Source) string {
+	bodies := make([]map[string]bool, len(by))
+	for i, src := range by {
+		bodies[i] = Prepare(src).read.body
+	}
 	var rest []string
 	for _, w := range strings.Fields(text) {
 		ts := terms(w)
 		if len(ts) == 0 {
 			continue
 		}
-		said := slices.ContainsFunc(by, func(src Source) bool {
-			body := Prepare(src).read.body
+		said := slices.ContainsFunc(bodies, func(body map[string]bool) bool {
 			return slices.ContainsFunc(ts, func(t string) bool { return body[t] })
 		})
 		if !said {

@@ -617,11 +617,15 @@ var thrownRe = regexp.MustCompile(`[a-z][A-Za-z]*(?:Error|Exception)\b`)
 // alertClauseRe is a situation told by an alert's name without a verb:
 // where, since when or again it fires, or its own "firing" or
 // "flapping".
-var alertClauseRe = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9]*)\s+(?:(firing|flapping)\b(.*)|((?:on|for|in|at|since|from|across|during|again)\b.*))$`)
+var alertClauseRe = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9]*)\s+(?:(firing|flapping)\b(.*)|(` + alertWhere + `.*))$`)
 
 // alertLeadRe is a subject that is an alert's name, alone or with where,
 // since when or again it fires.
-var alertLeadRe = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9]*)((?:\s+(?:on|for|in|at|since|from|across|during|again)\b.*)?)$`)
+var alertLeadRe = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9]*)((?:\s+` + alertWhere + `.*)?)$`)
+
+// alertWhere leads where, since when or again an alert fires, after its
+// name ("on search-web", "since 14:10", "again during the promo").
+const alertWhere = `(?:on|for|in|at|since|from|across|during|again)\b`
 
 // notified reads a topic led by an alert notification's title pasted
 // whole, as Alertmanager and Grafana write it ("[FIRING:3]
