@@ -1568,16 +1568,6 @@ func TestAskersMarks(t *testing.T) {
 	}
 }
 
-// offlinePlan is the offline planner's plan for topic.
-func offlinePlan(t *testing.T, topic string) []string {
-	t.Helper()
-	plan, err := OfflinePlanner{}.Plan(t.Context(), topic)
-	if err != nil {
-		t.Fatalf("Plan(%q): %v", topic, err)
-	}
-	return plan
-}
-
 // TestAlertToldFiring: a situation told by an alert's name without a
 // verb ("NginxIngressHigh5xxRate on search-web since 14:10", "…
 // NodeCPUHighUsage firing on ci-vm-12") is asked about as the alert
